@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages toolvfs needs to build, test and benchmark,
+# and only those that are missing. Safe to run again; says what it installs.
+#
+#   scripts/install-deps.sh          build + test dependencies
+#   scripts/install-deps.sh --bench  also what the benchmarks compare against
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config git
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libre2-dev libcli11-dev libtomlplusplus-dev rapidjson-dev
+)
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(ripgrep hyperfine python3)
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$package")
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then
+  sudo_cmd=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+# A fresh machine has no package lists; an old list may lack a package.
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

@@ -1,0 +1,30 @@
+// EINTR-safe whole-buffer I/O on file descriptors.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace toolvfs {
+
+// Writes all of `data` to `fd`, retrying on EINTR and short writes.
+// `what` names the target in the error message.
+Status WriteFull(int fd, std::string_view data, std::string_view what);
+
+// Reads from `fd` until end of file. Fails with TooLarge, naming `limit`,
+// if there are more than `limit` bytes; `size_hint` presizes the buffer.
+Result<std::string> ReadToEnd(int fd, uint64_t limit, std::string_view what,
+                              uint64_t size_hint = 0);
+
+// Reads up to `length` bytes starting at `offset` (pread), stopping early at
+// end of file.
+Result<std::string> ReadAt(int fd, uint64_t offset, uint64_t length,
+                           std::string_view what);
+
+// Formats a byte count for messages: "10 MiB", "512 KiB", "17 bytes".
+std::string FormatBytes(uint64_t bytes);
+
+}  // namespace toolvfs

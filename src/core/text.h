@@ -1,0 +1,29 @@
+// Text helpers shared by every component: UTF-8 checks and quoting of
+// untrusted strings in one-line messages.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace toolvfs {
+
+// True if `text` is well-formed UTF-8 (no overlong forms, no surrogates,
+// nothing above U+10FFFF).
+bool IsValidUtf8(std::string_view text);
+
+// Length of the longest prefix of `text` that is well-formed UTF-8.
+size_t ValidUtf8Prefix(std::string_view text);
+
+// `text` with every ill-formed byte sequence replaced by U+FFFD.
+std::string ToValidUtf8(std::string_view text);
+
+// `text` made safe to show on one line: control characters, backslash and
+// invalid UTF-8 bytes are written as escapes (\n, \t, \x1b, \\). Keeps a
+// message one line and shows the user the exact value.
+std::string EscapeForDisplay(std::string_view text);
+
+// EscapeForDisplay wrapped in single quotes: 'a\nb'.
+std::string Quote(std::string_view text);
+
+}  // namespace toolvfs

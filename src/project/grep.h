@@ -1,0 +1,55 @@
+// The grep engine shared by every backend (SPEC.md §2.3).
+//
+// A backend describes its tree through GrepTree; RunGrep walks it in
+// parallel, applies the ignore rules, searches each file with RE2 behind a
+// literal prefilter and returns the deterministic GrepResult of
+// ProjectFiles::Grep. Backends with an index may answer differently, but
+// must return exactly what RunGrep returns.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "project/project_files.h"
+
+namespace toolvfs {
+
+// A read-only view of a project tree. Called from several threads at once.
+class GrepTree {
+ public:
+  struct Entry {
+    std::string name;
+    EntryKind kind;  // as the entry itself is: a symlink is kSymlink, never followed
+  };
+
+  virtual ~GrepTree() = default;
+
+  // Entries of the directory at normalized `path` (any order), without
+  // following symlinks. NotFound / NotDirectory / PermissionDenied.
+  virtual Result<std::vector<Entry>> List(std::string_view path) = 0;
+
+  // Kind of normalized `path`, following symlinks that stay inside the
+  // root (escaping ones fail with PermissionDenied). Used for the entries
+  // of GrepOptions::paths only.
+  virtual Result<EntryKind> Resolve(std::string_view path) = 0;
+
+  // Replaces `content` with the whole content of the file at normalized
+  // `path`. `follow_symlinks` is true only for files named in
+  // GrepOptions::paths; a walked file that became a symlink fails.
+  // The caller reuses `content` across calls to avoid allocations.
+  virtual Status ReadFile(std::string_view path, bool follow_symlinks,
+                          std::string& content) = 0;
+};
+
+// Runs a search over `tree`. InvalidArgument for a bad pattern or a bad
+// entry in options.paths / options.extensions; the error of an entry of
+// options.paths that cannot be resolved (NotFound, PermissionDenied...).
+// Entries met while walking that cannot be listed or read (vanished,
+// unreadable, turned into a symlink) are skipped, like ripgrep does.
+// Entries of options.paths are normalized here.
+Result<GrepResult> RunGrep(GrepTree& tree, std::string_view pattern,
+                           const GrepOptions& options);
+
+}  // namespace toolvfs

@@ -1,0 +1,97 @@
+#include "project/path.h"
+
+#include <cstdint>
+
+#include "core/text.h"
+
+namespace toolvfs {
+namespace {
+
+Status InvalidPath(std::string_view path, std::string_view why) {
+  return InvalidArgumentError("Invalid path " + Quote(path) + ": " + std::string(why));
+}
+
+}  // namespace
+
+Result<std::string> NormalizePath(std::string_view path) {
+  for (char c : path) {
+    auto byte = static_cast<uint8_t>(c);
+    if (byte == 0) return InvalidPath(path, "contains a NUL byte");
+    if (byte < 0x20 || byte == 0x7F) return InvalidPath(path, "contains a control character");
+  }
+  if (!IsValidUtf8(path)) return InvalidPath(path, "is not valid UTF-8");
+  if (!path.empty() && path.front() == '/') {
+    return InvalidPath(path, "absolute paths are not allowed; use a path relative to the project root");
+  }
+
+  std::vector<std::string_view> segments;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    std::string_view segment = path.substr(start, end - start);
+    if (segment.empty() || segment == ".") {
+      // Duplicate slash, trailing slash or ".": nothing to add.
+    } else if (segment == "..") {
+      if (segments.empty()) {
+        return PermissionDeniedError("Access denied: path " + Quote(path) +
+                                     " leaves the project root");
+      }
+      segments.pop_back();
+    } else {
+      segments.push_back(segment);
+    }
+    start = end + 1;
+  }
+
+  std::string normalized;
+  normalized.reserve(path.size());
+  for (std::string_view segment : segments) {
+    if (!normalized.empty()) normalized += '/';
+    normalized.append(segment);
+  }
+  return normalized;
+}
+
+std::vector<std::string_view> PathSegments(std::string_view normalized) {
+  std::vector<std::string_view> segments;
+  while (!normalized.empty()) {
+    size_t slash = normalized.find('/');
+    segments.push_back(normalized.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    normalized.remove_prefix(slash + 1);
+  }
+  return segments;
+}
+
+std::string JoinPath(std::string_view directory, std::string_view name) {
+  if (directory.empty()) return std::string(name);
+  std::string joined;
+  joined.reserve(directory.size() + 1 + name.size());
+  joined.append(directory);
+  joined += '/';
+  joined.append(name);
+  return joined;
+}
+
+std::string_view ParentPath(std::string_view normalized) {
+  size_t slash = normalized.rfind('/');
+  return slash == std::string_view::npos ? std::string_view() : normalized.substr(0, slash);
+}
+
+std::string_view BaseName(std::string_view normalized) {
+  size_t slash = normalized.rfind('/');
+  return slash == std::string_view::npos ? normalized : normalized.substr(slash + 1);
+}
+
+bool PathContains(std::string_view prefix, std::string_view path) {
+  if (prefix.empty()) return true;
+  if (path.size() < prefix.size() || path.substr(0, prefix.size()) != prefix) return false;
+  return path.size() == prefix.size() || path[prefix.size()] == '/';
+}
+
+std::string DisplayPath(std::string_view normalized) {
+  return Quote(normalized.empty() ? std::string_view(".") : normalized);
+}
+
+}  // namespace toolvfs

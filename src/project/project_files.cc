@@ -1,0 +1,68 @@
+#include "project/project_files.h"
+
+#include <ctime>
+
+#include "core/text.h"
+#include "project/fs_store.h"
+#include "project/memory_store.h"
+#include "project/null_store.h"
+
+namespace toolvfs {
+
+std::string_view EntryKindName(EntryKind kind) {
+  switch (kind) {
+    case EntryKind::kFile: return "file";
+    case EntryKind::kDirectory: return "dir";
+    case EntryKind::kSymlink: return "symlink";
+  }
+  return "file";
+}
+
+std::string FormatTimestamp(int64_t unix_milliseconds) {
+  int64_t seconds = unix_milliseconds / 1000;
+  int64_t milliseconds = unix_milliseconds % 1000;
+  if (milliseconds < 0) {
+    milliseconds += 1000;
+    seconds -= 1;
+  }
+  time_t time = static_cast<time_t>(seconds);
+  struct tm utc;
+  gmtime_r(&time, &utc);
+  char buffer[40];
+  size_t length = strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%S", &utc);
+  snprintf(buffer + length, sizeof buffer - length, ".%03dZ", static_cast<int>(milliseconds));
+  return buffer;
+}
+
+Result<WriteMode> ParseWriteMode(std::string_view name) {
+  if (name == "overwrite") return WriteMode::kOverwrite;
+  if (name == "create") return WriteMode::kCreate;
+  if (name == "append") return WriteMode::kAppend;
+  return InvalidArgumentError("Invalid write mode " + Quote(name) +
+                              ": expected 'overwrite', 'create' or 'append'");
+}
+
+Result<std::unique_ptr<ProjectFiles>> OpenProject(std::string_view uri,
+                                                  const StoreOptions& options) {
+  if (uri.starts_with("fs:")) return OpenFsStore(uri.substr(3), options);
+  if (uri == "memory:" || uri.starts_with("memory:")) {
+    return std::unique_ptr<ProjectFiles>(NewMemoryStore(std::string(uri.substr(7)), options));
+  }
+  if (uri == "null:") return std::unique_ptr<ProjectFiles>(NewNullStore());
+  size_t colon = uri.find(':');
+  size_t slash = uri.find('/');
+  // "scheme:rest" with a scheme of letters only, before any slash, is a URI.
+  if (colon != std::string_view::npos && colon > 1 && (slash == std::string_view::npos || colon < slash)) {
+    std::string_view scheme = uri.substr(0, colon);
+    bool letters_only = true;
+    for (char c : scheme) letters_only = letters_only && ((c >= 'a' && c <= 'z') || c == '+');
+    if (letters_only) {
+      return InvalidArgumentError("Invalid project " + Quote(uri) + ": unknown store '" +
+                                  std::string(scheme) +
+                                  ":'; expected fs:DIR, a directory, memory: or null:");
+    }
+  }
+  return OpenFsStore(uri, options);
+}
+
+}  // namespace toolvfs

@@ -1,0 +1,200 @@
+// ProjectFiles: the store every file a tool touches is served from.
+//
+// A ProjectFiles holds one project tree: a real directory (fs), a map in
+// memory (memory), nothing at all (null), or later a database. Front ends
+// (the VFS protocol host, builtin tools, the MCP server, vfsd) reach project
+// files only through this interface, so a policy check, an audit record and
+// the path rules below apply to every access whatever the backend.
+//
+// Thread safety: every method may be called concurrently from any number of
+// threads on the same object. Each call is atomic with respect to the others
+// on this object (a reader sees a file's old or new content, never a mix);
+// sequences of calls are not.
+//
+// Paths: every path argument is a project path as defined in path.h. It is
+// normalized first; a path that is absolute, contains NUL, a control
+// character or invalid UTF-8 fails with InvalidArgument, one whose ".."
+// leaves the root fails with PermissionDenied. A symlink (fs backend) whose
+// target stays inside the root is followed; one that leaves the root makes
+// every operation on it fail with PermissionDenied. FIFOs, sockets and
+// device files are refused with PermissionDenied.
+//
+// Errors are Status values with the codes of SPEC.md §2.5 and a one-line
+// message that names the path and says why. No method throws.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace toolvfs {
+
+enum class EntryKind { kFile, kDirectory, kSymlink };
+
+// "file", "dir" or "symlink": the names used on every wire.
+std::string_view EntryKindName(EntryKind kind);
+
+struct DirEntry {
+  std::string name;  // the entry's name within the listed directory
+  EntryKind kind;    // a symlink inside the root reports its target's kind
+  friend bool operator==(const DirEntry&, const DirEntry&) = default;
+};
+
+struct FileMetadata {
+  EntryKind kind;
+  uint64_t size = 0;         // bytes for a file; 0 for a directory
+  int64_t modified_ms = 0;   // last modification, milliseconds since the Unix epoch
+};
+
+// "2026-11-21T08:30:00.125Z": UTC RFC 3339 with milliseconds.
+std::string FormatTimestamp(int64_t unix_milliseconds);
+
+enum class WriteMode {
+  kOverwrite,  // create the file, or replace its content
+  kCreate,     // create the file; AlreadyExists if anything is at the path
+  kAppend,     // create the file, or add to the end of its content
+};
+
+// Parses "overwrite" | "create" | "append"; InvalidArgument naming the value.
+Result<WriteMode> ParseWriteMode(std::string_view name);
+
+struct GrepOptions {
+  // Restrict the search to these files and directories (empty: the whole
+  // project). A path named here is followed if it is a symlink that stays
+  // inside the root, and a file named here is searched even if ignored.
+  std::vector<std::string> paths;
+  // Only files with one of these extensions ("rs" or ".rs"); empty: all.
+  // Applies to files found by walking, not to files named in `paths`.
+  std::vector<std::string> extensions;
+  uint32_t context = 0;          // lines of context before and after a match
+  bool case_insensitive = false;
+  uint64_t max_matches = 1000;   // matching lines returned at most; 0 = no limit
+  bool include_ignored = false;  // also search .gitignore'd/.ignore'd files
+};
+
+struct GrepLine {
+  uint64_t line_number = 0;  // 1-based
+  std::string content;       // without the line terminator; invalid UTF-8 replaced by U+FFFD
+  bool is_match = false;     // false for a context line
+  friend bool operator==(const GrepLine&, const GrepLine&) = default;
+};
+
+struct GrepFileMatches {
+  std::string path;              // project path of the file
+  std::vector<GrepLine> lines;   // sorted by line number, context merged
+  friend bool operator==(const GrepFileMatches&, const GrepFileMatches&) = default;
+};
+
+struct GrepResult {
+  std::vector<GrepFileMatches> matches;  // sorted by path (bytewise)
+  bool truncated = false;                // max_matches cut the result short
+  friend bool operator==(const GrepResult&, const GrepResult&) = default;
+};
+
+// A real directory holding the project's content, for subprocess tools that
+// need a working directory. For the fs backend it is the root itself and
+// costs nothing. For other backends it is a private temporary copy:
+// Release() (or destruction) copies additions, modifications and deletions
+// back into the store and removes the copy.
+class MaterializedView {
+ public:
+  MaterializedView() = default;
+  MaterializedView(const MaterializedView&) = delete;
+  MaterializedView& operator=(const MaterializedView&) = delete;
+  // Releases the view if Release() was not called. If syncing back fails
+  // the copy is kept, and its path is printed on stderr, so nothing is lost.
+  virtual ~MaterializedView() = default;
+
+  // Absolute path of the directory.
+  virtual const std::string& path() const = 0;
+
+  // Syncs changes back and removes the copy. Call it to see the error; a
+  // failed sync keeps the copy. Later calls return OK and do nothing.
+  virtual Status Release() = 0;
+};
+
+class ProjectFiles {
+ public:
+  ProjectFiles() = default;
+  ProjectFiles(const ProjectFiles&) = delete;
+  ProjectFiles& operator=(const ProjectFiles&) = delete;
+  virtual ~ProjectFiles() = default;
+
+  // The whole content of the file at `path`.
+  // NotFound if nothing is there; IsDirectory for a directory; TooLarge if
+  // the file is larger than the store's read limit (StoreOptions).
+  virtual Result<std::string> Read(std::string_view path) = 0;
+
+  // Writes `content` to the file at `path` in `mode`, creating missing
+  // parent directories. The content is replaced atomically: a concurrent
+  // reader, or a reader after a crash, sees the old or the new content,
+  // never a mix (append included). An existing file keeps its permission
+  // bits. AlreadyExists for kCreate when anything is at `path`;
+  // IsDirectory if `path` is a directory; NotDirectory if a parent is a
+  // file; InvalidArgument for the root.
+  virtual Status Write(std::string_view path, std::string_view content,
+                       WriteMode mode = WriteMode::kOverwrite) = 0;
+
+  // Whether anything is at `path`. A missing path is false, not an error;
+  // a path that is invalid or escapes the root is an error, never false.
+  virtual Result<bool> Exists(std::string_view path) = 0;
+
+  // The immediate entries of the directory at `path`, sorted by name
+  // (bytewise). NotFound if missing; NotDirectory for a file.
+  virtual Result<std::vector<DirEntry>> ListDir(std::string_view path) = 0;
+
+  // Kind, size and modification time of `path` (following a symlink that
+  // stays inside). NotFound if missing.
+  virtual Result<FileMetadata> Metadata(std::string_view path) = 0;
+
+  // Deletes the file at `path`, or the directory with everything in it when
+  // `recursive`; an empty directory may be deleted without it. NotEmpty for
+  // a non-empty directory without `recursive` (nothing is deleted);
+  // NotFound if missing; InvalidArgument for the root. A symlink inside the
+  // root is deleted itself, never what it points to.
+  virtual Status Delete(std::string_view path, bool recursive = false) = 0;
+
+  // Moves the file or directory `from` to `to`, creating missing parents of
+  // `to`. AlreadyExists if `to` exists, unless `overwrite`; with `overwrite`
+  // a file replaces a file and a directory replaces an empty directory
+  // (IsDirectory / NotDirectory / NotEmpty otherwise). InvalidArgument when
+  // either is the root or `to` lies inside `from`. Renaming a path onto
+  // itself succeeds and changes nothing.
+  virtual Status Rename(std::string_view from, std::string_view to,
+                        bool overwrite = false) = 0;
+
+  // Searches file contents for the RE2 `pattern` (SPEC.md §2.3): skips
+  // .git/, .toolvfs/, binary files (a NUL byte in the first 8 KiB) and,
+  // unless options.include_ignored, files ignored by .gitignore/.ignore;
+  // does not descend into symlinks. InvalidArgument for a bad pattern or
+  // option; NotFound for a missing entry in options.paths.
+  virtual Result<GrepResult> Grep(std::string_view pattern,
+                                  const GrepOptions& options) = 0;
+
+  // A real directory with the project's content (see MaterializedView).
+  // NoProject for the null store.
+  virtual Result<std::unique_ptr<MaterializedView>> Materialize() = 0;
+
+  // The absolute root path for fs; "memory:NAME" for memory; "<no project>"
+  // for null. For display and for the protocol's host.root only.
+  virtual const std::string& DisplayRoot() const = 0;
+};
+
+struct StoreOptions {
+  uint64_t max_read_bytes = 10 * 1024 * 1024;  // Read() fails past this
+  // Flush file data to disk before a write's rename, so the old-or-new
+  // guarantee also holds across a power loss. Costs a disk flush per write.
+  bool sync_writes = true;
+};
+
+// Opens the store named by `uri`: "fs:DIR" or a bare directory path,
+// "memory:" or "memory:NAME", "null:". InvalidArgument for an unknown
+// scheme; NotFound / NotDirectory for a missing fs root.
+Result<std::unique_ptr<ProjectFiles>> OpenProject(std::string_view uri,
+                                                  const StoreOptions& options = {});
+
+}  // namespace toolvfs
