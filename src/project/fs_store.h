@@ -1,4 +1,12 @@
-// The fs store: a real directory on disk, race-free (see fs_store.cc).
+// The fs store: a real directory on disk.
+//
+// Race-free by construction: the store holds a descriptor of the root and
+// resolves every path relative to it, with openat2(RESOLVE_BENEATH |
+// RESOLVE_NO_MAGICLINKS) where the kernel has it and otherwise (or when
+// openat2 refuses a path, e.g. for an absolute symlink that points inside)
+// with a component-by-component walk of O_NOFOLLOW opens that follows each
+// symlink by our own rules. Neither path ever lets a concurrent swap of a
+// directory for a symlink lead outside the root.
 #pragma once
 
 #include <memory>
@@ -8,11 +16,17 @@
 
 namespace toolvfs {
 
+// How the fs store resolves paths. kAuto uses openat2 when the kernel has
+// it; kComponentWalk always uses the O_NOFOLLOW walk (the fallback for
+// kernels without openat2, selectable so tests cover both).
+enum class FsResolution { kAuto, kComponentWalk };
+
 // Opens the directory `root` (relative to the current directory or
 // absolute) as a project. NotFound if it does not exist, NotDirectory if it
-// is not a directory. The store holds a descriptor of the root, so renaming
-// the directory later does not make it serve another tree.
-Result<std::unique_ptr<ProjectFiles>> OpenFsStore(std::string_view root,
-                                                  const StoreOptions& options = {});
+// is not a directory. Renaming the directory later does not make the store
+// serve another tree.
+Result<std::unique_ptr<ProjectFiles>> OpenFsStore(
+    std::string_view root, const StoreOptions& options = {},
+    FsResolution resolution = FsResolution::kAuto);
 
 }  // namespace toolvfs
