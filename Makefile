@@ -4,12 +4,12 @@ BUILD_DIR ?= build
 JOBS ?= 2
 CMAKE_FLAGS ?=
 
-.PHONY: run test bench build deps bench-deps clean
+.PHONY: run test bench fuzz build deps bench-deps clean
 
 run: build
 	$(BUILD_DIR)/toolvfs doctor
 	@echo
-	@echo '$$ toolvfs grep -n "def |TODO" --project examples/project'
+	@echo '$$ toolvfs grep "def |TODO" --project examples/project'
 	$(BUILD_DIR)/toolvfs grep 'def |TODO' --project examples/project
 
 test: build
@@ -17,6 +17,19 @@ test: build
 
 bench: bench-deps build
 	$(BUILD_DIR)/bench/grep_bench
+
+# Each fuzzer runs FUZZ_SECONDS; findings are written to build-fuzz/.
+FUZZ_SECONDS ?= 60
+FUZZERS ?= path_fuzzer
+fuzz:
+	@scripts/install-deps.sh --fuzz
+	@if [ ! -f build-fuzz/build.ninja ]; then \
+	  cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ \
+	    -DCMAKE_CXX_FLAGS='-fsanitize=fuzzer-no-link,address' \
+	    -DTOOLVFS_BUILD_FUZZERS=ON -DTOOLVFS_BUILD_TESTS=OFF -DTOOLVFS_BUILD_BENCH=OFF; fi
+	cmake --build build-fuzz -j$(JOBS) --target $(FUZZERS)
+	cd build-fuzz && for fuzzer in $(FUZZERS); do \
+	  ./fuzz/$$fuzzer -max_total_time=$(FUZZ_SECONDS) -max_len=4096 || exit 1; done
 
 build: deps
 	@if [ ! -f $(BUILD_DIR)/build.ninja ]; then \

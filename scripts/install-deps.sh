@@ -4,6 +4,7 @@
 #
 #   scripts/install-deps.sh          build + test dependencies
 #   scripts/install-deps.sh --bench  also what the benchmarks compare against
+#   scripts/install-deps.sh --fuzz   also clang and libFuzzer
 set -euo pipefail
 
 packages=(
@@ -11,9 +12,10 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libre2-dev libcli11-dev libtomlplusplus-dev rapidjson-dev
 )
-if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(ripgrep hyperfine python3)
-fi
+case "${1:-}" in
+  --bench) packages+=(ripgrep hyperfine python3) ;;
+  --fuzz) packages+=(clang libclang-rt-14-dev) ;;
+esac
 
 missing=()
 for package in "${packages[@]}"; do

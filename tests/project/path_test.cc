@@ -1,5 +1,9 @@
 #include "project/path.h"
 
+#include <iterator>
+
+#include "core/text.h"
+
 #include <gtest/gtest.h>
 
 namespace toolvfs {
@@ -70,6 +74,52 @@ TEST(PathTest, Parts) {
   EXPECT_EQ(PathSegments("a/b/c").size(), 3u);
   EXPECT_TRUE(PathSegments("").empty());
   EXPECT_EQ(DisplayPath(""), "'.'");
+}
+
+}  // namespace
+}  // namespace toolvfs
+
+namespace toolvfs {
+namespace {
+
+// Random strings over an alphabet rich in the characters that matter: the
+// result is either a one-line error or a path with every invariant of a
+// normalized path. (fuzz/path_fuzzer.cc explores the same property with
+// coverage guidance.)
+TEST(PathTest, RandomInputsKeepTheInvariants) {
+  const std::string alphabet[] = {"a", "b", ".", "..", "/", "//", std::string(1, '\0'), "\n",
+                                  "\x7f", "\xff", "\xc3", "\xa9", "\xe6\x97\xa5", "\\", " "};
+  uint64_t state = 0x9E3779B97F4A7C15ULL;
+  auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  int accepted = 0;
+  for (int i = 0; i < 100000; ++i) {
+    std::string input;
+    for (uint64_t n = next() % 12; n > 0; --n) input += alphabet[next() % std::size(alphabet)];
+    Result<std::string> result = NormalizePath(input);
+    if (!result.ok()) {
+      StatusCode code = result.status().code();
+      ASSERT_TRUE(code == StatusCode::kInvalidArgument || code == StatusCode::kPermissionDenied);
+      ASSERT_EQ(result.status().message().find('\n'), std::string::npos);
+      ASSERT_TRUE(IsValidUtf8(result.status().message()));
+      continue;
+    }
+    ++accepted;
+    const std::string& path = *result;
+    ASSERT_TRUE(path.empty() || (path.front() != '/' && path.back() != '/')) << path;
+    ASSERT_EQ(path.find("//"), std::string::npos) << path;
+    for (std::string_view segment : PathSegments(path)) {
+      ASSERT_TRUE(segment != "." && segment != ".." && !segment.empty()) << path;
+    }
+    Result<std::string> again = NormalizePath(path);
+    ASSERT_TRUE(again.ok());
+    ASSERT_EQ(*again, path) << "not idempotent";
+  }
+  EXPECT_GT(accepted, 1000);
 }
 
 }  // namespace
