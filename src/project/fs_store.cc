@@ -27,6 +27,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <mutex>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -37,6 +39,7 @@
 #include "core/unique_fd.h"
 #include "project/grep.h"
 #include "project/path.h"
+#include "project/store_errors.h"
 
 namespace toolvfs {
 namespace {
@@ -69,28 +72,37 @@ Status EscapeError(std::string_view path) {
                                " leads outside the project root through a symlink");
 }
 
-// "Cannot <verb> '<path>': <reason>" with our wording for the common errors.
-Status PathError(int error_number, std::string_view verb, std::string_view path) {
-  std::string what = "Cannot " + std::string(verb) + " " + DisplayPath(path);
+// How one operation words its errors (store_errors.h): the message prefix
+// ("Cannot read 'x'") and the status for a missing path.
+struct ErrorContext {
+  std::string_view path;
+  std::string what;
+  Status missing;
+};
+
+ErrorContext Context(std::string_view verb, std::string_view path, std::string_view missing_noun) {
+  return ErrorContext{path, CannotDo(verb, path), MissingError(missing_noun, path)};
+}
+
+// The status for errno `error_number` in `context`.
+Status PathError(int error_number, const ErrorContext& context) {
   switch (error_number) {
-    case ENOENT: return NotFoundError(what + ": no such file or directory");
-    case EEXIST: return AlreadyExistsError(what + ": it already exists");
-    case EISDIR: return IsDirectoryError(what + ": it is a directory");
-    case ENOTDIR: return NotDirectoryError(what + ": a parent is not a directory");
-    case ENOTEMPTY:
-      return NotEmptyError(what + ": the directory is not empty");
+    case ENOENT: return context.missing;
+    case EEXIST: return AlreadyExistsError(context.what + ": it already exists");
+    case EISDIR: return IsDirectoryError(context.what + ": it is a directory");
+    case ENOTDIR: return NotDirectoryError(context.what + ": a parent is not a directory");
     case ELOOP:
-    case EXDEV: return EscapeError(path);
-    default: return ErrnoToStatus(error_number, what);
+    case EXDEV: return EscapeError(context.path);
+    default: return ErrnoToStatus(error_number, context.what);
   }
 }
 
 UniqueFd Duplicate(int fd) { return UniqueFd(::fcntl(fd, F_DUPFD_CLOEXEC, 0)); }
 
-Result<std::string> ReadLink(int symlink_fd, std::string_view path) {
+Result<std::string> ReadLink(int symlink_fd, const ErrorContext& context) {
   char buffer[PATH_MAX];
   ssize_t length = ::readlinkat(symlink_fd, "", buffer, sizeof buffer);
-  if (length < 0) return PathError(errno, "read the symlink", path);
+  if (length < 0) return PathError(errno, context);
   return std::string(buffer, static_cast<size_t>(length));
 }
 
@@ -129,14 +141,14 @@ std::string RandomSuffix() {
 }
 
 // Copies all of `source` to the current position of `destination`.
-Status CopyFileContent(int source, int destination, std::string_view path) {
+Status CopyFileContent(int source, int destination, const ErrorContext& context) {
   while (true) {
     ssize_t copied = ::copy_file_range(source, nullptr, destination, nullptr, 1 << 30, 0);
     if (copied == 0) return OkStatus();
     if (copied > 0) continue;
     if (errno == EINTR) continue;
     if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) {
-      return PathError(errno, "append to", path);
+      return PathError(errno, context);
     }
     break;  // Not supported here: copy through a buffer.
   }
@@ -144,10 +156,10 @@ Status CopyFileContent(int source, int destination, std::string_view path) {
   while (true) {
     ssize_t got = ::read(source, buffer, sizeof buffer);
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0) return PathError(errno, "append to", path);
+    if (got < 0) return PathError(errno, context);
     if (got == 0) return OkStatus();
-    TOOLVFS_RETURN_IF_ERROR(WriteFull(destination, std::string_view(buffer, static_cast<size_t>(got)),
-                                      "Cannot append to " + DisplayPath(path)));
+    TOOLVFS_RETURN_IF_ERROR(
+        WriteFull(destination, std::string_view(buffer, static_cast<size_t>(got)), context.what));
   }
 }
 
@@ -157,7 +169,6 @@ struct Location {
   std::string name;  // the entry's name in `parent`; empty for the root itself
 };
 
-class FsStore;
 
 class FsMaterializedView final : public MaterializedView {
  public:
@@ -180,37 +191,39 @@ class FsStore final : public ProjectFiles {
 
   Result<std::string> Read(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
-    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenResolved(path, O_RDONLY | O_NONBLOCK | O_NOCTTY, "read"));
+    ErrorContext context = Context("read", path, "File");
+    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenResolved(path, O_RDONLY | O_NONBLOCK | O_NOCTTY, context));
     struct stat status;
-    if (::fstat(fd.get(), &status) != 0) return PathError(errno, "read", path);
-    if (S_ISDIR(status.st_mode)) return PathError(EISDIR, "read", path);
+    if (::fstat(fd.get(), &status) != 0) return PathError(errno, context);
+    if (S_ISDIR(status.st_mode)) return IsDirectoryActionError("read", path);
     if (!S_ISREG(status.st_mode)) return SpecialFileError("read", path, status.st_mode);
-    std::string what = "Cannot read " + DisplayPath(path);
-    if (static_cast<uint64_t>(status.st_size) > options_.max_read_bytes) {
-      return TooLargeError(what + ": " + FormatBytes(static_cast<uint64_t>(status.st_size)) +
-                           " is larger than the read limit of " + FormatBytes(options_.max_read_bytes));
-    }
-    return ReadToEnd(fd.get(), options_.max_read_bytes, what, static_cast<uint64_t>(status.st_size));
+    uint64_t size = static_cast<uint64_t>(status.st_size);
+    if (size > options_.max_read_bytes) return ReadLimitError(path, size, options_.max_read_bytes);
+    return ReadToEnd(fd.get(), options_.max_read_bytes, context.what, size);
   }
 
   Status Write(std::string_view raw_path, std::string_view content, WriteMode mode) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
-    if (path.empty()) return InvalidArgumentError("Cannot write '.': it is the project root");
+    if (path.empty()) return ProjectRootError("write");
+    ErrorContext context = Context("write", path, "Path");
+    // Writers of one path take turns, so an append (read, add, replace)
+    // never loses a concurrent append made through this store.
+    std::lock_guard turn(write_locks_[std::hash<std::string>()(path) % write_locks_.size()]);
     TOOLVFS_ASSIGN_OR_RETURN(Location location, Walk(path, /*follow_final=*/true,
-                                                     /*create_parents=*/true, "write"));
-    if (location.name.empty()) return PathError(EISDIR, "write", path);
+                                                     /*create_parents=*/true, context));
+    if (location.name.empty()) return IsDirectoryActionError("write", path);
     int parent = location.parent.get();
     const char* name = location.name.c_str();
 
     struct stat existing;
     bool exists = ::fstatat(parent, name, &existing, AT_SYMLINK_NOFOLLOW) == 0;
-    if (!exists && errno != ENOENT) return PathError(errno, "write", path);
+    if (!exists && errno != ENOENT) return PathError(errno, context);
     if (exists) {
-      if (S_ISDIR(existing.st_mode)) return PathError(EISDIR, "write", path);
+      if (mode == WriteMode::kCreate) return CreateExistsError(path);
+      if (S_ISDIR(existing.st_mode)) return IsDirectoryActionError("write", path);
       // The walk followed every symlink; one here was put in place since.
-      if (S_ISLNK(existing.st_mode)) return PathError(ELOOP, "write", path);
+      if (S_ISLNK(existing.st_mode)) return EscapeError(path);
       if (!S_ISREG(existing.st_mode)) return SpecialFileError("write", path, existing.st_mode);
-      if (mode == WriteMode::kCreate) return PathError(EEXIST, "create", path);
     }
 
     // New content goes to a temporary file in the same directory, which
@@ -218,20 +231,19 @@ class FsStore final : public ProjectFiles {
     std::string temp_name = std::string(kTempPrefix) + RandomSuffix();
     UniqueFd temp(::openat(parent, temp_name.c_str(),
                            O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666));
-    if (!temp) return PathError(errno, "write", path);
+    if (!temp) return PathError(errno, context);
     Status status = FillTemp(temp.get(), parent, name, exists ? &existing : nullptr, content,
-                             mode, path);
+                             mode, context);
     if (status.ok()) {
-      int result = mode == WriteMode::kCreate || !exists
-                       ? RenameNoReplace(parent, temp_name.c_str(), parent, name)
-                       : ::renameat(parent, temp_name.c_str(), parent, name);
+      bool replace = exists && mode != WriteMode::kCreate;
+      int result = replace ? ::renameat(parent, temp_name.c_str(), parent, name)
+                           : RenameNoReplace(parent, temp_name.c_str(), parent, name);
+      if (result != 0 && errno == EEXIST && mode != WriteMode::kCreate) {
+        // Created by someone else since we looked: the last writer wins.
+        result = ::renameat(parent, temp_name.c_str(), parent, name);
+      }
       if (result != 0) {
-        status = errno == EEXIST && mode != WriteMode::kCreate
-                     // Someone created the file since we looked: last writer wins.
-                     ? (::renameat(parent, temp_name.c_str(), parent, name) == 0
-                            ? OkStatus()
-                            : PathError(errno, "write", path))
-                     : PathError(errno, mode == WriteMode::kCreate ? "create" : "write", path);
+        status = errno == EEXIST ? CreateExistsError(path) : PathError(errno, context);
       }
     }
     if (!status.ok()) ::unlinkat(parent, temp_name.c_str(), 0);
@@ -240,7 +252,7 @@ class FsStore final : public ProjectFiles {
 
   Result<bool> Exists(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
-    Result<UniqueFd> fd = OpenResolved(path, O_PATH, "check");
+    Result<UniqueFd> fd = OpenResolved(path, O_PATH, Context("check", path, "Path"));
     if (fd.ok()) return true;
     StatusCode code = fd.status().code();
     if (code == StatusCode::kNotFound || code == StatusCode::kNotDirectory) return false;
@@ -249,7 +261,7 @@ class FsStore final : public ProjectFiles {
 
   Result<std::vector<DirEntry>> ListDir(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
-    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenDirectory(path, "list"));
+    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenDirectory(path, Context("list", path, "Directory")));
     std::vector<DirEntry> entries;
     TOOLVFS_RETURN_IF_ERROR(ForEachEntry(std::move(fd), path, [&](std::string_view name, EntryKind kind) {
       if (kind == EntryKind::kSymlink) {
@@ -266,9 +278,10 @@ class FsStore final : public ProjectFiles {
 
   Result<FileMetadata> Metadata(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
-    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenResolved(path, O_PATH, "get metadata of"));
+    ErrorContext context = Context("get metadata of", path, "Path");
+    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenResolved(path, O_PATH, context));
     struct stat status;
-    if (::fstat(fd.get(), &status) != 0) return PathError(errno, "get metadata of", path);
+    if (::fstat(fd.get(), &status) != 0) return PathError(errno, context);
     if (IsSpecialFile(status.st_mode)) return SpecialFileError("get metadata of", path, status.st_mode);
     FileMetadata metadata;
     metadata.kind = S_ISDIR(status.st_mode) ? EntryKind::kDirectory : EntryKind::kFile;
@@ -279,65 +292,65 @@ class FsStore final : public ProjectFiles {
 
   Status Delete(std::string_view raw_path, bool recursive) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
-    if (path.empty()) return InvalidArgumentError("Cannot delete '.': it is the project root");
-    TOOLVFS_ASSIGN_OR_RETURN(Location location, LocateEntry(path, "delete"));
+    if (path.empty()) return ProjectRootError("delete");
+    ErrorContext context = Context("delete", path, "Path");
+    TOOLVFS_ASSIGN_OR_RETURN(Location location, LocateEntry(path, context));
     int parent = location.parent.get();
     const char* name = location.name.c_str();
     struct stat status;
-    if (::fstatat(parent, name, &status, AT_SYMLINK_NOFOLLOW) != 0) return PathError(errno, "delete", path);
+    if (::fstatat(parent, name, &status, AT_SYMLINK_NOFOLLOW) != 0) return PathError(errno, context);
     if (S_ISDIR(status.st_mode)) {
       if (recursive) return RemoveTree(parent, location.name, path);
       if (::unlinkat(parent, name, AT_REMOVEDIR) == 0) return OkStatus();
-      if (errno == ENOTEMPTY || errno == EEXIST) {
-        return NotEmptyError("Cannot delete " + DisplayPath(path) +
-                             ": the directory is not empty (pass recursive to delete it with its contents)");
-      }
-      return PathError(errno, "delete", path);
+      if (errno == ENOTEMPTY || errno == EEXIST) return DeleteNotEmptyError(path);
+      return PathError(errno, context);
     }
     if (IsSpecialFile(status.st_mode)) return SpecialFileError("delete", path, status.st_mode);
-    if (::unlinkat(parent, name, 0) != 0) return PathError(errno, "delete", path);
+    if (::unlinkat(parent, name, 0) != 0) return PathError(errno, context);
     return OkStatus();
   }
 
   Status Rename(std::string_view raw_from, std::string_view raw_to, bool overwrite) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string from, NormalizePath(raw_from));
     TOOLVFS_ASSIGN_OR_RETURN(std::string to, NormalizePath(raw_to));
-    if (from.empty() || to.empty()) {
-      return InvalidArgumentError("Cannot rename " + DisplayPath(from) + " to " + DisplayPath(to) +
-                                  ": the project root cannot be moved or replaced");
-    }
-    TOOLVFS_ASSIGN_OR_RETURN(Location source, LocateEntry(from, "rename"));
+    if (from.empty() || to.empty()) return RenameRootError(from, to);
+    if (from != to && PathContains(from, to)) return RenameIntoItselfError(from, to);
+    ErrorContext source_context{from, CannotRename(from, to), RenameSourceMissingError(from, to)};
+    TOOLVFS_ASSIGN_OR_RETURN(Location source, LocateEntry(from, source_context));
     struct stat source_status;
     if (::fstatat(source.parent.get(), source.name.c_str(), &source_status, AT_SYMLINK_NOFOLLOW) != 0) {
-      return PathError(errno, "rename", from);
+      return PathError(errno, source_context);
     }
     if (IsSpecialFile(source_status.st_mode)) return SpecialFileError("rename", from, source_status.st_mode);
     if (from == to) return OkStatus();
-    if (PathContains(from, to)) {
-      return InvalidArgumentError("Cannot rename " + DisplayPath(from) + " to " + DisplayPath(to) +
-                                  ": a directory cannot move inside itself");
-    }
+
+    ErrorContext target_context{to, CannotRename(from, to), MissingError("Path", to)};
     TOOLVFS_ASSIGN_OR_RETURN(Location target, Walk(to, /*follow_final=*/false,
-                                                   /*create_parents=*/true, "rename to"));
-    if (target.name.empty()) return PathError(EEXIST, "rename to", to);
+                                                   /*create_parents=*/true, target_context));
+    if (target.name.empty()) return overwrite ? RenameTargetNotEmptyError(from, to) : RenameTargetExistsError(from, to);
     struct stat target_status;
     if (::fstatat(target.parent.get(), target.name.c_str(), &target_status, AT_SYMLINK_NOFOLLOW) == 0) {
-      if (S_ISLNK(target_status.st_mode)) TOOLVFS_RETURN_IF_ERROR(CheckSymlinkStaysInside(to, "rename to"));
+      if (!overwrite) return RenameTargetExistsError(from, to);
+      if (S_ISLNK(target_status.st_mode)) TOOLVFS_RETURN_IF_ERROR(CheckSymlinkStaysInside(to, target_context));
       if (IsSpecialFile(target_status.st_mode)) return SpecialFileError("replace", to, target_status.st_mode);
+      // The target holds the source: it is not empty (what rename(2) says too).
+      if (PathContains(to, from)) return RenameTargetNotEmptyError(from, to);
     }
-    std::string what = "Cannot rename " + DisplayPath(from) + " to " + DisplayPath(to);
-    if (!overwrite) {
-      if (RenameNoReplace(source.parent.get(), source.name.c_str(), target.parent.get(),
-                          target.name.c_str()) == 0) {
-        return OkStatus();
-      }
-      if (errno == EEXIST) return AlreadyExistsError(what + ": the target already exists (pass overwrite to replace it)");
-      return RenameError(errno, what);
+    int result = overwrite ? ::renameat(source.parent.get(), source.name.c_str(), target.parent.get(),
+                                        target.name.c_str())
+                           : RenameNoReplace(source.parent.get(), source.name.c_str(),
+                                             target.parent.get(), target.name.c_str());
+    if (result == 0) return OkStatus();
+    switch (errno) {
+      case EEXIST:
+        if (!overwrite) return RenameTargetExistsError(from, to);
+        return RenameTargetNotEmptyError(from, to);
+      case ENOTEMPTY: return RenameTargetNotEmptyError(from, to);
+      case EISDIR: return RenameTargetIsDirectoryError(from, to);
+      case ENOTDIR: return RenameTargetIsFileError(from, to);
+      case EINVAL: return RenameIntoItselfError(from, to);
+      default: return PathError(errno, source_context);
     }
-    if (::renameat(source.parent.get(), source.name.c_str(), target.parent.get(), target.name.c_str()) == 0) {
-      return OkStatus();
-    }
-    return RenameError(errno, what);
   }
 
   Result<GrepResult> Grep(std::string_view pattern, const GrepOptions& options) override;
@@ -349,53 +362,56 @@ class FsStore final : public ProjectFiles {
   const std::string& DisplayRoot() const override { return root_path_; }
 
   // Opens normalized `path`, following symlinks that stay inside, with
-  // `flags` (O_CLOEXEC is added). `verb` words the error message.
-  Result<UniqueFd> OpenResolved(std::string_view path, int flags, std::string_view verb) {
+  // `flags` (O_CLOEXEC is added; with O_NOFOLLOW a final symlink is not
+  // followed and the open fails).
+  Result<UniqueFd> OpenResolved(std::string_view path, int flags, const ErrorContext& context) {
     if (use_openat2_.load(std::memory_order_relaxed)) {
+      std::string path_string(path.empty() ? std::string_view(".") : path);
       for (int attempt = 0; attempt < 3; ++attempt) {
         struct open_how how = {};
         how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
         how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
-        std::string path_string(path.empty() ? std::string_view(".") : path);
         long fd = ::syscall(SYS_openat2, root_.get(), path_string.c_str(), &how, sizeof how);
         if (fd >= 0) return UniqueFd(static_cast<int>(fd));
-        if (errno == ENOSYS || errno == EPERM /* seccomp without openat2 */) {
+        if (errno == ENOSYS || errno == EPERM /* a seccomp filter that forbids it */) {
           use_openat2_.store(false, std::memory_order_relaxed);
           break;
         }
         if (errno == EAGAIN || errno == EINTR) continue;  // a concurrent rename: retry
-        if (errno != EXDEV && errno != ELOOP) return PathError(errno, verb, path);
-        break;  // refused: the walk tells an escape from an absolute symlink inside
+        // EXDEV/ELOOP: an escape, or an absolute symlink inside; ENOTDIR:
+        // which component is a file? The walk tells, in both cases.
+        if (errno != EXDEV && errno != ELOOP && errno != ENOTDIR) return PathError(errno, context);
+        break;
       }
     }
-    // O_NOFOLLOW asks for the entry itself: the walk must not follow it either.
     bool follow_final = (flags & O_NOFOLLOW) == 0;
     TOOLVFS_ASSIGN_OR_RETURN(Location location, Walk(path, follow_final,
-                                                     /*create_parents=*/false, verb));
+                                                     /*create_parents=*/false, context));
     UniqueFd fd(location.name.empty()
                     ? ::openat(location.parent.get(), ".", flags | O_CLOEXEC)
                     : ::openat(location.parent.get(), location.name.c_str(), flags | O_CLOEXEC | O_NOFOLLOW));
-    if (!fd) return PathError(errno, verb, path);
+    if (!fd) return PathError(errno, context);
     return fd;
   }
 
   // Opens normalized `path` as a directory for reading its entries.
-  Result<UniqueFd> OpenDirectory(std::string_view path, std::string_view verb) {
-    Result<UniqueFd> fd = OpenResolved(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK, verb);
-    if (!fd.ok() && fd.status().code() == StatusCode::kNotDirectory) {
-      // ENOTDIR from O_DIRECTORY: the path itself is not a directory.
-      return NotDirectoryError("Cannot " + std::string(verb) + " " + DisplayPath(path) +
-                               ": not a directory");
+  Result<UniqueFd> OpenDirectory(std::string_view path, const ErrorContext& context) {
+    Result<UniqueFd> fd = OpenResolved(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK, context);
+    // ENOTDIR at the last step: the path itself is a file (a file in the
+    // middle of the path was named by the walk already).
+    if (!fd.ok() && fd.status().message() == PathError(ENOTDIR, context).message()) {
+      return ListFileError(path);
     }
     return fd;
   }
 
   // Kind of normalized `path` after following symlinks that stay inside.
   Result<EntryKind> ResolveKind(std::string_view path) {
-    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenResolved(path, O_PATH, "resolve"));
+    ErrorContext context = Context("search", path, "Path");
+    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenResolved(path, O_PATH, context));
     struct stat status;
-    if (::fstat(fd.get(), &status) != 0) return PathError(errno, "resolve", path);
-    if (IsSpecialFile(status.st_mode)) return SpecialFileError("resolve", path, status.st_mode);
+    if (::fstat(fd.get(), &status) != 0) return PathError(errno, context);
+    if (IsSpecialFile(status.st_mode)) return SpecialFileError("search", path, status.st_mode);
     return S_ISDIR(status.st_mode) ? EntryKind::kDirectory : EntryKind::kFile;
   }
 
@@ -405,7 +421,7 @@ class FsStore final : public ProjectFiles {
   Status ForEachEntry(UniqueFd fd, std::string_view path, Visitor&& visit) {
     int raw = fd.get();
     DIR* directory = ::fdopendir(raw);
-    if (directory == nullptr) return PathError(errno, "list", path);
+    if (directory == nullptr) return ErrnoToStatus(errno, CannotDo("list", path));
     fd.release();  // now owned by `directory`
     errno = 0;
     while (struct dirent* entry = ::readdir(directory)) {
@@ -425,17 +441,19 @@ class FsStore final : public ProjectFiles {
     }
     int error = errno;
     ::closedir(directory);
-    if (error != 0) return PathError(error, "list", path);
+    if (error != 0) return ErrnoToStatus(error, CannotDo("list", path));
     return OkStatus();
   }
 
-  // Reads the regular file at normalized `path` into `content`.
+  // Reads the regular file at normalized `path` into `content`, whatever
+  // its size (grep searches large files too).
   Status ReadForGrep(std::string_view path, bool follow_symlinks, std::string& content) {
+    ErrorContext context = Context("search", path, "File");
     int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | (follow_symlinks ? 0 : O_NOFOLLOW);
-    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenResolved(path, flags, "read"));
+    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenResolved(path, flags, context));
     struct stat status;
-    if (::fstat(fd.get(), &status) != 0) return PathError(errno, "read", path);
-    if (!S_ISREG(status.st_mode)) return SpecialFileError("read", path, status.st_mode);
+    if (::fstat(fd.get(), &status) != 0) return PathError(errno, context);
+    if (!S_ISREG(status.st_mode)) return SpecialFileError("search", path, status.st_mode);
     size_t size = static_cast<size_t>(status.st_size);
     content.resize(size + 1);  // one spare byte notices a file that grew
     size_t used = 0;
@@ -443,7 +461,7 @@ class FsStore final : public ProjectFiles {
       if (used == content.size()) content.resize(content.size() * 2);
       ssize_t got = ::read(fd.get(), content.data() + used, content.size() - used);
       if (got < 0 && errno == EINTR) continue;
-      if (got < 0) return PathError(errno, "read", path);
+      if (got < 0) return PathError(errno, context);
       if (got == 0) break;
       used += static_cast<size_t>(got);
     }
@@ -458,10 +476,11 @@ class FsStore final : public ProjectFiles {
   // followed only with `follow_final`. With `create_parents`, missing
   // directories on the way are created. The final entry need not exist.
   Result<Location> Walk(std::string_view path, bool follow_final, bool create_parents,
-                        std::string_view verb) {
-    std::vector<UniqueFd> chain;  // chain[0] is the root; then each directory entered
+                        const ErrorContext& context) {
+    std::vector<UniqueFd> chain;     // chain[0] is the root; then each directory entered
+    std::vector<std::string> names;  // project path of chain[i + 1], for messages
     chain.push_back(Duplicate(root_.get()));
-    if (!chain.back()) return PathError(errno, verb, path);
+    if (!chain.back()) return PathError(errno, context);
     std::vector<std::string> pending;  // components still to resolve, next at the back
     PushComponents(path, pending);
     int hops = 0;
@@ -472,6 +491,7 @@ class FsStore final : public ProjectFiles {
       if (name == "..") {
         if (chain.size() == 1) return EscapeError(path);
         chain.pop_back();
+        names.pop_back();
         continue;
       }
       bool is_final = pending.empty();
@@ -481,57 +501,44 @@ class FsStore final : public ProjectFiles {
         if (errno == ENOENT && is_final) return Location{std::move(chain.back()), std::move(name)};
         if (errno == ENOENT && create_parents) {
           if (::mkdirat(directory, name.c_str(), 0777) != 0 && errno != EEXIST) {
-            return PathError(errno, verb, path);
+            return PathError(errno, context);
           }
           pending.push_back(std::move(name));  // open what we (or a racer) made
           continue;
         }
-        return PathError(errno, verb, path);
+        return PathError(errno, context);
       }
       struct stat status;
-      if (::fstat(entry.get(), &status) != 0) return PathError(errno, verb, path);
+      if (::fstat(entry.get(), &status) != 0) return PathError(errno, context);
       if (S_ISLNK(status.st_mode) && (!is_final || follow_final)) {
         if (++hops > kMaxSymlinkHops) {
-          return InvalidArgumentError("Cannot " + std::string(verb) + " " + DisplayPath(path) +
-                                      ": too many levels of symbolic links");
+          return InvalidArgumentError(context.what + ": too many levels of symbolic links");
         }
-        TOOLVFS_ASSIGN_OR_RETURN(std::string target, ReadLink(entry.get(), path));
+        TOOLVFS_ASSIGN_OR_RETURN(std::string target, ReadLink(entry.get(), context));
         if (!target.empty() && target.front() == '/') {
           // Absolute: acceptable only if it names a place inside the root.
           std::string absolute = NormalizeAbsolute(target);
-          if (!PathContains(root_path_ == "/" ? "" : root_path_, absolute)) return EscapeError(path);
+          std::string_view root = root_path_ == "/" ? std::string_view() : std::string_view(root_path_);
+          if (!PathContains(root, absolute)) return EscapeError(path);
           chain.resize(1);
-          PushComponents(std::string_view(absolute).substr(root_path_ == "/" ? 0 : root_path_.size()),
-                         pending);
+          names.clear();
+          PushComponents(std::string_view(absolute).substr(root.size()), pending);
         } else {
           PushComponents(target, pending);
         }
         continue;
       }
+      std::string entry_path = JoinPath(names.empty() ? std::string_view() : names.back(), name);
       if (is_final) return Location{std::move(chain.back()), std::move(name)};
-      if (!S_ISDIR(status.st_mode)) return PathError(ENOTDIR, verb, path);
+      if (!S_ISDIR(status.st_mode)) return ParentIsFileError(context.what, entry_path);
       chain.push_back(std::move(entry));
+      names.push_back(std::move(entry_path));
     }
     // Resolved to a directory without a final name: the root, or a path
-    // ending in ".." inside a symlink's target.
+    // ending in ".." or "." inside a symlink's target. Its parent is the
+    // previous descriptor; its name is the last resolved segment.
     if (chain.size() == 1) return Location{std::move(chain.back()), ""};
-    UniqueFd self = std::move(chain.back());
-    chain.pop_back();
-    // Name the directory in its parent by looking it up by identity.
-    struct stat self_status;
-    if (::fstat(self.get(), &self_status) != 0) return PathError(errno, verb, path);
-    std::string found_name;
-    Status listed = ForEachEntry(Duplicate(chain.back().get()), path, [&](std::string_view name, EntryKind kind) {
-      struct stat status;
-      if (kind == EntryKind::kDirectory &&
-          ::fstatat(chain.back().get(), std::string(name).c_str(), &status, AT_SYMLINK_NOFOLLOW) == 0 &&
-          status.st_ino == self_status.st_ino && status.st_dev == self_status.st_dev) {
-        found_name = name;
-      }
-    });
-    TOOLVFS_RETURN_IF_ERROR(listed);
-    if (found_name.empty()) return PathError(ENOENT, verb, path);
-    return Location{std::move(chain.back()), std::move(found_name)};
+    return Location{std::move(chain[chain.size() - 2]), std::string(BaseName(names.back()))};
   }
 
   static void PushComponents(std::string_view path, std::vector<std::string>& pending) {
@@ -548,41 +555,41 @@ class FsStore final : public ProjectFiles {
   // The parent directory and name of normalized `path`'s own entry (a final
   // symlink is not followed), after checking that a final symlink does not
   // lead outside: operations on escaping symlinks are denied outright.
-  Result<Location> LocateEntry(std::string_view path, std::string_view verb) {
+  Result<Location> LocateEntry(std::string_view path, const ErrorContext& context) {
     TOOLVFS_ASSIGN_OR_RETURN(Location location, Walk(path, /*follow_final=*/false,
-                                                     /*create_parents=*/false, verb));
+                                                     /*create_parents=*/false, context));
     struct stat status;
-    if (!location.name.empty() &&
-        ::fstatat(location.parent.get(), location.name.c_str(), &status, AT_SYMLINK_NOFOLLOW) == 0 &&
-        S_ISLNK(status.st_mode)) {
-      TOOLVFS_RETURN_IF_ERROR(CheckSymlinkStaysInside(path, verb));
+    if (location.name.empty()) return location;
+    if (::fstatat(location.parent.get(), location.name.c_str(), &status, AT_SYMLINK_NOFOLLOW) != 0) {
+      return PathError(errno, context);
     }
+    if (S_ISLNK(status.st_mode)) TOOLVFS_RETURN_IF_ERROR(CheckSymlinkStaysInside(path, context));
     return location;
   }
 
   // PermissionDenied if following the symlink at `path` leaves the root; a
   // dangling symlink that stays inside is fine.
-  Status CheckSymlinkStaysInside(std::string_view path, std::string_view verb) {
-    Result<Location> followed = Walk(path, /*follow_final=*/true, /*create_parents=*/false, verb);
+  Status CheckSymlinkStaysInside(std::string_view path, const ErrorContext& context) {
+    Result<Location> followed = Walk(path, /*follow_final=*/true, /*create_parents=*/false, context);
     if (followed.ok() || followed.status().code() != StatusCode::kPermissionDenied) return OkStatus();
     return std::move(followed).status();
   }
 
   Status FillTemp(int temp, int parent, const char* name, const struct stat* existing,
-                  std::string_view content, WriteMode mode, std::string_view path) {
+                  std::string_view content, WriteMode mode, const ErrorContext& context) {
     if (existing != nullptr && mode == WriteMode::kAppend) {
       UniqueFd old(::openat(parent, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-      if (!old) return PathError(errno, "append to", path);
-      TOOLVFS_RETURN_IF_ERROR(CopyFileContent(old.get(), temp, path));
+      if (!old) return PathError(errno, context);
+      TOOLVFS_RETURN_IF_ERROR(CopyFileContent(old.get(), temp, context));
     }
-    TOOLVFS_RETURN_IF_ERROR(WriteFull(temp, content, "Cannot write " + DisplayPath(path)));
+    TOOLVFS_RETURN_IF_ERROR(WriteFull(temp, content, context.what));
     if (existing != nullptr) {
-      if (::fchmod(temp, existing->st_mode & 07777) != 0) return PathError(errno, "write", path);
+      if (::fchmod(temp, existing->st_mode & 07777) != 0) return PathError(errno, context);
       // Keep the owner too when we may; an unprivileged writer cannot, and
       // the file then belongs to the writer, as with any editor's save.
       if (::geteuid() == 0) (void)!::fchown(temp, existing->st_uid, existing->st_gid);
     }
-    if (options_.sync_writes && ::fdatasync(temp) != 0) return PathError(errno, "write", path);
+    if (options_.sync_writes && ::fdatasync(temp) != 0) return PathError(errno, context);
     return OkStatus();
   }
 
@@ -600,54 +607,37 @@ class FsStore final : public ProjectFiles {
     return result;
   }
 
-  static Status RenameError(int error_number, const std::string& what) {
-    switch (error_number) {
-      case EISDIR: return IsDirectoryError(what + ": the target is a directory and the source is not");
-      case ENOTDIR: return NotDirectoryError(what + ": the source is a directory and the target is not");
-      case ENOTEMPTY:
-      case EEXIST: return NotEmptyError(what + ": the target is a directory that is not empty");
-      case EINVAL: return InvalidArgumentError(what + ": a directory cannot move inside itself");
-      case ENOENT: return NotFoundError(what + ": no such file or directory");
-      default: return ErrnoToStatus(error_number, what);
-    }
-  }
-
-  // Deletes the directory `name` in `parent` and everything in it, without
-  // following any symlink.
+  // Deletes the directory `name` in `parent` and everything in it, special
+  // files included, without following any symlink.
   Status RemoveTree(int parent, const std::string& name, std::string_view path) {
     UniqueFd directory(::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!directory) return PathError(errno, "delete", path);
-    int raw = directory.get();
-    std::vector<std::pair<std::string, bool>> children;  // name, is directory
-    TOOLVFS_RETURN_IF_ERROR(ForEachEntry(Duplicate(raw), path, [&](std::string_view child, EntryKind kind) {
-      children.emplace_back(child, kind == EntryKind::kDirectory);
-    }));
-    // ForEachEntry leaves out special files; they go too.
+    if (!directory) return PathError(errno, Context("delete", path, "Path"));
+    DIR* stream = ::fdopendir(::fcntl(directory.get(), F_DUPFD_CLOEXEC, 0));
+    if (stream == nullptr) return ErrnoToStatus(errno, CannotDo("delete", path));
+    std::vector<std::pair<std::string, bool>> children;  // name, is a directory
+    while (struct dirent* entry = ::readdir(stream)) {
+      std::string_view child = entry->d_name;
+      if (child == "." || child == "..") continue;
+      bool is_directory = entry->d_type == DT_DIR;
+      struct stat status;
+      if (entry->d_type == DT_UNKNOWN &&
+          ::fstatat(directory.get(), entry->d_name, &status, AT_SYMLINK_NOFOLLOW) == 0) {
+        is_directory = S_ISDIR(status.st_mode);
+      }
+      children.emplace_back(child, is_directory);
+    }
+    ::closedir(stream);
     for (auto& [child, is_directory] : children) {
       std::string child_path = JoinPath(path, child);
       if (is_directory) {
-        TOOLVFS_RETURN_IF_ERROR(RemoveTree(raw, child, child_path));
-      } else if (::unlinkat(raw, child.c_str(), 0) != 0 && errno != ENOENT) {
-        return PathError(errno, "delete", child_path);
+        TOOLVFS_RETURN_IF_ERROR(RemoveTree(directory.get(), child, child_path));
+      } else if (::unlinkat(directory.get(), child.c_str(), 0) != 0 && errno != ENOENT) {
+        return PathError(errno, Context("delete", child_path, "Path"));
       }
     }
-    TOOLVFS_RETURN_IF_ERROR(RemoveSpecialFiles(raw, path));
-    if (::unlinkat(parent, name.c_str(), AT_REMOVEDIR) != 0) return PathError(errno, "delete", path);
-    return OkStatus();
-  }
-
-  static Status RemoveSpecialFiles(int directory_fd, std::string_view path) {
-    UniqueFd fd(::openat(directory_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!fd) return PathError(errno, "delete", path);
-    DIR* directory = ::fdopendir(fd.get());
-    if (directory == nullptr) return PathError(errno, "delete", path);
-    fd.release();
-    while (struct dirent* entry = ::readdir(directory)) {
-      std::string_view name = entry->d_name;
-      if (name == "." || name == ".." || entry->d_type == DT_DIR) continue;
-      ::unlinkat(directory_fd, entry->d_name, 0);
+    if (::unlinkat(parent, name.c_str(), AT_REMOVEDIR) != 0) {
+      return PathError(errno, Context("delete", path, "Path"));
     }
-    ::closedir(directory);
     return OkStatus();
   }
 
@@ -655,6 +645,7 @@ class FsStore final : public ProjectFiles {
   std::string root_path_;  // absolute, symlinks resolved; for display and absolute symlinks
   StoreOptions options_;
   std::atomic<bool> use_openat2_;
+  std::array<std::mutex, 64> write_locks_;
 };
 
 // The grep engine's view of an fs store.
@@ -663,7 +654,7 @@ class FsGrepTree final : public GrepTree {
   explicit FsGrepTree(FsStore& store) : store_(store) {}
 
   Result<std::vector<Entry>> List(std::string_view path) override {
-    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, store_.OpenDirectory(path, "list"));
+    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, store_.OpenDirectory(path, Context("search", path, "Directory")));
     std::vector<Entry> entries;
     TOOLVFS_RETURN_IF_ERROR(store_.ForEachEntry(std::move(fd), path, [&](std::string_view name, EntryKind kind) {
       entries.push_back(Entry{std::string(name), kind});

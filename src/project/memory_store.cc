@@ -1,5 +1,696 @@
-// TEMPORARY placeholder while the memory store is written (replaced this session).
+// The memory store: the project is a sorted map from normalized path to
+// node, held in process memory.
+//
+// Layout. Every entry, directories included, is one map entry keyed by its
+// normalized path; the root is the entry "" and always exists. Because the
+// map is ordered bytewise, a directory's descendants are exactly the keys
+// that start with "dir/", one contiguous range, and they follow the
+// directory itself. Invariant: every ancestor of an entry is a directory
+// entry (writes create parents, deletes remove whole subtrees).
+//
+// Concurrency. One shared_mutex guards the map: reads take it shared,
+// writes exclusively, so each call is atomic. File content is an immutable
+// shared string, so a reader can take a reference under the lock and copy
+// outside it, and Grep() and Materialize() can snapshot the tree cheaply.
+//
+// Materialize() writes a snapshot to a fresh private temp dir. Release()
+// scans the dir (without following symlinks), diffs it against the snapshot
+// and applies the differences to a copy of the tree, which replaces the tree
+// only if every change applied: a sync succeeds or changes nothing.
 #include "project/memory_store.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <utility>
+
+#include "core/io.h"
+#include "core/text.h"
+#include "core/unique_fd.h"
+#include "project/grep.h"
+#include "project/path.h"
+#include "project/store_errors.h"
+
 namespace toolvfs {
-std::unique_ptr<ProjectFiles> NewMemoryStore(std::string, const StoreOptions&) { return nullptr; }
+namespace {
+
+using Content = std::shared_ptr<const std::string>;
+
+struct Node {
+  EntryKind kind = EntryKind::kDirectory;  // kFile or kDirectory; memory has no symlinks
+  Content content;                         // files only
+  int64_t modified_ms = 0;
+};
+
+// Normalized path -> node. std::less<> allows lookups by string_view.
+using Tree = std::map<std::string, Node, std::less<>>;
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Tree EmptyTree() {
+  Tree tree;
+  tree.emplace("", Node{EntryKind::kDirectory, nullptr, NowMs()});
+  return tree;
+}
+
+bool IsDir(const Node& node) { return node.kind == EntryKind::kDirectory; }
+
+// "dir/" for a directory, "" for the root: the common prefix of its descendants.
+std::string DescendantPrefix(std::string_view dir) {
+  return dir.empty() ? std::string() : std::string(dir) + "/";
+}
+
+// The first key after every descendant of the non-root `dir`: '0' is the
+// byte after '/'.
+std::string PastDescendants(std::string_view dir) { return std::string(dir) + "0"; }
+
+// The descendants of the non-root directory `dir`: every key in
+// ["dir/", "dir0") starts with "dir/", and siblings such as "dir.txt" or
+// "dir-x" sort before "dir/".
+std::pair<Tree::iterator, Tree::iterator> Descendants(Tree& tree, std::string_view dir) {
+  return {tree.lower_bound(DescendantPrefix(dir)), tree.lower_bound(PastDescendants(dir))};
+}
+
+// The first ancestor of `path` that is a file, if any.
+std::optional<std::string_view> FileAncestor(const Tree& tree, std::string_view path) {
+  for (size_t slash = path.find('/'); slash != std::string_view::npos;
+       slash = path.find('/', slash + 1)) {
+    std::string_view ancestor = path.substr(0, slash);
+    auto it = tree.find(ancestor);
+    if (it == tree.end()) return std::nullopt;
+    if (!IsDir(it->second)) return ancestor;
+  }
+  return std::nullopt;
+}
+
+// The error for a missing `path`: NotDirectory if an ancestor is a file
+// ("Cannot <verb> 'a/b': 'a' is a file"), else NotFound ("<noun> 'a/b' does
+// not exist").
+Status MissingOrParentIsFileError(const Tree& tree, std::string_view path, std::string_view verb,
+                                  std::string_view noun) {
+  if (auto ancestor = FileAncestor(tree, path)) return ParentIsFileError(CannotDo(verb, path), *ancestor);
+  return MissingError(noun, path);
+}
+
+// Calls fn(name, node) for each immediate child of the directory `dir`, in
+// name order, skipping over the subtrees of child directories.
+template <typename Fn>
+void ForEachChild(const Tree& tree, std::string_view dir, Fn&& fn) {
+  const std::string prefix = DescendantPrefix(dir);
+  auto it = tree.lower_bound(prefix);
+  if (dir.empty() && it != tree.end() && it->first.empty()) ++it;  // the root itself
+  while (it != tree.end() && it->first.starts_with(prefix)) {
+    std::string_view rest = std::string_view(it->first).substr(prefix.size());
+    size_t slash = rest.find('/');
+    if (slash == std::string_view::npos) {
+      fn(rest, it->second);
+      ++it;
+    } else {
+      it = tree.lower_bound(PastDescendants(prefix + std::string(rest.substr(0, slash))));
+    }
+  }
+}
+
+bool HasChildren(const Tree& tree, std::string_view dir) {
+  const std::string prefix = DescendantPrefix(dir);
+  auto it = tree.lower_bound(prefix);
+  if (dir.empty() && it != tree.end() && it->first.empty()) ++it;
+  return it != tree.end() && it->first.starts_with(prefix);
+}
+
+// Records a change of the entries of directory `dir`.
+void Touch(Tree& tree, std::string_view dir, int64_t now) {
+  auto it = tree.find(dir);
+  if (it != tree.end()) it->second.modified_ms = now;
+}
+
+// Creates the missing ancestors of `path`. The caller has checked that no
+// ancestor is a file.
+void CreateParents(Tree& tree, std::string_view path, int64_t now) {
+  for (size_t slash = path.find('/'); slash != std::string_view::npos;
+       slash = path.find('/', slash + 1)) {
+    std::string_view ancestor = path.substr(0, slash);
+    if (tree.emplace(std::string(ancestor), Node{EntryKind::kDirectory, nullptr, now}).second) {
+      Touch(tree, ParentPath(ancestor), now);
+    }
+  }
+}
+
+// Write() on a locked tree. `content` is the new content for overwrite and
+// create, the bytes to add for append.
+Status WriteLocked(Tree& tree, const std::string& path, Content content, WriteMode mode,
+                   int64_t now) {
+  if (path.empty()) {
+    return ProjectRootError("write");
+  }
+  if (auto ancestor = FileAncestor(tree, path)) {
+    return ParentIsFileError(CannotDo("write", path), *ancestor);
+  }
+  auto it = tree.find(path);
+  if (it != tree.end()) {
+    if (mode == WriteMode::kCreate) {
+      return CreateExistsError(path);
+    }
+    if (IsDir(it->second)) {
+      return IsDirectoryActionError("write", path);
+    }
+    if (mode == WriteMode::kAppend) {
+      auto joined = std::make_shared<std::string>();
+      joined->reserve(it->second.content->size() + content->size());
+      joined->append(*it->second.content).append(*content);
+      content = std::move(joined);
+    }
+    it->second.content = std::move(content);
+    it->second.modified_ms = now;
+    return OkStatus();
+  }
+  CreateParents(tree, path, now);
+  tree.emplace(path, Node{EntryKind::kFile, std::move(content), now});
+  Touch(tree, ParentPath(path), now);
+  return OkStatus();
+}
+
+// The state a store shares with its materialized views, so a view may
+// outlive its store.
+struct State {
+  std::shared_mutex mutex;
+  Tree tree = EmptyTree();
+
+  Tree Snapshot() {
+    std::shared_lock lock(mutex);
+    return tree;
+  }
+};
+
+// ----- Grep ---------------------------------------------------------------
+
+// GrepTree over a snapshot; RunGrep may call it from several threads, which
+// is safe because nothing modifies the snapshot.
+class SnapshotGrepTree final : public GrepTree {
+ public:
+  explicit SnapshotGrepTree(Tree tree) : tree_(std::move(tree)) {}
+
+  Result<std::vector<Entry>> List(std::string_view path) override {
+    auto it = tree_.find(path);
+    if (it == tree_.end()) {
+      return MissingOrParentIsFileError(tree_, path, "list", "Directory");
+    }
+    if (!IsDir(it->second)) {
+      return ListFileError(path);
+    }
+    std::vector<Entry> entries;
+    ForEachChild(tree_, path, [&](std::string_view name, const Node& node) {
+      entries.push_back(Entry{std::string(name), node.kind});
+    });
+    return entries;
+  }
+
+  Result<EntryKind> Resolve(std::string_view path) override {
+    auto it = tree_.find(path);
+    if (it == tree_.end()) {
+      return MissingOrParentIsFileError(tree_, path, "search", "Path");
+    }
+    return it->second.kind;
+  }
+
+  Status ReadFile(std::string_view path, bool /*follow_symlinks*/, std::string& content) override {
+    auto it = tree_.find(path);
+    if (it == tree_.end()) {
+      return MissingOrParentIsFileError(tree_, path, "read", "File");
+    }
+    if (IsDir(it->second)) {
+      return IsDirectoryActionError("read", path);
+    }
+    content.assign(*it->second.content);
+    return OkStatus();
+  }
+
+ private:
+  const Tree tree_;
+};
+
+// ----- Materialize --------------------------------------------------------
+
+std::string TempDirBase() {
+  const char* tmpdir = std::getenv("TMPDIR");
+  if (tmpdir != nullptr && tmpdir[0] == '/') return tmpdir;
+  return "/tmp";
+}
+
+// Removes the directory tree at `path` without following symlinks. Makes
+// directories writable first if a plain removal fails (a tool may have
+// made one read-only).
+Status RemoveTree(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  fs::remove_all(path, error);
+  if (!error) return OkStatus();
+  std::error_code ignored;
+  fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ignored);
+  for (fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied,
+                                           ignored),
+       end;
+       it != end; it.increment(ignored)) {
+    if (it->is_directory(ignored) && !it->is_symlink(ignored)) {
+      fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ignored);
+    }
+    if (ignored) break;
+  }
+  error.clear();
+  fs::remove_all(path, error);
+  if (error) return ErrnoToStatus(error.value(), "Cannot remove " + Quote(path));
+  return OkStatus();
+}
+
+struct timespec ToTimespec(int64_t unix_ms) {
+  struct timespec result {};
+  result.tv_sec = static_cast<time_t>(unix_ms / 1000);
+  result.tv_nsec = static_cast<long>(unix_ms % 1000) * 1000000L;
+  if (result.tv_nsec < 0) {
+    result.tv_nsec += 1000000000L;
+    result.tv_sec -= 1;
+  }
+  return result;
+}
+
+// Writes every entry of `tree` below the directory `root_fd` (`root` names
+// it in messages). Paths are normalized and the directory is private, so
+// plain relative paths are safe here.
+Status WriteTree(int root_fd, const std::string& root, const Tree& tree) {
+  for (const auto& [path, node] : tree) {
+    if (path.empty()) continue;
+    const std::string where = Quote(root + "/" + path);
+    if (IsDir(node)) {
+      if (::mkdirat(root_fd, path.c_str(), 0755) != 0) {
+        return ErrnoToStatus(errno, "Cannot create directory " + where);
+      }
+      continue;
+    }
+    UniqueFd fd(::openat(root_fd, path.c_str(),
+                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+    if (!fd) return ErrnoToStatus(errno, "Cannot create " + where);
+    TOOLVFS_RETURN_IF_ERROR(WriteFull(fd.get(), *node.content, "Cannot write " + where));
+    struct timespec times[2] = {ToTimespec(node.modified_ms), ToTimespec(node.modified_ms)};
+    if (::futimens(fd.get(), times) != 0) {
+      return ErrnoToStatus(errno, "Cannot set the time of " + where);
+    }
+  }
+  // Directory times last, deepest first: creating children changes them.
+  for (auto it = tree.rbegin(); it != tree.rend(); ++it) {
+    if (it->first.empty() || !IsDir(it->second)) continue;
+    struct timespec times[2] = {ToTimespec(it->second.modified_ms),
+                                ToTimespec(it->second.modified_ms)};
+    if (::utimensat(root_fd, it->first.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
+      return ErrnoToStatus(errno, "Cannot set the time of " + Quote(root + "/" + it->first));
+    }
+  }
+  return OkStatus();
+}
+
+// Reads the directory `dir_fd` (project path `dir`, real path `real`) and
+// everything below it into `out`. Symlinks, special files and names that are
+// not valid project paths are skipped: the store cannot hold them. Content
+// equal to what `written` holds for the path shares its string.
+Status ScanTree(int dir_fd, const std::string& dir, const std::string& real, const Tree& written,
+                Tree& out) {
+  int listing_fd = ::dup(dir_fd);
+  if (listing_fd < 0) return ErrnoToStatus(errno, "Cannot read directory " + Quote(real));
+  DIR* listing = ::fdopendir(listing_fd);
+  if (listing == nullptr) {
+    int saved = errno;
+    ::close(listing_fd);
+    return ErrnoToStatus(saved, "Cannot read directory " + Quote(real));
+  }
+  std::unique_ptr<DIR, int (*)(DIR*)> closer(listing, ::closedir);
+  std::vector<std::string> names;
+  while (true) {
+    errno = 0;
+    struct dirent* entry = ::readdir(listing);
+    if (entry == nullptr) {
+      if (errno != 0) return ErrnoToStatus(errno, "Cannot read directory " + Quote(real));
+      break;
+    }
+    std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    names.emplace_back(name);
+  }
+
+  for (const std::string& name : names) {
+    const std::string path = JoinPath(dir, name);
+    const std::string real_path = real + "/" + name;
+    Result<std::string> normalized = NormalizePath(path);
+    if (!normalized.ok() || *normalized != path) continue;  // not representable in the store
+    struct stat info;
+    if (::fstatat(dir_fd, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
+      return ErrnoToStatus(errno, "Cannot read " + Quote(real_path));
+    }
+    int64_t modified_ms = static_cast<int64_t>(info.st_mtim.tv_sec) * 1000 +
+                          info.st_mtim.tv_nsec / 1000000;
+    if (S_ISDIR(info.st_mode)) {
+      UniqueFd child(::openat(dir_fd, name.c_str(),
+                              O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!child) return ErrnoToStatus(errno, "Cannot open directory " + Quote(real_path));
+      out.emplace(path, Node{EntryKind::kDirectory, nullptr, modified_ms});
+      TOOLVFS_RETURN_IF_ERROR(ScanTree(child.get(), path, real_path, written, out));
+    } else if (S_ISREG(info.st_mode)) {
+      UniqueFd file(::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+      if (!file) return ErrnoToStatus(errno, "Cannot open " + Quote(real_path));
+      TOOLVFS_ASSIGN_OR_RETURN(
+          std::string content,
+          ReadToEnd(file.get(), uint64_t{1} << 62, "Cannot read " + Quote(real_path),
+                    static_cast<uint64_t>(info.st_size)));
+      auto before = written.find(path);
+      Content shared;
+      if (before != written.end() && !IsDir(before->second) && *before->second.content == content) {
+        shared = before->second.content;
+      } else {
+        shared = std::make_shared<const std::string>(std::move(content));
+      }
+      out.emplace(path, Node{EntryKind::kFile, std::move(shared), modified_ms});
+    }
+    // Symlinks, FIFOs, sockets and devices are ignored, never followed.
+  }
+  return OkStatus();
+}
+
+// Applies the changes from `written` (the tree the view was created from)
+// to `now_in_view` (what the view holds at release) onto `tree`. On error
+// `tree` is partly changed; the caller applies to a copy.
+Status ApplyViewChanges(Tree& tree, const Tree& written, const Tree& now_in_view, int64_t now) {
+  // Deletions first, deepest first, so a directory is empty when reached
+  // and a path can change kind (deleted, then added).
+  for (auto it = written.rbegin(); it != written.rend(); ++it) {
+    const auto& [path, node] = *it;
+    if (path.empty()) continue;
+    auto in_view = now_in_view.find(path);
+    if (in_view != now_in_view.end() && in_view->second.kind == node.kind) continue;
+    auto in_store = tree.find(path);
+    if (in_store == tree.end() || in_store->second.kind != node.kind) continue;  // gone already
+    if (IsDir(node)) {
+      // The store gained entries here since the view was made: keep them.
+      if (HasChildren(tree, path)) continue;
+    } else if (in_store->second.content != node.content &&
+               *in_store->second.content != *node.content) {
+      continue;  // changed in the store since the view was made: keep that change
+    }
+    tree.erase(in_store);
+    Touch(tree, ParentPath(path), now);
+  }
+  // Additions and modifications, parents first.
+  for (const auto& [path, node] : now_in_view) {
+    auto before = written.find(path);
+    bool existed = before != written.end() && before->second.kind == node.kind;
+    if (IsDir(node)) {
+      if (existed) continue;
+      if (auto ancestor = FileAncestor(tree, path)) {
+        return ParentIsFileError(CannotDo("create directory", path), *ancestor);
+      }
+      auto in_store = tree.find(path);
+      if (in_store != tree.end()) {
+        if (IsDir(in_store->second)) continue;
+        return NotDirectoryError("Cannot create directory " + DisplayPath(path) +
+                                 ": it is a file");
+      }
+      CreateParents(tree, path, now);
+      tree.emplace(path, Node{EntryKind::kDirectory, nullptr, now});
+      Touch(tree, ParentPath(path), now);
+      continue;
+    }
+    if (existed && before->second.content == node.content) continue;  // unchanged
+    TOOLVFS_RETURN_IF_ERROR(WriteLocked(tree, path, node.content, WriteMode::kOverwrite, now));
+  }
+  return OkStatus();
+}
+
+class MemoryView final : public MaterializedView {
+ public:
+  MemoryView(std::shared_ptr<State> state, std::string dir, Tree written)
+      : state_(std::move(state)), dir_(std::move(dir)), written_(std::move(written)) {}
+
+  ~MemoryView() override {
+    if (released_) return;
+    Status status = Release();
+    if (!status.ok()) {
+      // The message names the kept directory.
+      std::fprintf(stderr, "toolvfs: %s\n", EscapeForDisplay(status.message()).c_str());
+    }
+  }
+
+  const std::string& path() const override { return dir_; }
+
+  Status Release() override {
+    if (released_) return OkStatus();
+    released_ = true;
+    Status status = Sync();
+    if (!status.ok()) {
+      return Status(status.code(), "Cannot sync the materialized copy " + Quote(dir_) +
+                                       " back (nothing was synced; the copy is kept): " +
+                                       status.message());
+    }
+    written_.clear();
+    Status removed = RemoveTree(dir_);
+    if (!removed.ok()) {
+      return Status(removed.code(),
+                    "Synced the materialized copy back, but it is kept: " + removed.message());
+    }
+    return OkStatus();
+  }
+
+ private:
+  Status Sync() {
+    UniqueFd root(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!root) return ErrnoToStatus(errno, "Cannot open " + Quote(dir_));
+    Tree now_in_view;
+    now_in_view.emplace("", Node{EntryKind::kDirectory, nullptr, 0});
+    TOOLVFS_RETURN_IF_ERROR(ScanTree(root.get(), "", dir_, written_, now_in_view));
+
+    std::unique_lock lock(state_->mutex);
+    Tree next = state_->tree;
+    TOOLVFS_RETURN_IF_ERROR(ApplyViewChanges(next, written_, now_in_view, NowMs()));
+    state_->tree = std::move(next);
+    return OkStatus();
+  }
+
+  std::shared_ptr<State> state_;
+  std::string dir_;
+  Tree written_;
+  bool released_ = false;
+};
+
+// ----- The store ----------------------------------------------------------
+
+class MemoryStore final : public ProjectFiles {
+ public:
+  MemoryStore(std::string name, const StoreOptions& options)
+      : state_(std::make_shared<State>()),
+        options_(options),
+        display_root_("memory:" + std::move(name)) {}
+
+  Result<std::string> Read(std::string_view raw_path) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    Content content;
+    {
+      std::shared_lock lock(state_->mutex);
+      const Tree& tree = state_->tree;
+      auto it = tree.find(path);
+      if (it == tree.end()) {
+        return MissingOrParentIsFileError(tree, path, "read", "File");
+      }
+      if (IsDir(it->second)) {
+        return IsDirectoryActionError("read", path);
+      }
+      content = it->second.content;
+    }
+    if (content->size() > options_.max_read_bytes) {
+      return ReadLimitError(path, content->size(), options_.max_read_bytes);
+    }
+    return std::string(*content);
+  }
+
+  Status Write(std::string_view raw_path, std::string_view content, WriteMode mode) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    // Copy the bytes before taking the lock.
+    Content shared = std::make_shared<const std::string>(content);
+    std::unique_lock lock(state_->mutex);
+    return WriteLocked(state_->tree, path, std::move(shared), mode, NowMs());
+  }
+
+  Result<bool> Exists(std::string_view raw_path) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    std::shared_lock lock(state_->mutex);
+    return state_->tree.contains(path);
+  }
+
+  Result<std::vector<DirEntry>> ListDir(std::string_view raw_path) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    std::shared_lock lock(state_->mutex);
+    const Tree& tree = state_->tree;
+    auto it = tree.find(path);
+    if (it == tree.end()) {
+      return MissingOrParentIsFileError(tree, path, "list", "Directory");
+    }
+    if (!IsDir(it->second)) {
+      return ListFileError(path);
+    }
+    std::vector<DirEntry> entries;
+    ForEachChild(tree, path, [&](std::string_view name, const Node& node) {
+      entries.push_back(DirEntry{std::string(name), node.kind});
+    });
+    return entries;
+  }
+
+  Result<FileMetadata> Metadata(std::string_view raw_path) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    std::shared_lock lock(state_->mutex);
+    const Tree& tree = state_->tree;
+    auto it = tree.find(path);
+    if (it == tree.end()) {
+      return MissingOrParentIsFileError(tree, path, "get metadata of", "Path");
+    }
+    const Node& node = it->second;
+    return FileMetadata{node.kind, IsDir(node) ? 0 : node.content->size(), node.modified_ms};
+  }
+
+  Status Delete(std::string_view raw_path, bool recursive) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    if (path.empty()) return ProjectRootError("delete");
+    std::unique_lock lock(state_->mutex);
+    Tree& tree = state_->tree;
+    auto it = tree.find(path);
+    if (it == tree.end()) {
+      return MissingOrParentIsFileError(tree, path, "delete", "Path");
+    }
+    if (IsDir(it->second)) {
+      auto [first, last] = Descendants(tree, path);
+      if (first != last && !recursive) {
+        return DeleteNotEmptyError(path);
+      }
+      tree.erase(first, last);
+    }
+    tree.erase(it);
+    Touch(tree, ParentPath(path), NowMs());
+    return OkStatus();
+  }
+
+  Status Rename(std::string_view raw_from, std::string_view raw_to, bool overwrite) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string from, NormalizePath(raw_from));
+    TOOLVFS_ASSIGN_OR_RETURN(std::string to, NormalizePath(raw_to));
+    const std::string what = CannotRename(from, to);
+    if (from.empty() || to.empty()) {
+      return RenameRootError(from, to);
+    }
+    if (from != to && PathContains(from, to)) {
+      return RenameIntoItselfError(from, to);
+    }
+
+    std::unique_lock lock(state_->mutex);
+    Tree& tree = state_->tree;
+    auto source = tree.find(from);
+    if (source == tree.end()) {
+      if (auto ancestor = FileAncestor(tree, from)) {
+        return ParentIsFileError(what, *ancestor);
+      }
+      return RenameSourceMissingError(from, to);
+    }
+    if (from == to) return OkStatus();
+    if (auto ancestor = FileAncestor(tree, to)) {
+      return ParentIsFileError(what, *ancestor);
+    }
+    const bool moving_dir = IsDir(source->second);
+    auto target = tree.find(to);
+    if (target != tree.end()) {
+      if (!overwrite) {
+        return RenameTargetExistsError(from, to);
+      }
+      // An ancestor of `from` is a directory that holds `from`: not empty
+      // (this is also what rename(2) reports).
+      if (PathContains(to, from)) {
+        return RenameTargetNotEmptyError(from, to);
+      }
+      if (!moving_dir && IsDir(target->second)) {
+        return RenameTargetIsDirectoryError(from, to);
+      }
+      if (moving_dir && !IsDir(target->second)) {
+        return RenameTargetIsFileError(from, to);
+      }
+      if (moving_dir && HasChildren(tree, to)) {
+        return RenameTargetNotEmptyError(from, to);
+      }
+      // `to` is neither `from`, nor inside it, nor an ancestor of it, so
+      // `source` stays valid.
+      tree.erase(target);
+    }
+
+    const int64_t now = NowMs();
+    CreateParents(tree, to, now);
+    // Re-key the source and its descendants; node handles move without copying.
+    std::vector<Tree::node_type> moved;
+    if (moving_dir) {
+      auto [first, last] = Descendants(tree, from);
+      while (first != last) moved.push_back(tree.extract(first++));
+    }
+    moved.push_back(tree.extract(source));
+    for (Tree::node_type& node : moved) {
+      node.key() = to + node.key().substr(from.size());
+      tree.insert(std::move(node));
+    }
+    Touch(tree, ParentPath(from), now);
+    Touch(tree, ParentPath(to), now);
+    return OkStatus();
+  }
+
+  Result<GrepResult> Grep(std::string_view pattern, const GrepOptions& options) override {
+    SnapshotGrepTree tree(state_->Snapshot());
+    return RunGrep(tree, pattern, options);
+  }
+
+  Result<std::unique_ptr<MaterializedView>> Materialize() override {
+    Tree snapshot = state_->Snapshot();
+    std::string dir = TempDirBase() + "/toolvfs-memory-XXXXXX";
+    if (::mkdtemp(dir.data()) == nullptr) {  // mode 0700
+      return ErrnoToStatus(errno, "Cannot materialize " + Quote(display_root_) +
+                                      ": cannot create a temporary directory in " +
+                                      Quote(TempDirBase()));
+    }
+    UniqueFd root(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    Status status = root ? WriteTree(root.get(), dir, snapshot)
+                         : ErrnoToStatus(errno, "Cannot open " + Quote(dir));
+    if (!status.ok()) {
+      (void)RemoveTree(dir);
+      return Status(status.code(),
+                    "Cannot materialize " + Quote(display_root_) + ": " + status.message());
+    }
+    return std::unique_ptr<MaterializedView>(
+        std::make_unique<MemoryView>(state_, std::move(dir), std::move(snapshot)));
+  }
+
+  const std::string& DisplayRoot() const override { return display_root_; }
+
+ private:
+  std::shared_ptr<State> state_;
+  const StoreOptions options_;
+  const std::string display_root_;
+};
+
+}  // namespace
+
+std::unique_ptr<ProjectFiles> NewMemoryStore(std::string name, const StoreOptions& options) {
+  return std::make_unique<MemoryStore>(std::move(name), options);
+}
+
 }  // namespace toolvfs

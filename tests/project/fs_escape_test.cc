@@ -270,8 +270,8 @@ TEST_P(FsEscapeTest, RootIsHeldByDescriptor) {
 
 INSTANTIATE_TEST_SUITE_P(Resolution, FsEscapeTest,
                          ::testing::Values(FsResolution::kAuto, FsResolution::kComponentWalk),
-                         [](const auto& info) {
-                           return info.param == FsResolution::kAuto ? "Openat2" : "ComponentWalk";
+                         [](const ::testing::TestParamInfo<FsResolution>& param_info) {
+                           return param_info.param == FsResolution::kAuto ? "Openat2" : "ComponentWalk";
                          });
 
 TEST(FsStoreOpenTest, MissingOrNonDirectoryRootIsAClearError) {

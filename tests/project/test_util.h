@@ -4,6 +4,7 @@
 // reported as test failures (ADD_FAILURE), so tests stay short.
 #pragma once
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,8 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,21 +79,46 @@ inline void MakeDirectory(const std::string& path) {
   if (error) ADD_FAILURE() << "cannot create directory " << path << ": " << error.message();
 }
 
-// Writes `content` to the real file `path`, creating missing parents.
+// Writes `content` to the real file `path` (mode 0644 before umask),
+// creating missing parents.
 inline void WriteRealFile(const std::string& path, std::string_view content) {
   MakeDirectory(std::filesystem::path(path).parent_path().string());
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(content.data(), static_cast<std::streamsize>(content.size()));
-  out.close();
-  if (!out) ADD_FAILURE() << "cannot write " << path;
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    ADD_FAILURE() << "cannot create " << path << ": " << std::strerror(errno);
+    return;
+  }
+  while (!content.empty()) {
+    ssize_t written = ::write(fd, content.data(), content.size());
+    if (written < 0 && errno == EINTR) continue;
+    if (written < 0) {
+      ADD_FAILURE() << "cannot write " << path << ": " << std::strerror(errno);
+      break;
+    }
+    content.remove_prefix(static_cast<size_t>(written));
+  }
+  ::close(fd);
 }
 
-// The content of the real file `path`; "<cannot read PATH>" if it cannot be
-// read, so a comparison with the expected content fails and says why.
+// The content of the real file `path`; "<cannot read PATH: why>" if it
+// cannot be read, so a comparison with the expected content fails and says
+// why.
 inline std::string ReadRealFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.is_open() || in.bad()) return "<cannot read " + path + ">";
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "<cannot read " + path + ": " + std::strerror(errno) + ">";
+  std::string content;
+  char buffer[65536];
+  while (true) {
+    ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      content = "<cannot read " + path + ": " + std::strerror(errno) + ">";
+      break;
+    }
+    if (got == 0) break;
+    content.append(buffer, static_cast<size_t>(got));
+  }
+  ::close(fd);
   return content;
 }
 

@@ -1,0 +1,55 @@
+// The wording of store errors, shared by every backend, so a client sees
+// the same one-line message whichever store serves it (and the conformance
+// suite can compare messages across backends).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace toolvfs {
+
+// "Cannot <verb> '<path>'": the start of most messages below.
+std::string CannotDo(std::string_view verb, std::string_view path);
+
+// "Cannot rename '<from>' to '<to>'".
+std::string CannotRename(std::string_view from, std::string_view to);
+
+// NotFound "<noun> '<path>' does not exist"; noun is "File" (read),
+// "Directory" (list) or "Path" (everything else).
+Status MissingError(std::string_view noun, std::string_view path);
+
+// NotDirectory "<what>: '<file>' is a file": a component of the path is a
+// file, so nothing can be below it.
+Status ParentIsFileError(std::string_view what, std::string_view file);
+
+// IsDirectory "Cannot <verb> '<path>': it is a directory".
+Status IsDirectoryActionError(std::string_view verb, std::string_view path);
+
+// NotDirectory "Cannot list '<path>': it is a file".
+Status ListFileError(std::string_view path);
+
+// AlreadyExists "Cannot create '<path>': it already exists".
+Status CreateExistsError(std::string_view path);
+
+// InvalidArgument "Cannot <verb> '.': it is the project root".
+Status ProjectRootError(std::string_view verb);
+
+// NotEmpty "Cannot delete '<path>': directory is not empty (pass recursive ...)".
+Status DeleteNotEmptyError(std::string_view path);
+
+// TooLarge "Cannot read '<path>': <size> is larger than the read limit of <limit>".
+Status ReadLimitError(std::string_view path, uint64_t size, uint64_t limit);
+
+// Rename failures, each "Cannot rename 'from' to 'to': <reason>".
+Status RenameRootError(std::string_view from, std::string_view to);
+Status RenameIntoItselfError(std::string_view from, std::string_view to);
+Status RenameSourceMissingError(std::string_view from, std::string_view to);
+Status RenameTargetExistsError(std::string_view from, std::string_view to);
+Status RenameTargetIsDirectoryError(std::string_view from, std::string_view to);
+Status RenameTargetIsFileError(std::string_view from, std::string_view to);
+Status RenameTargetNotEmptyError(std::string_view from, std::string_view to);
+
+}  // namespace toolvfs
