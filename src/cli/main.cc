@@ -1,1 +1,136 @@
-int main() { return 0; }
+// toolvfs: the command line front end. Parses with CLI11 from the command
+// table of commands.cc and runs the selected command. Every failure ends
+// as one line "toolvfs: <what failed>: <why>" on stderr; no exception
+// leaves main().
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/command.h"
+#include "cli/terminal.h"
+
+namespace toolvfs {
+namespace {
+
+std::string CommandNames() {
+  std::string names;
+  for (const CommandInfo& info : Commands()) {
+    if (!names.empty()) names += ", ";
+    names += info.name;
+  }
+  return names;
+}
+
+// What the user typed where a command name belongs: the first argument
+// that is neither an option of `root` nor an option's value, and the first
+// option `root` does not know.
+struct RootArguments {
+  std::string command;
+  std::string unknown_option;
+};
+
+RootArguments ScanRootArguments(const CLI::App& root, int argc, char** argv) {
+  RootArguments found;
+  for (int index = 1; index < argc; ++index) {
+    std::string_view argument = argv[index];
+    if (argument == "--") {
+      if (index + 1 < argc) found.command = argv[index + 1];
+      break;
+    }
+    if (!argument.starts_with("-")) {
+      found.command = argument;
+      break;
+    }
+    std::string name(argument.substr(0, argument.find('=')));
+    const CLI::Option* option = root.get_option_no_throw(name);
+    if (option == nullptr) {
+      if (found.unknown_option.empty()) found.unknown_option = name;
+      continue;
+    }
+    bool inline_value = argument.find('=') != std::string_view::npos;
+    if (!inline_value && option->get_type_size() != 0) ++index;  // skip its value
+  }
+  return found;
+}
+
+// A CLI11 parse error as our one-line form, with a pointer to the help of
+// the command that was being parsed.
+int ReportParseError(const CLI::App& root, const CLI::ParseError& error, int argc, char** argv) {
+  std::vector<CLI::App*> selected = root.get_subcommands();
+  if (selected.empty()) {
+    RootArguments arguments = ScanRootArguments(root, argc, argv);
+    if (!arguments.command.empty()) {
+      return ReportError(arguments.command, "unknown command; expected one of: " + CommandNames() +
+                                                " (see toolvfs --help)");
+    }
+    if (!arguments.unknown_option.empty()) {
+      return ReportError(arguments.unknown_option, "unknown option (see toolvfs --help)");
+    }
+    if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr) {
+      return ReportError("no command given", "expected one of: " + CommandNames() +
+                                                 " (see toolvfs --help)");
+    }
+    return ReportError("command line", std::string(error.what()) + " (see toolvfs --help)");
+  }
+  const std::string& name = selected.front()->get_name();
+  return ReportError(name, std::string(error.what()) + " (see toolvfs " + name + " --help)");
+}
+
+int RunMain(int argc, char** argv) {
+  CLI::App app{
+      "toolvfs runs the tools of LLM agents through a policy-checked, audited project store.",
+      "toolvfs"};
+  app.set_version_flag("--version", "toolvfs " TOOLVFS_VERSION);
+  app.require_subcommand(1);
+  CommonOptions common;
+  AddCommonOptions(app, common);
+
+  struct Registered {
+    CLI::App* app;
+    std::unique_ptr<Command> command;
+  };
+  std::vector<Registered> registered;
+  for (const CommandInfo& info : Commands()) {
+    CLI::App* sub = app.add_subcommand(info.name, info.summary);
+    std::unique_ptr<Command> command = info.create();
+    command->AddOptions(*sub);
+    AddCommonOptions(*sub, common);
+    registered.push_back({sub, std::move(command)});
+  }
+  // After the commands: a subcommand inherits the footer it is created with.
+  app.footer(
+      "Run 'toolvfs COMMAND --help' for the options of a command.\n"
+      "Exit codes: 0 success (grep: matches found), 1 no result (grep: no match), "
+      "2 usage, config or other error.");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // --help and --version are "errors" with exit code 0: CLI11 prints them.
+    if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(error);
+    return ReportParseError(app, error, argc, argv);
+  }
+
+  for (Registered& entry : registered) {
+    if (entry.app->parsed()) return entry.command->Run(common);
+  }
+  return ReportError("no command given", "expected one of: " + CommandNames() + " (see toolvfs --help)");
+}
+
+}  // namespace
+}  // namespace toolvfs
+
+int main(int argc, char** argv) {
+  try {
+    return toolvfs::RunMain(argc, argv);
+  } catch (const std::exception& error) {
+    return toolvfs::ReportError("internal error", error.what());
+  } catch (...) {
+    return toolvfs::ReportError("internal error", "unknown exception");
+  }
+}

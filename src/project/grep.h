@@ -27,7 +27,10 @@ class GrepTree {
   virtual ~GrepTree() = default;
 
   // Entries of the directory at normalized `path` (any order), without
-  // following symlinks. NotFound / NotDirectory / PermissionDenied.
+  // following symlinks among them: a symlink entry is kSymlink. Symlinks
+  // in `path` itself are followed if they stay inside the root (a directory
+  // named in GrepOptions::paths may be one). NotFound / NotDirectory /
+  // PermissionDenied.
   virtual Result<std::vector<Entry>> List(std::string_view path) = 0;
 
   // Kind of normalized `path`, following symlinks that stay inside the
@@ -36,7 +39,8 @@ class GrepTree {
   virtual Result<EntryKind> Resolve(std::string_view path) = 0;
 
   // Replaces `content` with the whole content of the file at normalized
-  // `path`. `follow_symlinks` is true only for files named in
+  // `path`. `follow_symlinks` is about the file itself (directories above
+  // it are followed as in List): true only for files named in
   // GrepOptions::paths; a walked file that became a symlink fails.
   // The caller reuses `content` across calls to avoid allocations.
   virtual Status ReadFile(std::string_view path, bool follow_symlinks,
@@ -47,8 +51,24 @@ class GrepTree {
 // entry in options.paths / options.extensions; the error of an entry of
 // options.paths that cannot be resolved (NotFound, PermissionDenied...).
 // Entries met while walking that cannot be listed or read (vanished,
-// unreadable, turned into a symlink) are skipped, like ripgrep does.
-// Entries of options.paths are normalized here.
+// unreadable, turned into a symlink) are skipped, like ripgrep does, and
+// so are names that are not valid project paths (control characters,
+// invalid UTF-8). Entries of options.paths are normalized here; a file
+// reached through two of them is reported once.
+//
+// Details of the options:
+//  - extensions: a walked file matches "rs" or ".rs" if its name ends in
+//    ".rs" (exact case), so "tar.gz" works too; an empty entry is invalid.
+//  - max_matches: the first max_matches matching lines in (path, line)
+//    order are kept with their context; lines after the last kept match
+//    within its context are shown as context even if they match (like GNU
+//    grep -m), so exactly max_matches lines have is_match set.
+//  - ignore files: .gitignore and .ignore (ignore.h) in every walked
+//    directory and, for a directory named in options.paths, in the
+//    directories above it; honored even when there is no .git directory.
+//
+// Runs on max(2, hardware threads) threads; the result does not depend on
+// their timing.
 Result<GrepResult> RunGrep(GrepTree& tree, std::string_view pattern,
                            const GrepOptions& options);
 

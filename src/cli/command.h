@@ -1,0 +1,69 @@
+// The toolvfs subcommands: what each one declares and how main() runs it.
+//
+// main.cc builds the CLI11 parser from the table returned by Commands()
+// (commands.cc), adds the common options of SPEC.md §10 to the root and to
+// every command, parses, then calls Run() on the selected command. A
+// command is a thin front end: it reaches project files only through a
+// ProjectFiles store opened with OpenProject().
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace toolvfs {
+
+// Exit codes shared by every command (SPEC.md §10). grep uses kNoResult
+// for "no match", like ripgrep.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitNoResult = 1,
+  kExitUsage = 2,  // usage, config or any other error the user must fix
+};
+
+// Options every command accepts, parsed once into one place.
+struct CommonOptions {
+  std::string project = ".";          // --project DIR|URI; default: the current directory
+  std::string config;                 // --config FILE; takes effect when toolvfs.toml lands
+  bool no_interaction = false;        // --no-interaction; takes effect with the inquirer
+  std::string sandbox = "require";    // --sandbox require|best-effort; takes effect with the sandbox
+  std::string audit_path;             // --audit PATH; takes effect with the audit log
+  bool no_audit = false;              // --no-audit
+  std::string log_level = "warn";     // --log-level error|warn|info|debug
+};
+
+// Declares the common options on `app`, bound to `options`. Called for
+// the root and for every command, so they may appear before or after the
+// command name.
+void AddCommonOptions(CLI::App& app, CommonOptions& options);
+
+class Command {
+ public:
+  virtual ~Command() = default;
+
+  // Declares the command's own options and positionals on `app` (the
+  // command's CLI11 subcommand), bound to members of this object.
+  virtual void AddOptions(CLI::App& app) = 0;
+
+  // Runs the command after a successful parse and returns the exit code.
+  // Prints its own output and errors (see ReportError); never throws.
+  virtual int Run(const CommonOptions& common) = 0;
+};
+
+struct CommandInfo {
+  const char* name;
+  const char* summary;  // one line for `toolvfs --help`
+  std::unique_ptr<Command> (*create)();
+};
+
+// Every command, in the order `toolvfs --help` lists them.
+std::span<const CommandInfo> Commands();
+
+std::unique_ptr<Command> NewGrepCommand();
+std::unique_ptr<Command> NewDoctorCommand();
+
+}  // namespace toolvfs

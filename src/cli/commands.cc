@@ -1,0 +1,17 @@
+// The one table of toolvfs subcommands (like ninja's subtool table). A new
+// command is one line here plus its New*Command() factory.
+#include <iterator>
+
+#include "cli/command.h"
+
+namespace toolvfs {
+
+std::span<const CommandInfo> Commands() {
+  static const CommandInfo kCommands[] = {
+      {"grep", "Search file contents with a regular expression (RE2 syntax)", NewGrepCommand},
+      {"doctor", "Show which sandbox features this machine's kernel provides", NewDoctorCommand},
+  };
+  return kCommands;
+}
+
+}  // namespace toolvfs

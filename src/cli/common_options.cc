@@ -1,0 +1,39 @@
+#include <CLI/CLI.hpp>
+
+#include "cli/command.h"
+
+namespace toolvfs {
+
+void AddCommonOptions(CLI::App& app, CommonOptions& options) {
+  constexpr const char* kGroup = "Common options";
+  app.add_option("--project", options.project,
+                 "Project store: a directory, fs:DIR, memory: or null: (default: the current directory)")
+      ->type_name("DIR|URI")
+      ->group(kGroup);
+  app.add_option("--config", options.config,
+                 "Tool configuration file (accepted; takes effect when toolvfs.toml support lands)")
+      ->type_name("FILE")
+      ->group(kGroup);
+  app.add_flag("--no-interaction", options.no_interaction,
+               "Never ask; deny requests the policy does not cover (takes effect with the inquirer)")
+      ->group(kGroup);
+  app.add_option("--sandbox", options.sandbox,
+                 "require: fail if the OS sandbox cannot be enforced; best-effort: warn "
+                 "(takes effect when the sandbox lands)")
+      ->type_name("MODE")
+      ->check(CLI::IsMember({"require", "best-effort"}))
+      ->group(kGroup);
+  CLI::Option* audit = app.add_option("--audit", options.audit_path,
+                                      "Append the audit log to PATH (takes effect when the audit log lands)")
+                           ->type_name("PATH")
+                           ->group(kGroup);
+  app.add_flag("--no-audit", options.no_audit, "Do not write an audit log")
+      ->excludes(audit)
+      ->group(kGroup);
+  app.add_option("--log-level", options.log_level, "error, warn, info or debug (default: warn)")
+      ->type_name("LEVEL")
+      ->check(CLI::IsMember({"error", "warn", "info", "debug"}))
+      ->group(kGroup);
+}
+
+}  // namespace toolvfs

@@ -1,0 +1,32 @@
+// Human output helpers shared by the commands: the one-line error format
+// and the colour decision.
+#pragma once
+
+#include <string_view>
+
+namespace toolvfs {
+
+// Prints "toolvfs: <what>: <why>" as one line on stderr (newlines in `why`
+// are folded) and returns kExitUsage, so callers can `return ReportError(...)`.
+int ReportError(std::string_view what, std::string_view why);
+
+// Prints "toolvfs: <what>: <why>" on stderr for something the user should
+// know that is not a failure.
+void ReportNote(std::string_view what, std::string_view why);
+
+// Whether output on `fd` may use ANSI colour: only a terminal, never when
+// NO_COLOR is set to a non-empty value (no-color.org) or TERM is "dumb".
+bool ColorEnabled(int fd);
+
+// ANSI escapes used by the commands; empty strings when colour is off.
+struct Palette {
+  std::string_view path;
+  std::string_view line_number;
+  std::string_view match;
+  std::string_view good;
+  std::string_view bad;
+  std::string_view reset;
+};
+Palette MakePalette(bool color);
+
+}  // namespace toolvfs

@@ -1,0 +1,503 @@
+// End-to-end tests of the toolvfs command line: each test runs the built
+// binary as a subprocess and checks its stdout, stderr and exit code.
+#include <rapidjson/document.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "subprocess.h"
+
+namespace toolvfs {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::EndsWith;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+namespace fs = std::filesystem;
+
+ProcessResult Toolvfs(std::vector<std::string> arguments, const ProcessOptions& options = {}) {
+  arguments.insert(arguments.begin(), ToolvfsBinary());
+  return RunProcess(arguments, options);
+}
+
+// Exactly one line "toolvfs: <what>: <why>\n".
+void ExpectOneLineError(const ProcessResult& result) {
+  EXPECT_THAT(result.err, StartsWith("toolvfs: "));
+  EXPECT_THAT(result.err, EndsWith("\n"));
+  EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+  EXPECT_GE(std::count(result.err.begin(), result.err.end(), ':'), 2) << result.err;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);) lines.push_back(line);
+  return lines;
+}
+
+// A small project on disk:
+//   src/a.py       two functions with blank lines between them
+//   src/b.c        a TODO
+//   docs/notes.md  a TODO and a capitalised "Def"
+//   data.bin       "def " before a NUL byte: binary, skipped
+//   app.log, build/out.py   ignored by .gitignore
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(ToolvfsBinary().empty()) << "TOOLVFS_BINARY is not set";
+    char pattern[] = "/tmp/toolvfs-cli-test-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    root_ = pattern;
+    Write("src/a.py",
+          "import os\n\ndef alpha():\n    return 1\n\n\n\n\ndef beta():\n    return 2\n");
+    Write("src/b.c", "int main(void) {\n  /* TODO: parse args */\n  return 0;\n}\n");
+    Write("docs/notes.md", "# Notes\nTODO write docs\nDef is not lowercase\n");
+    Write("data.bin", std::string("def \0 binary\n", 13));
+    Write(".gitignore", "*.log\nbuild/\n");
+    Write("app.log", "def in a log\n");
+    Write("build/out.py", "def built():\n");
+  }
+
+  void TearDown() override {
+    std::error_code ignored;
+    fs::remove_all(root_, ignored);
+  }
+
+  void Write(const std::string& path, const std::string& content) {
+    fs::path full = fs::path(root_) / path;
+    fs::create_directories(full.parent_path());
+    std::ofstream(full, std::ios::binary) << content;
+  }
+
+  // toolvfs ARGS... --project ROOT
+  ProcessResult InProject(std::vector<std::string> arguments) {
+    arguments.push_back("--project");
+    arguments.push_back(root_);
+    return Toolvfs(arguments);
+  }
+
+  std::string root_;
+};
+
+TEST_F(CliTest, GrepPrintsMatchesSortedByPathAndExitsZero) {
+  ProcessResult result = InProject({"grep", "TODO"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out,
+            "docs/notes.md:2:TODO write docs\n"
+            "src/b.c:2:  /* TODO: parse args */\n");
+  EXPECT_EQ(result.err, "");
+}
+
+TEST_F(CliTest, GrepSkipsBinaryAndIgnoredFiles) {
+  ProcessResult result = InProject({"grep", "def "});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "src/a.py:3:def alpha():\nsrc/a.py:9:def beta():\n");
+}
+
+TEST_F(CliTest, GrepIncludeIgnoredSearchesIgnoredFiles) {
+  ProcessResult result = InProject({"grep", "def ", "--include-ignored"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out,
+            "app.log:1:def in a log\n"
+            "build/out.py:1:def built():\n"
+            "src/a.py:3:def alpha():\n"
+            "src/a.py:9:def beta():\n");
+}
+
+TEST_F(CliTest, GrepWithoutMatchExitsOneSilently) {
+  ProcessResult result = InProject({"grep", "no such text anywhere"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.out, "");
+  EXPECT_EQ(result.err, "");
+}
+
+TEST_F(CliTest, GrepBadPatternIsOneLineErrorExitTwo) {
+  ProcessResult result = InProject({"grep", "a("});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.out, "");
+  ExpectOneLineError(result);
+  EXPECT_THAT(result.err, StartsWith("toolvfs: grep: "));
+  EXPECT_THAT(result.err, HasSubstr("a("));
+}
+
+TEST_F(CliTest, GrepIgnoreCase) {
+  ProcessResult result = InProject({"grep", "-i", "^def "});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out,
+            "docs/notes.md:3:Def is not lowercase\n"
+            "src/a.py:3:def alpha():\n"
+            "src/a.py:9:def beta():\n");
+  EXPECT_EQ(InProject({"grep", "--ignore-case", "todo WRITE"}).out, "docs/notes.md:2:TODO write docs\n");
+}
+
+TEST_F(CliTest, GrepContextPrintsRipgrepStyleGroups) {
+  ProcessResult result = InProject({"grep", "-C", "1", "def "});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out,
+            "src/a.py-2-\n"
+            "src/a.py:3:def alpha():\n"
+            "src/a.py-4-    return 1\n"
+            "--\n"
+            "src/a.py-8-\n"
+            "src/a.py:9:def beta():\n"
+            "src/a.py-10-    return 2\n");
+}
+
+TEST_F(CliTest, GrepContextMergesAdjacentGroupsAndSeparatesFiles) {
+  // With 3 lines of context the two groups of a.py overlap (line 6), so
+  // they merge without "--"; the next file starts a new group.
+  ProcessResult result = InProject({"grep", "--context", "3", "def |TODO"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out,
+            "docs/notes.md-1-# Notes\n"
+            "docs/notes.md:2:TODO write docs\n"
+            "docs/notes.md-3-Def is not lowercase\n"
+            "--\n"
+            "src/a.py-1-import os\n"
+            "src/a.py-2-\n"
+            "src/a.py:3:def alpha():\n"
+            "src/a.py-4-    return 1\n"
+            "src/a.py-5-\n"
+            "src/a.py-6-\n"
+            "src/a.py-7-\n"
+            "src/a.py-8-\n"
+            "src/a.py:9:def beta():\n"
+            "src/a.py-10-    return 2\n"
+            "--\n"
+            "src/b.c-1-int main(void) {\n"
+            "src/b.c:2:  /* TODO: parse args */\n"
+            "src/b.c-3-  return 0;\n"
+            "src/b.c-4-}\n");
+}
+
+TEST_F(CliTest, GrepExtensionFilter) {
+  EXPECT_EQ(InProject({"grep", "TODO", "--ext", "c"}).out, "src/b.c:2:  /* TODO: parse args */\n");
+  EXPECT_EQ(InProject({"grep", "TODO", "--ext", ".md"}).out, "docs/notes.md:2:TODO write docs\n");
+  ProcessResult both = InProject({"grep", "TODO", "--ext", "md,c"});
+  EXPECT_EQ(Lines(both.out).size(), 2u) << both.out;
+  ProcessResult repeated = InProject({"grep", "TODO", "--ext", "md", "--ext", "c"});
+  EXPECT_EQ(repeated.out, both.out);
+  ProcessResult none = InProject({"grep", "TODO", "--ext", "py"});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_EQ(none.out, "");
+}
+
+TEST_F(CliTest, GrepMaxMatchesTruncates) {
+  ProcessResult result = InProject({"grep", "def |TODO", "--max-matches", "2"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(Lines(result.out).size(), 2u) << result.out;
+  EXPECT_THAT(result.err, HasSubstr("--max-matches"));  // a note, not an error
+
+  ProcessResult zero = InProject({"grep", "def ", "--max-matches", "0"});
+  EXPECT_EQ(zero.exit_code, 2);
+  ExpectOneLineError(zero);
+}
+
+TEST_F(CliTest, GrepHasNoLimitByDefault) {
+  std::string many;
+  for (int line = 0; line < 2500; ++line) many += "needle " + std::to_string(line) + "\n";
+  Write("many.txt", many);
+  ProcessResult result = InProject({"grep", "needle"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(Lines(result.out).size(), 2500u);
+  EXPECT_EQ(result.err, "");
+}
+
+// Checks the exact shape {"matches":[{"path","lines":[{line_number,content,is_match}]}],"truncated"}.
+void ExpectGrepJsonShape(const rapidjson::Document& document) {
+  ASSERT_TRUE(document.IsObject());
+  ASSERT_EQ(document.MemberCount(), 2u);
+  ASSERT_TRUE(document.HasMember("matches"));
+  ASSERT_TRUE(document.HasMember("truncated"));
+  ASSERT_TRUE(document["matches"].IsArray());
+  ASSERT_TRUE(document["truncated"].IsBool());
+  for (const rapidjson::Value& file : document["matches"].GetArray()) {
+    ASSERT_TRUE(file.IsObject());
+    ASSERT_EQ(file.MemberCount(), 2u);
+    ASSERT_TRUE(file.HasMember("path") && file["path"].IsString());
+    ASSERT_TRUE(file.HasMember("lines") && file["lines"].IsArray());
+    for (const rapidjson::Value& line : file["lines"].GetArray()) {
+      ASSERT_TRUE(line.IsObject());
+      ASSERT_EQ(line.MemberCount(), 3u);
+      ASSERT_TRUE(line.HasMember("line_number") && line["line_number"].IsUint64());
+      ASSERT_TRUE(line.HasMember("content") && line["content"].IsString());
+      ASSERT_TRUE(line.HasMember("is_match") && line["is_match"].IsBool());
+    }
+  }
+}
+
+TEST_F(CliTest, GrepJsonHasTheProtocolShape) {
+  ProcessResult result = InProject({"grep", "def ", "--json", "-C", "1"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out, EndsWith("}\n"));
+  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 1) << "one object on one line";
+  rapidjson::Document document;
+  document.Parse(result.out.c_str());
+  ASSERT_FALSE(document.HasParseError()) << result.out;
+  ExpectGrepJsonShape(document);
+  EXPECT_FALSE(document["truncated"].GetBool());
+  const rapidjson::Value& matches = document["matches"];
+  ASSERT_EQ(matches.Size(), 1u);
+  EXPECT_STREQ(matches[0]["path"].GetString(), "src/a.py");
+  const rapidjson::Value& lines = matches[0]["lines"];
+  ASSERT_EQ(lines.Size(), 6u);
+  EXPECT_EQ(lines[0]["line_number"].GetUint64(), 2u);
+  EXPECT_FALSE(lines[0]["is_match"].GetBool());
+  EXPECT_EQ(lines[1]["line_number"].GetUint64(), 3u);
+  EXPECT_STREQ(lines[1]["content"].GetString(), "def alpha():");
+  EXPECT_TRUE(lines[1]["is_match"].GetBool());
+}
+
+TEST_F(CliTest, GrepJsonReportsTruncationAndEmptyResults) {
+  ProcessResult truncated = InProject({"grep", "def ", "--json", "--max-matches", "1"});
+  EXPECT_EQ(truncated.exit_code, 0) << truncated.err;
+  EXPECT_EQ(truncated.err, "");
+  EXPECT_EQ(truncated.out,
+            "{\"matches\":[{\"path\":\"src/a.py\",\"lines\":[{\"line_number\":3,"
+            "\"content\":\"def alpha():\",\"is_match\":true}]}],\"truncated\":true}\n");
+
+  ProcessResult empty = InProject({"grep", "nothing matches this", "--json"});
+  EXPECT_EQ(empty.exit_code, 1);
+  EXPECT_EQ(empty.out, "{\"matches\":[],\"truncated\":false}\n");
+}
+
+TEST_F(CliTest, GrepJsonEscapesControlCharacters) {
+  Write("tabs.txt", "quote \" back \\ tab \t bell \x07 end\n");
+  ProcessResult result = InProject({"grep", "bell", "--json"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  rapidjson::Document document;
+  document.Parse(result.out.c_str());
+  ASSERT_FALSE(document.HasParseError()) << result.out;
+  ExpectGrepJsonShape(document);
+  EXPECT_STREQ(document["matches"][0]["lines"][0]["content"].GetString(),
+               "quote \" back \\ tab \t bell \x07 end");
+}
+
+TEST_F(CliTest, GrepPathArgumentsRestrictTheSearch) {
+  EXPECT_EQ(InProject({"grep", "TODO", "src"}).out, "src/b.c:2:  /* TODO: parse args */\n");
+  EXPECT_EQ(InProject({"grep", "def |TODO", "src/a.py", "docs"}).out,
+            "docs/notes.md:2:TODO write docs\n"
+            "src/a.py:3:def alpha():\n"
+            "src/a.py:9:def beta():\n");
+  // A file named explicitly is searched even if ignored.
+  EXPECT_EQ(InProject({"grep", "def ", "app.log"}).out, "app.log:1:def in a log\n");
+
+  ProcessResult missing = InProject({"grep", "TODO", "no/such/dir"});
+  EXPECT_EQ(missing.exit_code, 2);
+  ExpectOneLineError(missing);
+  EXPECT_THAT(missing.err, HasSubstr("no/such/dir"));
+}
+
+TEST_F(CliTest, PatternStartingWithDashAfterDoubleDash) {
+  Write("flags.txt", "run with -v for details\n");
+  // Everything after "--" is positional, so the options come first.
+  ProcessResult result = Toolvfs({"grep", "--project", root_, "--", "-v for"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "flags.txt:1:run with -v for details\n");
+}
+
+TEST_F(CliTest, ProjectAcceptsFsUriBareDirAndDefaultsToCurrentDirectory) {
+  std::string expected = "docs/notes.md:2:TODO write docs\nsrc/b.c:2:  /* TODO: parse args */\n";
+  EXPECT_EQ(Toolvfs({"grep", "TODO", "--project", "fs:" + root_}).out, expected);
+  EXPECT_EQ(Toolvfs({"grep", "TODO", "--project", root_}).out, expected);
+  EXPECT_EQ(Toolvfs({"grep", "TODO", "--project=" + root_}).out, expected);
+  EXPECT_EQ(Toolvfs({"--project", root_, "grep", "TODO"}).out, expected);  // before the command
+  EXPECT_EQ(Toolvfs({"grep", "TODO"}, {.cwd = root_}).out, expected);
+  EXPECT_EQ(Toolvfs({"grep", "TODO", "--project", "src"}, {.cwd = root_}).out,
+            "b.c:2:  /* TODO: parse args */\n");
+}
+
+TEST_F(CliTest, ProjectMemoryAndNullAreEmpty) {
+  for (const char* uri : {"memory:", "memory:scratch", "null:"}) {
+    ProcessResult result = Toolvfs({"grep", "anything", "--project", uri});
+    EXPECT_EQ(result.exit_code, 1) << uri << ": " << result.err;
+    EXPECT_EQ(result.out, "") << uri;
+    EXPECT_EQ(result.err, "") << uri;
+  }
+}
+
+TEST_F(CliTest, ProjectWithUnknownSchemeIsOneLineErrorNamingIt) {
+  ProcessResult result = Toolvfs({"grep", "x", "--project", "ftp:example"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.out, "");
+  ExpectOneLineError(result);
+  EXPECT_THAT(result.err, HasSubstr("ftp:example"));
+}
+
+TEST_F(CliTest, MissingProjectDirectoryIsAnError) {
+  std::string missing = root_ + "/does-not-exist";
+  ProcessResult result = Toolvfs({"grep", "x", "--project", missing});
+  EXPECT_EQ(result.exit_code, 2);
+  ExpectOneLineError(result);
+  EXPECT_THAT(result.err, HasSubstr("does-not-exist"));
+
+  ProcessResult file = Toolvfs({"grep", "x", "--project", root_ + "/src/a.py"});
+  EXPECT_EQ(file.exit_code, 2);
+  ExpectOneLineError(file);
+}
+
+TEST_F(CliTest, CommonOptionsAreAcceptedAndChecked) {
+  ProcessResult result = InProject({"grep", "TODO", "--no-interaction", "--sandbox=best-effort",
+                                    "--log-level", "debug", "--config", "toolvfs.toml", "--no-audit"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(InProject({"doctor", "--audit", root_ + "/audit.jsonl", "--sandbox", "require"}).exit_code, 0);
+
+  for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
+           {"grep", "x", "--sandbox", "sometimes"},
+           {"grep", "x", "--log-level", "loud"},
+           {"grep", "x", "--audit", "a.jsonl", "--no-audit"},
+       }) {
+    ProcessResult rejected = InProject(bad);
+    EXPECT_EQ(rejected.exit_code, 2) << bad[2];
+    ExpectOneLineError(rejected);
+    EXPECT_THAT(rejected.err, HasSubstr("(see toolvfs grep --help)"));
+  }
+}
+
+TEST(CliUsageTest, UnknownOptionIsOneLineErrorWithHint) {
+  ProcessResult result = Toolvfs({"grep", "x", "--bogus"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.out, "");
+  ExpectOneLineError(result);
+  EXPECT_THAT(result.err, AllOf(StartsWith("toolvfs: grep: "), HasSubstr("--bogus"),
+                                HasSubstr("(see toolvfs grep --help)")));
+
+  ProcessResult root = Toolvfs({"--bogus"});
+  EXPECT_EQ(root.exit_code, 2);
+  ExpectOneLineError(root);
+  EXPECT_THAT(root.err, AllOf(HasSubstr("--bogus"), HasSubstr("(see toolvfs --help)")));
+}
+
+TEST(CliUsageTest, BadOptionValuesAreUsageErrors) {
+  for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
+           {"grep", "x", "-C", "many"},
+           {"grep", "x", "-C", "-1"},
+           {"grep", "x", "--max-matches", "lots"},
+           {"grep"},
+           {"grep", "x", "--project"},
+       }) {
+    ProcessResult result = Toolvfs(bad);
+    EXPECT_EQ(result.exit_code, 2) << testing::PrintToString(bad);
+    ExpectOneLineError(result);
+    EXPECT_THAT(result.err, HasSubstr("(see toolvfs grep --help)"));
+  }
+}
+
+TEST(CliUsageTest, MissingOrUnknownCommand) {
+  ProcessResult none = Toolvfs({});
+  EXPECT_EQ(none.exit_code, 2);
+  ExpectOneLineError(none);
+  EXPECT_THAT(none.err, HasSubstr("grep"));
+
+  ProcessResult unknown = Toolvfs({"frobnicate"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  ExpectOneLineError(unknown);
+  EXPECT_THAT(unknown.err, StartsWith("toolvfs: frobnicate: "));
+}
+
+// The command names listed under "Subcommands:" in `toolvfs --help`.
+std::vector<std::string> ListedCommands(const std::string& help) {
+  std::vector<std::string> names;
+  bool in_section = false;
+  for (const std::string& line : Lines(help)) {
+    if (line.starts_with("Subcommands:")) {
+      in_section = true;
+      continue;
+    }
+    if (!in_section) continue;
+    if (line.empty() || line[0] != ' ') break;
+    std::istringstream words(line);
+    std::string name;
+    words >> name;
+    names.push_back(name);
+  }
+  return names;
+}
+
+TEST(CliUsageTest, HelpWorksForTheRootAndEveryCommand) {
+  ProcessResult root = Toolvfs({"--help"});
+  EXPECT_EQ(root.exit_code, 0);
+  EXPECT_EQ(root.err, "");
+  EXPECT_THAT(root.out, HasSubstr("Usage: toolvfs"));
+  std::vector<std::string> commands = ListedCommands(root.out);
+  EXPECT_THAT(commands, ::testing::IsSupersetOf({"grep", "doctor"}));
+  for (const std::string& command : commands) {
+    for (const char* flag : {"--help", "-h"}) {
+      ProcessResult help = Toolvfs({command, flag});
+      EXPECT_EQ(help.exit_code, 0) << command;
+      EXPECT_EQ(help.err, "") << command;
+      EXPECT_THAT(help.out, HasSubstr("Usage: toolvfs " + command)) << command;
+      EXPECT_THAT(help.out, HasSubstr("--project")) << command << " lacks the common options";
+    }
+  }
+}
+
+TEST(CliUsageTest, VersionPrintsTheVersion) {
+  ProcessResult result = Toolvfs({"--version"});
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.out, "toolvfs " TOOLVFS_VERSION "\n");
+}
+
+TEST(CliDoctorTest, PrintsEveryKernelFeature) {
+  ProcessResult result = Toolvfs({"doctor"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "");
+  for (const char* feature : {"landlock", "openat2", "seccomp", "user namespaces", "clone3"}) {
+    EXPECT_THAT(result.out, HasSubstr(feature));
+  }
+  EXPECT_THAT(result.out, Not(HasSubstr("\x1b[")));
+}
+
+TEST_F(CliTest, ColourOnlyOnATerminalAndNeverWithNoColor) {
+  ProcessResult piped = InProject({"grep", "TODO"});
+  EXPECT_THAT(piped.out, Not(HasSubstr("\x1b[")));
+
+  std::vector<std::string> arguments = {ToolvfsBinary(), "grep", "TODO", "--project", root_};
+  ProcessResult tty = RunProcess(arguments, {.unset_env = {"NO_COLOR"}, .use_tty = true});
+  EXPECT_EQ(tty.exit_code, 0) << tty.err;
+  EXPECT_THAT(tty.out, HasSubstr("\x1b[1;31mTODO\x1b[0m"));  // the match highlighted
+
+  ProcessResult no_color = RunProcess(arguments, {.set_env = {"NO_COLOR=1"}, .use_tty = true});
+  EXPECT_EQ(no_color.exit_code, 0) << no_color.err;
+  EXPECT_THAT(no_color.out, HasSubstr("TODO write docs"));
+  EXPECT_THAT(no_color.out, Not(HasSubstr("\x1b[")));
+}
+
+// The committed example project of `make run`.
+TEST(CliExampleProjectTest, GrepShowsDefinitionsAndTodosButNotIgnoredOrBinaryFiles) {
+  std::string project = SourceDir() + "/examples/project";
+  ASSERT_TRUE(fs::is_directory(project)) << project;
+  ProcessResult result = Toolvfs({"grep", "def |TODO", "--project", project});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  std::vector<std::string> lines = Lines(result.out);
+  EXPECT_GE(lines.size(), 10u);
+  std::vector<std::string> paths;
+  for (const std::string& line : lines) paths.push_back(line.substr(0, line.find(':')));
+  EXPECT_TRUE(std::is_sorted(paths.begin(), paths.end()));
+  EXPECT_THAT(result.out, HasSubstr(".py:"));
+  EXPECT_THAT(result.out, HasSubstr(".c:"));
+  EXPECT_THAT(result.out, Not(HasSubstr(".log:")));   // ignored by .gitignore
+  EXPECT_THAT(result.out, Not(HasSubstr("build/")));  // ignored by .gitignore
+
+  // The ignored files exist (committed with git add -f) and do match.
+  ProcessResult everything = Toolvfs({"grep", "def |TODO", "--include-ignored", "--project", project});
+  EXPECT_THAT(everything.out, HasSubstr(".log:"));
+  // The binary favicon is never searched.
+  ProcessResult binary = Toolvfs({"grep", "IHDR|IDAT", "--include-ignored", "--project", project});
+  EXPECT_EQ(binary.exit_code, 1) << binary.out;
+}
+
+}  // namespace
+}  // namespace toolvfs

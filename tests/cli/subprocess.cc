@@ -1,0 +1,146 @@
+#include "subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "core/unique_fd.h"
+
+extern char** environ;
+
+namespace toolvfs {
+namespace {
+
+std::vector<std::string> BuildEnvironment(const ProcessOptions& options) {
+  std::vector<std::string> environment;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    std::string_view variable = *entry;
+    std::string_view name = variable.substr(0, variable.find('='));
+    bool drop = false;
+    for (const std::string& unset : options.unset_env) drop = drop || name == unset;
+    for (const std::string& set : options.set_env) {
+      drop = drop || name == std::string_view(set).substr(0, set.find('='));
+    }
+    if (!drop) environment.emplace_back(variable);
+  }
+  for (const std::string& set : options.set_env) environment.push_back(set);
+  return environment;
+}
+
+std::vector<char*> PointerArray(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (std::string& text : strings) pointers.push_back(text.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+// Reads both descriptors until both reach end of file (EIO on a pty
+// master once the child closed its side), so neither pipe can fill up.
+void DrainBoth(int out_fd, int err_fd, std::string& out, std::string& err) {
+  pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+  std::string* sinks[2] = {&out, &err};
+  int open_count = 2;
+  char buffer[65536];
+  while (open_count > 0) {
+    int ready = poll(fds, 2, -1);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      ADD_FAILURE() << "poll: " << std::strerror(errno);
+      return;
+    }
+    for (int index = 0; index < 2; ++index) {
+      if (fds[index].fd < 0 || fds[index].revents == 0) continue;
+      ssize_t length = read(fds[index].fd, buffer, sizeof buffer);
+      if (length < 0 && errno == EINTR) continue;
+      if (length <= 0) {
+        fds[index].fd = -1;
+        --open_count;
+        continue;
+      }
+      sinks[index]->append(buffer, static_cast<size_t>(length));
+    }
+  }
+}
+
+}  // namespace
+
+ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOptions& options) {
+  ProcessResult result;
+  UniqueFd out_read, out_write, err_read, err_write;
+  int fds[2];
+  if (options.use_tty) {
+    if (openpty(&fds[0], &fds[1], nullptr, nullptr, nullptr) != 0) {
+      ADD_FAILURE() << "openpty: " << std::strerror(errno);
+      return result;
+    }
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+  } else if (pipe2(fds, O_CLOEXEC) != 0) {
+    ADD_FAILURE() << "pipe2: " << std::strerror(errno);
+    return result;
+  }
+  out_read.reset(fds[0]);
+  out_write.reset(fds[1]);
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    ADD_FAILURE() << "pipe2: " << std::strerror(errno);
+    return result;
+  }
+  err_read.reset(fds[0]);
+  err_write.reset(fds[1]);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out_write.get(), STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err_write.get(), STDERR_FILENO);
+  if (!options.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, options.cwd.c_str());
+
+  std::vector<std::string> arguments = argv;
+  std::vector<std::string> environment = BuildEnvironment(options);
+  std::vector<char*> argument_pointers = PointerArray(arguments);
+  std::vector<char*> environment_pointers = PointerArray(environment);
+  pid_t pid = -1;
+  int spawn_error = posix_spawn(&pid, argv.at(0).c_str(), &actions, nullptr,
+                                argument_pointers.data(), environment_pointers.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawn_error != 0) {
+    ADD_FAILURE() << "posix_spawn " << argv.at(0) << ": " << std::strerror(spawn_error);
+    return result;
+  }
+  out_write.reset();
+  err_write.reset();
+  DrainBoth(out_read.get(), err_read.get(), result.out, result.err);
+
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      ADD_FAILURE() << "waitpid: " << std::strerror(errno);
+      return result;
+    }
+  }
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+// The environment wins; the build's paths (compile definitions) are the
+// fallback, so the binary also runs outside ctest.
+std::string ToolvfsBinary() {
+  const char* binary = std::getenv("TOOLVFS_BINARY");
+  return binary != nullptr && binary[0] != '\0' ? binary : TOOLVFS_BUILT_BINARY;
+}
+
+std::string SourceDir() {
+  const char* source = std::getenv("TOOLVFS_SOURCE_DIR");
+  return source != nullptr && source[0] != '\0' ? source : TOOLVFS_BUILT_SOURCE_DIR;
+}
+
+}  // namespace toolvfs
