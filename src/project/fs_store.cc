@@ -72,28 +72,40 @@ Status EscapeError(std::string_view path) {
                                " leads outside the project root through a symlink");
 }
 
-// How one operation words its errors (store_errors.h): the message prefix
-// ("Cannot read 'x'") and the status for a missing path.
+// How one operation words its errors (store_errors.h). Messages are built
+// only when an error happens: a search opens thousands of files.
 struct ErrorContext {
-  std::string_view path;
-  std::string what;
-  Status missing;
+  std::string_view verb;          // "read", "write", ...
+  std::string_view path;          // the path the error is about
+  std::string_view missing_noun;  // "File", "Directory" or "Path"
+  // Set for a rename, whose messages name both paths.
+  std::string_view rename_from, rename_to;
+
+  // "Cannot read 'x'" or "Cannot rename 'a' to 'b'".
+  std::string What() const {
+    return rename_from.empty() ? CannotDo(verb, path) : CannotRename(rename_from, rename_to);
+  }
+  // The status for a missing `path`.
+  Status Missing() const {
+    if (!rename_from.empty() && path == rename_from) return RenameSourceMissingError(rename_from, rename_to);
+    return MissingError(missing_noun, path);
+  }
 };
 
 ErrorContext Context(std::string_view verb, std::string_view path, std::string_view missing_noun) {
-  return ErrorContext{path, CannotDo(verb, path), MissingError(missing_noun, path)};
+  return ErrorContext{verb, path, missing_noun, {}, {}};
 }
 
 // The status for errno `error_number` in `context`.
 Status PathError(int error_number, const ErrorContext& context) {
   switch (error_number) {
-    case ENOENT: return context.missing;
-    case EEXIST: return AlreadyExistsError(context.what + ": it already exists");
-    case EISDIR: return IsDirectoryError(context.what + ": it is a directory");
-    case ENOTDIR: return NotDirectoryError(context.what + ": a parent is not a directory");
+    case ENOENT: return context.Missing();
+    case EEXIST: return AlreadyExistsError(context.What() + ": it already exists");
+    case EISDIR: return IsDirectoryError(context.What() + ": it is a directory");
+    case ENOTDIR: return NotDirectoryError(context.What() + ": a parent is not a directory");
     case ELOOP:
     case EXDEV: return EscapeError(context.path);
-    default: return ErrnoToStatus(error_number, context.what);
+    default: return ErrnoToStatus(error_number, context.What());
   }
 }
 
@@ -159,7 +171,7 @@ Status CopyFileContent(int source, int destination, const ErrorContext& context)
     if (got < 0) return PathError(errno, context);
     if (got == 0) return OkStatus();
     TOOLVFS_RETURN_IF_ERROR(
-        WriteFull(destination, std::string_view(buffer, static_cast<size_t>(got)), context.what));
+        WriteFull(destination, std::string_view(buffer, static_cast<size_t>(got)), context.What()));
   }
 }
 
@@ -199,7 +211,7 @@ class FsStore final : public ProjectFiles {
     if (!S_ISREG(status.st_mode)) return SpecialFileError("read", path, status.st_mode);
     uint64_t size = static_cast<uint64_t>(status.st_size);
     if (size > options_.max_read_bytes) return ReadLimitError(path, size, options_.max_read_bytes);
-    return ReadToEnd(fd.get(), options_.max_read_bytes, context.what, size);
+    return ReadToEnd(fd.get(), options_.max_read_bytes, context.What(), size);
   }
 
   Status Write(std::string_view raw_path, std::string_view content, WriteMode mode) override {
@@ -315,7 +327,7 @@ class FsStore final : public ProjectFiles {
     TOOLVFS_ASSIGN_OR_RETURN(std::string to, NormalizePath(raw_to));
     if (from.empty() || to.empty()) return RenameRootError(from, to);
     if (from != to && PathContains(from, to)) return RenameIntoItselfError(from, to);
-    ErrorContext source_context{from, CannotRename(from, to), RenameSourceMissingError(from, to)};
+    ErrorContext source_context{"rename", from, "Path", from, to};
     TOOLVFS_ASSIGN_OR_RETURN(Location source, LocateEntry(from, source_context));
     struct stat source_status;
     if (::fstatat(source.parent.get(), source.name.c_str(), &source_status, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -324,7 +336,7 @@ class FsStore final : public ProjectFiles {
     if (IsSpecialFile(source_status.st_mode)) return SpecialFileError("rename", from, source_status.st_mode);
     if (from == to) return OkStatus();
 
-    ErrorContext target_context{to, CannotRename(from, to), MissingError("Path", to)};
+    ErrorContext target_context{"rename", to, "Path", from, to};
     TOOLVFS_ASSIGN_OR_RETURN(Location target, Walk(to, /*follow_final=*/false,
                                                    /*create_parents=*/true, target_context));
     if (target.name.empty()) return overwrite ? RenameTargetNotEmptyError(from, to) : RenameTargetExistsError(from, to);
@@ -445,28 +457,37 @@ class FsStore final : public ProjectFiles {
     return OkStatus();
   }
 
-  // Reads the regular file at normalized `path` into `content`, whatever
-  // its size (grep searches large files too).
-  Status ReadForGrep(std::string_view path, bool follow_symlinks, std::string& content) {
+  // The content of the regular file at normalized `path`, whatever its
+  // size (grep searches large files too), read into `buffer`. Reads the
+  // first kBinaryProbeBytes first and stops there for a binary file.
+  Result<std::string_view> ReadForGrep(std::string_view path, bool follow_symlinks, ReadBuffer& buffer) {
     ErrorContext context = Context("search", path, "File");
     int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | (follow_symlinks ? 0 : O_NOFOLLOW);
     TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenResolved(path, flags, context));
     struct stat status;
     if (::fstat(fd.get(), &status) != 0) return PathError(errno, context);
     if (!S_ISREG(status.st_mode)) return SpecialFileError("search", path, status.st_mode);
-    size_t size = static_cast<size_t>(status.st_size);
-    content.resize(size + 1);  // one spare byte notices a file that grew
+    // One spare byte notices a file that grew since fstat.
+    size_t expected = static_cast<size_t>(status.st_size) + 1;
+    char* data = buffer.Reserve(std::max<size_t>(expected, kBinaryProbeBytes));
     size_t used = 0;
+    size_t goal = std::min(expected, kBinaryProbeBytes);  // first the probe, then the rest
     while (true) {
-      if (used == content.size()) content.resize(content.size() * 2);
-      ssize_t got = ::read(fd.get(), content.data() + used, content.size() - used);
+      ssize_t got = ::read(fd.get(), data + used, goal - used);
       if (got < 0 && errno == EINTR) continue;
       if (got < 0) return PathError(errno, context);
       if (got == 0) break;
       used += static_cast<size_t>(got);
+      if (used < goal) continue;
+      if (goal == kBinaryProbeBytes && goal < expected) {
+        if (LooksBinary(std::string_view(data, used))) break;
+        goal = expected;
+      } else {
+        data = buffer.Reserve(used * 2, used);  // the file grew: keep going
+        goal = buffer.capacity();
+      }
     }
-    content.resize(used);
-    return OkStatus();
+    return std::string_view(data, used);
   }
 
  private:
@@ -512,7 +533,7 @@ class FsStore final : public ProjectFiles {
       if (::fstat(entry.get(), &status) != 0) return PathError(errno, context);
       if (S_ISLNK(status.st_mode) && (!is_final || follow_final)) {
         if (++hops > kMaxSymlinkHops) {
-          return InvalidArgumentError(context.what + ": too many levels of symbolic links");
+          return InvalidArgumentError(context.What() + ": too many levels of symbolic links");
         }
         TOOLVFS_ASSIGN_OR_RETURN(std::string target, ReadLink(entry.get(), context));
         if (!target.empty() && target.front() == '/') {
@@ -530,7 +551,7 @@ class FsStore final : public ProjectFiles {
       }
       std::string entry_path = JoinPath(names.empty() ? std::string_view() : names.back(), name);
       if (is_final) return Location{std::move(chain.back()), std::move(name)};
-      if (!S_ISDIR(status.st_mode)) return ParentIsFileError(context.what, entry_path);
+      if (!S_ISDIR(status.st_mode)) return ParentIsFileError(context.What(), entry_path);
       chain.push_back(std::move(entry));
       names.push_back(std::move(entry_path));
     }
@@ -582,7 +603,7 @@ class FsStore final : public ProjectFiles {
       if (!old) return PathError(errno, context);
       TOOLVFS_RETURN_IF_ERROR(CopyFileContent(old.get(), temp, context));
     }
-    TOOLVFS_RETURN_IF_ERROR(WriteFull(temp, content, context.what));
+    TOOLVFS_RETURN_IF_ERROR(WriteFull(temp, content, context.What()));
     if (existing != nullptr) {
       if (::fchmod(temp, existing->st_mode & 07777) != 0) return PathError(errno, context);
       // Keep the owner too when we may; an unprivileged writer cannot, and
@@ -664,8 +685,9 @@ class FsGrepTree final : public GrepTree {
 
   Result<EntryKind> Resolve(std::string_view path) override { return store_.ResolveKind(path); }
 
-  Status ReadFile(std::string_view path, bool follow_symlinks, std::string& content) override {
-    return store_.ReadForGrep(path, follow_symlinks, content);
+  Result<std::string_view> ReadFile(std::string_view path, bool follow_symlinks,
+                                    ReadBuffer& buffer) override {
+    return store_.ReadForGrep(path, follow_symlinks, buffer);
   }
 
  private:

@@ -22,8 +22,6 @@
 namespace toolvfs {
 namespace {
 
-// A NUL byte in this many leading bytes makes a file binary (SPEC.md §2.3).
-constexpr size_t kBinaryProbeBytes = 8 * 1024;
 // Files of one directory are searched in batches of this many, so a large
 // flat directory is shared between workers.
 constexpr size_t kFilesPerBatch = 16;
@@ -245,7 +243,7 @@ class GrepRun {
 
  private:
   void Work(const LineMatcher& matcher, std::vector<FileMatches>& found) {
-    std::string content;  // reused for every file this worker reads
+    ReadBuffer buffer;  // reused for every file this worker reads
     while (true) {
       WorkItem item;
       {
@@ -257,10 +255,10 @@ class GrepRun {
         ++busy_workers_;
       }
       if (item.files.empty()) {
-        ListDirectory(item.directory, std::move(item.rules), matcher, content, found);
+        ListDirectory(item.directory, std::move(item.rules), matcher, buffer, found);
       } else {
         for (const std::string& path : item.files) {
-          SearchFile(path, item.follow_symlinks, matcher, content, found);
+          SearchFile(path, item.follow_symlinks, matcher, buffer, found);
         }
       }
       bool finished;
@@ -274,7 +272,7 @@ class GrepRun {
   }
 
   void ListDirectory(const std::string& directory, IgnoreRules rules, const LineMatcher& matcher,
-                     std::string& content, std::vector<FileMatches>& found) {
+                     ReadBuffer& buffer, std::vector<FileMatches>& found) {
     if (limit_.IsDirectoryBeyond(directory)) return;
     Result<std::vector<GrepTree::Entry>> listed = tree_.List(directory);
     if (!listed.ok()) return;  // vanished or unreadable since it was seen: skip it
@@ -289,9 +287,9 @@ class GrepRun {
         bool present = std::any_of(entries.begin(), entries.end(), [name](const auto& entry) {
           return entry.name == name && entry.kind == EntryKind::kFile;
         });
-        if (present && tree_.ReadFile(JoinPath(directory, name), false, content).ok()) {
-          rules = rules.With(IgnoreFile(directory, content));
-        }
+        if (!present) continue;
+        Result<std::string_view> content = tree_.ReadFile(JoinPath(directory, name), false, buffer);
+        if (content.ok()) rules = rules.With(IgnoreFile(directory, *content));
       }
     }
 
@@ -333,18 +331,19 @@ class GrepRun {
       batch_end = batch_begin;
     }
     for (size_t index = 0; index < first_batch_end; ++index) {
-      SearchFile(files[index], false, matcher, content, found);
+      SearchFile(files[index], false, matcher, buffer, found);
     }
   }
 
   void SearchFile(const std::string& path, bool follow_symlinks, const LineMatcher& matcher,
-                  std::string& content, std::vector<FileMatches>& found) {
+                  ReadBuffer& buffer, std::vector<FileMatches>& found) {
     if (limit_.IsBeyond(path)) return;
-    if (!tree_.ReadFile(path, follow_symlinks, content).ok()) return;  // vanished, unreadable...
-    if (std::memchr(content.data(), '\0', std::min(content.size(), kBinaryProbeBytes)) != nullptr) {
+    Result<std::string_view> content = tree_.ReadFile(path, follow_symlinks, buffer);
+    if (!content.ok()) return;  // vanished, unreadable...
+    if (LooksBinary(*content)) {
       return;  // binary
     }
-    const std::string_view text = content;
+    const std::string_view text = *content;
     const uint64_t max_matches = options_.max_matches;
     FileMatches matches;
     LineCollector collector(text, options_.context, matches.lines);
@@ -383,13 +382,14 @@ class GrepRun {
 IgnoreRules AncestorRules(GrepTree& tree, std::string_view directory) {
   IgnoreRules rules;
   if (directory.empty()) return rules;
-  std::string content;
+  ReadBuffer buffer;
   std::string ancestor;
   std::vector<std::string_view> segments = PathSegments(directory);
   for (size_t depth = 0; depth < segments.size(); ++depth) {
     for (std::string_view name : {kGitignoreFileName, kIgnoreFileName}) {
-      if (tree.ReadFile(JoinPath(ancestor, name), false, content).ok()) {
-        rules = rules.With(IgnoreFile(ancestor, content));
+      Result<std::string_view> content = tree.ReadFile(JoinPath(ancestor, name), false, buffer);
+      if (content.ok()) {
+        rules = rules.With(IgnoreFile(ancestor, *content));
       }
     }
     ancestor = JoinPath(ancestor, segments[depth]);
@@ -446,6 +446,20 @@ GrepResult AssembleResult(std::vector<FileMatches> files, const GrepOptions& opt
 }
 
 }  // namespace
+
+bool LooksBinary(std::string_view content) {
+  return std::memchr(content.data(), '\0', std::min(content.size(), kBinaryProbeBytes)) != nullptr;
+}
+
+char* ReadBuffer::Reserve(size_t size, size_t keep) {
+  if (size <= capacity_) return data_.get();
+  size_t capacity = std::max(size, capacity_ + capacity_ / 2);
+  std::unique_ptr<char[]> grown(new char[capacity]);  // not value-initialized: no zero fill
+  if (keep > 0) std::memcpy(grown.get(), data_.get(), std::min(keep, capacity_));
+  data_ = std::move(grown);
+  capacity_ = capacity;
+  return data_.get();
+}
 
 Result<GrepResult> RunGrep(GrepTree& tree, std::string_view pattern, const GrepOptions& options) {
   TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<LineMatcher> first_matcher,

@@ -7,6 +7,8 @@
 // must return exactly what RunGrep returns.
 #pragma once
 
+#include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +17,28 @@
 #include "project/project_files.h"
 
 namespace toolvfs {
+
+// A NUL byte in this many leading bytes makes a file binary (SPEC.md §2.3).
+inline constexpr size_t kBinaryProbeBytes = 8 * 1024;
+
+// Whether `content` (a file's content, or a prefix of it at least
+// kBinaryProbeBytes long) is that of a binary file.
+bool LooksBinary(std::string_view content);
+
+// A growable byte buffer reused across file reads. Unlike std::string it
+// does not zero-fill what it grows into: a search reads hundreds of MB
+// through it, and writing zeros first would double the memory traffic.
+class ReadBuffer {
+ public:
+  // Room for at least `size` bytes; keeps the first `keep` bytes.
+  char* Reserve(size_t size, size_t keep = 0);
+  char* data() { return data_.get(); }
+  size_t capacity() const { return capacity_; }
+
+ private:
+  std::unique_ptr<char[]> data_;
+  size_t capacity_ = 0;
+};
 
 // A read-only view of a project tree. Called from several threads at once.
 class GrepTree {
@@ -38,13 +62,17 @@ class GrepTree {
   // of GrepOptions::paths only.
   virtual Result<EntryKind> Resolve(std::string_view path) = 0;
 
-  // Replaces `content` with the whole content of the file at normalized
-  // `path`. `follow_symlinks` is about the file itself (directories above
-  // it are followed as in List): true only for files named in
-  // GrepOptions::paths; a walked file that became a symlink fails.
-  // The caller reuses `content` across calls to avoid allocations.
-  virtual Status ReadFile(std::string_view path, bool follow_symlinks,
-                          std::string& content) = 0;
+  // The content of the file at normalized `path`: a view that stays valid
+  // until the next call with the same `buffer` (a tree may fill `buffer`
+  // and return a view of it, or return a view of content it holds for the
+  // whole search). If the first kBinaryProbeBytes bytes contain a NUL byte
+  // the tree may stop reading and return only a prefix that contains it:
+  // the engine skips such a file anyway. `follow_symlinks` is about the
+  // file itself (directories above it are followed as in List): true only
+  // for files named in GrepOptions::paths; a walked file that became a
+  // symlink fails.
+  virtual Result<std::string_view> ReadFile(std::string_view path, bool follow_symlinks,
+                                            ReadBuffer& buffer) = 0;
 };
 
 // Runs a search over `tree`. InvalidArgument for a bad pattern or a bad

@@ -228,7 +228,8 @@ class SnapshotGrepTree final : public GrepTree {
     return it->second.kind;
   }
 
-  Status ReadFile(std::string_view path, bool /*follow_symlinks*/, std::string& content) override {
+  Result<std::string_view> ReadFile(std::string_view path, bool /*follow_symlinks*/,
+                                    ReadBuffer& /*buffer*/) override {
     auto it = tree_.find(path);
     if (it == tree_.end()) {
       return MissingOrParentIsFileError(tree_, path, "read", "File");
@@ -236,8 +237,8 @@ class SnapshotGrepTree final : public GrepTree {
     if (IsDir(it->second)) {
       return IsDirectoryActionError("read", path);
     }
-    content.assign(*it->second.content);
-    return OkStatus();
+    // The snapshot holds the content for the whole search: no copy.
+    return std::string_view(*it->second.content);
   }
 
  private:

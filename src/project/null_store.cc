@@ -14,7 +14,7 @@ class EmptyGrepTree final : public GrepTree {
  public:
   Result<std::vector<Entry>> List(std::string_view) override { return std::vector<Entry>(); }
   Result<EntryKind> Resolve(std::string_view) override { return EntryKind::kDirectory; }
-  Status ReadFile(std::string_view path, bool, std::string&) override {
+  Result<std::string_view> ReadFile(std::string_view path, bool, ReadBuffer&) override {
     return NoProjectError("No project: cannot read " + DisplayPath(path));
   }
 };

@@ -645,6 +645,28 @@ TEST_P(StoreGrepConformance, FindsMatchesSortedByPathSkippingGitBinaryAndIgnored
   EXPECT_FALSE(result->truncated);
 }
 
+// Files larger than the binary probe: a NUL within the first 8 KiB makes a
+// file binary however late its matches are; a NUL after it does not, and
+// matches anywhere in a large file are found (backends may read the probe
+// first and the rest after).
+TEST_P(StoreGrepConformance, BinaryProbeCoversTheFirstEightKiBOnly) {
+  std::string filler(20000, 'x');
+  for (size_t i = 100; i < filler.size(); i += 101) filler[i] = '\n';
+  std::string early_nul = "head\n" + std::string(1, '\0') + filler + "\nneedle early\n";
+  std::string late_nul = filler + std::string(1, '\0') + "\nneedle late\n";
+  std::string boundary = std::string(8191, 'y') + "\nneedle at the probe boundary\n" + filler;
+  Populate({{"big/early.txt", early_nul}, {"big/late.txt", late_nul}, {"big/boundary.txt", boundary}});
+  GrepOptions options;
+  options.paths = {"big"};
+  Result<GrepResult> result = Grep("needle", options);
+  ASSERT_TRUE(IsOk(result));
+  ASSERT_EQ(result->matches.size(), 2u);
+  EXPECT_EQ(result->matches[0].path, "big/boundary.txt");
+  EXPECT_EQ(result->matches[0].lines, (std::vector<GrepLine>{Match(2, "needle at the probe boundary")}));
+  EXPECT_EQ(result->matches[1].path, "big/late.txt");
+  EXPECT_EQ(result->matches[1].lines.size(), 1u);
+}
+
 TEST_P(StoreGrepConformance, CaseInsensitive) {
   GrepOptions options;
   options.case_insensitive = true;

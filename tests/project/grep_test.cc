@@ -75,7 +75,8 @@ class FakeTree : public GrepTree {
     return nodes_.at(real).kind;
   }
 
-  Status ReadFile(std::string_view path, bool follow_symlinks, std::string& content) override {
+  Result<std::string_view> ReadFile(std::string_view path, bool follow_symlinks,
+                                    ReadBuffer& /*buffer*/) override {
     {
       std::lock_guard lock(mutex_);
       read_paths_.insert(std::string(path));
@@ -95,8 +96,7 @@ class FakeTree : public GrepTree {
       node = nodes_.find(own);
     }
     if (node->second.kind != EntryKind::kFile) return IsDirectoryError(DisplayPath(path));
-    content = node->second.content;
-    return OkStatus();
+    return std::string_view(node->second.content);
   }
 
  private:
