@@ -1,5 +1,7 @@
 #include "project/project_files.h"
 
+#include <algorithm>
+#include <cctype>
 #include <ctime>
 
 #include "core/text.h"
@@ -49,18 +51,20 @@ Result<std::unique_ptr<ProjectFiles>> OpenProject(std::string_view uri,
     return std::unique_ptr<ProjectFiles>(NewMemoryStore(std::string(uri.substr(7)), options));
   }
   if (uri == "null:") return std::unique_ptr<ProjectFiles>(NewNullStore());
+  // "scheme:rest" with an RFC 3986 scheme (a letter, then letters, digits,
+  // '+', '-', '.') before any slash names a store we do not know; anything
+  // else is a directory ("./a:b", "/srv/a:b").
   size_t colon = uri.find(':');
-  size_t slash = uri.find('/');
-  // "scheme:rest" with a scheme of letters only, before any slash, is a URI.
-  if (colon != std::string_view::npos && colon > 1 && (slash == std::string_view::npos || colon < slash)) {
-    std::string_view scheme = uri.substr(0, colon);
-    bool letters_only = true;
-    for (char c : scheme) letters_only = letters_only && ((c >= 'a' && c <= 'z') || c == '+');
-    if (letters_only) {
-      return InvalidArgumentError("Invalid project " + Quote(uri) + ": unknown store '" +
-                                  std::string(scheme) +
-                                  ":'; expected fs:DIR, a directory, memory: or null:");
-    }
+  std::string_view scheme = uri.substr(0, colon);
+  bool is_scheme = colon != std::string_view::npos && !scheme.empty() &&
+                   std::isalpha(static_cast<unsigned char>(scheme[0])) &&
+                   std::all_of(scheme.begin(), scheme.end(), [](char c) {
+                     return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+                   });
+  if (is_scheme) {
+    return InvalidArgumentError("Invalid project " + Quote(uri) + ": unknown store '" +
+                                std::string(scheme) +
+                                ":'; expected fs:DIR, a directory, memory: or null:");
   }
   return OpenFsStore(uri, options);
 }

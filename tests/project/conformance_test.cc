@@ -1066,6 +1066,26 @@ TEST_F(MemoryMaterializeTest, UsesTmpdir) {
   EXPECT_TRUE(IsOk(view->Release()));
 }
 
+TEST(OpenProjectTest, UrisPickTheBackend) {
+  TempDir dir;
+  WriteRealFile(dir.path() + "/a:b/x.txt", "x");
+  for (std::string uri : {dir.path(), "fs:" + dir.path(), dir.path() + "/a:b"}) {
+    Result<std::unique_ptr<ProjectFiles>> opened = OpenProject(uri);
+    ASSERT_TRUE(IsOk(opened)) << uri;
+  }
+  EXPECT_EQ((*OpenProject(dir.path() + "/a:b"))->DisplayRoot(), dir.path() + "/a:b");
+  EXPECT_EQ((*OpenProject("memory:scratch"))->DisplayRoot(), "memory:scratch");
+  EXPECT_EQ((*OpenProject("null:"))->DisplayRoot(), "<no project>");
+  for (std::string uri : {"s3:bucket", "sqlite3:x.db#main", "http://example.com/x"}) {
+    Result<std::unique_ptr<ProjectFiles>> opened = OpenProject(uri);
+    EXPECT_TRUE(IsError(opened, StatusCode::kInvalidArgument,
+                        "Invalid project '" + uri + "': unknown store '" + uri.substr(0, uri.find(':')) +
+                            ":'; expected fs:DIR, a directory, memory: or null:"))
+        << uri;
+  }
+  EXPECT_EQ(OpenProject("fs:" + dir.path() + "/missing").status().code(), StatusCode::kNotFound);
+}
+
 TEST(MemoryStoreTest, DisplayRootNamesTheStore) {
   Result<std::unique_ptr<ProjectFiles>> unnamed = OpenProject("memory:");
   ASSERT_TRUE(IsOk(unnamed));
