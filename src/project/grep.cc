@@ -26,6 +26,43 @@ namespace {
 // flat directory is shared between workers.
 constexpr size_t kFilesPerBatch = 16;
 
+// Bytes asked of GrepFileReader::Read at a time. A window this size stays
+// in the CPU cache between the read that fills it and the search, which
+// makes a search over a large tree markedly faster than reading each file
+// whole into one large buffer.
+constexpr size_t kReadBytes = 64 * 1024;
+
+// Reads land in the window at the offset within a page that their bytes
+// have in the file, so the kernel copies from the page cache to the same
+// alignment: on some CPUs (AMD EPYC measured) the copy runs at half speed
+// when the destination is a few bytes past the source's page offset.
+constexpr size_t kPageBytes = 4096;
+
+// A growable byte buffer reused across files, page-aligned. Unlike
+// std::string it does not zero-fill what it grows into.
+class ReadBuffer {
+ public:
+  // Room for at least `size` bytes; keeps the first `keep` bytes.
+  char* Reserve(size_t size, size_t keep) {
+    if (size <= capacity_) return start_;
+    size_t capacity = std::max(size, capacity_ + capacity_ / 2);
+    // Not value-initialized: no zero fill.
+    std::unique_ptr<char[]> grown(new char[capacity + kPageBytes - 1]);
+    auto address = reinterpret_cast<uintptr_t>(grown.get());
+    char* start = grown.get() + (kPageBytes - address % kPageBytes) % kPageBytes;
+    if (keep > 0) std::memcpy(start, start_, keep);
+    storage_ = std::move(grown);
+    start_ = start;
+    capacity_ = capacity;
+    return start_;
+  }
+
+ private:
+  std::unique_ptr<char[]> storage_;
+  char* start_ = nullptr;  // page-aligned, in storage_
+  size_t capacity_ = 0;    // from start_
+};
+
 // The matches of one file, before the result is assembled.
 struct FileMatches {
   std::string path;
@@ -125,10 +162,20 @@ class MatchLimit {
 
 // Builds the lines of one file: each match with `context` lines before and
 // after, overlapping or adjacent windows merged.
+//
+// The file may arrive in pieces: the text is the complete lines of a window
+// over the file, which grows at its end (SetText) and loses lines at its
+// start that no later match can need (ForgetOldLines). Offsets are relative
+// to the window.
 class LineCollector {
  public:
-  LineCollector(std::string_view text, uint64_t context, std::vector<GrepLine>& lines)
-      : text_(text), context_(context), lines_(lines) {}
+  LineCollector(uint64_t context, std::vector<GrepLine>& lines)
+      : context_(context), lines_(lines) {}
+
+  // The window's complete lines: up to just after a '\n', or to the end of
+  // the file. The previous text, less what ForgetOldLines dropped, is a
+  // prefix of `text`.
+  void SetText(std::string_view text) { text_ = text; }
 
   void AddMatch(LineMatcher::Line line) {
     // Line numbers are counted lazily, only as far as the matches reach.
@@ -141,11 +188,8 @@ class LineCollector {
     uint64_t first = std::max(emitted_number_ + 1, number > context_ ? number - context_ : 1);
     size_t start = line.begin;
     for (uint64_t lines_back = number - first; lines_back > 0; --lines_back) {
-      // `start` begins a line after the first, so a '\n' precedes it.
-      const void* newline = memrchr(text_.data(), '\n', start - 1);
-      start = newline == nullptr
-                  ? 0
-                  : static_cast<size_t>(static_cast<const char*>(newline) - text_.data()) + 1;
+      // The text holds the context_ lines before a match (ForgetOldLines).
+      start = PreviousLineStart(start);
     }
     emitted_end_ = start;
     emitted_number_ = first - 1;
@@ -154,10 +198,65 @@ class LineCollector {
     after_remaining_ = context_;
   }
 
-  // Emits what remains of the last match's after-context.
-  void Finish() { EmitAfterContext(text_.size()); }
+  // Emits the after-context of the last match that the text holds.
+  void EmitAfterContext() { EmitAfterContext(text_.size()); }
+
+  // Whether the last match's after-context goes on beyond the text.
+  bool OwesAfterContext() const { return after_remaining_ > 0; }
+
+  // Forgets the lines at the start of the text that no later line needs:
+  // all but the last `context` (a later match's before-context; pending
+  // after-context is never in the text). Returns the length forgotten: the
+  // caller drops that many bytes from the window's start.
+  size_t ForgetOldLines() {
+    const size_t keep = KeptLinesStart();
+    // Count the forgotten lines, which later line numbers need.
+    if (counted_offset_ < keep) {
+      counted_number_ += CountNewlines(text_.substr(counted_offset_, keep - counted_offset_));
+      counted_offset_ = keep;
+    }
+    counted_offset_ -= keep;
+    // Only needed while after-context is pending, and then at the text's end.
+    emitted_end_ = emitted_end_ > keep ? emitted_end_ - keep : 0;
+    kept_start_ -= keep;
+    tracked_end_ -= keep;
+    text_.remove_prefix(keep);
+    return keep;
+  }
 
  private:
+  // Where the last `context_` complete lines of the text begin, or where
+  // the text does if it has fewer. Tracked as the text grows, so each byte
+  // is looked at a bounded number of times however large `context_` is.
+  size_t KeptLinesStart() {
+    std::string_view added = text_.substr(tracked_end_);
+    tracked_end_ = text_.size();
+    uint64_t added_lines = context_ == 0 ? 0 : CountNewlines(added);
+    if (added_lines >= context_) {
+      // Walk back from the end, within the added lines.
+      kept_start_ = text_.size();
+      for (uint64_t line = 0; line < context_; ++line) kept_start_ = PreviousLineStart(kept_start_);
+      kept_lines_ = context_;
+    } else {
+      // Walk forward past the lines beyond `context_`, fewer than were added.
+      for (kept_lines_ += added_lines; kept_lines_ > context_; --kept_lines_) {
+        const void* newline =
+            std::memchr(text_.data() + kept_start_, '\n', text_.size() - kept_start_);
+        kept_start_ = static_cast<size_t>(static_cast<const char*>(newline) - text_.data()) + 1;
+      }
+    }
+    return kept_start_;
+  }
+
+  // Where the line before the one that begins at `start` begins. `start`
+  // begins a line after the first of the text, so a '\n' precedes it.
+  size_t PreviousLineStart(size_t start) const {
+    const void* newline = memrchr(text_.data(), '\n', start - 1);
+    return newline == nullptr
+               ? 0
+               : static_cast<size_t>(static_cast<const char*>(newline) - text_.data()) + 1;
+  }
+
   // Emits after-context lines that begin before `limit`.
   void EmitAfterContext(size_t limit) {
     while (after_remaining_ > 0 && emitted_end_ < limit) {
@@ -179,7 +278,7 @@ class LineCollector {
     emitted_end_ = newline == nullptr ? text_.size() : end + 1;
   }
 
-  const std::string_view text_;
+  std::string_view text_;
   const uint64_t context_;
   std::vector<GrepLine>& lines_;
   size_t emitted_end_ = 0;        // where the line after the last emitted one begins
@@ -187,7 +286,115 @@ class LineCollector {
   size_t counted_offset_ = 0;     // a line begins here ...
   uint64_t counted_number_ = 1;   // ... and has this number
   uint64_t after_remaining_ = 0;  // after-context lines still owed to the last match
+  size_t kept_start_ = 0;         // the text from here to tracked_end_ ...
+  uint64_t kept_lines_ = 0;       // ... holds this many lines, at most context_
+  size_t tracked_end_ = 0;        // KeptLinesStart() has looked at the text up to here
 };
+
+// Searches one file and collects its matching lines with their context.
+// Only the first max_matches matches of a file can be in the result: one
+// more tells that the result is truncated, and the search stops there.
+class FileSearch {
+ public:
+  FileSearch(const LineMatcher& matcher, const GrepOptions& options, FileMatches& matches)
+      : matcher_(matcher),
+        max_matches_(options.max_matches),
+        matches_(matches),
+        collector_(options.context, matches.lines) {}
+
+  // Searches `content`, the whole file. False if the file is binary.
+  bool SearchContent(std::string_view content) {
+    if (LooksBinary(content)) return false;
+    SearchLines(content, 0);
+    return true;
+  }
+
+  // Searches the file `reader` reads, chunk by chunk through a window in
+  // `buffer`. False if the file is binary or a read fails.
+  bool SearchReader(GrepFileReader& reader, ReadBuffer& buffer) {
+    // The window begins `base` bytes into `buffer`, the offset its first
+    // byte has within a page of the file (kPageBytes).
+    size_t base = 0;
+    size_t size = 0;          // bytes in the window
+    size_t searched = 0;      // its lines before this were searched; no '\n' after it
+    uint64_t file_bytes = 0;  // bytes read from the file
+    while (true) {
+      // Room for a read, and for moving the window to any offset in a page.
+      char* data = buffer.Reserve(kPageBytes + size + kReadBytes, base + size) + base;
+      Result<size_t> read = reader.Read(data + size, kReadBytes);
+      if (!read.ok()) return false;
+      const size_t count = *read;
+      if (file_bytes < kBinaryProbeBytes) {
+        uint64_t probed = std::min<uint64_t>(count, kBinaryProbeBytes - file_bytes);
+        if (std::memchr(data + size, '\0', static_cast<size_t>(probed)) != nullptr) {
+          return false;  // binary; the lines found so far are dropped with it
+        }
+      }
+      file_bytes += count;
+      // The lines completed by this read; at the end, the last line too.
+      size_t lines_end = searched;
+      if (count == 0) {
+        lines_end = size;
+      } else if (const void* newline = memrchr(data + size, '\n', count)) {
+        lines_end = static_cast<size_t>(static_cast<const char*>(newline) - data) + 1;
+      }
+      size += count;
+      SearchLines(std::string_view(data, lines_end), searched);
+      searched = lines_end;
+      if (count == 0) return true;
+      if (!searching_ && !collector_.OwesAfterContext() && file_bytes >= kBinaryProbeBytes) {
+        return true;  // nothing more to find, and known not to be binary
+      }
+      if (size_t forgotten = collector_.ForgetOldLines(); forgotten > 0) {
+        size -= forgotten;
+        searched -= forgotten;
+        size_t new_base = static_cast<size_t>((file_bytes - size) % kPageBytes);
+        std::memmove(data - base + new_base, data + forgotten, size);
+        base = new_base;
+      }
+    }
+  }
+
+ private:
+  // Searches the lines of `text`, complete lines, that begin at or after
+  // `from` (a line start), and emits the after-context that `text` holds.
+  void SearchLines(std::string_view text, size_t from) {
+    collector_.SetText(text);
+    while (searching_) {
+      std::optional<LineMatcher::Line> line = matcher_.FindMatchingLine(text, from);
+      if (!line) break;
+      if (max_matches_ != 0 && matches_.match_count == max_matches_) {
+        ++matches_.match_count;
+        searching_ = false;
+        break;
+      }
+      collector_.AddMatch(*line);
+      ++matches_.match_count;
+      from = line->end + 1;
+    }
+    collector_.EmitAfterContext();
+  }
+
+  const LineMatcher& matcher_;
+  const uint64_t max_matches_;
+  FileMatches& matches_;
+  LineCollector collector_;
+  bool searching_ = true;  // false once max_matches stopped the search
+};
+
+// The content of the file at `path`, not following a final symlink: a view
+// valid until `buffer` is used again, or as long as the tree holds it.
+Result<std::string_view> ReadWholeFile(GrepTree& tree, std::string_view path, ReadBuffer& buffer) {
+  TOOLVFS_ASSIGN_OR_RETURN(GrepTree::File file, tree.OpenFile(path, /*follow_symlinks=*/false));
+  if (file.reader == nullptr) return file.content;
+  size_t size = 0;
+  while (true) {
+    char* data = buffer.Reserve(size + kReadBytes, size);
+    TOOLVFS_ASSIGN_OR_RETURN(size_t count, file.reader->Read(data + size, kReadBytes));
+    if (count == 0) return std::string_view(data, size);
+    size += count;
+  }
+}
 
 // Whether a listed name can be part of a project path (path.h): names that
 // NormalizePath would reject cannot be shown or passed back to any
@@ -288,7 +495,7 @@ class GrepRun {
           return entry.name == name && entry.kind == EntryKind::kFile;
         });
         if (!present) continue;
-        Result<std::string_view> content = tree_.ReadFile(JoinPath(directory, name), false, buffer);
+        Result<std::string_view> content = ReadWholeFile(tree_, JoinPath(directory, name), buffer);
         if (content.ok()) rules = rules.With(IgnoreFile(directory, *content));
       }
     }
@@ -338,29 +545,13 @@ class GrepRun {
   void SearchFile(const std::string& path, bool follow_symlinks, const LineMatcher& matcher,
                   ReadBuffer& buffer, std::vector<FileMatches>& found) {
     if (limit_.IsBeyond(path)) return;
-    Result<std::string_view> content = tree_.ReadFile(path, follow_symlinks, buffer);
-    if (!content.ok()) return;  // vanished, unreadable...
-    if (LooksBinary(*content)) {
-      return;  // binary
-    }
-    const std::string_view text = *content;
-    const uint64_t max_matches = options_.max_matches;
+    Result<GrepTree::File> file = tree_.OpenFile(path, follow_symlinks);
+    if (!file.ok()) return;  // vanished, unreadable...
     FileMatches matches;
-    LineCollector collector(text, options_.context, matches.lines);
-    size_t from = 0;
-    while (std::optional<LineMatcher::Line> line = matcher.FindMatchingLine(text, from)) {
-      if (max_matches != 0 && matches.match_count == max_matches) {
-        // Only the first max_matches of one file can be in the result; one
-        // more tells that the result is truncated.
-        ++matches.match_count;
-        break;
-      }
-      collector.AddMatch(*line);
-      ++matches.match_count;
-      from = line->end + 1;
-    }
-    if (matches.match_count == 0) return;
-    collector.Finish();
+    FileSearch search(matcher, options_, matches);
+    bool searched = file->reader != nullptr ? search.SearchReader(*file->reader, buffer)
+                                            : search.SearchContent(file->content);
+    if (!searched || matches.match_count == 0) return;  // binary, unreadable, no match
     matches.path = path;
     limit_.Record(matches.path, matches.match_count);
     found.push_back(std::move(matches));
@@ -387,7 +578,7 @@ IgnoreRules AncestorRules(GrepTree& tree, std::string_view directory) {
   std::vector<std::string_view> segments = PathSegments(directory);
   for (size_t depth = 0; depth < segments.size(); ++depth) {
     for (std::string_view name : {kGitignoreFileName, kIgnoreFileName}) {
-      Result<std::string_view> content = tree.ReadFile(JoinPath(ancestor, name), false, buffer);
+      Result<std::string_view> content = ReadWholeFile(tree, JoinPath(ancestor, name), buffer);
       if (content.ok()) {
         rules = rules.With(IgnoreFile(ancestor, *content));
       }
@@ -449,16 +640,6 @@ GrepResult AssembleResult(std::vector<FileMatches> files, const GrepOptions& opt
 
 bool LooksBinary(std::string_view content) {
   return std::memchr(content.data(), '\0', std::min(content.size(), kBinaryProbeBytes)) != nullptr;
-}
-
-char* ReadBuffer::Reserve(size_t size, size_t keep) {
-  if (size <= capacity_) return data_.get();
-  size_t capacity = std::max(size, capacity_ + capacity_ / 2);
-  std::unique_ptr<char[]> grown(new char[capacity]);  // not value-initialized: no zero fill
-  if (keep > 0) std::memcpy(grown.get(), data_.get(), std::min(keep, capacity_));
-  data_ = std::move(grown);
-  capacity_ = capacity;
-  return data_.get();
 }
 
 Result<GrepResult> RunGrep(GrepTree& tree, std::string_view pattern, const GrepOptions& options) {

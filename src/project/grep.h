@@ -25,19 +25,16 @@ inline constexpr size_t kBinaryProbeBytes = 8 * 1024;
 // kBinaryProbeBytes long) is that of a binary file.
 bool LooksBinary(std::string_view content);
 
-// A growable byte buffer reused across file reads. Unlike std::string it
-// does not zero-fill what it grows into: a search reads hundreds of MB
-// through it, and writing zeros first would double the memory traffic.
-class ReadBuffer {
+// A file of a GrepTree open for reading, start to end. Used by one thread
+// at a time; destroying it closes the file, at any point of the reading.
+class GrepFileReader {
  public:
-  // Room for at least `size` bytes; keeps the first `keep` bytes.
-  char* Reserve(size_t size, size_t keep = 0);
-  char* data() { return data_.get(); }
-  size_t capacity() const { return capacity_; }
+  virtual ~GrepFileReader() = default;
 
- private:
-  std::unique_ptr<char[]> data_;
-  size_t capacity_ = 0;
+  // Reads the next bytes of the file into `data`, at most `size` (> 0).
+  // Returns how many it read, which may be fewer than `size` before the
+  // end, and 0 at the end. An error (EIO...) ends the reading.
+  virtual Result<size_t> Read(char* data, size_t size) = 0;
 };
 
 // A read-only view of a project tree. Called from several threads at once.
@@ -46,6 +43,13 @@ class GrepTree {
   struct Entry {
     std::string name;
     EntryKind kind;  // as the entry itself is: a symlink is kSymlink, never followed
+  };
+
+  // An open file: a reader of its bytes or, for a tree that holds the
+  // content in memory, the content itself (searched without a copy).
+  struct File {
+    std::unique_ptr<GrepFileReader> reader;  // null when `content` is the file
+    std::string_view content;                // valid for the whole search
   };
 
   virtual ~GrepTree() = default;
@@ -62,17 +66,14 @@ class GrepTree {
   // of GrepOptions::paths only.
   virtual Result<EntryKind> Resolve(std::string_view path) = 0;
 
-  // The content of the file at normalized `path`: a view that stays valid
-  // until the next call with the same `buffer` (a tree may fill `buffer`
-  // and return a view of it, or return a view of content it holds for the
-  // whole search). If the first kBinaryProbeBytes bytes contain a NUL byte
-  // the tree may stop reading and return only a prefix that contains it:
-  // the engine skips such a file anyway. `follow_symlinks` is about the
-  // file itself (directories above it are followed as in List): true only
-  // for files named in GrepOptions::paths; a walked file that became a
-  // symlink fails.
-  virtual Result<std::string_view> ReadFile(std::string_view path, bool follow_symlinks,
-                                            ReadBuffer& buffer) = 0;
+  // Opens the file at normalized `path` for reading. `follow_symlinks` is
+  // about the file itself (directories above it are followed as in List):
+  // true only for files named in GrepOptions::paths; a walked file that
+  // became a symlink fails. The engine reads a file in chunks of 64 KiB,
+  // searching each as it arrives, and may stop early: after a NUL byte in
+  // the first kBinaryProbeBytes (a binary file, skipped), or once
+  // max_matches leaves nothing to look for in the rest.
+  virtual Result<File> OpenFile(std::string_view path, bool follow_symlinks) = 0;
 };
 
 // Runs a search over `tree`. InvalidArgument for a bad pattern or a bad

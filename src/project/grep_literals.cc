@@ -233,12 +233,36 @@ size_t LiteralScanner::Find(std::string_view text, size_t from) const {
   return use_avx2_ ? FindAvx2(text, from) : FindSse2(text, from);
 }
 
-size_t CountNewlines(std::string_view text) {
-  size_t count = 0;
-  size_t offset = 0;
+namespace {
+
 #if defined(TOOLVFS_GREP_X86_SIMD)
-  // Each matching byte subtracts -1 from a per-lane counter; lanes are
-  // summed before any of them can pass 255.
+
+// Counts the '\n' bytes of `text` from `offset` in whole 32-byte blocks
+// and advances `offset` past them. Each matching byte subtracts -1 from a
+// per-lane counter; lanes are summed before any of them can pass 255.
+__attribute__((target("avx2"))) size_t CountNewlineBlocksAvx2(std::string_view text,
+                                                              size_t& offset) {
+  size_t count = 0;
+  const __m256i newline = _mm256_set1_epi8('\n');
+  while (text.size() - offset >= 32) {
+    size_t blocks = std::min<size_t>((text.size() - offset) / 32, 255);
+    __m256i lane_counts = _mm256_setzero_si256();
+    for (size_t block = 0; block < blocks; ++block, offset += 32) {
+      __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(text.data() + offset));
+      lane_counts = _mm256_sub_epi8(lane_counts, _mm256_cmpeq_epi8(bytes, newline));
+    }
+    __m256i sums = _mm256_sad_epu8(lane_counts, _mm256_setzero_si256());
+    count += static_cast<size_t>(_mm256_extract_epi64(sums, 0)) +
+             static_cast<size_t>(_mm256_extract_epi64(sums, 1)) +
+             static_cast<size_t>(_mm256_extract_epi64(sums, 2)) +
+             static_cast<size_t>(_mm256_extract_epi64(sums, 3));
+  }
+  return count;
+}
+
+// As CountNewlineBlocksAvx2, in 16-byte blocks.
+size_t CountNewlineBlocksSse2(std::string_view text, size_t& offset) {
+  size_t count = 0;
   const __m128i newline = _mm_set1_epi8('\n');
   while (text.size() - offset >= 16) {
     size_t blocks = std::min<size_t>((text.size() - offset) / 16, 255);
@@ -251,6 +275,20 @@ size_t CountNewlines(std::string_view text) {
     count += static_cast<size_t>(_mm_cvtsi128_si64(sums)) +
              static_cast<size_t>(_mm_extract_epi16(sums, 4));
   }
+  return count;
+}
+
+#endif
+
+}  // namespace
+
+size_t CountNewlines(std::string_view text) {
+  size_t count = 0;
+  size_t offset = 0;
+#if defined(TOOLVFS_GREP_X86_SIMD)
+  static const bool use_avx2 = SupportsAvx2();
+  if (use_avx2) count += CountNewlineBlocksAvx2(text, offset);
+  count += CountNewlineBlocksSse2(text, offset);
 #endif
   for (; offset < text.size(); ++offset) count += text[offset] == '\n';
   return count;

@@ -228,8 +228,7 @@ class SnapshotGrepTree final : public GrepTree {
     return it->second.kind;
   }
 
-  Result<std::string_view> ReadFile(std::string_view path, bool /*follow_symlinks*/,
-                                    ReadBuffer& /*buffer*/) override {
+  Result<File> OpenFile(std::string_view path, bool /*follow_symlinks*/) override {
     auto it = tree_.find(path);
     if (it == tree_.end()) {
       return MissingOrParentIsFileError(tree_, path, "read", "File");
@@ -238,7 +237,7 @@ class SnapshotGrepTree final : public GrepTree {
       return IsDirectoryActionError("read", path);
     }
     // The snapshot holds the content for the whole search: no copy.
-    return std::string_view(*it->second.content);
+    return File{nullptr, *it->second.content};
   }
 
  private:

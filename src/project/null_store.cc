@@ -14,7 +14,7 @@ class EmptyGrepTree final : public GrepTree {
  public:
   Result<std::vector<Entry>> List(std::string_view) override { return std::vector<Entry>(); }
   Result<EntryKind> Resolve(std::string_view) override { return EntryKind::kDirectory; }
-  Result<std::string_view> ReadFile(std::string_view path, bool, ReadBuffer&) override {
+  Result<File> OpenFile(std::string_view path, bool) override {
     return NoProjectError("No project: cannot read " + DisplayPath(path));
   }
 };

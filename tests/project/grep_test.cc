@@ -7,7 +7,10 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -19,8 +22,11 @@
 #include <vector>
 
 #include "core/text.h"
+#include "project/fs_store.h"
+#include "project/grep_literals.h"
 #include "project/grep_matcher.h"
 #include "project/path.h"
+#include "project/test_util.h"
 
 namespace toolvfs {
 namespace {
@@ -29,11 +35,38 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
+// A GrepFileReader over a string that hands out `sizes` bytes per read in
+// turn (fewer at the end), and counts the bytes it handed out.
+class ChunkedReader final : public GrepFileReader {
+ public:
+  ChunkedReader(std::string_view content, std::vector<size_t> sizes,
+                std::atomic<size_t>& bytes_read)
+      : content_(content), sizes_(std::move(sizes)), bytes_read_(bytes_read) {}
+
+  Result<size_t> Read(char* data, size_t size) override {
+    size_t count = std::min({size, sizes_[next_++ % sizes_.size()], content_.size() - offset_});
+    std::memcpy(data, content_.data() + offset_, count);
+    offset_ += count;
+    bytes_read_ += count;
+    return count;
+  }
+
+ private:
+  std::string_view content_;
+  std::vector<size_t> sizes_;
+  size_t next_ = 0;
+  size_t offset_ = 0;
+  std::atomic<size_t>& bytes_read_;
+};
+
 // A GrepTree over a map: files, directories (implied by the paths below
-// them) and symlinks holding a project path as target.
+// them) and symlinks holding a project path as target. Hands out the
+// content of files as it is or, after SetReadSizes, through a reader.
 // Faults can be injected per path.
 class FakeTree : public GrepTree {
  public:
+  // Files are read through a ChunkedReader handing out `sizes` bytes in turn.
+  void SetReadSizes(std::vector<size_t> sizes) { read_sizes_ = std::move(sizes); }
   void AddFile(const std::string& path, std::string content) {
     AddParents(path);
     nodes_[path] = Node{EntryKind::kFile, std::move(content)};
@@ -50,6 +83,13 @@ class FakeTree : public GrepTree {
   std::set<std::string> ReadPaths() const {
     std::lock_guard lock(mutex_);
     return read_paths_;
+  }
+
+  // Bytes that readers handed out for `path` (after SetReadSizes).
+  size_t BytesRead(const std::string& path) const {
+    std::lock_guard lock(mutex_);
+    auto bytes = bytes_read_.find(path);
+    return bytes == bytes_read_.end() ? 0 : bytes->second.load();
   }
 
   Result<std::vector<Entry>> List(std::string_view path) override {
@@ -75,11 +115,12 @@ class FakeTree : public GrepTree {
     return nodes_.at(real).kind;
   }
 
-  Result<std::string_view> ReadFile(std::string_view path, bool follow_symlinks,
-                                    ReadBuffer& /*buffer*/) override {
+  Result<File> OpenFile(std::string_view path, bool follow_symlinks) override {
+    std::atomic<size_t>* bytes_read;
     {
       std::lock_guard lock(mutex_);
       read_paths_.insert(std::string(path));
+      bytes_read = &bytes_read_[std::string(path)];  // std::map: stays put
     }
     if (unreadable_.count(std::string(path)) != 0) {
       return NotFoundError(DisplayPath(path) + " vanished");
@@ -96,7 +137,9 @@ class FakeTree : public GrepTree {
       node = nodes_.find(own);
     }
     if (node->second.kind != EntryKind::kFile) return IsDirectoryError(DisplayPath(path));
-    return std::string_view(node->second.content);
+    if (read_sizes_.empty()) return File{nullptr, node->second.content};
+    return File{std::make_unique<ChunkedReader>(node->second.content, read_sizes_, *bytes_read),
+                {}};
   }
 
  private:
@@ -131,8 +174,10 @@ class FakeTree : public GrepTree {
   std::map<std::string, Node> nodes_{{"", Node{EntryKind::kDirectory, {}}}};
   std::set<std::string> unlistable_;
   std::set<std::string> unreadable_;
+  std::vector<size_t> read_sizes_;  // empty: hand out the content as it is
   mutable std::mutex mutex_;
   std::set<std::string> read_paths_;
+  std::map<std::string, std::atomic<size_t>> bytes_read_;
 };
 
 GrepOptions AllMatches() {
@@ -308,9 +353,12 @@ void ExpectSameAsReference(FakeTree& tree, const std::map<std::string, std::stri
                               << Describe(actual);
 }
 
-TEST(GrepReferenceTest, RandomTreeMatchesLineByLineScan) {
+// Compares RunGrep with ReferenceGrep over RandomFiles, the tree handing
+// out files through reads of `read_sizes` bytes (empty: whole).
+void ExpectRandomTreeMatchesReference(const std::vector<size_t>& read_sizes) {
   std::map<std::string, std::string> files = RandomFiles(/*seed=*/20240601, /*count=*/300);
   FakeTree tree;
+  tree.SetReadSizes(read_sizes);
   for (const auto& [path, content] : files) tree.AddFile(path, content);
   for (const std::string& pattern : ReferencePatterns()) {
     for (bool case_insensitive : {false, true}) {
@@ -323,6 +371,14 @@ TEST(GrepReferenceTest, RandomTreeMatchesLineByLineScan) {
     with_context.max_matches = 37;
     ExpectSameAsReference(tree, files, pattern, with_context);
   }
+}
+
+TEST(GrepReferenceTest, RandomTreeMatchesLineByLineScan) { ExpectRandomTreeMatchesReference({}); }
+
+TEST(GrepReferenceTest, RandomTreeReadInSmallChunksMatchesLineByLineScan) {
+  // Chunk boundaries everywhere: inside lines, between '\r' and '\n',
+  // inside UTF-8 sequences and around the binary probe.
+  ExpectRandomTreeMatchesReference({1, 7, 4096, 3, 1, 13, 2});
 }
 
 TEST(GrepReferenceTest, ExampleProjectMatchesLineByLineScan) {
@@ -345,6 +401,9 @@ TEST(GrepReferenceTest, ExampleProjectMatchesLineByLineScan) {
   }
   FakeTree tree;
   for (const auto& [path, content] : files) tree.AddFile(path, content);
+  FakeTree chunked_tree;
+  chunked_tree.SetReadSizes({100, 4096, 1});
+  for (const auto& [path, content] : files) chunked_tree.AddFile(path, content);
   for (std::string pattern :
        {"fn|struct|impl", "TODO", "(?i)error", "^\\s*$", "\\w+\\(", "import", "return\\s+\\w+"}) {
     for (bool case_insensitive : {false, true}) {
@@ -353,7 +412,283 @@ TEST(GrepReferenceTest, ExampleProjectMatchesLineByLineScan) {
       options.include_ignored = true;  // the reference knows no ignore files
       options.context = case_insensitive ? 1 : 0;
       ExpectSameAsReference(tree, files, pattern, options);
+      options.context = case_insensitive ? 3 : 0;
+      ExpectSameAsReference(chunked_tree, files, pattern, options);
     }
+  }
+}
+
+// ----- Files read in chunks -------------------------------------------------
+
+std::string NumberedLines(int count, const std::set<int>& foo_lines) {
+  std::string content;
+  for (int line = 1; line <= count; ++line) {
+    content += (foo_lines.count(line) != 0 ? "foo " : "line ") + std::to_string(line) + "\n";
+  }
+  return content;
+}
+
+std::string DescribeSizes(const std::vector<size_t>& sizes) {
+  if (sizes.empty()) return "whole";
+  std::string text = "reads of";
+  for (size_t size : sizes) text += " " + std::to_string(size);
+  return text;
+}
+
+// Read-size cycles: every size from 1 to `max`, then a few mixes.
+std::vector<std::vector<size_t>> ReadSizesUpTo(size_t max) {
+  std::vector<std::vector<size_t>> cycles;
+  for (size_t size = 1; size <= max; ++size) cycles.push_back({size});
+  cycles.push_back({1, 7, 4096});
+  cycles.push_back({2, 1, 5});
+  cycles.push_back({65536});
+  return cycles;
+}
+
+// Greps `files` handed out whole, then through reads of each of `cycles`;
+// every result must equal the whole read's, which must equal
+// ReferenceGrep's. Returns that result.
+GrepResult GrepInChunks(const std::map<std::string, std::string>& files, std::string_view pattern,
+                        const GrepOptions& options,
+                        const std::vector<std::vector<size_t>>& cycles) {
+  GrepResult expected = ReferenceGrep(files, pattern, options);
+  std::vector<std::vector<size_t>> all = {{}};
+  all.insert(all.end(), cycles.begin(), cycles.end());
+  for (const std::vector<size_t>& sizes : all) {
+    FakeTree tree;
+    tree.SetReadSizes(sizes);
+    for (const auto& [path, content] : files) tree.AddFile(path, content);
+    GrepResult actual = MustGrep(tree, pattern, options);
+    EXPECT_EQ(actual, expected) << "pattern " << Quote(pattern) << ", " << DescribeSizes(sizes)
+                                << ", context " << options.context << ", max_matches "
+                                << options.max_matches << "\nexpected:\n"
+                                << Describe(expected) << "actual:\n"
+                                << Describe(actual);
+  }
+  return expected;
+}
+
+TEST(GrepChunkTest, MatchingLineSplitAcrossReads) {
+  const std::map<std::string, std::string> files = {{"f", "one\ntwo foo bar\nthree foo\nfour"}};
+  const auto cycles = ReadSizesUpTo(files.at("f").size() + 1);
+  EXPECT_THAT(GrepInChunks(files, "foo", AllMatches(), cycles).matches[0].lines,
+              ElementsAre(GrepLine{2, "two foo bar", true}, GrepLine{3, "three foo", true}));
+  EXPECT_THAT(GrepInChunks(files, "o b|^thr", AllMatches(), cycles).matches[0].lines,
+              ElementsAre(GrepLine{2, "two foo bar", true}, GrepLine{3, "three foo", true}));
+  EXPECT_THAT(GrepInChunks(files, "(?i)FOUR$", AllMatches(), cycles).matches[0].lines,
+              ElementsAre(GrepLine{4, "four", true}));
+  for (std::string pattern : {"\\bfoo\\b", "^", "x*", "r$", "\\Aone", "^t.*o$"}) {
+    GrepInChunks(files, pattern, AllMatches(), cycles);
+  }
+}
+
+TEST(GrepChunkTest, ContextSpansReads) {
+  const std::map<std::string, std::string> files = {{"f", NumberedLines(30, {5, 8, 16, 29})}};
+  const auto cycles = ReadSizesUpTo(40);
+  GrepOptions options = AllMatches();
+  options.context = 2;
+  GrepResult result = GrepInChunks(files, "foo", options, cycles);
+  ASSERT_EQ(result.matches.size(), 1u);
+  std::vector<uint64_t> numbers;
+  for (const GrepLine& line : result.matches[0].lines) numbers.push_back(line.line_number);
+  EXPECT_EQ(numbers, (std::vector<uint64_t>{3, 4, 5, 6, 7, 8, 9, 10, 14, 15, 16, 17, 18, 27, 28,
+                                            29, 30}));
+  for (uint32_t context : {1u, 3u, 7u, 100u}) {
+    options.context = context;
+    GrepInChunks(files, "foo", options, cycles);
+    GrepInChunks(files, "foo 16|line 1$", options, cycles);
+  }
+}
+
+TEST(GrepChunkTest, LineLongerThanTheWindow) {
+  // Longer than the engine's window and than the reads: the window grows.
+  const std::string long_line = std::string(200000, 'x') + "foo" + std::string(100000, 'y');
+  const std::map<std::string, std::string> files = {
+      {"f", "a\n" + long_line + "\nb\nfoo\n" + long_line}};
+  const std::vector<std::vector<size_t>> cycles = {
+      {65536}, {65535}, {100000}, {4096}, {1000, 1, 70000}, {1 << 20}};
+  GrepOptions options = AllMatches();
+  options.context = 1;
+  GrepResult result = GrepInChunks(files, "foo", options, cycles);
+  ASSERT_EQ(result.matches.size(), 1u);
+  ASSERT_EQ(result.matches[0].lines.size(), 5u);
+  EXPECT_EQ(result.matches[0].lines[1], (GrepLine{2, long_line, true}));
+  EXPECT_EQ(result.matches[0].lines[4], (GrepLine{5, long_line, true}));
+  GrepInChunks(files, "^b$|xfooy", options, cycles);
+  GrepInChunks(files, "y$", AllMatches(), cycles);
+}
+
+TEST(GrepChunkTest, CrlfLineEndings) {
+  const std::map<std::string, std::string> files = {{"f", "a\r\nfoo\r\n\r\nb foo\r\nc"}};
+  const auto cycles = ReadSizesUpTo(files.at("f").size() + 1);
+  EXPECT_THAT(GrepInChunks(files, "foo", AllMatches(), cycles).matches[0].lines,
+              ElementsAre(GrepLine{2, "foo\r", true}, GrepLine{4, "b foo\r", true}));
+  EXPECT_THAT(GrepInChunks(files, "^\\r$", AllMatches(), cycles).matches[0].lines,
+              ElementsAre(GrepLine{3, "\r", true}));
+  GrepOptions options = AllMatches();
+  options.context = 1;
+  GrepInChunks(files, "\\r$|c", options, cycles);
+  GrepInChunks(files, "foo\\r", options, cycles);
+}
+
+TEST(GrepChunkTest, LastLineWithoutNewline) {
+  const std::map<std::string, std::string> files = {{"f", "foo\nbar\n\nfoo bar"},
+                                                    {"g", "bar"},
+                                                    {"h", "x\n"}};
+  const auto cycles = ReadSizesUpTo(20);
+  GrepResult result = GrepInChunks(files, "bar$", AllMatches(), cycles);
+  EXPECT_THAT(MatchedPaths(result), ElementsAre("f", "g"));
+  EXPECT_THAT(result.matches[0].lines,
+              ElementsAre(GrepLine{2, "bar", true}, GrepLine{4, "foo bar", true}));
+  GrepOptions options = AllMatches();
+  options.context = 1;
+  GrepInChunks(files, "^$", options, cycles);
+  GrepInChunks(files, "", options, cycles);
+  GrepInChunks(files, "x|foo b", options, cycles);
+}
+
+TEST(GrepChunkTest, MaxMatchesCutInALaterRead) {
+  std::set<int> foo_lines;
+  for (int line = 1000; line <= 10000; line += 10) foo_lines.insert(line);
+  const std::string content = NumberedLines(10000, foo_lines);  // about 100 KB
+  const std::map<std::string, std::string> files = {{"f", content}};
+  GrepOptions options;
+  options.max_matches = 5;
+  options.context = 2;
+  const std::vector<std::vector<size_t>> cycles = {{7}, {4096}, {1, 7, 4096}, {65536}};
+  GrepResult result = GrepInChunks(files, "foo", options, cycles);
+  EXPECT_TRUE(result.truncated);
+  ASSERT_EQ(result.matches.size(), 1u);
+  const std::vector<GrepLine>& lines = result.matches[0].lines;
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.front(), (GrepLine{998, "line 998", false}));
+  EXPECT_EQ(lines.back(), (GrepLine{1042, "line 1042", false}));
+  // The sixth match, just beyond the after-context, tells the result is
+  // truncated; reading stops soon after it.
+  options.context = 10;
+  result = GrepInChunks(files, "foo", options, cycles);
+  EXPECT_EQ(result.matches[0].lines.back(), (GrepLine{1050, "foo 1050", false}));
+  // The after-context goes on beyond the sixth match, into later reads.
+  options.context = 15;
+  result = GrepInChunks(files, "foo", options, cycles);
+  EXPECT_EQ(result.matches[0].lines.back(), (GrepLine{1055, "line 1055", false}));
+  FakeTree tree;
+  tree.SetReadSizes({4096});
+  tree.AddFile("f", content);
+  MustGrep(tree, "foo", options);
+  EXPECT_LT(tree.BytesRead("f"), 12000u + 4096u);
+}
+
+TEST(GrepChunkTest, NulAtTheEndOfTheBinaryProbe) {
+  const std::string head = "foo at the start\nfoo again\n" + std::string(8000, 'x') + "\n";
+  const std::string at_8191 = head + std::string(8191 - head.size(), 'y') + '\0' + "\nfoo\n";
+  const std::string at_8192 = head + std::string(8192 - head.size(), 'y') + '\0' + "\nfoo\n";
+  ASSERT_EQ(at_8191.find('\0'), 8191u);
+  ASSERT_EQ(at_8192.find('\0'), 8192u);
+  const std::map<std::string, std::string> files = {{"at_8191", at_8191},
+                                                    {"at_8192", at_8192}};
+  const std::vector<std::vector<size_t>> cycles = {{1},    {7},    {4096}, {8191}, {8192},
+                                                   {8193}, {9000}, {1, 7, 4096}};
+  EXPECT_THAT(MatchedPaths(GrepInChunks(files, "foo", AllMatches(), cycles)),
+              ElementsAre("at_8192"));
+  // Even when max_matches stops the search before the NUL is read.
+  GrepOptions options;
+  options.max_matches = 1;
+  GrepResult result = GrepInChunks(files, "foo", options, cycles);
+  EXPECT_THAT(MatchedPaths(result), ElementsAre("at_8192"));
+  EXPECT_TRUE(result.truncated);
+}
+
+TEST(GrepChunkTest, StopsReadingABinaryFileAtItsNul) {
+  FakeTree tree;
+  tree.AddFile("binary", "foo\n" + std::string(6, 'x') + '\0' + std::string(1 << 20, 'x'));
+  tree.SetReadSizes({4096});
+  EXPECT_TRUE(MustGrep(tree, "foo", GrepOptions()).matches.empty());
+  EXPECT_EQ(tree.BytesRead("binary"), 4096u);
+
+  FakeTree byte_tree;
+  byte_tree.AddFile("binary", "foo\n" + std::string(6, 'x') + '\0' + std::string(1 << 20, 'x'));
+  byte_tree.SetReadSizes({1});
+  EXPECT_TRUE(MustGrep(byte_tree, "foo", GrepOptions()).matches.empty());
+  EXPECT_EQ(byte_tree.BytesRead("binary"), 11u);
+}
+
+TEST(GrepChunkTest, IgnoreFilesReadInChunks) {
+  FakeTree tree;
+  tree.SetReadSizes({1, 3});
+  tree.AddFile(".gitignore", "*.log\nbuild/\n!keep.log");
+  tree.AddFile("a.log", "foo\n");
+  tree.AddFile("keep.log", "foo\n");
+  tree.AddFile("build/b.txt", "foo\n");
+  tree.AddFile("sub/.ignore", "c.txt\n");
+  tree.AddFile("sub/c.txt", "foo\n");
+  tree.AddFile("sub/d.txt", "foo\n");
+  EXPECT_THAT(MatchedPaths(MustGrep(tree, "foo", GrepOptions())),
+              ElementsAre("keep.log", "sub/d.txt"));
+  GrepOptions named;
+  named.paths = {"sub"};
+  EXPECT_THAT(MatchedPaths(MustGrep(tree, "foo", named)), ElementsAre("sub/d.txt"));
+}
+
+TEST(GrepChunkTest, FsStoreReadsLargeFilesInChunks) {
+  // The fs store hands out real reads: files around and beyond the engine's
+  // read size, compared with the reference scan.
+  std::string lines_64k;  // 4096 lines of 16 bytes
+  for (int line = 0; line < 4096; ++line) {
+    char text[17];
+    std::snprintf(text, sizeof text, "%s line %06d\n", line % 97 == 0 ? "foo" : "bar", line);
+    lines_64k += text;
+  }
+  ASSERT_EQ(lines_64k.size(), 65536u);
+  std::string crlf;
+  for (int line = 0; line < 30000; ++line) {
+    crlf += (line % 1000 == 999 ? "foo " : "crlf ") + std::to_string(line) + "\r\n";
+  }
+  const std::string long_line = std::string(70000, 'x') + "foo" + std::string(70000, 'x');
+  std::map<std::string, std::string> files = {
+      {"exact_64k", lines_64k},
+      {"over_64k", lines_64k + "foo tail"},
+      {"under_64k", lines_64k.substr(0, 65535)},
+      {"long_line", "a\n" + long_line + "\nfoo\n" + long_line},
+      {"crlf", crlf},
+      {"big", lines_64k + lines_64k + crlf + lines_64k},
+      {"nul_8191", std::string(8191, 'x') + '\0' + "\nfoo\n"},
+      {"nul_8192", std::string(8192, 'x') + '\0' + "\nfoo\n"},
+  };
+  TempDir root;
+  for (const auto& [path, content] : files) WriteRealFile(root.Join(path), content);
+  Result<std::unique_ptr<ProjectFiles>> store = OpenFsStore(root.path());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  for (std::string pattern : {"foo", "foo tail$", "^x+foo", "(?i)FOO line 0[0-9]+\\r?$", "9\\r$"}) {
+    for (uint32_t context : {0u, 2u}) {
+      GrepOptions options = AllMatches();
+      options.context = context;
+      for (uint64_t max_matches : {0u, 500u}) {
+        options.max_matches = max_matches;
+        GrepResult expected = ReferenceGrep(files, pattern, options);
+        Result<GrepResult> actual = (*store)->Grep(pattern, options);
+        ASSERT_TRUE(actual.ok()) << actual.status().ToString();
+        EXPECT_EQ(*actual, expected) << "pattern " << Quote(pattern) << " context " << context
+                                     << " max_matches " << max_matches;
+      }
+    }
+  }
+}
+
+TEST(GrepLiteralsTest, CountNewlinesAtEveryLengthAndAlignment) {
+  std::mt19937 random(11);
+  std::string bytes(4096, '\0');
+  for (char& byte : bytes) byte = random() % 3 == 0 ? '\n' : static_cast<char>(random());
+  for (size_t start = 0; start < 40; ++start) {
+    for (size_t length = 0; start + length <= 1200; ++length) {
+      std::string_view text = std::string_view(bytes).substr(start, length);
+      auto expected = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+      ASSERT_EQ(CountNewlines(text), expected) << "start " << start << " length " << length;
+    }
+  }
+  // Per-lane byte counters must not overflow: 255 blocks and more of '\n'.
+  for (size_t length : {255u * 16, 255u * 32, 255u * 32 * 3 + 17, 100000u}) {
+    EXPECT_EQ(CountNewlines(std::string(length, '\n')), length);
   }
 }
 
@@ -541,14 +876,6 @@ TEST(GrepTest, ExtensionsApplyToWalkedFiles) {
     Result<GrepResult> result = RunGrep(tree, "foo", options);
     EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument) << bad;
   }
-}
-
-std::string NumberedLines(int count, const std::set<int>& foo_lines) {
-  std::string content;
-  for (int line = 1; line <= count; ++line) {
-    content += (foo_lines.count(line) != 0 ? "foo " : "line ") + std::to_string(line) + "\n";
-  }
-  return content;
 }
 
 TEST(GrepTest, ContextWindowsMerge) {
