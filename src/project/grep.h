@@ -40,10 +40,9 @@ class GrepFileReader {
 // A read-only view of a project tree. Called from several threads at once.
 class GrepTree {
  public:
-  struct Entry {
-    std::string name;
-    EntryKind kind;  // as the entry itself is: a symlink is kSymlink, never followed
-  };
+  // A directory entry; its kind is the entry's own: a symlink is kSymlink,
+  // never followed (unlike ProjectFiles::ListDir).
+  using Entry = DirEntry;
 
   // An open file: a reader of its bytes or, for a tree that holds the
   // content in memory, the content itself (searched without a copy).

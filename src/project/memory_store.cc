@@ -197,6 +197,18 @@ struct State {
   }
 };
 
+// The entries of the directory at `path`, sorted by name (the tree's order).
+Result<std::vector<DirEntry>> ListChildren(const Tree& tree, std::string_view path) {
+  auto it = tree.find(path);
+  if (it == tree.end()) return MissingOrParentIsFileError(tree, path, "list", "Directory");
+  if (!IsDir(it->second)) return ListFileError(path);
+  std::vector<DirEntry> entries;
+  ForEachChild(tree, path, [&](std::string_view name, const Node& node) {
+    entries.push_back(DirEntry{std::string(name), node.kind});
+  });
+  return entries;
+}
+
 // ----- Grep ---------------------------------------------------------------
 
 // GrepTree over a snapshot; RunGrep may call it from several threads, which
@@ -205,20 +217,7 @@ class SnapshotGrepTree final : public GrepTree {
  public:
   explicit SnapshotGrepTree(Tree tree) : tree_(std::move(tree)) {}
 
-  Result<std::vector<Entry>> List(std::string_view path) override {
-    auto it = tree_.find(path);
-    if (it == tree_.end()) {
-      return MissingOrParentIsFileError(tree_, path, "list", "Directory");
-    }
-    if (!IsDir(it->second)) {
-      return ListFileError(path);
-    }
-    std::vector<Entry> entries;
-    ForEachChild(tree_, path, [&](std::string_view name, const Node& node) {
-      entries.push_back(Entry{std::string(name), node.kind});
-    });
-    return entries;
-  }
+  Result<std::vector<Entry>> List(std::string_view path) override { return ListChildren(tree_, path); }
 
   Result<EntryKind> Resolve(std::string_view path) override {
     auto it = tree_.find(path);
@@ -539,19 +538,7 @@ class MemoryStore final : public ProjectFiles {
   Result<std::vector<DirEntry>> ListDir(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     std::shared_lock lock(state_->mutex);
-    const Tree& tree = state_->tree;
-    auto it = tree.find(path);
-    if (it == tree.end()) {
-      return MissingOrParentIsFileError(tree, path, "list", "Directory");
-    }
-    if (!IsDir(it->second)) {
-      return ListFileError(path);
-    }
-    std::vector<DirEntry> entries;
-    ForEachChild(tree, path, [&](std::string_view name, const Node& node) {
-      entries.push_back(DirEntry{std::string(name), node.kind});
-    });
-    return entries;
+    return ListChildren(state_->tree, path);
   }
 
   Result<FileMetadata> Metadata(std::string_view raw_path) override {
