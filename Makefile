@@ -20,7 +20,7 @@ bench: bench-deps build
 
 # Each fuzzer runs FUZZ_SECONDS; findings are written to build-fuzz/.
 FUZZ_SECONDS ?= 60
-FUZZERS ?= path_fuzzer
+FUZZERS ?= path_fuzzer ignore_fuzzer config_fuzzer jsonrpc_fuzzer
 fuzz:
 	@scripts/install-deps.sh --fuzz
 	@if [ ! -f build-fuzz/build.ninja ]; then \

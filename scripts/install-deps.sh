@@ -10,10 +10,10 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
-  libre2-dev libcli11-dev libtomlplusplus-dev rapidjson-dev
+  libre2-dev libcli11-dev libtomlplusplus-dev rapidjson-dev libsimdjson-dev
 )
 case "${1:-}" in
-  --bench) packages+=(ripgrep hyperfine python3) ;;
+  --bench) packages+=(ripgrep hyperfine python3 nlohmann-json3-dev) ;;
   --fuzz) packages+=(clang libclang-rt-14-dev) ;;
 esac
 

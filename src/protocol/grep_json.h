@@ -9,16 +9,12 @@
 // characters are escaped by the writer.
 #pragma once
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <string>
 
 #include "project/project_files.h"
+#include "protocol/json_writer.h"
 
 namespace toolvfs {
-
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 
 // Writes `result` as one JSON object value into `writer`, e.g. as the
 // "result" member of a JSON-RPC response.
