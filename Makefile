@@ -15,8 +15,14 @@ run: build
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS)
 
-bench: bench-deps build
+# Reconfigures first: --bench installs packages (ripgrep, nlohmann-json for
+# json_bench) that an earlier configure did not find.
+bench: bench-deps
+	cmake -S . -B $(BUILD_DIR) -G Ninja $(CMAKE_FLAGS)
+	cmake --build $(BUILD_DIR) -j$(JOBS)
 	$(BUILD_DIR)/bench/grep_bench
+	$(BUILD_DIR)/bench/read_bench
+	@if [ -x $(BUILD_DIR)/bench/json_bench ]; then $(BUILD_DIR)/bench/json_bench; fi
 
 # Each fuzzer runs FUZZ_SECONDS; findings are written to build-fuzz/.
 FUZZ_SECONDS ?= 60
