@@ -392,7 +392,10 @@ class FsStore final : public ProjectFiles {
         if (errno == EAGAIN || errno == EINTR) continue;  // a concurrent rename: retry
         // EXDEV/ELOOP: an escape, or an absolute symlink inside; ENOTDIR:
         // which component is a file? The walk tells, in both cases.
-        if (errno != EXDEV && errno != ELOOP && errno != ENOTDIR) return PathError(errno, context);
+        // ENXIO: a socket (or a device without a driver); the walk names it.
+        if (errno != EXDEV && errno != ELOOP && errno != ENOTDIR && errno != ENXIO) {
+          return PathError(errno, context);
+        }
         break;
       }
     }
@@ -402,7 +405,16 @@ class FsStore final : public ProjectFiles {
     UniqueFd fd(location.name.empty()
                     ? ::openat(location.parent.get(), ".", flags | O_CLOEXEC)
                     : ::openat(location.parent.get(), location.name.c_str(), flags | O_CLOEXEC | O_NOFOLLOW));
-    if (!fd) return PathError(errno, context);
+    if (!fd) {
+      int error = errno;
+      struct stat status;
+      if (error == ENXIO && !location.name.empty() &&
+          ::fstatat(location.parent.get(), location.name.c_str(), &status, AT_SYMLINK_NOFOLLOW) == 0 &&
+          IsSpecialFile(status.st_mode)) {
+        return SpecialFileError(context.verb, path, status.st_mode);
+      }
+      return PathError(error, context);
+    }
     return fd;
   }
 

@@ -3,7 +3,9 @@
 // resolution routes (openat2 and the O_NOFOLLOW component walk).
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -198,6 +200,22 @@ TEST_P(FsEscapeTest, FifosAreRefusedWithoutBlocking) {
   options.paths = {"fifo"};
   ExpectDenied(store_->Grep("x", options).status(), "grep fifo");
   EXPECT_NE(store_->Read("fifo").status().message().find("FIFO"), std::string::npos);
+}
+
+TEST_P(FsEscapeTest, UnixSocketsAreRefused) {
+  std::string socket_path = root_ + "/agent.sock";
+  int socket_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(socket_fd, 0);
+  struct sockaddr_un address = {};
+  address.sun_family = AF_UNIX;
+  ASSERT_LT(socket_path.size(), sizeof address.sun_path);
+  std::copy(socket_path.begin(), socket_path.end(), address.sun_path);
+  ASSERT_EQ(::bind(socket_fd, reinterpret_cast<struct sockaddr*>(&address), sizeof address), 0);
+  ExpectDenied(store_->Read("agent.sock").status(), "read socket");
+  ExpectDenied(store_->Write("agent.sock", "x"), "write socket");
+  ExpectDenied(store_->Metadata("agent.sock").status(), "metadata socket");
+  EXPECT_NE(store_->Read("agent.sock").status().message().find("socket"), std::string::npos);
+  ::close(socket_fd);
 }
 
 TEST_P(FsEscapeTest, SymlinkLoopsFailCleanly) {
