@@ -111,9 +111,11 @@ Status PathError(int error_number, const ErrorContext& context) {
 
 UniqueFd Duplicate(int fd) { return UniqueFd(::fcntl(fd, F_DUPFD_CLOEXEC, 0)); }
 
-Result<std::string> ReadLink(int symlink_fd, const ErrorContext& context) {
+// The target of the symlink `name` in `directory` ("" with an O_PATH
+// descriptor of the symlink itself).
+Result<std::string> ReadLinkAt(int directory, const std::string& name, const ErrorContext& context) {
   char buffer[PATH_MAX];
-  ssize_t length = ::readlinkat(symlink_fd, "", buffer, sizeof buffer);
+  ssize_t length = ::readlinkat(directory, name.c_str(), buffer, sizeof buffer);
   if (length < 0) return PathError(errno, context);
   return std::string(buffer, static_cast<size_t>(length));
 }
@@ -177,8 +179,9 @@ Status CopyFileContent(int source, int destination, const ErrorContext& context)
 
 // Where a resolved path's final entry lives.
 struct Location {
-  UniqueFd parent;   // the directory holding the entry
-  std::string name;  // the entry's name in `parent`; empty for the root itself
+  UniqueFd parent;          // the directory holding the entry
+  std::string name;         // the entry's name in `parent`; empty for the root itself
+  std::string parent_path;  // project path of `parent`, symlinks resolved
 };
 
 
@@ -218,14 +221,22 @@ class FsStore final : public ProjectFiles {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     if (path.empty()) return ProjectRootError("write");
     ErrorContext context = Context("write", path, "Path");
-    // Writers of one path take turns, so an append (read, add, replace)
-    // never loses a concurrent append made through this store.
-    std::lock_guard turn(write_locks_[std::hash<std::string>()(path) % write_locks_.size()]);
-    TOOLVFS_ASSIGN_OR_RETURN(Location location, Walk(path, /*follow_final=*/true,
+    // create never follows a final symlink: anything at the path, a
+    // dangling symlink included, means AlreadyExists.
+    bool follow_final = mode != WriteMode::kCreate;
+    TOOLVFS_ASSIGN_OR_RETURN(Location location, Walk(path, follow_final,
                                                      /*create_parents=*/true, context));
     if (location.name.empty()) return IsDirectoryActionError("write", path);
     int parent = location.parent.get();
     const char* name = location.name.c_str();
+    // Writers of one file take turns, so an append (read, add, replace)
+    // never loses a concurrent append made through this store. The key is
+    // the resolved location, so "f" and a symlink to it share a turn.
+    struct stat parent_status;
+    if (::fstat(parent, &parent_status) != 0) return PathError(errno, context);
+    size_t key = std::hash<std::string>()(location.name) ^ (parent_status.st_ino * 0x9E3779B97F4A7C15ULL) ^
+                 parent_status.st_dev;
+    std::lock_guard turn(write_locks_[key % write_locks_.size()]);
 
     struct stat existing;
     bool exists = ::fstatat(parent, name, &existing, AT_SYMLINK_NOFOLLOW) == 0;
@@ -348,6 +359,20 @@ class FsStore final : public ProjectFiles {
       // The target holds the source: it is not empty (what rename(2) says too).
       if (PathContains(to, from)) return RenameTargetNotEmptyError(from, to);
     }
+    if (S_ISLNK(source_status.st_mode)) {
+      // A relative symlink means something else in its new directory: it
+      // must not come to point outside (a tool working in the real
+      // directory would follow it).
+      TOOLVFS_ASSIGN_OR_RETURN(std::string link_text, ReadLinkAt(source.parent.get(), source.name, source_context));
+      if (!link_text.empty() && link_text.front() != '/') {
+        Result<Location> moved = Walk(JoinPath(target.parent_path, link_text), /*follow_final=*/true,
+                                      /*create_parents=*/false, target_context);
+        if (!moved.ok() && moved.status().code() == StatusCode::kPermissionDenied) {
+          return PermissionDeniedError("Access denied: " + CannotRename(from, to) + ": the symlink " +
+                                       Quote(link_text) + " would point outside the project root from there");
+        }
+      }
+    }
     int result = overwrite ? ::renameat(source.parent.get(), source.name.c_str(), target.parent.get(),
                                         target.name.c_str())
                            : RenameNoReplace(source.parent.get(), source.name.c_str(),
@@ -361,6 +386,8 @@ class FsStore final : public ProjectFiles {
       case EISDIR: return RenameTargetIsDirectoryError(from, to);
       case ENOTDIR: return RenameTargetIsFileError(from, to);
       case EINVAL: return RenameIntoItselfError(from, to);
+      case EXDEV:  // not an escape here: the two paths are on different mounts
+        return IoError(CannotRename(from, to) + ": they are on different file systems (a mount point)");
       default: return PathError(errno, source_context);
     }
   }
@@ -502,7 +529,9 @@ class FsStore final : public ProjectFiles {
       int directory = chain.back().get();
       UniqueFd entry(::openat(directory, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
       if (!entry) {
-        if (errno == ENOENT && is_final) return Location{std::move(chain.back()), std::move(name)};
+        if (errno == ENOENT && is_final) {
+          return Location{std::move(chain.back()), std::move(name), names.empty() ? "" : names.back()};
+        }
         if (errno == ENOENT && create_parents) {
           if (::mkdirat(directory, name.c_str(), 0777) != 0 && errno != EEXIST) {
             return PathError(errno, context);
@@ -518,7 +547,7 @@ class FsStore final : public ProjectFiles {
         if (++hops > kMaxSymlinkHops) {
           return InvalidArgumentError(context.What() + ": too many levels of symbolic links");
         }
-        TOOLVFS_ASSIGN_OR_RETURN(std::string target, ReadLink(entry.get(), context));
+        TOOLVFS_ASSIGN_OR_RETURN(std::string target, ReadLinkAt(entry.get(), "", context));
         if (!target.empty() && target.front() == '/') {
           // Absolute: acceptable only if it names a place inside the root.
           std::string absolute = NormalizeAbsolute(target);
@@ -533,7 +562,7 @@ class FsStore final : public ProjectFiles {
         continue;
       }
       std::string entry_path = JoinPath(names.empty() ? std::string_view() : names.back(), name);
-      if (is_final) return Location{std::move(chain.back()), std::move(name)};
+      if (is_final) return Location{std::move(chain.back()), std::move(name), names.empty() ? "" : names.back()};
       if (!S_ISDIR(status.st_mode)) return ParentIsFileError(context.What(), entry_path);
       chain.push_back(std::move(entry));
       names.push_back(std::move(entry_path));
@@ -541,8 +570,9 @@ class FsStore final : public ProjectFiles {
     // Resolved to a directory without a final name: the root, or a path
     // ending in ".." or "." inside a symlink's target. Its parent is the
     // previous descriptor; its name is the last resolved segment.
-    if (chain.size() == 1) return Location{std::move(chain.back()), ""};
-    return Location{std::move(chain[chain.size() - 2]), std::string(BaseName(names.back()))};
+    if (chain.size() == 1) return Location{std::move(chain.back()), "", ""};
+    return Location{std::move(chain[chain.size() - 2]), std::string(BaseName(names.back())),
+                    names.size() >= 2 ? names[names.size() - 2] : ""};
   }
 
   static void PushComponents(std::string_view path, std::vector<std::string>& pending) {
@@ -588,10 +618,11 @@ class FsStore final : public ProjectFiles {
     }
     TOOLVFS_RETURN_IF_ERROR(WriteFull(temp, content, context.What()));
     if (existing != nullptr) {
-      if (::fchmod(temp, existing->st_mode & 07777) != 0) return PathError(errno, context);
       // Keep the owner too when we may; an unprivileged writer cannot, and
       // the file then belongs to the writer, as with any editor's save.
+      // chown first: it clears setuid/setgid, which fchmod then restores.
       if (::geteuid() == 0) (void)!::fchown(temp, existing->st_uid, existing->st_gid);
+      if (::fchmod(temp, existing->st_mode & 07777) != 0) return PathError(errno, context);
     }
     if (options_.sync_writes && ::fdatasync(temp) != 0) return PathError(errno, context);
     return OkStatus();

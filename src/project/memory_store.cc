@@ -245,6 +245,11 @@ class SnapshotGrepTree final : public GrepTree {
 
 // ----- Materialize --------------------------------------------------------
 
+// The largest file a materialized view may hand back to the store: the
+// store holds content in memory, and a sparse file (truncate -s 2T) must
+// fail the sync with TooLarge, not exhaust the host's memory.
+constexpr uint64_t kMaxSyncedFileBytes = uint64_t{1} << 30;
+
 std::string TempDirBase() {
   const char* tmpdir = std::getenv("TMPDIR");
   if (tmpdir != nullptr && tmpdir[0] == '/') return tmpdir;
@@ -367,11 +372,16 @@ Status ScanTree(int dir_fd, const std::string& dir, const std::string& real, con
       out.emplace(path, Node{EntryKind::kDirectory, nullptr, modified_ms});
       TOOLVFS_RETURN_IF_ERROR(ScanTree(child.get(), path, real_path, written, out));
     } else if (S_ISREG(info.st_mode)) {
+      if (static_cast<uint64_t>(info.st_size) > kMaxSyncedFileBytes) {
+        return TooLargeError("Cannot sync back " + Quote(real_path) + ": " +
+                             FormatBytes(static_cast<uint64_t>(info.st_size)) + " is larger than the limit of " +
+                             FormatBytes(kMaxSyncedFileBytes) + " for a file of a memory store");
+      }
       UniqueFd file(::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
       if (!file) return ErrnoToStatus(errno, "Cannot open " + Quote(real_path));
       TOOLVFS_ASSIGN_OR_RETURN(
           std::string content,
-          ReadToEnd(file.get(), uint64_t{1} << 62, "Cannot read " + Quote(real_path),
+          ReadToEnd(file.get(), kMaxSyncedFileBytes, "Cannot sync back " + Quote(real_path),
                     static_cast<uint64_t>(info.st_size)));
       auto before = written.find(path);
       Content shared;

@@ -1050,6 +1050,21 @@ TEST_F(MemoryMaterializeTest, ViewMayOutliveTheStore) {
   EXPECT_FALSE(RealPathExists(view->path()));
 }
 
+// A sparse 2 TiB file in the view must fail the sync cleanly (the store
+// holds content in memory), keep the copy, and change nothing in the store.
+TEST_F(MemoryMaterializeTest, HugeSparseFileFailsTheSyncWithoutCrashing) {
+  std::unique_ptr<MaterializedView> view = Materialize();
+  ASSERT_NE(view, nullptr);
+  WriteRealFile(view->path() + "/small.txt", "kept out too");
+  ASSERT_EQ(::truncate((view->path() + "/small.txt").c_str(), off_t{1} << 41), 0);
+  Status released = view->Release();
+  EXPECT_EQ(released.code(), StatusCode::kTooLarge) << released.ToString();
+  EXPECT_NE(released.message().find("small.txt"), std::string::npos) << released.message();
+  EXPECT_TRUE(RealPathExists(view->path()));  // nothing is lost: the copy stays
+  EXPECT_FALSE(*store_->Exists("small.txt"));
+  TempDir::RemoveAll(view->path());
+}
+
 TEST_F(MemoryMaterializeTest, UsesTmpdir) {
   TempDir base;
   const char* saved = std::getenv("TMPDIR");

@@ -4,6 +4,8 @@
 
 #include <sys/stat.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <thread>
 
@@ -87,6 +89,44 @@ TEST(AtomicityTest, FsWriteKeepsPermissionBits) {
   ASSERT_EQ(::stat((root.path() + "/secret.txt").c_str(), &status), 0);
   EXPECT_EQ(status.st_mode & 07777, 0600u);
   EXPECT_EQ(ReadRealFile(root.path() + "/secret.txt"), "xmore");
+}
+
+TEST(AtomicityTest, FsAppendsThroughASymlinkAndDirectlyAreAllKept) {
+  TempDir root;
+  WriteRealFile(root.path() + "/log.txt", "");
+  MakeSymlink("log.txt", root.path() + "/log_link");
+  StoreOptions options;
+  options.sync_writes = false;
+  Result<std::unique_ptr<ProjectFiles>> store = OpenFsStore(root.path(), options);
+  ASSERT_TRUE(store.ok());
+  auto append = [&](const char* path) {
+    for (int i = 0; i < 200; ++i) ASSERT_TRUE((*store)->Write(path, "x", WriteMode::kAppend).ok());
+  };
+  std::thread direct(append, "log.txt");
+  std::thread linked(append, "log_link");
+  direct.join();
+  linked.join();
+  EXPECT_EQ(ReadRealFile(root.path() + "/log.txt").size(), 400u);
+}
+
+TEST(AtomicityTest, FsWriteKeepsSetuidAndOwnerWhenRunAsRoot) {
+  TempDir root;
+  std::string path = root.path() + "/tool";
+  WriteRealFile(path, "old");
+  bool as_root = ::geteuid() == 0;
+  if (as_root) {
+    ASSERT_EQ(::chown(path.c_str(), 1234, 1234), 0);
+  }
+  ASSERT_EQ(::chmod(path.c_str(), as_root ? 04755 : 0750), 0);
+  Result<std::unique_ptr<ProjectFiles>> store = OpenFsStore(root.path());
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE((*store)->Write("tool", "new").ok());
+  struct stat status;
+  ASSERT_EQ(::stat(path.c_str(), &status), 0);
+  EXPECT_EQ(status.st_mode & 07777, as_root ? 04755u : 0750u);
+  if (as_root) {
+    EXPECT_EQ(status.st_uid, 1234u);
+  }
 }
 
 TEST(AtomicityTest, FsFailedCreateLeavesNothingBehind) {

@@ -138,7 +138,10 @@ TEST_P(FsEscapeTest, SymlinkToAnOutsideFileIsNeitherReadNorWritten) {
 TEST_P(FsEscapeTest, DanglingSymlinkAtANewFilePathIsNotFollowedOutside) {
   ExpectDenied(store_->Write("dangling_out", "pwned"), "write relative dangling");
   ExpectDenied(store_->Write("dangling_out_abs", "pwned"), "write absolute dangling");
-  ExpectDenied(store_->Write("dangling_out", "pwned", WriteMode::kCreate), "create dangling");
+  // create never follows a final symlink: something is at the path.
+  EXPECT_EQ(store_->Write("dangling_out", "pwned", WriteMode::kCreate).code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(store_->Write("dangling_in", "x", WriteMode::kCreate).code(), StatusCode::kAlreadyExists);
+  EXPECT_FALSE(RealPathExists(root_ + "/src/created_through_link.c"));
   ExpectDenied(store_->Write("dangling_out", "pwned", WriteMode::kAppend), "append dangling");
   EXPECT_FALSE(RealPathExists(outside_ + "/new.txt"));
   EXPECT_FALSE(RealPathExists(outside_ + "/new_abs.txt"));
@@ -189,6 +192,23 @@ TEST_P(FsEscapeTest, DeletingAndRenamingAnInsideSymlinkActsOnTheLinkItself) {
   EXPECT_EQ(ReadRealFile(root_ + "/src/main.c"), "int main() { return 0; }\n");
   ASSERT_TRUE(store_->Rename("chain_in2", "moved_link").ok());
   EXPECT_TRUE(IsSymlink(root_ + "/moved_link"));
+}
+
+// a/deep -> ../src stays inside; moved to the root it would read "../src",
+// outside: the rename is refused and nothing moves.
+TEST_P(FsEscapeTest, RenamingARelativeSymlinkWhereItWouldEscapeIsDenied) {
+  MakeDirectory(root_ + "/a");
+  MakeSymlink("../src", root_ + "/a/deep");
+  EXPECT_EQ(*store_->Read("a/deep/main.c"), "int main() { return 0; }\n");
+  Status moved = store_->Rename("a/deep", "deep");
+  ExpectDenied(moved, "rename a/deep to deep");
+  EXPECT_NE(moved.message().find("would point outside"), std::string::npos) << moved.message();
+  EXPECT_TRUE(IsSymlink(root_ + "/a/deep"));
+  EXPECT_FALSE(RealPathExists(root_ + "/deep"));
+  // Where it keeps meaning something inside, it moves.
+  MakeDirectory(root_ + "/b");
+  EXPECT_TRUE(store_->Rename("a/deep", "b/deep").ok());
+  EXPECT_EQ(*store_->Read("b/deep/main.c"), "int main() { return 0; }\n");
 }
 
 TEST_P(FsEscapeTest, FifosAreRefusedWithoutBlocking) {
