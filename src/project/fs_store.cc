@@ -515,6 +515,8 @@ class FsStore final : public ProjectFiles {
     std::vector<std::string> pending;  // components still to resolve, next at the back
     PushComponents(path, pending);
     int hops = 0;
+    std::string last_created;  // with its retries: a bound against a racer deleting it
+    int retries_of_last_created = 0;
     while (!pending.empty()) {
       std::string name = std::move(pending.back());
       pending.pop_back();
@@ -533,6 +535,13 @@ class FsStore final : public ProjectFiles {
           return Location{std::move(chain.back()), std::move(name), names.empty() ? "" : names.back()};
         }
         if (errno == ENOENT && create_parents) {
+          // Someone may delete what we create before we open it; give up
+          // after a few rounds on the same directory rather than spin.
+          retries_of_last_created = name == last_created ? retries_of_last_created + 1 : 0;
+          last_created = name;
+          if (retries_of_last_created > 10) {
+            return IoError(context.What() + ": directory " + Quote(name) + " keeps disappearing");
+          }
           if (::mkdirat(directory, name.c_str(), 0777) != 0 && errno != EEXIST) {
             return PathError(errno, context);
           }

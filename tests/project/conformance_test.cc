@@ -207,6 +207,14 @@ TEST_P(StoreConformance, WriteCreatesParentDirectories) {
   EXPECT_EQ(store_->Metadata("a/b/c")->kind, EntryKind::kDirectory);
 }
 
+TEST_P(StoreConformance, WriteCreatesDeeplyNestedParents) {
+  std::string path;
+  for (int depth = 0; depth < 60; ++depth) path += "d" + std::to_string(depth) + "/";
+  path += "leaf.txt";
+  ASSERT_TRUE(IsOk(store_->Write(path, "deep")));
+  EXPECT_EQ(*store_->Read(path), "deep");
+}
+
 TEST_P(StoreConformance, WriteUnderAFileFailsWithNotDirectory) {
   ASSERT_TRUE(IsOk(store_->Write("f.txt", "file")));
   for (WriteMode mode : {WriteMode::kOverwrite, WriteMode::kCreate, WriteMode::kAppend}) {
