@@ -184,7 +184,6 @@ struct Location {
   std::string parent_path;  // project path of `parent`, symlinks resolved
 };
 
-
 class FsMaterializedView final : public MaterializedView {
  public:
   explicit FsMaterializedView(std::string path) : path_(std::move(path)) {}
