@@ -1,0 +1,391 @@
+#include "sandbox/launcher.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <utility>
+
+namespace toolvfs {
+namespace {
+
+// The child's steps between fork and exec, in the order they run. The values
+// index kChildStepNames and travel over the error pipe.
+//
+// The OS sandbox (SPEC.md §5) inserts its steps between kCloseFds and
+// kChdir, in this order: rlimits; user, PID, network, IPC and mount
+// namespaces; PR_SET_NO_NEW_PRIVS; Landlock; seccomp (last, so the filter
+// does not have to allow the setup syscalls; execve must stay allowed).
+enum ChildStep : int {
+  kSetsid = 0,
+  kParentDeathSignal,
+  kParentAlive,
+  kRedirectStdio,
+  kCloseFds,
+  // <- sandbox steps go here.
+  kChdir,
+  kResetSignals,
+  kExecve,
+  kChildStepCount,
+};
+
+constexpr std::string_view kChildStepNames[kChildStepCount] = {
+    "setsid",
+    "prctl(PR_SET_PDEATHSIG)",
+    "parent liveness check",
+    "redirecting stdin/stdout/stderr",
+    "closing inherited file descriptors",
+    "chdir",  // the message names the directory
+    "resetting signals",
+    "execve",
+};
+
+// What a failing child step writes to the error pipe (one write < PIPE_BUF,
+// so it arrives whole).
+struct ChildFailure {
+  int step;
+  int error_number;
+};
+
+// Everything the child uses, prepared by the parent before fork so the child
+// never allocates.
+struct ChildPlan {
+  const char* program_path;
+  char* const* argv;
+  char* const* envp;
+  const char* working_directory;  // nullptr: keep the current one
+  int stdio[3];                   // child ends for fds 0, 1, 2 (all >= 3)
+  int error_fd;                   // write end of the error pipe (>= 3)
+  pid_t parent_pid;
+  int fd_limit;  // the fallback close loop runs up to here
+};
+
+[[noreturn]] void FailChildStep(int error_fd, ChildStep step, int error_number) {
+  ChildFailure failure{step, error_number};
+  ssize_t written;
+  do {
+    written = write(error_fd, &failure, sizeof failure);
+  } while (written < 0 && errno == EINTR);
+  _exit(127);
+}
+
+// Closes [first, last] (last == -1: through the highest possible fd) with
+// close_range where the kernel has it, else with a plain loop up to
+// `loop_limit` (the RLIMIT_NOFILE soft limit; no /proc walk, which would
+// allocate).
+bool CloseFdRange(int first, int last, int loop_limit) {
+  const unsigned range_end = last < 0 ? ~0U : static_cast<unsigned>(last);
+  if (last >= 0 && first > last) return true;
+  if (close_range(static_cast<unsigned>(first), range_end, 0) == 0) return true;
+  if (errno != ENOSYS && errno != EPERM) return false;  // EPERM: a seccomp filter
+  const int loop_end = last < 0 ? loop_limit - 1 : last;
+  for (int fd = first; fd <= loop_end; ++fd) close(fd);
+  return true;
+}
+
+// Runs in the child between fork and exec: async-signal-safe syscalls only.
+[[noreturn]] void RunChild(const ChildPlan& plan) {
+  if (setsid() < 0) FailChildStep(plan.error_fd, kSetsid, errno);
+
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+    FailChildStep(plan.error_fd, kParentDeathSignal, errno);
+  }
+  // The parent may have died before PR_SET_PDEATHSIG took effect.
+  if (getppid() != plan.parent_pid) FailChildStep(plan.error_fd, kParentAlive, ESRCH);
+
+  for (int target = 0; target < 3; ++target) {
+    if (dup2(plan.stdio[target], target) < 0) {
+      FailChildStep(plan.error_fd, kRedirectStdio, errno);
+    }
+  }
+
+  // Everything above 2 except the error pipe, which is close-on-exec.
+  if (!CloseFdRange(3, plan.error_fd - 1, plan.fd_limit) ||
+      !CloseFdRange(plan.error_fd + 1, -1, plan.fd_limit)) {
+    FailChildStep(plan.error_fd, kCloseFds, errno);
+  }
+
+  // <- sandbox steps (rlimits, namespaces, no_new_privs, Landlock, seccomp).
+
+  if (plan.working_directory != nullptr && chdir(plan.working_directory) != 0) {
+    FailChildStep(plan.error_fd, kChdir, errno);
+  }
+
+  // All signals were blocked across fork (so no parent handler runs here);
+  // restore default dispositions first, then unblock.
+  struct sigaction default_action;
+  memset(&default_action, 0, sizeof default_action);
+  default_action.sa_handler = SIG_DFL;
+  for (int signal_number = 1; signal_number < NSIG; ++signal_number) {
+    if (signal_number == SIGKILL || signal_number == SIGSTOP) continue;
+    sigaction(signal_number, &default_action, nullptr);  // EINVAL for glibc's own
+  }
+  sigset_t empty_set;
+  sigemptyset(&empty_set);
+  if (sigprocmask(SIG_SETMASK, &empty_set, nullptr) != 0) {
+    FailChildStep(plan.error_fd, kResetSignals, errno);
+  }
+
+  execve(plan.program_path, plan.argv, plan.envp);
+  FailChildStep(plan.error_fd, kExecve, errno);
+}
+
+// A pipe whose both ends are close-on-exec and >= 3, so that dup2 onto 0–2 in
+// the child never overwrites another pipe end (the host may run with 0–2
+// closed).
+Status MakePipe(UniqueFd& read_end, UniqueFd& write_end, std::string_view what) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return ErrnoToStatus(errno, what);
+  read_end.reset(fds[0]);
+  write_end.reset(fds[1]);
+  for (UniqueFd* end : {&read_end, &write_end}) {
+    if (end->get() >= 3) continue;
+    const int moved = fcntl(end->get(), F_DUPFD_CLOEXEC, 3);
+    if (moved < 0) return ErrnoToStatus(errno, what);
+    end->reset(moved);
+  }
+  return OkStatus();
+}
+
+Status SetNonBlocking(const UniqueFd& fd, std::string_view what) {
+  const int flags = fcntl(fd.get(), F_GETFL);
+  if (flags < 0 || fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK) != 0) {
+    return ErrnoToStatus(errno, what);
+  }
+  return OkStatus();
+}
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
+         access(path.c_str(), X_OK) == 0;
+}
+
+// The path execve gets: `program` itself if it has a slash, else the first
+// executable match on PATH (the child's PATH if it sets one, like execvp).
+Result<std::string> ResolveProgram(const LaunchSpec& spec) {
+  if (spec.program.empty()) return InvalidArgumentError("Cannot start a process: no program given");
+  if (spec.program.find('/') != std::string::npos) return spec.program;
+  std::string search_path;
+  bool found_in_environment = false;
+  for (const std::string& entry : spec.environment) {
+    if (entry.starts_with("PATH=")) {
+      search_path = entry.substr(5);
+      found_in_environment = true;
+    }
+  }
+  if (!found_in_environment) {
+    const char* own_path = getenv("PATH");
+    search_path = own_path != nullptr ? own_path : "/usr/bin:/bin";
+  }
+  size_t start = 0;
+  while (start <= search_path.size()) {
+    size_t end = search_path.find(':', start);
+    if (end == std::string::npos) end = search_path.size();
+    std::string directory = search_path.substr(start, end - start);
+    if (directory.empty()) directory = ".";
+    std::string candidate = directory + "/" + spec.program;
+    if (IsExecutableFile(candidate)) return candidate;
+    start = end + 1;
+  }
+  return NotFoundError("Cannot start '" + spec.program + "': not found on PATH '" +
+                       search_path + "'");
+}
+
+ExitStatus FromWaitStatus(int wait_status) {
+  ExitStatus status;
+  if (WIFSIGNALED(wait_status)) {
+    status.kind = ExitStatus::Kind::kSignaled;
+    status.signal = WTERMSIG(wait_status);
+  } else {
+    status.kind = ExitStatus::Kind::kExited;
+    status.code = WEXITSTATUS(wait_status);
+  }
+  return status;
+}
+
+// waitpid with EINTR retry; returns the pid, 0 (WNOHANG, still running) or -1.
+pid_t WaitPid(pid_t pid, int* wait_status, int flags) {
+  pid_t result;
+  do {
+    result = waitpid(pid, wait_status, flags);
+  } while (result < 0 && errno == EINTR);
+  return result;
+}
+
+}  // namespace
+
+std::string ExitStatus::Describe() const {
+  if (exited()) return "exited with status " + std::to_string(code);
+  const char* abbreviation = sigabbrev_np(signal);
+  if (abbreviation == nullptr) return "killed by signal " + std::to_string(signal);
+  return std::string("killed by signal SIG") + abbreviation;
+}
+
+ChildProcess::ChildProcess(pid_t pid, UniqueFd stdin_fd, UniqueFd stdout_fd,
+                           UniqueFd stderr_fd)
+    : pid_(pid),
+      stdin_(std::move(stdin_fd)),
+      stdout_(std::move(stdout_fd)),
+      stderr_(std::move(stderr_fd)) {}
+
+ChildProcess::ChildProcess(ChildProcess&& other) noexcept
+    : pid_(std::exchange(other.pid_, -1)),
+      exit_status_(std::exchange(other.exit_status_, std::nullopt)),
+      stdin_(std::move(other.stdin_)),
+      stdout_(std::move(other.stdout_)),
+      stderr_(std::move(other.stderr_)) {}
+
+ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
+  if (this != &other) {
+    KillAndReap();
+    pid_ = std::exchange(other.pid_, -1);
+    exit_status_ = std::exchange(other.exit_status_, std::nullopt);
+    stdin_ = std::move(other.stdin_);
+    stdout_ = std::move(other.stdout_);
+    stderr_ = std::move(other.stderr_);
+  }
+  return *this;
+}
+
+ChildProcess::~ChildProcess() { KillAndReap(); }
+
+void ChildProcess::KillAndReap() {
+  stdin_.reset();
+  stdout_.reset();
+  stderr_.reset();
+  if (pid_ <= 0) return;
+  // Even after the leader was reaped its group lives on while members do,
+  // and the kernel does not reuse a pid that is still a process group id.
+  const int saved_errno = errno;
+  kill(-pid_, SIGKILL);
+  if (!exit_status_.has_value()) {
+    int wait_status = 0;
+    WaitPid(pid_, &wait_status, 0);
+  }
+  errno = saved_errno;
+  pid_ = -1;
+  exit_status_.reset();
+}
+
+Status ChildProcess::Signal(int signal_number) {
+  if (pid_ <= 0) return InternalError("Signal() on an empty ChildProcess");
+  if (kill(-pid_, signal_number) != 0 && errno != ESRCH) {
+    return ErrnoToStatus(errno, "Cannot signal process group " + std::to_string(pid_));
+  }
+  return OkStatus();
+}
+
+Result<std::optional<ExitStatus>> ChildProcess::TryWait() {
+  if (pid_ <= 0) return InternalError("TryWait() on an empty ChildProcess");
+  if (exit_status_.has_value()) return exit_status_;
+  int wait_status = 0;
+  const pid_t result = WaitPid(pid_, &wait_status, WNOHANG);
+  if (result < 0) return ErrnoToStatus(errno, "Cannot wait for process " + std::to_string(pid_));
+  if (result == 0) return std::optional<ExitStatus>();
+  exit_status_ = FromWaitStatus(wait_status);
+  return exit_status_;
+}
+
+Result<ExitStatus> ChildProcess::Wait() {
+  if (pid_ <= 0) return InternalError("Wait() on an empty ChildProcess");
+  if (exit_status_.has_value()) return *exit_status_;
+  int wait_status = 0;
+  if (WaitPid(pid_, &wait_status, 0) < 0) {
+    return ErrnoToStatus(errno, "Cannot wait for process " + std::to_string(pid_));
+  }
+  exit_status_ = FromWaitStatus(wait_status);
+  return *exit_status_;
+}
+
+Result<ChildProcess> Launch(const LaunchSpec& spec) {
+  TOOLVFS_ASSIGN_OR_RETURN(std::string program_path, ResolveProgram(spec));
+  const std::string what = "Cannot start '" + spec.program + "'";
+
+  // argv and envp point into `spec` and `program_path`, which outlive fork.
+  std::vector<char*> argv;
+  argv.reserve(spec.args.size() + 2);
+  argv.push_back(const_cast<char*>(spec.program.c_str()));
+  for (const std::string& arg : spec.args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  envp.reserve(spec.environment.size() + 1);
+  for (const std::string& entry : spec.environment) {
+    envp.push_back(const_cast<char*>(entry.c_str()));
+  }
+  envp.push_back(nullptr);
+
+  UniqueFd stdin_read, stdin_write, stdout_read, stdout_write, stderr_read, stderr_write;
+  UniqueFd error_read, error_write;
+  TOOLVFS_RETURN_IF_ERROR(MakePipe(stdin_read, stdin_write, what + ": stdin pipe"));
+  TOOLVFS_RETURN_IF_ERROR(MakePipe(stdout_read, stdout_write, what + ": stdout pipe"));
+  TOOLVFS_RETURN_IF_ERROR(MakePipe(stderr_read, stderr_write, what + ": stderr pipe"));
+  TOOLVFS_RETURN_IF_ERROR(MakePipe(error_read, error_write, what + ": error pipe"));
+  TOOLVFS_RETURN_IF_ERROR(SetNonBlocking(stdin_write, what + ": stdin pipe"));
+  TOOLVFS_RETURN_IF_ERROR(SetNonBlocking(stdout_read, what + ": stdout pipe"));
+  TOOLVFS_RETURN_IF_ERROR(SetNonBlocking(stderr_read, what + ": stderr pipe"));
+
+  struct rlimit fd_limit;
+  int fd_limit_value = 1 << 20;
+  if (getrlimit(RLIMIT_NOFILE, &fd_limit) == 0 && fd_limit.rlim_cur != RLIM_INFINITY &&
+      fd_limit.rlim_cur < static_cast<rlim_t>(fd_limit_value)) {
+    fd_limit_value = static_cast<int>(fd_limit.rlim_cur);
+  }
+
+  const ChildPlan plan{
+      .program_path = program_path.c_str(),
+      .argv = argv.data(),
+      .envp = envp.data(),
+      .working_directory =
+          spec.working_directory.empty() ? nullptr : spec.working_directory.c_str(),
+      .stdio = {stdin_read.get(), stdout_write.get(), stderr_write.get()},
+      .error_fd = error_write.get(),
+      .parent_pid = getpid(),
+      .fd_limit = fd_limit_value,
+  };
+
+  // Block every signal across fork so no handler of ours runs in the child;
+  // the child restores defaults before unblocking.
+  sigset_t all_signals, previous_mask;
+  sigfillset(&all_signals);
+  pthread_sigmask(SIG_SETMASK, &all_signals, &previous_mask);
+  const pid_t pid = fork();
+  if (pid == 0) RunChild(plan);
+  const int fork_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
+  if (pid < 0) return ErrnoToStatus(fork_errno, what + ": fork failed");
+
+  stdin_read.reset();
+  stdout_write.reset();
+  stderr_write.reset();
+  error_write.reset();
+  // From here the child is ours to reap, whatever happens.
+  ChildProcess child(pid, std::move(stdin_write), std::move(stdout_read),
+                     std::move(stderr_read));
+
+  ChildFailure failure{};
+  ssize_t received;
+  do {
+    received = read(error_read.get(), &failure, sizeof failure);
+  } while (received < 0 && errno == EINTR);
+  if (received == 0) return child;  // EOF: execve closed the pipe.
+  if (received < 0) return ErrnoToStatus(errno, what + ": reading the error pipe failed");
+  if (received != sizeof failure || failure.step < 0 || failure.step >= kChildStepCount) {
+    return InternalError(what + ": garbled report from the child");
+  }
+  (void)child.Wait();  // it has _exit(127)ed; the destructor would reap it too
+  std::string step_name(kChildStepNames[failure.step]);
+  if (failure.step == kChdir) step_name = "chdir to '" + spec.working_directory + "'";
+  return ErrnoToStatus(failure.error_number, what + ": " + step_name + " failed");
+}
+
+}  // namespace toolvfs

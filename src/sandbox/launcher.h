@@ -1,0 +1,116 @@
+// The one process launcher: every tool process (vfs host, stdio runtimes,
+// process.run children, SPEC.md §5) starts here, so the sandbox steps are
+// applied in one place, in one fixed order, between fork and exec.
+//
+// Parent-side and child-side code are kept apart: everything the child needs
+// (argv, envp, the resolved program, the fd limit) is prepared before fork;
+// between fork and exec the child only makes async-signal-safe syscalls, with
+// no allocation and no logging. A failing child step writes {step, errno} to a
+// close-on-exec pipe and _exits, so Launch() returns one precise Status
+// instead of a child that silently exits 127.
+//
+// Thread safety: Launch() may be called from any thread. PR_SET_PDEATHSIG is
+// tied to the *thread* that forked: if that thread exits, the child is killed,
+// so launch from a thread that outlives the child.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/unique_fd.h"
+
+namespace toolvfs {
+
+struct LaunchSpec {
+  // An absolute path, or a bare name looked up (before fork) on the PATH of
+  // `environment` if it sets one, else on the launcher's own PATH.
+  std::string program;
+  // argv[1..]; argv[0] is `program` as given.
+  std::vector<std::string> args;
+  // "K=V" entries: the child's whole environment; nothing is inherited, so
+  // no secret of the host leaks into a tool by accident.
+  std::vector<std::string> environment;
+  // The child's working directory; empty keeps the launcher's.
+  std::string working_directory;
+};
+
+// How a reaped child ended.
+struct ExitStatus {
+  enum class Kind { kExited, kSignaled };
+  Kind kind = Kind::kExited;
+  int code = 0;    // exit status when kind == kExited
+  int signal = 0;  // signal number when kind == kSignaled
+
+  bool exited() const { return kind == Kind::kExited; }
+  bool signaled() const { return kind == Kind::kSignaled; }
+  bool success() const { return exited() && code == 0; }
+
+  // "exited with status 3" / "killed by signal SIGSEGV" — for error messages.
+  std::string Describe() const;
+
+  friend bool operator==(const ExitStatus&, const ExitStatus&) = default;
+};
+
+// A started child: leader of its own session and process group (pgid == pid).
+// Move-only. Its destructor sends SIGKILL to the whole process group and reaps
+// the child if it was not reaped yet, so once a ChildProcess is gone none of
+// its processes are left (grandchildren that stay in the group included;
+// escaping with setsid() is what the PID namespace of the sandbox is for).
+class ChildProcess {
+ public:
+  ChildProcess(ChildProcess&& other) noexcept;
+  ChildProcess& operator=(ChildProcess&& other) noexcept;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  ~ChildProcess();
+
+  pid_t pid() const { return pid_; }
+
+  // The parent's ends of the child's stdin/stdout/stderr pipes: non-blocking
+  // and close-on-exec, meant for a poll loop (SPEC.md §4.4: the host never
+  // blocks on a full pipe). Take one with std::move, close it with reset()
+  // (closing stdin is how the child sees end of input).
+  UniqueFd& stdin_fd() { return stdin_; }
+  UniqueFd& stdout_fd() { return stdout_; }
+  UniqueFd& stderr_fd() { return stderr_; }
+
+  // Sends `signal_number` to the child's whole process group. A group that no
+  // longer exists (ESRCH) is not an error: the processes are gone.
+  Status Signal(int signal_number);
+
+  // Reaps the child if it has ended (waitpid WNOHANG); nullopt while it runs.
+  // After the child was reaped, returns the same ExitStatus again.
+  Result<std::optional<ExitStatus>> TryWait();
+
+  // Blocks until the child ends and reaps it. Grandchildren are not waited
+  // for; the destructor kills them.
+  Result<ExitStatus> Wait();
+
+ private:
+  friend Result<ChildProcess> Launch(const LaunchSpec& spec);
+  ChildProcess(pid_t pid, UniqueFd stdin_fd, UniqueFd stdout_fd, UniqueFd stderr_fd);
+
+  // Kills the process group and reaps the child if needed; leaves *this empty.
+  void KillAndReap();
+
+  pid_t pid_ = -1;
+  std::optional<ExitStatus> exit_status_;  // set once reaped
+  UniqueFd stdin_;
+  UniqueFd stdout_;
+  UniqueFd stderr_;
+};
+
+// Starts `spec.program`. Between fork and exec the child runs, in this order:
+// setsid; PR_SET_PDEATHSIG(SIGKILL) and a check that the parent is still
+// alive; stdin/stdout/stderr onto the pipes; close every other fd; chdir;
+// default signal mask and dispositions; execve. Fails with a one-line Status
+// naming the step and the errno, e.g.
+//   "Cannot start '/usr/bin/nope': execve failed: No such file or directory".
+// The returned child has been exec'ed successfully.
+Result<ChildProcess> Launch(const LaunchSpec& spec);
+
+}  // namespace toolvfs

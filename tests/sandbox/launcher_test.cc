@@ -1,0 +1,233 @@
+#include "sandbox/launcher.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+namespace toolvfs {
+namespace {
+
+LaunchSpec Shell(std::string script, std::vector<std::string> environment = {}) {
+  return LaunchSpec{.program = "/bin/sh",
+                    .args = {"-c", std::move(script)},
+                    .environment = std::move(environment),
+                    .working_directory = ""};
+}
+
+// Reads a non-blocking fd until end of file, or until `stop_at` appears when
+// it is non-empty; gives up after five seconds.
+std::string ReadFd(int fd, std::string_view stop_at = "") {
+  std::string text;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (!stop_at.empty() && text.find(stop_at) != std::string::npos) break;
+    pollfd poll_fd{.fd = fd, .events = POLLIN, .revents = 0};
+    if (poll(&poll_fd, 1, 100) < 0 && errno != EINTR) break;
+    char buffer[4096];
+    const ssize_t received = read(fd, buffer, sizeof buffer);
+    if (received == 0) break;
+    if (received > 0) text.append(buffer, static_cast<size_t>(received));
+  }
+  return text;
+}
+
+TEST(LauncherTest, CapturesStdoutStderrAndExitCode) {
+  Result<ChildProcess> child = Launch(Shell("echo out; echo err >&2; exit 3"));
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  EXPECT_EQ(ReadFd(child->stdout_fd().get()), "out\n");
+  EXPECT_EQ(ReadFd(child->stderr_fd().get()), "err\n");
+  Result<ExitStatus> status = child->Wait();
+  ASSERT_TRUE(status.ok()) << status.status().ToString();
+  EXPECT_TRUE(status->exited());
+  EXPECT_EQ(status->code, 3);
+  EXPECT_EQ(status->Describe(), "exited with status 3");
+}
+
+TEST(LauncherTest, StdinIsAPipeAndClosingItEndsInput) {
+  Result<ChildProcess> child = Launch(LaunchSpec{.program = "/bin/cat"});
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  ASSERT_EQ(write(child->stdin_fd().get(), "hello", 5), 5);
+  child->stdin_fd().reset();
+  EXPECT_EQ(ReadFd(child->stdout_fd().get()), "hello");
+  Result<ExitStatus> status = child->Wait();
+  ASSERT_TRUE(status.ok());
+  EXPECT_TRUE(status->success());
+}
+
+TEST(LauncherTest, ParentEndsAreNonBlocking) {
+  Result<ChildProcess> child = Launch(LaunchSpec{.program = "/bin/cat"});
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  for (int fd : {child->stdin_fd().get(), child->stdout_fd().get(), child->stderr_fd().get()}) {
+    EXPECT_NE(fcntl(fd, F_GETFL) & O_NONBLOCK, 0) << fd;
+    EXPECT_NE(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0) << fd;
+  }
+}
+
+TEST(LauncherTest, EnvironmentIsExactlyTheGivenOne) {
+  Result<ChildProcess> child =
+      Launch(LaunchSpec{.program = "/usr/bin/env", .environment = {"A=1", "B=two words"}});
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  EXPECT_EQ(ReadFd(child->stdout_fd().get()), "A=1\nB=two words\n");
+  EXPECT_TRUE(child->Wait()->success());
+}
+
+TEST(LauncherTest, ReportsTheKillingSignal) {
+  Result<ChildProcess> child = Launch(Shell("kill -SEGV $$"));
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  Result<ExitStatus> status = child->Wait();
+  ASSERT_TRUE(status.ok());
+  EXPECT_TRUE(status->signaled());
+  EXPECT_EQ(status->signal, SIGSEGV);
+  EXPECT_EQ(status->Describe(), "killed by signal SIGSEGV");
+}
+
+TEST(LauncherTest, SignalDefaultsAreRestoredInTheChild) {
+  // An ignored SIGTERM in the parent must not stay ignored in the child.
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  struct sigaction previous {};
+  ASSERT_EQ(sigaction(SIGTERM, &ignore, &previous), 0);
+  Result<ChildProcess> child = Launch(Shell("kill -TERM $$; exit 0"));
+  ASSERT_EQ(sigaction(SIGTERM, &previous, nullptr), 0);
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  Result<ExitStatus> status = child->Wait();
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(status->Describe(), "killed by signal SIGTERM");
+}
+
+TEST(LauncherTest, MissingProgramNamesExecve) {
+  Result<ChildProcess> child = Launch(LaunchSpec{.program = "/usr/bin/nope"});
+  ASSERT_FALSE(child.ok());
+  EXPECT_EQ(child.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(child.status().message(),
+            "Cannot start '/usr/bin/nope': execve failed: No such file or directory");
+}
+
+TEST(LauncherTest, NameIsResolvedOnPath) {
+  Result<ChildProcess> child =
+      Launch(LaunchSpec{.program = "true", .environment = {"PATH=/nonexistent:/usr/bin:/bin"}});
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  EXPECT_TRUE(child->Wait()->success());
+}
+
+TEST(LauncherTest, NameNotOnPathIsNotFound) {
+  Result<ChildProcess> child =
+      Launch(LaunchSpec{.program = "toolvfs-no-such-program", .environment = {"PATH=/bin"}});
+  ASSERT_FALSE(child.ok());
+  EXPECT_EQ(child.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(child.status().message(),
+            "Cannot start 'toolvfs-no-such-program': not found on PATH '/bin'");
+}
+
+TEST(LauncherTest, BadWorkingDirectoryNamesChdir) {
+  Result<ChildProcess> child =
+      Launch(LaunchSpec{.program = "/bin/true", .working_directory = "/nonexistent-dir"});
+  ASSERT_FALSE(child.ok());
+  EXPECT_EQ(child.status().message(),
+            "Cannot start '/bin/true': chdir to '/nonexistent-dir' failed: "
+            "No such file or directory");
+}
+
+TEST(LauncherTest, WorkingDirectoryIsApplied) {
+  LaunchSpec spec = Shell("pwd");
+  spec.working_directory = "/tmp";
+  Result<ChildProcess> child = Launch(spec);
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  EXPECT_EQ(ReadFd(child->stdout_fd().get()), "/tmp\n");
+}
+
+TEST(LauncherTest, ParentFdsAreNotInherited) {
+  const int leaked_fd = open("/dev/null", O_RDONLY);  // no O_CLOEXEC on purpose
+  ASSERT_GE(leaked_fd, 0);
+  Result<ChildProcess> child = Launch(Shell("ls /proc/$$/fd"));
+  close(leaked_fd);
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  EXPECT_EQ(ReadFd(child->stdout_fd().get()), "0\n1\n2\n");
+  EXPECT_TRUE(child->Wait()->success());
+}
+
+TEST(LauncherTest, ChildLeadsANewSessionAndProcessGroup) {
+  Result<ChildProcess> child = Launch(LaunchSpec{.program = "/bin/cat"});
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  EXPECT_EQ(getpgid(child->pid()), child->pid());
+  EXPECT_EQ(getsid(child->pid()), child->pid());
+  EXPECT_NE(getsid(child->pid()), getsid(0));
+}
+
+TEST(LauncherTest, TryWaitReportsRunningThenExited) {
+  Result<ChildProcess> child = Launch(LaunchSpec{.program = "/bin/cat"});
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  Result<std::optional<ExitStatus>> running = child->TryWait();
+  ASSERT_TRUE(running.ok());
+  EXPECT_FALSE(running->has_value());
+  child->stdin_fd().reset();
+  std::optional<ExitStatus> ended;
+  for (int attempt = 0; attempt < 500 && !ended.has_value(); ++attempt) {
+    Result<std::optional<ExitStatus>> polled = child->TryWait();
+    ASSERT_TRUE(polled.ok());
+    ended = *polled;
+    if (!ended.has_value()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_TRUE(ended.has_value());
+  EXPECT_TRUE(ended->success());
+  EXPECT_EQ(*child->Wait(), *ended);  // the same status again
+}
+
+TEST(LauncherTest, SignalReachesTheWholeGroup) {
+  Result<ChildProcess> child = Launch(Shell("sleep 100; exit 0"));
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  ASSERT_TRUE(child->Signal(SIGTERM).ok());
+  Result<ExitStatus> status = child->Wait();
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(status->Describe(), "killed by signal SIGTERM");
+}
+
+TEST(LauncherTest, DestructorKillsChildAndGrandchild) {
+  // Become the subreaper so the orphaned grandchild is reparented to us and
+  // can be reaped here instead of lingering as a zombie under init.
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  pid_t child_pid = -1;
+  pid_t grandchild_pid = -1;
+  {
+    Result<ChildProcess> child = Launch(Shell("sleep 100 & echo $!; sleep 100"));
+    ASSERT_TRUE(child.ok()) << child.status().ToString();
+    child_pid = child->pid();
+    const std::string line = ReadFd(child->stdout_fd().get(), "\n");
+    grandchild_pid = std::stoi(line);
+    ASSERT_GT(grandchild_pid, 0);
+    ASSERT_EQ(kill(grandchild_pid, 0), 0);
+  }
+  int wait_status = 0;
+  EXPECT_EQ(waitpid(grandchild_pid, &wait_status, 0), grandchild_pid);
+  EXPECT_TRUE(WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGKILL);
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+  errno = 0;
+  EXPECT_EQ(kill(child_pid, 0), -1);
+  EXPECT_EQ(errno, ESRCH);
+  errno = 0;
+  EXPECT_EQ(kill(grandchild_pid, 0), -1);
+  EXPECT_EQ(errno, ESRCH);
+}
+
+TEST(LauncherTest, MovedFromChildIsInert) {
+  Result<ChildProcess> child = Launch(LaunchSpec{.program = "/bin/cat"});
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  ChildProcess owner = std::move(*child);
+  EXPECT_FALSE(child->TryWait().ok());
+  EXPECT_GT(owner.pid(), 0);
+  owner.stdin_fd().reset();
+  EXPECT_TRUE(owner.Wait()->success());
+}
+
+}  // namespace
+}  // namespace toolvfs
