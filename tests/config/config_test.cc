@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -83,6 +84,15 @@ TEST(ConfigTest, SpecExampleParsesToTheExpectedStructs) {
   Result<RuntimeKind> runtime = ResolveRuntime(tool);
   ASSERT_TRUE(runtime.ok());
   EXPECT_EQ(*runtime, RuntimeKind::kVfs);
+}
+
+TEST(ConfigTest, ValuesSerializeAsJson) {
+  ConfigValue::Array list = {ConfigValue(), true, 7, 2.5, 1.0, std::nan(""), HUGE_VAL,
+                             "quote \" backslash \\ newline \n bell \x07 caf\xC3\xA9"};
+  ConfigValue::Object object;
+  object.emplace("list", ConfigValue(std::move(list)));
+  EXPECT_EQ(ConfigValue(std::move(object)).ToJson(),
+            R"({"list":[null,true,7,2.5,1.0,null,null,"quote \" backslash \\ newline \n bell \u0007 café"]})");
 }
 
 TEST(ConfigTest, EmptyFileIsAValidConfigWithoutTools) {
