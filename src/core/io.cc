@@ -49,24 +49,6 @@ Result<std::string> ReadToEnd(int fd, uint64_t limit, std::string_view what,
   return buffer;
 }
 
-Result<std::string> ReadAt(int fd, uint64_t offset, uint64_t length,
-                           std::string_view what) {
-  std::string buffer(static_cast<size_t>(length), '\0');
-  size_t used = 0;
-  while (used < buffer.size()) {
-    ssize_t got = ::pread(fd, buffer.data() + used, buffer.size() - used,
-                          static_cast<off_t>(offset + used));
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoToStatus(errno, what);
-    }
-    if (got == 0) break;
-    used += static_cast<size_t>(got);
-  }
-  buffer.resize(used);
-  return buffer;
-}
-
 std::string FormatBytes(uint64_t bytes) {
   constexpr uint64_t kKiB = 1024, kMiB = kKiB * 1024, kGiB = kMiB * 1024;
   if (bytes >= kGiB && bytes % kGiB == 0) return std::to_string(bytes / kGiB) + " GiB";

@@ -19,11 +19,6 @@ Status WriteFull(int fd, std::string_view data, std::string_view what);
 Result<std::string> ReadToEnd(int fd, uint64_t limit, std::string_view what,
                               uint64_t size_hint = 0);
 
-// Reads up to `length` bytes starting at `offset` (pread), stopping early at
-// end of file.
-Result<std::string> ReadAt(int fd, uint64_t offset, uint64_t length,
-                           std::string_view what);
-
 // Formats a byte count for messages: "10 MiB", "512 KiB", "17 bytes".
 std::string FormatBytes(uint64_t bytes);
 

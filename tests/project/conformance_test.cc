@@ -1089,6 +1089,14 @@ TEST_F(MemoryMaterializeTest, UsesTmpdir) {
   EXPECT_TRUE(IsOk(view->Release()));
 }
 
+TEST(WriteModeTest, ParsesTheWireNames) {
+  EXPECT_EQ(*ParseWriteMode("overwrite"), WriteMode::kOverwrite);
+  EXPECT_EQ(*ParseWriteMode("create"), WriteMode::kCreate);
+  EXPECT_EQ(*ParseWriteMode("append"), WriteMode::kAppend);
+  EXPECT_TRUE(IsError(ParseWriteMode("Append"), StatusCode::kInvalidArgument,
+                      "Invalid write mode 'Append': expected 'overwrite', 'create' or 'append'"));
+}
+
 TEST(OpenProjectTest, UrisPickTheBackend) {
   TempDir dir;
   WriteRealFile(dir.path() + "/a:b/x.txt", "x");
