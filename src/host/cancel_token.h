@@ -1,0 +1,37 @@
+// A cancellation request shared between whoever wants a tool run to stop
+// (Ctrl+C in the CLI, an embedder, a session ending) and the run itself.
+//
+// Cancel() is async-signal-safe: it sets an atomic flag and writes to an
+// eventfd, so a SIGINT handler may call it, and a poll loop can wait on
+// fd() together with the tool's pipes. Once cancelled, a token stays
+// cancelled. Thread-safe.
+#pragma once
+
+#include <atomic>
+
+#include "core/status.h"
+#include "core/unique_fd.h"
+
+namespace toolvfs {
+
+class CancelToken {
+ public:
+  // Creating the eventfd can only fail when the process is out of fds;
+  // the token then still works through the flag (pollers see no event).
+  CancelToken();
+  CancelToken(const CancelToken&) = delete;
+  CancelToken& operator=(const CancelToken&) = delete;
+
+  void Cancel() noexcept;
+  bool cancelled() const noexcept { return cancelled_.load(std::memory_order_acquire); }
+
+  // Readable (EPOLLIN) once Cancel() was called; -1 if no eventfd exists.
+  // Never read from it: it stays readable so every poller sees it.
+  int fd() const noexcept { return event_fd_.get(); }
+
+ private:
+  std::atomic<bool> cancelled_{false};
+  UniqueFd event_fd_;
+};
+
+}  // namespace toolvfs

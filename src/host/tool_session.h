@@ -1,0 +1,80 @@
+// The host side of one vfs tool run (SPEC.md §4): an epoll loop over the
+// tool's stdin, stdout and stderr pipes, its pidfd, the cancel token and the
+// workers' completion eventfd.
+//
+// What the loop guarantees:
+// - It never blocks on the tool. All pipes are non-blocking; answers wait
+//   in a queue until the tool's stdin has room. A tool that stops reading
+//   its stdin cannot stall the host: once the queue holds more than
+//   kMaxQueuedAnswerBytes the loop stops reading the tool's stdout (the tool
+//   then blocks on its own write) and the idle timeout ends the run.
+// - Requests are served in arrival order, answered in any order: inline
+//   methods on the loop thread, `may_block` ones (grep) on worker threads,
+//   so a slow grep never holds up a small read.
+// - Every line gets the answer SPEC.md §4.1 prescribes; three protocol
+//   errors in a row (lines that are not a JSON-RPC 2.0 object) stop the
+//   tool. Blank lines neither count nor reset the count.
+// - An answer longer than the message limit is replaced by a -32602 error
+//   naming the limit.
+// - When it returns, the tool's process group has been killed and reaped
+//   and no worker is running.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+#include "host/cancel_token.h"
+#include "host/methods.h"
+#include "protocol/jsonrpc.h"
+#include "sandbox/launcher.h"
+
+namespace toolvfs {
+
+inline constexpr size_t kStderrTailBytes = size_t{64} << 10;
+
+struct SessionLimits {
+  std::chrono::milliseconds total_timeout{600'000};
+  std::chrono::milliseconds idle_timeout{60'000};  // no line from the tool
+  std::chrono::milliseconds cancel_grace{5'000};   // cancel → SIGTERM → SIGKILL
+  size_t max_message_bytes = size_t{10} << 20;
+};
+
+struct SessionSetup {
+  std::string tool_name;  // for messages
+  WireMessage init;       // sent first (BuildInitNotification)
+  SessionLimits limits;
+  unsigned worker_threads = 4;
+};
+
+struct SessionResult {
+  enum class End {
+    kResult,          // the tool sent `result`; final_params_json holds its params
+    kToolError,       // the tool sent `error`; final_params_json holds its params
+    kExited,          // exited (or closed stdout) without a final notification
+    kSignaled,        // killed by a signal before a final notification
+    kIdleTimeout,     // silent for limits.idle_timeout
+    kTotalTimeout,    // ran longer than limits.total_timeout
+    kCancelled,       // the cancel token fired
+    kProtocolErrors,  // three protocol errors in a row
+    kHostError,       // the loop itself failed (epoll, reading a pipe)
+  };
+  End end = End::kHostError;
+  std::string final_params_json;  // kResult, kToolError: compact JSON object
+  // How the tool process ended, when it was reaped (always, except kHostError
+  // where reaping itself may have failed).
+  std::optional<ExitStatus> exit_status;
+  std::string stderr_tail;  // last kStderrTailBytes of stderr, valid UTF-8
+  // A one-line description of the end for anything but kResult/kToolError,
+  // e.g. "Tool 'lint' exited with status 3 without sending a result".
+  std::string message;
+  uint64_t requests = 0;         // requests received
+  uint64_t protocol_errors = 0;  // protocol errors, in total
+};
+
+// Runs the session with `child` (just launched, pipes still open) until the
+// tool ends. Sends setup.init first. Never throws.
+SessionResult RunToolSession(ChildProcess& child, const SessionSetup& setup,
+                             const MethodContext& context, CancelToken& cancel);
+
+}  // namespace toolvfs
