@@ -18,17 +18,22 @@ class App;
 namespace toolvfs {
 
 // Exit codes shared by every command (SPEC.md §10). grep uses kNoResult
-// for "no match", like ripgrep.
+// for "no match", like ripgrep; run and exec use the rest (docs/cli.md).
 enum ExitCode : int {
   kExitOk = 0,
   kExitNoResult = 1,
-  kExitUsage = 2,  // usage, config or any other error the user must fix
+  kExitToolError = 1,   // run/exec: the tool reported an error or failed
+  kExitUsage = 2,       // usage, config or any other error the user must fix
+  kExitNeedsInput = 3,  // run/exec: the tool asks a question that was not answered
+  kExitSandbox = 4,     // the OS sandbox cannot be enforced (--sandbox=require)
+  kExitTimeout = 124,   // run/exec: idle or total timeout (like timeout(1))
+  kExitCancelled = 130, // run/exec: cancelled by Ctrl+C or SIGTERM (128 + SIGINT)
 };
 
 // Options every command accepts, parsed once into one place.
 struct CommonOptions {
   std::string project = ".";          // --project DIR|URI; default: the current directory
-  std::string config;                 // --config FILE; takes effect when toolvfs.toml lands
+  std::string config;                 // --config FILE; default: toolvfs.toml in the project directory
   bool no_interaction = false;        // --no-interaction; takes effect with the inquirer
   std::string sandbox = "require";    // --sandbox require|best-effort; takes effect with the sandbox
   std::string audit_path;             // --audit PATH; takes effect with the audit log
@@ -65,5 +70,8 @@ std::span<const CommandInfo> Commands();
 
 std::unique_ptr<Command> NewGrepCommand();
 std::unique_ptr<Command> NewDoctorCommand();
+std::unique_ptr<Command> NewRunCommand();
+std::unique_ptr<Command> NewExecCommand();
+std::unique_ptr<Command> NewToolsCommand();
 
 }  // namespace toolvfs

@@ -8,6 +8,9 @@ namespace toolvfs {
 
 std::span<const CommandInfo> Commands() {
   static const CommandInfo kCommands[] = {
+      {"run", "Run a configured tool (from toolvfs.toml) once and print its result", NewRunCommand},
+      {"exec", "Run a program as an ad-hoc vfs tool, without a config", NewExecCommand},
+      {"tools", "List the configured tools with their runtime and source", NewToolsCommand},
       {"grep", "Search file contents with a regular expression (RE2 syntax)", NewGrepCommand},
       {"doctor", "Show which sandbox features this machine's kernel provides", NewDoctorCommand},
   };

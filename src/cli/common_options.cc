@@ -11,7 +11,7 @@ void AddCommonOptions(CLI::App& app, CommonOptions& options) {
       ->type_name("DIR|URI")
       ->group(kGroup);
   app.add_option("--config", options.config,
-                 "Tool configuration file (accepted; takes effect when toolvfs.toml support lands)")
+                 "Tool configuration file (default: toolvfs.toml in the project directory)")
       ->type_name("FILE")
       ->group(kGroup);
   app.add_flag("--no-interaction", options.no_interaction,

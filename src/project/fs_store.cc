@@ -33,6 +33,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <optional>
 
 #include "core/io.h"
 #include "core/text.h"
@@ -177,6 +178,21 @@ Status CopyFileContent(int source, int destination, const ErrorContext& context)
   }
 }
 
+// Fills `buffer` from `fd` at `offset` with pread, retrying on EINTR and
+// short reads; the count read is smaller only at the end of the file.
+Result<size_t> ReadAt(int fd, std::string& buffer, uint64_t offset, const ErrorContext& context) {
+  size_t used = 0;
+  while (used < buffer.size()) {
+    ssize_t got = ::pread(fd, buffer.data() + used, buffer.size() - used,
+                          static_cast<off_t>(offset + used));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return PathError(errno, context);
+    if (got == 0) break;
+    used += static_cast<size_t>(got);
+  }
+  return used;
+}
+
 // Where a resolved path's final entry lives.
 struct Location {
   UniqueFd parent;          // the directory holding the entry
@@ -214,6 +230,29 @@ class FsStore final : public ProjectFiles {
     uint64_t size = static_cast<uint64_t>(status.st_size);
     if (size > options_.max_read_bytes) return ReadLimitError(path, size, options_.max_read_bytes);
     return ReadToEnd(fd.get(), options_.max_read_bytes, context.What(), size);
+  }
+
+  Result<FileRange> ReadRange(std::string_view raw_path, uint64_t offset,
+                              std::optional<uint64_t> length) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    ErrorContext context = Context("read", path, "File");
+    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenResolved(path, O_RDONLY | O_NONBLOCK | O_NOCTTY, context));
+    struct stat status;
+    if (::fstat(fd.get(), &status) != 0) return PathError(errno, context);
+    if (S_ISDIR(status.st_mode)) return IsDirectoryActionError("read", path);
+    if (!S_ISREG(status.st_mode)) return SpecialFileError("read", path, status.st_mode);
+    // The store's writes replace a file by a rename, so the open file is one
+    // version of it: the size and the bytes read agree.
+    uint64_t file_size = static_cast<uint64_t>(status.st_size);
+    uint64_t available = offset < file_size ? file_size - offset : 0;
+    uint64_t wanted = std::min(available, length.value_or(available));
+    if (wanted > options_.max_read_bytes) {
+      return ReadRangeLimitError(path, offset, wanted, options_.max_read_bytes);
+    }
+    std::string content(static_cast<size_t>(wanted), '\0');
+    TOOLVFS_ASSIGN_OR_RETURN(size_t got, ReadAt(fd.get(), content, offset, context));
+    content.resize(got);  // shorter only if someone truncated the file in place
+    return FileRange{std::move(content), file_size};
   }
 
   Status Write(std::string_view raw_path, std::string_view content, WriteMode mode) override {

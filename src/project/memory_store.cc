@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -512,23 +513,26 @@ class MemoryStore final : public ProjectFiles {
 
   Result<std::string> Read(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
-    Content content;
-    {
-      std::shared_lock lock(state_->mutex);
-      const Tree& tree = state_->tree;
-      auto it = tree.find(path);
-      if (it == tree.end()) {
-        return MissingOrParentIsFileError(tree, path, "read", "File");
-      }
-      if (IsDir(it->second)) {
-        return IsDirectoryActionError("read", path);
-      }
-      content = it->second.content;
-    }
+    TOOLVFS_ASSIGN_OR_RETURN(Content content, FileContent(path));
     if (content->size() > options_.max_read_bytes) {
       return ReadLimitError(path, content->size(), options_.max_read_bytes);
     }
     return std::string(*content);
+  }
+
+  Result<FileRange> ReadRange(std::string_view raw_path, uint64_t offset,
+                              std::optional<uint64_t> length) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    TOOLVFS_ASSIGN_OR_RETURN(Content content, FileContent(path));
+    uint64_t file_size = content->size();
+    uint64_t available = offset < file_size ? file_size - offset : 0;
+    uint64_t wanted = std::min(available, length.value_or(available));
+    if (wanted > options_.max_read_bytes) {
+      return ReadRangeLimitError(path, offset, wanted, options_.max_read_bytes);
+    }
+    if (wanted == 0) return FileRange{std::string(), file_size};
+    return FileRange{content->substr(static_cast<size_t>(offset), static_cast<size_t>(wanted)),
+                     file_size};
   }
 
   Status Write(std::string_view raw_path, std::string_view content, WriteMode mode) override {
@@ -679,6 +683,18 @@ class MemoryStore final : public ProjectFiles {
   const std::string& DisplayRoot() const override { return display_root_; }
 
  private:
+  // The content of the file at normalized `path`, shared: the caller copies
+  // what it needs outside the lock. NotFound, NotDirectory (a parent is a
+  // file) and IsDirectory worded for a read.
+  Result<Content> FileContent(const std::string& path) {
+    std::shared_lock lock(state_->mutex);
+    const Tree& tree = state_->tree;
+    auto it = tree.find(path);
+    if (it == tree.end()) return MissingOrParentIsFileError(tree, path, "read", "File");
+    if (IsDir(it->second)) return IsDirectoryActionError("read", path);
+    return it->second.content;
+  }
+
   std::shared_ptr<State> state_;
   const StoreOptions options_;
   const std::string display_root_;

@@ -26,6 +26,11 @@ class NullStore final : public ProjectFiles {
     return NoProjectError("No project: cannot read " + DisplayPath(path));
   }
 
+  Result<FileRange> ReadRange(std::string_view raw_path, uint64_t, std::optional<uint64_t>) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    return NoProjectError("No project: cannot read " + DisplayPath(path));
+  }
+
   Status Write(std::string_view raw_path, std::string_view, WriteMode) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     return NoProjectError("No project: cannot write " + DisplayPath(path));

@@ -1,6 +1,6 @@
-// The null store: no project at all. Reads, writes, deletes, renames and
-// Materialize() fail with NoProject; Exists() is false; listings and grep
-// results are empty; DisplayRoot() is "<no project>".
+// The null store: no project at all. Reads (ranged ones too), writes,
+// deletes, renames and Materialize() fail with NoProject; Exists() is false;
+// listings and grep results are empty; DisplayRoot() is "<no project>".
 #pragma once
 
 #include <memory>

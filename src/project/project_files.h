@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,12 @@ struct FileMetadata {
   EntryKind kind;
   uint64_t size = 0;         // bytes for a file; 0 for a directory
   int64_t modified_ms = 0;   // last modification, milliseconds since the Unix epoch
+};
+
+// Part of a file, as ReadRange returns it.
+struct FileRange {
+  std::string content;     // the bytes read; empty for a range at or past the end
+  uint64_t file_size = 0;  // the whole file's size in bytes when it was read
 };
 
 // "2026-11-21T08:30:00.125Z": UTC RFC 3339 with milliseconds.
@@ -129,6 +136,16 @@ class ProjectFiles {
   // the file is larger than the store's read limit (StoreOptions).
   virtual Result<std::string> Read(std::string_view path) = 0;
 
+  // The bytes of the file at `path` from byte `offset` on: `length` of them,
+  // or all up to the end when `length` is absent; fewer where the file ends
+  // first, none when `offset` is at or past the end (like pread, not an
+  // error). Content and size come from one version of the file. The read
+  // limit applies to the bytes returned, not to the file, so a file larger
+  // than the limit can be read in parts: TooLarge (naming the limit) only
+  // if more than the limit would be returned. NotFound, IsDirectory as Read.
+  virtual Result<FileRange> ReadRange(std::string_view path, uint64_t offset,
+                                      std::optional<uint64_t> length) = 0;
+
   // Writes `content` to the file at `path` in `mode`, creating missing
   // parent directories. The content is replaced atomically: a concurrent
   // reader, or a reader after a crash, sees the old or the new content,
@@ -185,7 +202,7 @@ class ProjectFiles {
 };
 
 struct StoreOptions {
-  uint64_t max_read_bytes = 10 * 1024 * 1024;  // Read() fails past this
+  uint64_t max_read_bytes = 10 * 1024 * 1024;  // Read() and ReadRange() fail past this
   // Flush file data to disk before a write's rename, so the old-or-new
   // guarantee also holds across a power loss. Costs a disk flush per write.
   bool sync_writes = true;

@@ -47,6 +47,12 @@ Status ReadLimitError(std::string_view path, uint64_t size, uint64_t limit) {
                        " is larger than the read limit of " + FormatBytes(limit));
 }
 
+Status ReadRangeLimitError(std::string_view path, uint64_t offset, uint64_t bytes, uint64_t limit) {
+  return TooLargeError(CannotDo("read", path) + ": " + FormatBytes(bytes) + " from offset " +
+                       std::to_string(offset) + " is larger than the read limit of " +
+                       FormatBytes(limit) + "; read it in parts with offset and length");
+}
+
 Status RenameRootError(std::string_view from, std::string_view to) {
   return InvalidArgumentError(CannotRename(from, to) + ": the project root cannot be moved or replaced");
 }

@@ -43,6 +43,11 @@ Status DeleteNotEmptyError(std::string_view path);
 // TooLarge "Cannot read '<path>': <size> is larger than the read limit of <limit>".
 Status ReadLimitError(std::string_view path, uint64_t size, uint64_t limit);
 
+// TooLarge "Cannot read '<path>': <bytes> from offset <offset> is larger than
+// the read limit of <limit>; read it in parts with offset and length": a
+// ranged read (ReadRange) that would return more than the limit.
+Status ReadRangeLimitError(std::string_view path, uint64_t offset, uint64_t bytes, uint64_t limit);
+
 // Rename failures, each "Cannot rename 'from' to 'to': <reason>".
 Status RenameRootError(std::string_view from, std::string_view to);
 Status RenameIntoItselfError(std::string_view from, std::string_view to);

@@ -492,6 +492,12 @@ ParsedLine MessageParser::ParseImpl(std::string_view line, bool padded) {
 WireMessage::WireMessage(size_t size_hint)
     : buffer_(nullptr, size_hint + size_hint / 8 + 128) {}
 
+WireMessage WireMessage::Copy(std::string_view bytes) {
+  WireMessage message(bytes.size());
+  std::memcpy(message.buffer_.Push(bytes.size()), bytes.data(), bytes.size());
+  return message;
+}
+
 namespace jsonrpc_internal {
 
 namespace {

@@ -241,6 +241,8 @@ class MessageParser {
 class WireMessage {
  public:
   explicit WireMessage(size_t size_hint = 0);
+  // A copy of a serialized message (e.g. one built once, sent per run).
+  static WireMessage Copy(std::string_view bytes);
   std::string_view bytes() const { return {buffer_.GetString(), buffer_.GetSize()}; }
   size_t size() const { return buffer_.GetSize(); }
   std::string ToString() const { return std::string(bytes()); }

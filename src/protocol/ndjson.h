@@ -83,6 +83,9 @@ class LineSplitter {
   std::optional<Event> Finish();
 
   size_t max_line_bytes() const { return max_line_bytes_; }
+  // Skipping the rest of an over-long line (its kTooLong was reported, its
+  // newline has not come yet).
+  bool discarding() const { return discarding_; }
   // Bytes held: the unfinished line and lines not yet returned by Next().
   size_t buffered_bytes() const { return end_ - begin_; }
   // Size of the internal buffer (for tests of the memory bound).

@@ -1,12 +1,267 @@
 #include "runtime/vfs_runtime.h"
 
+#include <simdjson.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "core/text.h"
+#include "host/init_message.h"
+#include "host/tool_session.h"
+#include "protocol/json_writer.h"
+
 namespace toolvfs {
+namespace {
+
+namespace dom = simdjson::dom;
+
+// Lines of the stderr tail put in the trace of a failed run.
+constexpr size_t kTraceLines = 20;
+
+// A private directory for HOME and TMPDIR, removed after the run.
+class PrivateTempDir {
+ public:
+  static Result<PrivateTempDir> Create() {
+    const char* base = getenv("TMPDIR");
+    std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") +
+                          "/toolvfs-tool-XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) {
+      return ErrnoToStatus(errno, "Cannot create the tool's private temporary directory " +
+                                      Quote(pattern));
+    }
+    return PrivateTempDir(std::move(pattern));
+  }
+  PrivateTempDir(PrivateTempDir&& other) noexcept : path_(std::exchange(other.path_, {})) {}
+  PrivateTempDir& operator=(PrivateTempDir&&) = delete;
+  ~PrivateTempDir() {
+    if (path_.empty()) return;
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit PrivateTempDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+std::chrono::milliseconds Seconds(int64_t seconds) {
+  return std::chrono::milliseconds(seconds * 1000);
+}
+
+std::string ToJson(const dom::element& element) { return simdjson::minify(element); }
+
+std::string TextOf(dom::element element, std::string_view key) {
+  std::string_view text;
+  if (element[key].get_string().get(text) == simdjson::SUCCESS) return std::string(text);
+  return {};
+}
+
+// One block of a `result` content array (RFD 058). Unknown types are kept
+// as they came, for front ends that know them.
+Result<ContentBlock> ParseBlock(dom::element element, size_t index) {
+  std::string_view type;
+  if (!element.is_object() || element["type"].get_string().get(type) != simdjson::SUCCESS) {
+    return Status(StatusCode::kInvalidArgument,
+                  "content[" + std::to_string(index) + "] is not an object with a string 'type'");
+  }
+  ContentBlock block;
+  block.type = std::string(type);
+  block.json = ToJson(element);
+  if (type == "text") {
+    std::string_view text;
+    if (element["text"].get_string().get(text) != simdjson::SUCCESS) {
+      return Status(StatusCode::kInvalidArgument,
+                    "content[" + std::to_string(index) + "] is a text block without a string 'text'");
+    }
+    block.text = std::string(text);
+  } else if (type == "resource") {
+    dom::element resource;
+    if (element["resource"].get(resource) == simdjson::SUCCESS && resource.is_object()) {
+      block.text = TextOf(resource, "text");
+      if (block.text.empty()) block.text = "[resource " + TextOf(resource, "uri") + "]";
+    } else {
+      block.text = "[resource " + TextOf(element, "uri") + "]";
+    }
+  } else {
+    block.text = "[" + block.type + " block]";
+  }
+  return block;
+}
+
+// `result {content}`: a string (one text block) or an array of blocks.
+Result<std::vector<ContentBlock>> ParseContent(dom::element params) {
+  dom::element content;
+  if (params["content"].get(content) != simdjson::SUCCESS || content.is_null()) return std::vector<ContentBlock>();
+  std::vector<ContentBlock> blocks;
+  if (content.is_string()) {
+    blocks.push_back(ContentBlock::Text(std::string(content.get_string().value())));
+    return blocks;
+  }
+  dom::array array;
+  if (content.get_array().get(array) != simdjson::SUCCESS) {
+    return Status(StatusCode::kInvalidArgument,
+                  "'content' is neither a string nor an array of content blocks");
+  }
+  size_t index = 0;
+  for (dom::element element : array) {
+    TOOLVFS_ASSIGN_OR_RETURN(ContentBlock block, ParseBlock(element, index++));
+    blocks.push_back(std::move(block));
+  }
+  return blocks;
+}
+
+// `error {message, trace?, transient?}`; trace may be a string or strings.
+ToolError ParseToolError(dom::element params) {
+  ToolError error;
+  error.message = TextOf(params, "message");
+  if (error.message.empty()) error.message = "the tool reported an error without a message";
+  dom::element trace;
+  if (params["trace"].get(trace) == simdjson::SUCCESS) {
+    if (trace.is_string()) {
+      error.trace.emplace_back(trace.get_string().value());
+    } else if (dom::array lines; trace.get_array().get(lines) == simdjson::SUCCESS) {
+      for (dom::element line : lines) {
+        error.trace.push_back(line.is_string() ? std::string(line.get_string().value())
+                                               : ToJson(line));
+      }
+    }
+  }
+  bool transient = false;
+  if (params["transient"].get_bool().get(transient) == simdjson::SUCCESS) {
+    error.transient = transient;
+  }
+  return error;
+}
+
+std::vector<std::string> LastLines(std::string_view text, size_t count) {
+  std::vector<std::string> lines;
+  while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  while (!text.empty() && lines.size() < count) {
+    size_t newline = text.rfind('\n');
+    std::string_view line = newline == std::string_view::npos ? text : text.substr(newline + 1);
+    lines.insert(lines.begin(), std::string(line));
+    text = newline == std::string_view::npos ? std::string_view() : text.substr(0, newline);
+  }
+  return lines;
+}
+
+Outcome FailedOutcome(StatusCode failure, std::string message, const std::string& stderr_tail) {
+  Outcome outcome;
+  outcome.is_error = true;
+  outcome.failure = failure;
+  outcome.error = ToolError{std::move(message), LastLines(stderr_tail, kTraceLines), false};
+  return outcome;
+}
+
+Outcome MapSessionResult(SessionResult session, const std::string& tool_name) {
+  Outcome outcome;
+  using End = SessionResult::End;
+  switch (session.end) {
+    case End::kResult:
+    case End::kToolError: {
+      dom::parser parser;
+      dom::element params;
+      if (parser.parse(session.final_params_json).get(params) != simdjson::SUCCESS) {
+        outcome = FailedOutcome(StatusCode::kInternal,
+                                "Tool " + Quote(tool_name) + " sent an unreadable final message",
+                                session.stderr_tail);
+        break;
+      }
+      if (session.end == End::kToolError) {
+        outcome.is_error = true;
+        outcome.error = ParseToolError(params);
+        break;
+      }
+      Result<std::vector<ContentBlock>> content = ParseContent(params);
+      if (!content.ok()) {
+        outcome = FailedOutcome(StatusCode::kInternal,
+                                "Tool " + Quote(tool_name) + " sent an invalid result: " +
+                                    content.status().message(),
+                                session.stderr_tail);
+        break;
+      }
+      outcome.content = std::move(content).value();
+      break;
+    }
+    case End::kCancelled:
+      outcome.kind = Outcome::Kind::kCancelled;
+      outcome.failure = StatusCode::kCancelled;
+      outcome.is_error = true;
+      outcome.error = ToolError{session.message, {}, false};
+      break;
+    case End::kIdleTimeout:
+    case End::kTotalTimeout:
+      outcome = FailedOutcome(StatusCode::kTimeout, session.message, session.stderr_tail);
+      outcome.error->transient = true;
+      break;
+    case End::kExited:
+    case End::kSignaled:
+    case End::kProtocolErrors:
+    case End::kHostError:
+      outcome = FailedOutcome(StatusCode::kInternal, session.message, session.stderr_tail);
+      break;
+  }
+  outcome.stderr_tail = std::move(session.stderr_tail);
+  return outcome;
+}
+
+std::string OptionsJson(const ConfigValue::Object& options) {
+  return ConfigValue(options).ToJson();
+}
+
+}  // namespace
 
 VfsRuntime::VfsRuntime(ProjectFiles& project, VfsRuntimeOptions options)
     : project_(project), options_(std::move(options)) {}
 
-Result<Outcome> VfsRuntime::Execute(const ToolCall&, const ToolConfig&, CancelToken&) {
-  return Status(StatusCode::kInternal, "vfs runtime: in progress");
+Result<Outcome> VfsRuntime::Execute(const ToolCall& call, const ToolConfig& tool,
+                                    CancelToken& cancel) {
+  if (!tool.command) {
+    return Status(StatusCode::kInvalidArgument,
+                  "Tool " + Quote(tool.name) + " has no command to run");
+  }
+  TOOLVFS_ASSIGN_OR_RETURN(PrivateTempDir temp, PrivateTempDir::Create());
+
+  LaunchSpec spec;
+  spec.program = tool.command->program;
+  spec.args = tool.command->args;
+  spec.working_directory = options_.working_directory;
+  spec.environment = {
+      "PATH=/usr/local/bin:/usr/bin:/bin",
+      "LANG=C.UTF-8",
+      "HOME=" + temp.path(),
+      "TMPDIR=" + temp.path(),
+      // The Python SDK is importable as `import toolvfs_tool`.
+      std::string("PYTHONPATH=") + TOOLVFS_SDK_DIR,
+  };
+  Result<ChildProcess> child =
+      options_.launcher ? options_.launcher(spec, tool) : Launch(spec);
+  if (!child.ok()) return std::move(child).status();
+
+  InitInfo init;
+  init.tool_name = tool.name;
+  init.arguments_json = call.arguments_json;
+  init.answers_json = call.answers_json;
+  init.options_json = OptionsJson(tool.options);
+  init.root = project_.DisplayRoot();
+
+  const LimitsConfig& limits = tool.sandbox.limits;
+  SessionSetup setup{
+      .tool_name = tool.name,
+      .init = BuildInitNotification(init),
+      .limits = {.total_timeout = Seconds(limits.timeout_s),
+                 .idle_timeout = Seconds(limits.idle_timeout_s),
+                 .cancel_grace = Seconds(limits.cancel_grace_s),
+                 .max_message_bytes = static_cast<size_t>(limits.max_message_mb) << 20},
+      .worker_threads = options_.worker_threads,
+  };
+  MethodContext context{project_};
+  SessionResult session = RunToolSession(child.value(), setup, context, cancel);
+  return MapSessionResult(std::move(session), tool.name);
 }
 
 }  // namespace toolvfs

@@ -295,6 +295,109 @@ TEST_P(StoreConformance, DefaultReadLimitIsTenMiB) {
                       "Cannot read 'ten.bin': 10485761 bytes is larger than the read limit of 10 MiB"));
 }
 
+// --- ranged read ----------------------------------------------------------------
+
+// "content|file_size" of a ranged read, or "<error: ...>".
+std::string RangeOf(ProjectFiles& store, std::string_view path, uint64_t offset,
+                    std::optional<uint64_t> length) {
+  Result<FileRange> range = store.ReadRange(path, offset, length);
+  if (!range.ok()) return "<error: " + range.status().ToString() + ">";
+  return range->content + "|" + std::to_string(range->file_size);
+}
+
+TEST_P(StoreConformance, ReadRangeFromTheStartAndTheMiddle) {
+  ASSERT_TRUE(IsOk(store_->Write("digits.txt", "0123456789")));
+  EXPECT_EQ(RangeOf(*store_, "digits.txt", 0, std::nullopt), "0123456789|10");
+  EXPECT_EQ(RangeOf(*store_, "digits.txt", 0, 4), "0123|10");
+  EXPECT_EQ(RangeOf(*store_, "digits.txt", 3, 4), "3456|10");
+  EXPECT_EQ(RangeOf(*store_, "digits.txt", 3, std::nullopt), "3456789|10");
+  EXPECT_EQ(RangeOf(*store_, "./digits.txt", 9, 1), "9|10");
+}
+
+TEST_P(StoreConformance, ReadRangePastTheEndIsShortOrEmpty) {
+  ASSERT_TRUE(IsOk(store_->Write("digits.txt", "0123456789")));
+  EXPECT_EQ(RangeOf(*store_, "digits.txt", 8, 100), "89|10");  // length past the end
+  EXPECT_EQ(RangeOf(*store_, "digits.txt", 8, UINT64_MAX), "89|10");
+  EXPECT_EQ(RangeOf(*store_, "digits.txt", 10, std::nullopt), "|10");  // offset at the end
+  EXPECT_EQ(RangeOf(*store_, "digits.txt", 11, 5), "|10");              // past it
+  EXPECT_EQ(RangeOf(*store_, "digits.txt", UINT64_MAX, UINT64_MAX), "|10");
+  EXPECT_EQ(RangeOf(*store_, "digits.txt", 4, 0), "|10");  // length 0
+  ASSERT_TRUE(IsOk(store_->Write("empty.txt", "")));
+  EXPECT_EQ(RangeOf(*store_, "empty.txt", 0, std::nullopt), "|0");
+}
+
+TEST_P(StoreConformance, ReadRangeKeepsBinaryBytes) {
+  const std::string bytes = AllBytes();
+  ASSERT_TRUE(IsOk(store_->Write("all.bin", bytes)));
+  Result<FileRange> range = store_->ReadRange("all.bin", 250, 10);
+  ASSERT_TRUE(IsOk(range));
+  EXPECT_EQ(range->content, bytes.substr(250, 10));
+  EXPECT_EQ(range->file_size, bytes.size());
+}
+
+TEST_P(StoreConformance, ReadRangeLimitAppliesToTheBytesReturned) {
+  StoreOptions options;
+  options.max_read_bytes = 1024;
+  Result<std::unique_ptr<ProjectFiles>> opened = OpenStore(options);
+  ASSERT_TRUE(IsOk(opened));
+  ProjectFiles& limited = **opened;
+  std::string big;
+  for (int i = 0; i < 3000; ++i) big += static_cast<char>('a' + i % 26);
+  ASSERT_TRUE(IsOk(limited.Write("big.txt", big)));
+  // The whole file is too large, with or without a range that covers it.
+  const std::string too_large =
+      "Cannot read 'big.txt': 3000 bytes from offset 0 is larger than the read limit of 1 KiB; "
+      "read it in parts with offset and length";
+  EXPECT_TRUE(IsError(limited.ReadRange("big.txt", 0, std::nullopt), StatusCode::kTooLarge, too_large));
+  EXPECT_TRUE(IsError(limited.ReadRange("big.txt", 0, 3000), StatusCode::kTooLarge, too_large));
+  EXPECT_TRUE(IsError(limited.ReadRange("big.txt", 1000, 1025), StatusCode::kTooLarge,
+                      "Cannot read 'big.txt': 1025 bytes from offset 1000 is larger than the read "
+                      "limit of 1 KiB; read it in parts with offset and length"));
+  // In parts of at most the limit it reads, and so does a rest that fits.
+  std::string reassembled;
+  for (uint64_t offset = 0; offset < big.size(); offset += 1024) {
+    Result<FileRange> part = limited.ReadRange("big.txt", offset, 1024);
+    ASSERT_TRUE(IsOk(part)) << offset;
+    EXPECT_EQ(part->file_size, 3000u);
+    reassembled += part->content;
+  }
+  EXPECT_EQ(reassembled, big);
+  EXPECT_EQ(RangeOf(limited, "big.txt", 2000, std::nullopt), big.substr(2000) + "|3000");
+  // A length past the end counts what is there, not what was asked.
+  EXPECT_EQ(RangeOf(limited, "big.txt", 2990, 1 << 20), big.substr(2990) + "|3000");
+}
+
+TEST_P(StoreConformance, ReadRangeErrors) {
+  ASSERT_TRUE(IsOk(store_->Write("dir/f.txt", "file")));
+  EXPECT_TRUE(IsError(store_->ReadRange("dir", 0, 1), StatusCode::kIsDirectory,
+                      "Cannot read 'dir': it is a directory"));
+  EXPECT_TRUE(IsError(store_->ReadRange("", 0, std::nullopt), StatusCode::kIsDirectory,
+                      "Cannot read '.': it is a directory"));
+  EXPECT_TRUE(IsError(store_->ReadRange("missing.txt", 0, 1), StatusCode::kNotFound,
+                      "File 'missing.txt' does not exist"));
+  EXPECT_TRUE(IsError(store_->ReadRange("dir/f.txt/x", 0, 1), StatusCode::kNotDirectory,
+                      "Cannot read 'dir/f.txt/x': 'dir/f.txt' is a file"));
+  EXPECT_TRUE(IsError(store_->ReadRange("../escape.txt", 0, 1), StatusCode::kPermissionDenied));
+  EXPECT_TRUE(IsError(store_->ReadRange("dir/../../escape.txt", 5, std::nullopt),
+                      StatusCode::kPermissionDenied));
+  EXPECT_TRUE(IsError(store_->ReadRange("/etc/passwd", 0, 1), StatusCode::kInvalidArgument));
+  if (IsFs()) {
+    // Opened the way Read opens: a symlink inside is followed, one that
+    // leaves the root is denied, a FIFO is refused (it could block).
+    MakeSymlink("dir/f.txt", dir_->Join("inside"));
+    EXPECT_EQ(RangeOf(*store_, "inside", 1, 2), "il|4");
+    TempDir outside;
+    WriteRealFile(outside.Join("secret.txt"), "secret");
+    MakeSymlink(outside.Join("secret.txt"), dir_->Join("escape"));
+    EXPECT_TRUE(IsError(store_->ReadRange("escape", 0, 1), StatusCode::kPermissionDenied,
+                        "Access denied: path 'escape' leads outside the project root through a symlink"));
+    ASSERT_EQ(::mkfifo(dir_->Join("pipe").c_str(), 0600), 0);
+    EXPECT_TRUE(IsError(store_->ReadRange("pipe", 0, 1), StatusCode::kPermissionDenied,
+                        "Access denied: cannot read 'pipe': it is a FIFO; FIFOs, sockets and "
+                        "device files are refused"));
+  }
+}
+
 // --- exists / list / metadata -------------------------------------------------
 
 TEST_P(StoreConformance, ExistsIsTrueFalseOrAnError) {
@@ -586,6 +689,7 @@ TEST_P(StoreConformance, InvalidAndEscapingPathsAreRejectedByEveryOperation) {
   for (const Case& c : cases) {
     SCOPED_TRACE(::testing::Message() << "path " << ::testing::PrintToString(c.path));
     EXPECT_TRUE(IsError(store_->Read(c.path), c.code));
+    EXPECT_TRUE(IsError(store_->ReadRange(c.path, 0, std::nullopt), c.code));
     for (WriteMode mode : {WriteMode::kOverwrite, WriteMode::kCreate, WriteMode::kAppend}) {
       EXPECT_TRUE(IsError(store_->Write(c.path, "x", mode), c.code));
     }
@@ -1150,6 +1254,10 @@ TEST_F(NullStoreConformance, ReadsAndWritesFailWithNoProject) {
     EXPECT_TRUE(IsError(store_->Write("./a//b.txt", "x", mode), StatusCode::kNoProject,
                         "No project: cannot write 'a/b.txt'"));
   }
+  EXPECT_TRUE(IsError(store_->ReadRange("a.txt", 0, 1), StatusCode::kNoProject,
+                      "No project: cannot read 'a.txt'"));
+  EXPECT_TRUE(IsError(store_->ReadRange("a.txt", 5, std::nullopt), StatusCode::kNoProject,
+                      "No project: cannot read 'a.txt'"));
   EXPECT_TRUE(IsError(store_->Metadata("a.txt"), StatusCode::kNoProject,
                       "No project: cannot get metadata of 'a.txt'"));
   EXPECT_TRUE(IsError(store_->Metadata(""), StatusCode::kNoProject,
@@ -1184,6 +1292,7 @@ TEST_F(NullStoreConformance, PathsAreStillValidated) {
                         Case{"../x", StatusCode::kPermissionDenied}}) {
     SCOPED_TRACE(::testing::PrintToString(c.path));
     EXPECT_TRUE(IsError(store_->Read(c.path), c.code));
+    EXPECT_TRUE(IsError(store_->ReadRange(c.path, 0, 1), c.code));
     EXPECT_TRUE(IsError(store_->Write(c.path, "x"), c.code));
     EXPECT_TRUE(IsError(store_->Exists(c.path), c.code));
     EXPECT_TRUE(IsError(store_->ListDir(c.path), c.code));

@@ -1,0 +1,156 @@
+// `toolvfs exec -- PROGRAM [ARGS...]`: a program run once as an ad-hoc vfs
+// tool, without a config: named after the program, default limits, working
+// directory the caller's.
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "cli/command.h"
+#include "cli/terminal.h"
+#include "cli/tool_invocation.h"
+#include "config/config.h"
+#include "config/url_check.h"
+#include "core/text.h"
+#include "project/path.h"
+#include "project/project_files.h"
+#include "runtime/vfs_runtime.h"
+
+namespace toolvfs {
+namespace {
+
+class ExecCommand final : public Command {
+ public:
+  void AddOptions(CLI::App& app) override {
+    app.add_option("PROGRAM", command_, "The program, then its arguments (all of them its own)")
+        ->required()
+        ->type_name("");
+    // Everything from the first positional on belongs to the program, so
+    // `toolvfs exec python3 tool.py --json` passes --json to tool.py.
+    app.positionals_at_end();
+    app.add_option("--runtime", runtime_, "vfs (default) or stdio")
+        ->type_name("RUNTIME")
+        ->check(CLI::IsMember({"vfs", "stdio"}));
+    app.add_option("--args", arguments_,
+                   "The tool's arguments: a JSON object, @FILE to read it from a file, @- from stdin")
+        ->type_name("JSON|@FILE");
+    app.add_flag("--json", json_,
+                 "Print one JSON object: {\"status\",\"content\",\"error\"?,\"question\"?}");
+    app.add_option("--allow-read", allow_read_,
+                   "Project path the tool may read (repeatable; enforced with the access policy)")
+        ->type_name("PATH")
+        ->allow_extra_args(false);
+    app.add_option("--allow-write", allow_write_,
+                   "Project path the tool may write (repeatable; enforced with the access policy)")
+        ->type_name("PATH")
+        ->allow_extra_args(false);
+    app.add_option("--allow-net", allow_net_,
+                   "URL prefix the tool may reach (repeatable; enforced with the access policy)")
+        ->type_name("URL")
+        ->allow_extra_args(false);
+    app.add_option("--allow-cmd", allow_cmd_,
+                   "Program the tool may run (repeatable; enforced with the access policy)")
+        ->type_name("PROG")
+        ->allow_extra_args(false);
+    app.footer(
+        "Options go before PROGRAM (or before --); everything after PROGRAM is passed to it.\n"
+        "The tool runs in the current directory, named after PROGRAM's file name, with the "
+        "default limits.\n"
+        "Exit codes: 0 completed, 1 the tool reported an error or failed, 2 usage error or the "
+        "program could not start, 3 needs input, 124 timeout, 130 cancelled.");
+  }
+
+  int Run(const CommonOptions& common) override {
+    if (runtime_ == "stdio") {
+      return ReportError("exec",
+                         "--runtime stdio is not in this build yet; only vfs runs (omit --runtime)");
+    }
+    if (command_.empty() || command_.front().empty()) {
+      return ReportError("exec", "PROGRAM is empty (see toolvfs exec --help)");
+    }
+    if (int code = CheckAllowOptions(); code != kExitOk) return code;
+
+    Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project);
+    if (!store.ok()) return ReportError("--project", store.status().message());
+
+    ToolCall call;
+    if (arguments_) {
+      Result<std::string> arguments = ReadArgumentsJson(*arguments_);
+      if (!arguments.ok()) return ReportError("--args", arguments.status().message());
+      call.arguments_json = std::move(arguments).value();
+    }
+
+    std::error_code error;
+    std::filesystem::path cwd = std::filesystem::current_path(error);
+    if (error) return ReportError("exec", "Cannot get the current directory: " + error.message());
+
+    ToolConfig tool;
+    std::string name = std::filesystem::path(command_.front()).filename().string();
+    tool.name = name.empty() ? command_.front() : name;
+    tool.runtime = RuntimeKind::kVfs;
+    tool.command = CommandSpec{.program = command_.front(),
+                               .args = std::vector<std::string>(command_.begin() + 1, command_.end())};
+    call.name = tool.name;
+
+    if (HasAllowOptions()) {
+      ReportNote("exec",
+                 "--allow-read, --allow-write, --allow-net and --allow-cmd are checked but not "
+                 "enforced yet (they take effect with the access policy): the tool may read and "
+                 "write the whole project");
+    }
+
+    VfsRuntimeOptions options;
+    options.working_directory = cwd.string();
+    VfsRuntime vfs(**store, std::move(options));
+    return InvokeTool(vfs, call, tool, InvocationOutput{.json = json_});
+  }
+
+ private:
+  bool HasAllowOptions() const {
+    return !allow_read_.empty() || !allow_write_.empty() || !allow_net_.empty() || !allow_cmd_.empty();
+  }
+
+  // The --allow-* values are validated now, like the config's sandbox table,
+  // so a typo is an error today rather than a silently wrong policy later.
+  int CheckAllowOptions() const {
+    for (const auto* paths : {&allow_read_, &allow_write_}) {
+      const char* option = paths == &allow_read_ ? "--allow-read" : "--allow-write";
+      for (const std::string& path : *paths) {
+        Result<std::string> normalized = NormalizePath(path);
+        if (!normalized.ok()) return ReportError(option, normalized.status().message());
+      }
+    }
+    for (const std::string& url : allow_net_) {
+      Status checked = CheckUrlPrefix(url);
+      if (!checked.ok()) {
+        return ReportError("--allow-net", Quote(url) + " is not a valid URL prefix: " + checked.message());
+      }
+    }
+    for (const std::string& program : allow_cmd_) {
+      bool bad = program.empty();
+      for (char c : program) bad = bad || c == ' ' || static_cast<unsigned char>(c) < 0x20;
+      if (bad) {
+        return ReportError("--allow-cmd", Quote(program) +
+                                              " is not a program name (no spaces or control characters)");
+      }
+    }
+    return kExitOk;
+  }
+
+  std::vector<std::string> command_;
+  std::string runtime_ = "vfs";
+  std::optional<std::string> arguments_;
+  bool json_ = false;
+  std::vector<std::string> allow_read_;
+  std::vector<std::string> allow_write_;
+  std::vector<std::string> allow_net_;
+  std::vector<std::string> allow_cmd_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewExecCommand() { return std::make_unique<ExecCommand>(); }
+
+}  // namespace toolvfs

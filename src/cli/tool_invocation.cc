@@ -1,0 +1,459 @@
+#include "cli/tool_invocation.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <simdjson.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "cli/terminal.h"
+#include "core/io.h"
+#include "core/text.h"
+#include "core/unique_fd.h"
+#include "protocol/json_writer.h"
+
+namespace toolvfs {
+namespace {
+
+namespace fs = std::filesystem;
+
+// --args and --args @FILE: more than this is surely a mistake (the tool
+// gets the arguments in its init line, which the message limit bounds too).
+constexpr uint64_t kMaxArgumentsBytes = uint64_t{64} << 20;
+
+// How much of a failed tool's stderr the text output shows: the last lines,
+// each cut at a length that still fits a terminal's scrollback.
+constexpr size_t kStderrTailLines = 10;
+constexpr size_t kStderrLineBytes = 1000;
+
+// --- Ctrl+C ----------------------------------------------------------------
+
+// The token the signal handler cancels. A signal handler can only reach
+// what is global; this is set for the duration of one run (InterruptScope).
+std::atomic<CancelToken*> g_interrupt_target{nullptr};
+static_assert(std::atomic<CancelToken*>::is_always_lock_free,
+              "the signal handler needs a lock-free pointer");
+volatile sig_atomic_t g_interrupt_signal = 0;
+
+extern "C" void OnInterrupt(int signal_number) {
+  g_interrupt_signal = signal_number;
+  // Cancel() is async-signal-safe (an atomic store and a write(2)); a second
+  // Ctrl+C lands here again and changes nothing, so cleanup is never cut short.
+  CancelToken* token = g_interrupt_target.load(std::memory_order_acquire);
+  if (token != nullptr) token->Cancel();
+}
+
+// For the lifetime of the scope: SIGINT and SIGTERM cancel `token` instead
+// of killing toolvfs, and SIGPIPE is ignored (writing to a tool that has
+// just exited must be an error, not the end of the host). A signal the
+// caller started us with ignored (nohup, a background job of a shell
+// without job control) stays ignored. The launcher resets every signal to
+// its default in the tool process, so none of this leaks into the tool.
+class InterruptScope {
+ public:
+  explicit InterruptScope(CancelToken& token) {
+    g_interrupt_signal = 0;
+    g_interrupt_target.store(&token, std::memory_order_release);
+    struct sigaction action {};
+    action.sa_handler = OnInterrupt;
+    sigfillset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    for (Saved& saved : saved_) {
+      if (sigaction(saved.signal, nullptr, &saved.previous) != 0) continue;
+      if (saved.signal != SIGPIPE && saved.previous.sa_handler == SIG_IGN) continue;
+      struct sigaction installed = action;
+      if (saved.signal == SIGPIPE) {
+        installed = {};
+        installed.sa_handler = SIG_IGN;
+      }
+      saved.installed = sigaction(saved.signal, &installed, nullptr) == 0;
+    }
+  }
+
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+
+  ~InterruptScope() {
+    for (Saved& saved : saved_) {
+      if (saved.installed) sigaction(saved.signal, &saved.previous, nullptr);
+    }
+    g_interrupt_target.store(nullptr, std::memory_order_release);
+  }
+
+  // The signal that arrived during the scope, or 0.
+  int signal() const { return g_interrupt_signal; }
+
+ private:
+  struct Saved {
+    int signal;
+    struct sigaction previous {};
+    bool installed = false;
+  };
+  Saved saved_[3] = {{SIGINT}, {SIGTERM}, {SIGPIPE}};
+};
+
+// --- Printing --------------------------------------------------------------
+
+// Text from a tool made safe for a terminal: control characters escaped
+// (\x1b), so a tool cannot drive the user's terminal; tabs kept, and line
+// breaks too when `keep_line_breaks` (ReportError folds them).
+std::string EscapeControls(std::string_view text, bool keep_line_breaks) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    unsigned char byte = static_cast<unsigned char>(c);
+    bool line_break = c == '\n' || c == '\r';
+    if ((byte < 0x20 && c != '\t' && !(keep_line_breaks && line_break)) || byte == 0x7f) {
+      out += EscapeForDisplay(std::string_view(&c, 1));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string SanitizeMessage(std::string_view message) { return EscapeControls(message, true); }
+
+// The last `count` lines of `tail`, each indented by two spaces.
+std::string IndentedTail(std::string_view tail, size_t count) {
+  std::vector<std::string_view> lines;
+  while (!tail.empty()) {
+    size_t newline = tail.find('\n');
+    std::string_view line = tail.substr(0, newline);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.push_back(line);
+    if (newline == std::string_view::npos) break;
+    tail.remove_prefix(newline + 1);
+  }
+  while (!lines.empty() && lines.back().empty()) lines.pop_back();
+  size_t first = lines.size() > count ? lines.size() - count : 0;
+  std::string out;
+  for (size_t index = first; index < lines.size(); ++index) {
+    std::string_view line = lines[index];
+    bool cut = line.size() > kStderrLineBytes;
+    if (cut) line = line.substr(0, ValidUtf8Prefix(line.substr(0, kStderrLineBytes)));
+    out += "  ";
+    out += EscapeControls(line, false);
+    if (cut) out += " [...]";
+    out += '\n';
+  }
+  return out;
+}
+
+const char* SignalName(int signal_number) {
+  const char* name = sigabbrev_np(signal_number);
+  return name != nullptr ? name : "a signal";
+}
+
+// What the command line reports: the Outcome's kind, except that a run the
+// user interrupted and that did not complete successfully counts as
+// cancelled, also when the tool answered `cancel` with its own `error`
+// notification (the polite way to stop), which the runtime reports as the
+// tool's word. A tool that still sent `result` completed.
+enum class Verdict { kCompleted, kError, kTimeout, kNeedsInput, kCancelled };
+
+Verdict Judge(const Outcome& outcome, bool interrupted) {
+  if (outcome.kind == Outcome::Kind::kCancelled || outcome.failure == StatusCode::kCancelled) {
+    return Verdict::kCancelled;
+  }
+  if (outcome.kind == Outcome::Kind::kNeedsInput) {
+    return interrupted ? Verdict::kCancelled : Verdict::kNeedsInput;
+  }
+  if (!outcome.is_error) return Verdict::kCompleted;
+  if (interrupted) return Verdict::kCancelled;
+  return outcome.failure == StatusCode::kTimeout ? Verdict::kTimeout : Verdict::kError;
+}
+
+std::string_view StatusName(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kCompleted: return "completed";
+    case Verdict::kError:
+    case Verdict::kTimeout: return "error";
+    case Verdict::kNeedsInput: return "needs_input";
+    case Verdict::kCancelled: return "cancelled";
+  }
+  return "error";
+}
+
+int ExitCodeOf(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kCompleted: return kExitOk;
+    case Verdict::kError: return kExitToolError;
+    case Verdict::kTimeout: return kExitTimeout;
+    case Verdict::kNeedsInput: return kExitNeedsInput;
+    case Verdict::kCancelled: return kExitCancelled;
+  }
+  return kExitToolError;
+}
+
+void WriteRawJson(JsonWriter& writer, std::string_view json, rapidjson::Type type) {
+  writer.RawValue(json.data(), json.size(), type);
+}
+
+std::string OutcomeJson(const Outcome& outcome, Verdict verdict) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter writer(buffer);
+  writer.StartObject();
+  WriteJsonKey(writer, "status");
+  WriteJsonString(writer, StatusName(verdict));
+  WriteJsonKey(writer, "content");
+  writer.StartArray();
+  for (const ContentBlock& block : outcome.content) {
+    if (!block.json.empty()) {
+      WriteRawJson(writer, block.json, rapidjson::kObjectType);
+    } else {
+      WriteRawJson(writer, ContentBlock::Text(block.text).json, rapidjson::kObjectType);
+    }
+  }
+  writer.EndArray();
+  if (outcome.error) {
+    WriteJsonKey(writer, "error");
+    writer.StartObject();
+    WriteJsonKey(writer, "message");
+    WriteJsonString(writer, outcome.error->message);
+    WriteJsonKey(writer, "trace");
+    writer.StartArray();
+    for (const std::string& line : outcome.error->trace) WriteJsonString(writer, line);
+    writer.EndArray();
+    WriteJsonKey(writer, "transient");
+    writer.Bool(outcome.error->transient);
+    writer.EndObject();
+  }
+  if (outcome.question) {
+    WriteJsonKey(writer, "question");
+    if (!outcome.question->json.empty()) {
+      WriteRawJson(writer, outcome.question->json, rapidjson::kObjectType);
+    } else {
+      writer.StartObject();
+      WriteJsonKey(writer, "id");
+      WriteJsonString(writer, outcome.question->id);
+      WriteJsonKey(writer, "text");
+      WriteJsonString(writer, outcome.question->text);
+      writer.EndObject();
+    }
+  }
+  writer.EndObject();
+  std::string json(buffer.GetString(), buffer.GetSize());
+  json += '\n';
+  return json;
+}
+
+// The content as a person reads it: each block's text, ending in a newline.
+std::string ContentText(const Outcome& outcome) {
+  std::string out;
+  for (const ContentBlock& block : outcome.content) {
+    if (block.text.empty()) continue;
+    out += block.text;
+    if (out.back() != '\n') out += '\n';
+  }
+  return out;
+}
+
+// Text output: content on stdout, what went wrong on stderr.
+void PrintOutcomeText(const Outcome& outcome, Verdict verdict, const ToolConfig& tool,
+                      int interrupt_signal) {
+  std::string content = ContentText(outcome);
+  Status written = WriteFull(STDOUT_FILENO, content, "standard output");
+  if (!written.ok()) ReportError("output", written.message());
+
+  std::string what = "tool " + Quote(tool.name);
+  if (verdict == Verdict::kCancelled) {
+    std::string why = interrupt_signal != 0
+                          ? std::string("interrupted by SIG") + SignalName(interrupt_signal)
+                          : std::string("the run was cancelled");
+    // The tool's own last word (an `error` answering `cancel`), if it had one.
+    if (outcome.failure == StatusCode::kOk && outcome.error && !outcome.error->message.empty()) {
+      why += "; the tool said: " + SanitizeMessage(outcome.error->message);
+    }
+    ReportError(what + " cancelled", why);
+    return;
+  }
+  if (verdict == Verdict::kNeedsInput) {
+    std::string why =
+        outcome.question ? SanitizeMessage(outcome.question->text) : std::string("a question");
+    if (outcome.question && !outcome.question->id.empty()) {
+      why += " (answer with --answer " + SanitizeMessage(outcome.question->id) + "=VALUE)";
+    }
+    ReportError(what + " needs input", why);
+    return;
+  }
+  if (verdict == Verdict::kCompleted) return;
+  std::string message = outcome.error ? outcome.error->message : std::string();
+  if (message.empty()) message = "the tool reported an error";
+  ReportError(what + " failed", SanitizeMessage(message));
+  // A run failure (crash, timeout, exit without a result): the tool's last
+  // words usually say why. A tool that reported its own error said it already.
+  if (outcome.failure != StatusCode::kOk && !outcome.stderr_tail.empty()) {
+    std::string tail = IndentedTail(outcome.stderr_tail, kStderrTailLines);
+    std::fwrite(tail.data(), 1, tail.size(), stderr);
+  }
+}
+
+// --- Arguments --------------------------------------------------------------
+
+std::string_view JsonTypeName(simdjson::dom::element_type type) {
+  switch (type) {
+    case simdjson::dom::element_type::ARRAY: return "an array";
+    case simdjson::dom::element_type::OBJECT: return "an object";
+    case simdjson::dom::element_type::INT64:
+    case simdjson::dom::element_type::UINT64:
+    case simdjson::dom::element_type::DOUBLE: return "a number";
+    case simdjson::dom::element_type::STRING: return "a string";
+    case simdjson::dom::element_type::BOOL: return "a boolean";
+    case simdjson::dom::element_type::NULL_VALUE: return "null";
+  }
+  return "something else";
+}
+
+Result<std::string> ReadSource(std::string_view source) {
+  if (source == "-") return ReadToEnd(STDIN_FILENO, kMaxArgumentsBytes, "standard input");
+  std::string path(source);
+  std::string what = "Cannot read " + Quote(path);
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return ErrnoToStatus(errno, what);
+  return ReadToEnd(fd.get(), kMaxArgumentsBytes, what);
+}
+
+}  // namespace
+
+// --- Config ----------------------------------------------------------------
+
+std::optional<std::string> ProjectDirectory(std::string_view project_uri) {
+  if (project_uri.starts_with("fs:")) return std::string(project_uri.substr(3));
+  if (project_uri.starts_with("memory:") || project_uri == "null:") return std::nullopt;
+  return std::string(project_uri);
+}
+
+Result<LoadedConfig> LoadToolConfig(const CommonOptions& common) {
+  bool named = !common.config.empty();
+  std::string path;
+  if (named) {
+    path = common.config;
+  } else {
+    std::string directory = ProjectDirectory(common.project).value_or(".");
+    path = (fs::path(directory) / "toolvfs.toml").lexically_normal().string();
+  }
+  Result<Config> config = LoadConfig(path);
+  if (!config.ok()) {
+    if (named || config.status().code() != StatusCode::kNotFound) return config.status();
+    return Status(StatusCode::kNotFound,
+                  config.status().message() +
+                      " (create it, or name a config file with --config FILE; see docs/config.md)");
+  }
+  std::error_code error;
+  fs::path absolute = fs::absolute(path, error);
+  if (error) return ErrnoToStatus(error.value(), "Cannot resolve " + Quote(path));
+  LoadedConfig loaded;
+  loaded.config = std::move(config).value();
+  loaded.path = path;
+  loaded.directory = absolute.lexically_normal().parent_path().string();
+  return loaded;
+}
+
+void ReportConfigWarnings(const LoadedConfig& loaded, const CommonOptions& common) {
+  if (common.log_level == "error") return;
+  for (const std::string& warning : loaded.config.warnings) ReportNote("warning", warning);
+}
+
+// --- Arguments --------------------------------------------------------------
+
+Result<std::string> ReadArgumentsJson(std::string_view value) {
+  std::string where = "on the command line";
+  std::string text;
+  if (value.starts_with("@")) {
+    std::string_view source = value.substr(1);
+    if (source.empty()) {
+      return InvalidArgumentError("'@' needs a file name: @FILE, or @- for standard input");
+    }
+    TOOLVFS_ASSIGN_OR_RETURN(text, ReadSource(source));
+    where = source == "-" ? std::string("on standard input") : "in " + Quote(source);
+  } else {
+    text = std::string(value);
+  }
+  // An empty value (--args '' or an empty file) means no arguments.
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) return std::string("{}");
+
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  simdjson::error_code error = parser.parse(text).get(root);
+  if (error != simdjson::SUCCESS) {
+    return InvalidArgumentError("Invalid JSON " + where + ": " + simdjson::error_message(error));
+  }
+  if (root.type() != simdjson::dom::element_type::OBJECT) {
+    return InvalidArgumentError("The arguments " + where +
+                                " must be a JSON object ({\"NAME\": VALUE, ...}), got " +
+                                std::string(JsonTypeName(root.type())));
+  }
+  // Compact, with numbers spelled as the user wrote them (the DOM parse
+  // above validated the text; the minifier only drops whitespace).
+  std::string compact(text.size(), '\0');
+  size_t length = 0;
+  if (simdjson::minify(text.data(), text.size(), compact.data(), length) != simdjson::SUCCESS) {
+    return InternalError("Cannot minify the arguments " + where);
+  }
+  compact.resize(length);
+  return compact;
+}
+
+Result<std::string> AnswersToJson(const std::vector<std::string>& answers) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter writer(buffer);
+  writer.StartObject();
+  std::set<std::string, std::less<>> seen;
+  for (const std::string& answer : answers) {
+    size_t equals = answer.find('=');
+    if (equals == std::string::npos) {
+      return InvalidArgumentError("Expected ID=VALUE, got " + Quote(answer));
+    }
+    std::string_view id = std::string_view(answer).substr(0, equals);
+    std::string_view text = std::string_view(answer).substr(equals + 1);
+    if (id.empty()) return InvalidArgumentError("The question ID is empty in " + Quote(answer));
+    if (!IsValidUtf8(answer)) return InvalidArgumentError(Quote(answer) + " is not valid UTF-8");
+    if (!seen.emplace(id).second) {
+      return InvalidArgumentError("Question " + Quote(id) + " is answered twice");
+    }
+    WriteJsonKey(writer, id);
+    WriteJsonString(writer, text);
+  }
+  writer.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+// --- Running ---------------------------------------------------------------
+
+int InvokeTool(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& tool,
+               const InvocationOutput& output) {
+  CancelToken cancel;
+  std::optional<Result<Outcome>> executed;
+  int interrupt_signal = 0;
+  {
+    InterruptScope interrupts(cancel);
+    executed.emplace(runtime.Execute(call, tool, cancel));
+    interrupt_signal = interrupts.signal();
+  }
+  Result<Outcome>& result = *executed;
+  if (!result.ok()) {
+    // The run never started (the program cannot be executed, ...): a
+    // problem of the configuration or the command line.
+    return ReportError("tool " + Quote(tool.name) + " could not start", result.status().message());
+  }
+  const Outcome& outcome = *result;
+  Verdict verdict = Judge(outcome, interrupt_signal != 0 || cancel.cancelled());
+  if (output.json) {
+    Status written = WriteFull(STDOUT_FILENO, OutcomeJson(outcome, verdict), "standard output");
+    if (!written.ok()) ReportError("output", written.message());
+  } else {
+    PrintOutcomeText(outcome, verdict, tool, interrupt_signal);
+  }
+  return ExitCodeOf(verdict);
+}
+
+}  // namespace toolvfs

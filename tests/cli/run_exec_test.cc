@@ -1,0 +1,704 @@
+// End-to-end tests of `toolvfs run`, `toolvfs exec` and `toolvfs tools`:
+// the built binary runs small python3 tools that speak raw NDJSON (no SDK),
+// configured in a toolvfs.toml in a temporary project.
+#include <rapidjson/document.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "live_process.h"
+#include "subprocess.h"
+
+namespace toolvfs {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::EndsWith;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// The tools. Each reads the init line first, as every vfs tool must.
+constexpr const char* kPrelude = R"(import json, os, sys
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+def notify(method, params):
+    send({"jsonrpc": "2.0", "method": method, "params": params})
+init = json.loads(sys.stdin.readline())
+)";
+
+// The exact line of the brief: a result with a string content.
+constexpr const char* kHello = R"(import sys
+sys.stdin.readline()
+sys.stdout.write('{"jsonrpc":"2.0","method":"result","params":{"content":"hello"}}\n')
+sys.stdout.flush()
+)";
+
+// Reports what it was started with: tool name, arguments, answers, argv, cwd.
+constexpr const char* kEcho = R"(tool = init["params"]["tool"]
+report = {"name": tool["name"], "arguments": tool["arguments"], "answers": tool["answers"],
+          "argv": sys.argv[1:], "cwd": os.getcwd()}
+notify("result", {"content": json.dumps(report, sort_keys=True)})
+)";
+
+constexpr const char* kBlocks = R"(notify("result", {"content": [
+    {"type": "text", "text": "first"},
+    {"type": "text", "text": "second\n"},
+    {"type": "text", "text": ""},
+    {"type": "resource", "resource": {"uri": "file:///r.txt"}},
+    {"type": "resource", "resource": {"uri": "file:///s.txt", "text": "inline"}}]})
+)";
+
+constexpr const char* kFail = R"(notify("error", {"message": "boom", "trace": ["at step 1", "at step 2"], "transient": True}))";
+
+constexpr const char* kCrash = R"(sys.stderr.write("starting\n")
+raise ValueError("bad thing")
+)";
+
+constexpr const char* kSilent = R"(import time
+sys.stderr.write("about to hang\n")
+sys.stderr.flush()
+time.sleep(60)
+)";
+
+// Tells the test it is running (a file written through the protocol, so
+// this keeps working under the OS sandbox), then waits for `cancel` and
+// answers it with an error, the polite way to stop.
+constexpr const char* kWaiter = R"(send({"jsonrpc": "2.0", "id": 1, "method": "fs.write",
+      "params": {"path": "ready.txt", "content": "ready"}})
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("method") == "cancel":
+        notify("error", {"message": "stopped on cancel"})
+        sys.exit(0)
+)";
+
+// Like kWaiter but ignores `cancel`: the host must escalate to SIGTERM.
+constexpr const char* kStubborn = R"(import time
+send({"jsonrpc": "2.0", "id": 1, "method": "fs.write",
+      "params": {"path": "ready.txt", "content": "ready"}})
+for line in sys.stdin:
+    pass
+time.sleep(60)
+)";
+
+constexpr const char* kConfig = R"([tools.hello]
+command = "python3 hello.py"
+runtime = "vfs"
+description = "Says hello"
+
+[tools.echo]
+command = "python3 echo.py --flag"
+runtime = "vfs"
+
+[tools.blocks]
+command = "python3 blocks.py"
+runtime = "vfs"
+
+[tools.fail]
+command = "python3 fail.py"
+runtime = "vfs"
+
+[tools.crash]
+command = "python3 crash.py"
+runtime = "vfs"
+
+[tools.silent]
+command = "python3 silent.py"
+runtime = "vfs"
+[tools.silent.sandbox]
+filesystem.allow = ["."]
+[tools.silent.sandbox.limits]
+idle_timeout_s = 1
+
+[tools.waiter]
+command = "python3 waiter.py"
+runtime = "vfs"
+[tools.waiter.sandbox]
+filesystem.allow = ["."]
+filesystem.writable = true
+[tools.waiter.sandbox.limits]
+cancel_grace_s = 30
+
+[tools.stubborn]
+command = "python3 stubborn.py"
+runtime = "vfs"
+[tools.stubborn.sandbox]
+filesystem.allow = ["."]
+filesystem.writable = true
+[tools.stubborn.sandbox.limits]
+cancel_grace_s = 1
+
+[tools.inferred_stdio]
+command = "python3 hello.py"
+
+[tools.explicit_stdio]
+command = "python3 hello.py"
+runtime = "stdio"
+
+[tools.wasm_tool]
+command = "tool.wasm"
+
+[tools.builtin_tool]
+source = "builtin"
+)";
+
+// Exactly one line "toolvfs: <what>: <why>\n".
+void ExpectOneLineError(const ProcessResult& result) {
+  EXPECT_THAT(result.err, StartsWith("toolvfs: "));
+  EXPECT_THAT(result.err, EndsWith("\n"));
+  EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+}
+
+rapidjson::Document ParseJson(const std::string& text) {
+  rapidjson::Document document;
+  document.Parse(text.c_str(), text.size());
+  EXPECT_FALSE(document.HasParseError()) << text;
+  return document;
+}
+
+class RunExecTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(ToolvfsBinary().empty()) << "TOOLVFS_BINARY is not set";
+    char pattern[] = "/tmp/toolvfs-run-test-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    root_ = pattern;
+    Write("hello.py", kHello);
+    WriteTool("echo.py", kEcho);
+    WriteTool("blocks.py", kBlocks);
+    WriteTool("fail.py", kFail);
+    WriteTool("crash.py", kCrash);
+    WriteTool("silent.py", kSilent);
+    WriteTool("waiter.py", kWaiter);
+    WriteTool("stubborn.py", kStubborn);
+    Write("toolvfs.toml", kConfig);
+  }
+
+  void TearDown() override {
+    std::error_code ignored;
+    fs::remove_all(root_, ignored);
+  }
+
+  void Write(const std::string& path, const std::string& content) {
+    fs::path full = fs::path(root_) / path;
+    fs::create_directories(full.parent_path());
+    std::ofstream(full, std::ios::binary) << content;
+  }
+
+  void WriteTool(const std::string& path, const std::string& body) {
+    Write(path, std::string(kPrelude) + body + "\n");
+  }
+
+  // toolvfs ARGS... run in the project directory (so --project and the
+  // config are found by default).
+  ProcessResult Toolvfs(std::vector<std::string> arguments, std::string cwd = "") {
+    arguments.insert(arguments.begin(), ToolvfsBinary());
+    ProcessOptions options;
+    options.cwd = cwd.empty() ? root_ : cwd;
+    return RunProcess(arguments, options);
+  }
+
+  // Starts `toolvfs ARGS...` in the project, waits until the tool wrote
+  // ready.txt, sends `signals` (with a pause between them) and waits.
+  ProcessResult Interrupt(std::vector<std::string> arguments, std::vector<int> signals,
+                          std::chrono::milliseconds* elapsed = nullptr) {
+    arguments.insert(arguments.begin(), ToolvfsBinary());
+    ProcessOptions options;
+    options.cwd = root_;
+    LiveProcess process(arguments, options);
+    EXPECT_TRUE(WaitForFile(root_ + "/ready.txt", std::chrono::seconds(20)))
+        << "the tool never became ready";
+    Clock::time_point start = Clock::now();
+    for (int signal_number : signals) {
+      process.Signal(signal_number);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ProcessResult result = process.Wait(std::chrono::seconds(60));
+    if (elapsed != nullptr) {
+      *elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+    }
+    return result;
+  }
+
+  std::string root_;
+};
+
+// --- run: outcomes ----------------------------------------------------------
+
+TEST_F(RunExecTest, RunPrintsTheTextContentAndExitsZero) {
+  ProcessResult result = Toolvfs({"run", "hello"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "hello\n");
+  EXPECT_EQ(result.err, "");
+}
+
+TEST_F(RunExecTest, RunJsonIsOneObjectWithStatusAndContent) {
+  ProcessResult result = Toolvfs({"run", "hello", "--json"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, R"({"status":"completed","content":[{"type":"text","text":"hello"}]})" "\n");
+  EXPECT_EQ(result.err, "");
+}
+
+TEST_F(RunExecTest, RunPrintsEveryBlockOnItsOwnLines) {
+  ProcessResult result = Toolvfs({"run", "blocks"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "first\nsecond\n[resource file:///r.txt]\ninline\n");
+
+  ProcessResult json = Toolvfs({"run", "blocks", "--json"});
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  rapidjson::Document document = ParseJson(json.out);
+  ASSERT_TRUE(document.IsObject());
+  EXPECT_STREQ(document["status"].GetString(), "completed");
+  const rapidjson::Value& content = document["content"];
+  ASSERT_TRUE(content.IsArray());
+  ASSERT_EQ(content.Size(), 5u);
+  EXPECT_STREQ(content[3]["type"].GetString(), "resource");
+  EXPECT_STREQ(content[3]["resource"]["uri"].GetString(), "file:///r.txt");
+  EXPECT_STREQ(content[4]["resource"]["text"].GetString(), "inline");
+}
+
+TEST_F(RunExecTest, ToolErrorGoesToStderrAndExitsOne) {
+  ProcessResult result = Toolvfs({"run", "fail"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.out, "");
+  EXPECT_EQ(result.err, "toolvfs: tool 'fail' failed: boom\n");
+}
+
+TEST_F(RunExecTest, ToolErrorJsonHasMessageTraceAndTransient) {
+  ProcessResult result = Toolvfs({"run", "fail", "--json"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.err, "");
+  EXPECT_EQ(result.out,
+            R"({"status":"error","content":[],"error":{"message":"boom","trace":["at step 1","at step 2"],"transient":true}})"
+            "\n");
+}
+
+TEST_F(RunExecTest, CrashShowsTheErrorAndTheEndOfStderr) {
+  ProcessResult result = Toolvfs({"run", "crash"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.out, "");
+  EXPECT_THAT(result.err, StartsWith("toolvfs: tool 'crash' failed: "));
+  std::string first_line = result.err.substr(0, result.err.find('\n'));
+  EXPECT_THAT(first_line, HasSubstr("status 1"));
+  // The tail follows, indented, ending with the exception.
+  EXPECT_THAT(result.err, HasSubstr("\n  starting\n"));
+  EXPECT_THAT(result.err, EndsWith("\n  ValueError: bad thing\n"));
+
+  ProcessResult json = Toolvfs({"run", "crash", "--json"});
+  EXPECT_EQ(json.exit_code, 1);
+  EXPECT_EQ(json.err, "");
+  rapidjson::Document document = ParseJson(json.out);
+  EXPECT_STREQ(document["status"].GetString(), "error");
+  EXPECT_TRUE(document["error"]["message"].IsString());
+}
+
+TEST_F(RunExecTest, IdleTimeoutExits124) {
+  Clock::time_point start = Clock::now();
+  ProcessResult result = Toolvfs({"run", "silent"});
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(20));
+  EXPECT_EQ(result.exit_code, 124) << result.err;
+  EXPECT_EQ(result.out, "");
+  EXPECT_THAT(result.err, StartsWith("toolvfs: tool 'silent' failed: "));
+  EXPECT_THAT(result.err, HasSubstr("idle_timeout_s"));
+  EXPECT_THAT(result.err, HasSubstr("\n  about to hang\n"));
+
+  ProcessResult json = Toolvfs({"run", "silent", "--json"});
+  EXPECT_EQ(json.exit_code, 124);
+  rapidjson::Document document = ParseJson(json.out);
+  EXPECT_STREQ(document["status"].GetString(), "error");
+  EXPECT_TRUE(document["error"]["transient"].GetBool());
+}
+
+// --- run: Ctrl+C ------------------------------------------------------------
+
+TEST_F(RunExecTest, CtrlCSendsCancelAndExits130) {
+  std::chrono::milliseconds elapsed{};
+  ProcessResult result = Interrupt({"run", "waiter"}, {SIGINT}, &elapsed);
+  EXPECT_EQ(result.exit_code, 130) << result.err;
+  EXPECT_EQ(result.out, "");
+  // Whether the tool's own `error` answering `cancel` is its last word
+  // ("; the tool said: stopped on cancel") is the runtime's call.
+  ExpectOneLineError(result);
+  EXPECT_THAT(result.err, StartsWith("toolvfs: tool 'waiter' cancelled: interrupted by SIGINT"));
+  // The tool stopped on `cancel` itself: far less than its 30 s grace.
+  EXPECT_LT(elapsed, std::chrono::seconds(15));
+}
+
+TEST_F(RunExecTest, CtrlCWithJsonPrintsStatusCancelled) {
+  ProcessResult result = Interrupt({"run", "waiter", "--json"}, {SIGINT});
+  EXPECT_EQ(result.exit_code, 130) << result.err;
+  EXPECT_EQ(result.err, "");
+  rapidjson::Document document = ParseJson(result.out);
+  ASSERT_TRUE(document.IsObject());
+  EXPECT_STREQ(document["status"].GetString(), "cancelled");
+  EXPECT_TRUE(document["content"].IsArray());
+}
+
+TEST_F(RunExecTest, SecondCtrlCDoesNotCutCleanupShort) {
+  ProcessResult result = Interrupt({"run", "waiter", "--json"}, {SIGINT, SIGINT, SIGINT});
+  EXPECT_EQ(result.exit_code, 130) << result.err;
+  rapidjson::Document document = ParseJson(result.out);
+  ASSERT_TRUE(document.IsObject());
+  EXPECT_STREQ(document["status"].GetString(), "cancelled");
+}
+
+TEST_F(RunExecTest, SigtermCancelsLikeCtrlC) {
+  ProcessResult result = Interrupt({"run", "waiter"}, {SIGTERM});
+  EXPECT_EQ(result.exit_code, 130) << result.err;
+  EXPECT_THAT(result.err, StartsWith("toolvfs: tool 'waiter' cancelled: interrupted by SIGTERM"));
+}
+
+TEST_F(RunExecTest, ToolIgnoringCancelIsStoppedAfterItsGrace) {
+  std::chrono::milliseconds elapsed{};
+  ProcessResult result = Interrupt({"run", "stubborn"}, {SIGINT}, &elapsed);
+  EXPECT_EQ(result.exit_code, 130) << result.err;
+  EXPECT_THAT(result.err, StartsWith("toolvfs: tool 'stubborn' cancelled: interrupted by SIGINT"));
+  EXPECT_LT(elapsed, std::chrono::seconds(15));  // cancel_grace_s = 1, then SIGTERM
+}
+
+// --- run: arguments -----------------------------------------------------------
+
+TEST_F(RunExecTest, ArgsAndAnswersReachTheTool) {
+  ProcessResult result = Toolvfs({"run", "echo", "--args", R"({"b": [1, 2.50], "a": "x\u00e9"})",
+                                  "--answer", "confirm=yes", "--answer", "empty="});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  rapidjson::Document report = ParseJson(result.out);
+  ASSERT_TRUE(report.IsObject());
+  EXPECT_STREQ(report["name"].GetString(), "echo");
+  EXPECT_STREQ(report["arguments"]["a"].GetString(), "x\xc3\xa9");
+  EXPECT_EQ(report["arguments"]["b"].Size(), 2u);
+  EXPECT_STREQ(report["answers"]["confirm"].GetString(), "yes");
+  EXPECT_STREQ(report["answers"]["empty"].GetString(), "");
+  EXPECT_EQ(report["argv"].Size(), 1u);
+  EXPECT_STREQ(report["argv"][0].GetString(), "--flag");
+  EXPECT_EQ(fs::path(report["cwd"].GetString()), fs::canonical(root_));
+}
+
+TEST_F(RunExecTest, AnswerTakesOneValueSoToolMayFollow) {
+  ProcessResult result = Toolvfs({"run", "--answer", "a=1", "echo"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_STREQ(ParseJson(result.out)["answers"]["a"].GetString(), "1");
+}
+
+TEST_F(RunExecTest, NoArgsMeansAnEmptyObject) {
+  ProcessResult result = Toolvfs({"run", "echo"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  rapidjson::Document report = ParseJson(result.out);
+  EXPECT_TRUE(report["arguments"].IsObject());
+  EXPECT_EQ(report["arguments"].MemberCount(), 0u);
+  EXPECT_TRUE(report["answers"].IsObject());
+  EXPECT_EQ(report["answers"].MemberCount(), 0u);
+}
+
+TEST_F(RunExecTest, ArgsFromAFileAndFromStdin) {
+  Write("args.json", "{\n  \"path\": \"src/a.py\"\n}\n");
+  ProcessResult from_file = Toolvfs({"run", "echo", "--args", "@args.json"});
+  EXPECT_EQ(from_file.exit_code, 0) << from_file.err;
+  EXPECT_STREQ(ParseJson(from_file.out)["arguments"]["path"].GetString(), "src/a.py");
+
+  ProcessOptions options;
+  options.cwd = root_;
+  LiveProcess process({ToolvfsBinary(), "run", "echo", "--args", "@-"}, options, R"({"n": 7})");
+  ProcessResult from_stdin = process.Wait();
+  EXPECT_EQ(from_stdin.exit_code, 0) << from_stdin.err;
+  EXPECT_EQ(ParseJson(from_stdin.out)["arguments"]["n"].GetInt(), 7);
+}
+
+TEST_F(RunExecTest, BadArgsAreOneLineErrorsNamingWhere) {
+  Write("list.json", "[1, 2]");
+  Write("broken.json", "{\"a\": ");
+  struct Case {
+    std::vector<std::string> arguments;
+    std::string expected;
+  };
+  for (const Case& bad : std::vector<Case>{
+           {{"--args", "{\"a\":"}, "Invalid JSON on the command line: "},
+           {{"--args", "[1]"}, "on the command line must be a JSON object"},
+           {{"--args", "\"text\""}, "got a string"},
+           {{"--args", "@list.json"}, "in 'list.json' must be a JSON object"},
+           {{"--args", "@broken.json"}, "Invalid JSON in 'broken.json': "},
+           {{"--args", "@missing.json"}, "'missing.json'"},
+           {{"--args", "@"}, "@FILE"},
+       }) {
+    std::vector<std::string> arguments = {"run", "echo"};
+    arguments.insert(arguments.end(), bad.arguments.begin(), bad.arguments.end());
+    ProcessResult result = Toolvfs(arguments);
+    EXPECT_EQ(result.exit_code, 2) << bad.arguments[1];
+    EXPECT_EQ(result.out, "");
+    ExpectOneLineError(result);
+    EXPECT_THAT(result.err, AllOf(StartsWith("toolvfs: --args: "), HasSubstr(bad.expected)));
+  }
+}
+
+TEST_F(RunExecTest, BadAnswersAreUsageErrors) {
+  for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
+           {"--answer", "no-equals"},
+           {"--answer", "=value"},
+           {"--answer", "a=1", "--answer", "a=2"},
+       }) {
+    std::vector<std::string> arguments = {"run", "echo"};
+    arguments.insert(arguments.end(), bad.begin(), bad.end());
+    ProcessResult result = Toolvfs(arguments);
+    EXPECT_EQ(result.exit_code, 2) << bad[1];
+    ExpectOneLineError(result);
+    EXPECT_THAT(result.err, StartsWith("toolvfs: --answer: "));
+  }
+}
+
+// --- run: config ------------------------------------------------------------
+
+TEST_F(RunExecTest, UnknownToolListsTheConfiguredNames) {
+  ProcessResult result = Toolvfs({"run", "nope"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.out, "");
+  ExpectOneLineError(result);
+  EXPECT_THAT(result.err, AllOf(StartsWith("toolvfs: run: Unknown tool 'nope'"),
+                                HasSubstr("toolvfs.toml configures: "),
+                                HasSubstr("blocks, builtin_tool, crash, echo")));
+}
+
+TEST_F(RunExecTest, MissingConfigNamesThePathTried) {
+  fs::create_directories(root_ + "/empty");
+  ProcessResult result = Toolvfs({"run", "hello", "--project", root_ + "/empty"});
+  EXPECT_EQ(result.exit_code, 2);
+  ExpectOneLineError(result);
+  EXPECT_THAT(result.err, AllOf(StartsWith("toolvfs: run: "), HasSubstr(root_ + "/empty/toolvfs.toml"),
+                                HasSubstr("--config")));
+
+  ProcessResult named = Toolvfs({"run", "hello", "--config", "nowhere.toml"});
+  EXPECT_EQ(named.exit_code, 2);
+  ExpectOneLineError(named);
+  EXPECT_THAT(named.err, HasSubstr("'nowhere.toml'"));
+
+  ProcessResult tools = Toolvfs({"tools"}, root_ + "/empty");
+  EXPECT_EQ(tools.exit_code, 2);
+  ExpectOneLineError(tools);
+  EXPECT_THAT(tools.err, AllOf(StartsWith("toolvfs: tools: "), HasSubstr("toolvfs.toml")));
+}
+
+TEST_F(RunExecTest, ConfigFromProjectOrConfigOptionAndToolRunsInItsDirectory) {
+  // --project elsewhere: its toolvfs.toml, wherever the command runs.
+  fs::create_directories(root_ + "/elsewhere");
+  ProcessResult by_project = Toolvfs({"run", "hello", "--project", root_}, root_ + "/elsewhere");
+  EXPECT_EQ(by_project.exit_code, 0) << by_project.err;
+  EXPECT_EQ(by_project.out, "hello\n");
+
+  // --config in another directory: the tool runs there (its script is there).
+  Write("other/echo.py", std::string(kPrelude) + kEcho);
+  Write("other/tools.toml", "[tools.other]\ncommand = \"python3 echo.py\"\nruntime = \"vfs\"\n");
+  ProcessResult by_config = Toolvfs({"run", "other", "--config", "other/tools.toml"});
+  EXPECT_EQ(by_config.exit_code, 0) << by_config.err;
+  rapidjson::Document report = ParseJson(by_config.out);
+  EXPECT_EQ(fs::path(report["cwd"].GetString()), fs::canonical(root_ + "/other"));
+}
+
+TEST_F(RunExecTest, InvalidConfigIsOneLineWithFileLineColumn) {
+  Write("bad/toolvfs.toml", "[tools.x]\ncommand = \"x\"\nruntime = \"vfs\"\ncomand = 1\n");
+  for (const char* command : {"run", "tools"}) {
+    std::vector<std::string> arguments = {command, "--project", root_ + "/bad"};
+    if (std::string(command) == "run") arguments.push_back("x");
+    ProcessResult result = Toolvfs(arguments);
+    EXPECT_EQ(result.exit_code, 2) << command;
+    ExpectOneLineError(result);
+    EXPECT_THAT(result.err, AllOf(HasSubstr("toolvfs.toml:4:1: "), HasSubstr("comand")));
+  }
+}
+
+TEST_F(RunExecTest, RuntimesOtherThanVfsAreRefusedPerTool) {
+  ProcessResult inferred = Toolvfs({"run", "inferred_stdio"});
+  EXPECT_EQ(inferred.exit_code, 2);
+  ExpectOneLineError(inferred);
+  EXPECT_THAT(inferred.err,
+              AllOf(HasSubstr("Tool 'inferred_stdio' uses runtime 'stdio', which this build does not run yet"),
+                    HasSubstr("runtime = \"vfs\"")));
+
+  ProcessResult explicit_stdio = Toolvfs({"run", "explicit_stdio"});
+  EXPECT_EQ(explicit_stdio.exit_code, 2);
+  EXPECT_THAT(explicit_stdio.err, AllOf(HasSubstr("runtime 'stdio'"), Not(HasSubstr("runtime = "))));
+
+  ProcessResult builtin = Toolvfs({"run", "builtin_tool"});
+  EXPECT_EQ(builtin.exit_code, 2);
+  EXPECT_THAT(builtin.err, HasSubstr("runtime 'builtin', which this build does not run yet"));
+
+  ProcessResult wasm = Toolvfs({"run", "wasm_tool"});
+  EXPECT_EQ(wasm.exit_code, 2);
+  EXPECT_EQ(wasm.err, "toolvfs: run: Tool 'wasm_tool' uses runtime 'wasm', which is not yet supported.\n");
+
+  // The other tools of the same config are unaffected.
+  EXPECT_EQ(Toolvfs({"run", "hello"}).exit_code, 0);
+}
+
+// --- exec -------------------------------------------------------------------
+
+TEST_F(RunExecTest, ExecRunsAProgramWithoutAConfig) {
+  fs::create_directories(root_ + "/noconfig");
+  Write("noconfig/echo.py", std::string(kPrelude) + kEcho);
+  ProcessResult result = Toolvfs({"exec", "--", "python3", "echo.py", "one"}, root_ + "/noconfig");
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "");
+  rapidjson::Document report = ParseJson(result.out);
+  ASSERT_TRUE(report.IsObject());
+  EXPECT_STREQ(report["name"].GetString(), "python3");  // basename(PROGRAM)
+  EXPECT_STREQ(report["argv"][0].GetString(), "one");
+  EXPECT_EQ(fs::path(report["cwd"].GetString()), fs::canonical(root_ + "/noconfig"));
+}
+
+TEST_F(RunExecTest, ExecArgumentsAfterProgramBelongToIt) {
+  // No "--": everything from PROGRAM on is the program's, options included.
+  ProcessResult result = Toolvfs({"exec", "--args", R"({"k":1})", "python3", "echo.py", "--json", "-x"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  rapidjson::Document report = ParseJson(result.out);  // text output: the content itself
+  ASSERT_TRUE(report.IsObject());
+  ASSERT_EQ(report["argv"].Size(), 2u);
+  EXPECT_STREQ(report["argv"][0].GetString(), "--json");
+  EXPECT_STREQ(report["argv"][1].GetString(), "-x");
+  EXPECT_EQ(report["arguments"]["k"].GetInt(), 1);
+}
+
+TEST_F(RunExecTest, ExecJsonAndExitCodes) {
+  ProcessResult hello = Toolvfs({"exec", "--json", "--", "python3", "hello.py"});
+  EXPECT_EQ(hello.exit_code, 0) << hello.err;
+  EXPECT_EQ(hello.out, R"({"status":"completed","content":[{"type":"text","text":"hello"}]})" "\n");
+
+  ProcessResult fail = Toolvfs({"exec", "--", "python3", "fail.py"});
+  EXPECT_EQ(fail.exit_code, 1);
+  EXPECT_EQ(fail.err, "toolvfs: tool 'python3' failed: boom\n");
+
+  ProcessResult vfs = Toolvfs({"exec", "--runtime", "vfs", "--", "python3", "hello.py"});
+  EXPECT_EQ(vfs.exit_code, 0) << vfs.err;
+}
+
+TEST_F(RunExecTest, ExecUsageErrors) {
+  ProcessResult stdio = Toolvfs({"exec", "--runtime", "stdio", "--", "python3", "hello.py"});
+  EXPECT_EQ(stdio.exit_code, 2);
+  ExpectOneLineError(stdio);
+  EXPECT_THAT(stdio.err, AllOf(StartsWith("toolvfs: exec: "), HasSubstr("stdio")));
+
+  ProcessResult wasm = Toolvfs({"exec", "--runtime", "wasm", "--", "python3", "hello.py"});
+  EXPECT_EQ(wasm.exit_code, 2);
+  ExpectOneLineError(wasm);
+
+  ProcessResult none = Toolvfs({"exec"});
+  EXPECT_EQ(none.exit_code, 2);
+  ExpectOneLineError(none);
+  EXPECT_THAT(none.err, HasSubstr("(see toolvfs exec --help)"));
+
+  ProcessResult missing = Toolvfs({"exec", "--", "./no-such-program"});
+  EXPECT_EQ(missing.exit_code, 2);
+  ExpectOneLineError(missing);
+  EXPECT_THAT(missing.err, AllOf(StartsWith("toolvfs: tool 'no-such-program' could not start: "),
+                                 HasSubstr("no-such-program")));
+
+  ProcessResult bad_args = Toolvfs({"exec", "--args", "[]", "--", "python3", "hello.py"});
+  EXPECT_EQ(bad_args.exit_code, 2);
+  ExpectOneLineError(bad_args);
+}
+
+TEST_F(RunExecTest, ExecAllowOptionsAreCheckedAndNoted) {
+  ProcessResult accepted = Toolvfs({"exec", "--allow-read", "src", "--allow-write", "out/",
+                                    "--allow-net", "https://api.github.com/repos/", "--allow-cmd",
+                                    "git", "--allow-read", ".", "--", "python3", "hello.py"});
+  EXPECT_EQ(accepted.exit_code, 0) << accepted.err;
+  EXPECT_EQ(accepted.out, "hello\n");
+  ExpectOneLineError(accepted);  // the note that they are not enforced yet
+  EXPECT_THAT(accepted.err, HasSubstr("not enforced yet"));
+
+  // Each --allow-* takes one value: PROGRAM may follow without "--".
+  ProcessResult without_dashes = Toolvfs({"exec", "--allow-read", "src", "python3", "hello.py"});
+  EXPECT_EQ(without_dashes.exit_code, 0) << without_dashes.err;
+  EXPECT_EQ(without_dashes.out, "hello\n");
+
+  struct Case {
+    std::string option, value;
+  };
+  for (const Case& bad : std::vector<Case>{{"--allow-read", "../outside"},
+                                           {"--allow-write", "/etc"},
+                                           {"--allow-net", "ftp://example.com"},
+                                           {"--allow-net", "example.com"},
+                                           {"--allow-cmd", "rm -rf"}}) {
+    ProcessResult result = Toolvfs({"exec", bad.option, bad.value, "--", "python3", "hello.py"});
+    EXPECT_EQ(result.exit_code, 2) << bad.option << " " << bad.value;
+    EXPECT_EQ(result.out, "");
+    ExpectOneLineError(result);
+    EXPECT_THAT(result.err, StartsWith("toolvfs: " + bad.option + ": "));
+  }
+}
+
+// --- tools ------------------------------------------------------------------
+
+TEST_F(RunExecTest, ToolsListsNameRuntimeSourceAndDescription) {
+  Write("list/toolvfs.toml",
+        "[tools.fmt]\ncommand = \"python3 fmt.py\"\nruntime = \"vfs\"\n"
+        "description = \"\"\"Formats\n  files\"\"\"\n\n"
+        "[tools.lint]\ncommand = \"lint.wasm\"\n\n"
+        "[tools.search]\nsource = \"builtin\"\ndescription = \"Searches\"\n\n"
+        "[tools.shell]\ncommand = \"sh -c true\"\ndescription = \"Runs a shell\"\n");
+  ProcessResult result = Toolvfs({"tools", "--project", root_ + "/list"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "");
+  EXPECT_EQ(result.out,
+            "NAME    RUNTIME      SOURCE   DESCRIPTION\n"
+            "fmt     vfs          local    Formats files\n"
+            "lint    unsupported  local\n"
+            "        Tool 'lint' uses runtime 'wasm', which is not yet supported.\n"
+            "search  builtin      builtin  Searches\n"
+            "shell   stdio        local    Runs a shell\n");
+}
+
+TEST_F(RunExecTest, ToolsJsonIsAnArrayOfObjects) {
+  Write("list/toolvfs.toml",
+        "[tools.fmt]\ncommand = \"python3 fmt.py --fast\"\nruntime = \"vfs\"\n"
+        "description = \"Formats\"\nparameters = { path = { type = \"string\", required = true } }\n\n"
+        "[tools.lint]\ncommand = \"lint.wasm\"\n");
+  ProcessResult result = Toolvfs({"tools", "--json", "--config", root_ + "/list/toolvfs.toml"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out,
+            R"([{"name":"fmt","runtime":"vfs","source":"local","description":"Formats",)"
+            R"("command":["python3","fmt.py","--fast"],"parameters":{"path":{"required":true,"type":"string"}},)"
+            R"("stateful":false},)"
+            R"({"name":"lint","runtime":null,"runtime_error":"Tool 'lint' uses runtime 'wasm', which is not yet supported.",)"
+            R"("source":"local","description":"","command":["lint.wasm"],"parameters":{},"stateful":false}])"
+            "\n");
+}
+
+TEST_F(RunExecTest, ToolsWithAnEmptyConfig) {
+  Write("empty/toolvfs.toml", "");
+  ProcessResult text = Toolvfs({"tools", "--project", root_ + "/empty"});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("No tools are configured in "));
+  ProcessResult json = Toolvfs({"tools", "--json", "--project", root_ + "/empty"});
+  EXPECT_EQ(json.exit_code, 0);
+  EXPECT_EQ(json.out, "[]\n");
+
+  ProcessResult run = Toolvfs({"run", "x", "--project", root_ + "/empty"});
+  EXPECT_EQ(run.exit_code, 2);
+  ExpectOneLineError(run);
+  EXPECT_THAT(run.err, HasSubstr("configures no tools"));
+}
+
+TEST_F(RunExecTest, ConfigWarningsGoToStderr) {
+  Write("warn/toolvfs.toml", "[tools.b]\nsource = \"builtin\"\nruntime = \"vfs\"\n");
+  ProcessResult result = Toolvfs({"tools", "--project", root_ + "/warn"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.err, AllOf(StartsWith("toolvfs: warning: "), HasSubstr("toolvfs.toml:3:")));
+  ProcessResult quiet = Toolvfs({"tools", "--project", root_ + "/warn", "--log-level", "error"});
+  EXPECT_EQ(quiet.err, "");
+}
+
+}  // namespace
+}  // namespace toolvfs

@@ -1,0 +1,490 @@
+// The session loop and the vfs runtime end to end, with real tool
+// subprocesses: raw NDJSON tools written in Python, so that every byte on
+// the wire is under the test's control (the SDKs have their own suite).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "project/test_util.h"
+#include "host/tool_session.h"
+#include "runtime/vfs_runtime.h"
+
+namespace toolvfs {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// Shared by every tool: read the init line, send/receive lines, finish.
+constexpr std::string_view kPrelude = R"PY(
+import json, os, signal, subprocess, sys, time
+INIT = json.loads(sys.stdin.readline())
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\n"); sys.stdout.flush()
+def send_raw(text):
+    sys.stdout.write(text); sys.stdout.flush()
+def recv():
+    line = sys.stdin.readline()
+    if not line:
+        raise SystemExit("stdin closed")
+    return json.loads(line)
+def call(id, method, params):
+    send({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    return recv()
+def result(content):
+    send({"jsonrpc": "2.0", "method": "result", "params": {"content": content}})
+)PY";
+
+class SessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<std::unique_ptr<ProjectFiles>> store = OpenProject("memory:test");
+    ASSERT_TRUE(store.ok());
+    project_ = std::move(store).value();
+    limits_.idle_timeout_s = 20;
+    limits_.timeout_s = 60;
+    limits_.cancel_grace_s = 1;
+  }
+
+  // Runs `body` (Python, after the prelude) as a vfs tool.
+  Outcome Run(std::string_view body, std::string arguments = "{}") {
+    std::string script = dir_.Join("tool.py");
+    std::ofstream(script) << kPrelude << body << "\n";
+    ToolConfig tool;
+    tool.name = "t";
+    tool.command = CommandSpec{.program = "python3", .args = {script}};
+    tool.sandbox.limits = limits_;
+    VfsRuntime runtime(*project_, {.working_directory = dir_.path()});
+    ToolCall call{.name = "t", .arguments_json = std::move(arguments)};
+    auto started = std::chrono::steady_clock::now();
+    Result<Outcome> outcome = runtime.Execute(call, tool, cancel_);
+    elapsed_ = std::chrono::steady_clock::now() - started;
+    EXPECT_TRUE(outcome.ok()) << outcome.status().message();
+    return outcome.ok() ? std::move(outcome).value() : Outcome{};
+  }
+
+  // The text of a completed outcome, or its error.
+  static std::string Text(const Outcome& outcome) {
+    if (outcome.is_error) return "ERROR: " + (outcome.error ? outcome.error->message : "");
+    std::string text;
+    for (const ContentBlock& block : outcome.content) text += block.text;
+    return text;
+  }
+
+  double Seconds() const { return std::chrono::duration<double>(elapsed_).count(); }
+
+  // Running, not a zombie: a killed grandchild waits for init to reap it.
+  // SIGKILL is asynchronous: give the kernel up to 2 s to finish a process.
+  static bool ProcessAlive(pid_t pid) {
+    for (int i = 0; i < 200 && ProcessRunning(pid); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return ProcessRunning(pid);
+  }
+  static bool ProcessRunning(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string fields;
+    if (!std::getline(stat, fields)) return false;
+    size_t close = fields.rfind(')');
+    return close != std::string::npos && close + 2 < fields.size() && fields[close + 2] != 'Z';
+  }
+
+  TempDir dir_;
+  std::unique_ptr<ProjectFiles> project_;
+  LimitsConfig limits_;
+  CancelToken cancel_;
+  std::chrono::steady_clock::duration elapsed_{};
+};
+
+TEST_F(SessionTest, InitCarriesToolHostAndMethods) {
+  Outcome outcome = Run(R"PY(
+p = INIT["params"]
+assert INIT["jsonrpc"] == "2.0" and INIT["method"] == "init" and "id" not in INIT
+result(json.dumps([p["tool"]["name"], p["tool"]["arguments"], p["tool"]["answers"],
+                   p["protocol_version"], p["host"]["name"], p["host"]["root"],
+                   p["host"]["concurrent_requests"], "fs.read" in p["host"]["methods"],
+                   "fs.grep" in p["host"]["methods"]]))
+)PY",
+                        R"({"n":1,"s":"é"})");
+  EXPECT_EQ(Text(outcome),
+            R"(["t", {"n": 1, "s": "\u00e9"}, {}, "0.1.0", "toolvfs", "memory:test", true, true, true])");
+}
+
+TEST_F(SessionTest, ResultContentAsStringOrBlocks) {
+  Outcome text = Run(R"PY(result("hello\nworld"))PY");
+  ASSERT_FALSE(text.is_error);
+  ASSERT_EQ(text.content.size(), 1u);
+  EXPECT_EQ(text.content[0].type, "text");
+  EXPECT_EQ(text.content[0].text, "hello\nworld");
+  EXPECT_EQ(text.content[0].json, R"({"type":"text","text":"hello\nworld"})");
+
+  Outcome blocks = Run(R"PY(
+result([{"type": "text", "text": "a"},
+        {"type": "resource", "resource": {"uri": "file:///x", "text": "body"}},
+        {"type": "resource", "resource": {"uri": "file:///y"}}])
+)PY");
+  ASSERT_EQ(blocks.content.size(), 3u);
+  EXPECT_EQ(blocks.content[1].type, "resource");
+  EXPECT_EQ(blocks.content[1].text, "body");
+  EXPECT_EQ(blocks.content[2].text, "[resource file:///y]");
+  EXPECT_EQ(blocks.failure, StatusCode::kOk);
+}
+
+TEST_F(SessionTest, InvalidResultContentIsAnError) {
+  Outcome outcome = Run(R"PY(result(42))PY");
+  EXPECT_TRUE(outcome.is_error);
+  EXPECT_THAT(Text(outcome), HasSubstr("neither a string nor an array"));
+}
+
+TEST_F(SessionTest, ErrorNotificationIsAnErrorOutcome) {
+  Outcome outcome = Run(R"PY(
+send({"jsonrpc": "2.0", "method": "error",
+      "params": {"message": "Failed to parse input", "trace": ["a", "b"], "transient": True}})
+)PY");
+  EXPECT_TRUE(outcome.is_error);
+  EXPECT_EQ(outcome.kind, Outcome::Kind::kCompleted);
+  EXPECT_EQ(outcome.failure, StatusCode::kOk);
+  ASSERT_TRUE(outcome.error);
+  EXPECT_EQ(outcome.error->message, "Failed to parse input");
+  EXPECT_EQ(outcome.error->trace, (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(outcome.error->transient);
+}
+
+TEST_F(SessionTest, ExitWithoutResultReportsStatusAndStderrTail) {
+  Outcome outcome = Run(R"PY(
+sys.stderr.write("loading\nboom: config missing\n"); sys.stderr.flush()
+sys.exit(3)
+)PY");
+  EXPECT_TRUE(outcome.is_error);
+  EXPECT_EQ(outcome.failure, StatusCode::kInternal);
+  EXPECT_EQ(outcome.error->message,
+            "Tool 't' exited with status 3 without sending a result; stderr ends with: boom: "
+            "config missing");
+  EXPECT_EQ(outcome.error->trace, (std::vector<std::string>{"loading", "boom: config missing"}));
+  EXPECT_EQ(outcome.stderr_tail, "loading\nboom: config missing\n");
+}
+
+TEST_F(SessionTest, CrashIsNamedBySignal) {
+  Outcome outcome = Run(R"PY(os.kill(os.getpid(), signal.SIGSEGV))PY");
+  EXPECT_TRUE(outcome.is_error);
+  EXPECT_THAT(outcome.error->message, HasSubstr("killed by signal SIGSEGV without sending a result"));
+}
+
+TEST_F(SessionTest, StderrTailKeepsTheLast64KiB) {
+  Outcome outcome = Run(R"PY(
+for i in range(20000):
+    sys.stderr.write("line %05d\n" % i)
+sys.stderr.flush()
+result("ok")
+)PY");
+  EXPECT_FALSE(outcome.is_error);
+  EXPECT_LE(outcome.stderr_tail.size(), kStderrTailBytes);
+  EXPECT_GE(outcome.stderr_tail.size(), kStderrTailBytes - 16);
+  EXPECT_THAT(outcome.stderr_tail, testing::EndsWith("line 19999\n"));
+}
+
+TEST_F(SessionTest, CancelIsSentThenTheToolIsStopped) {
+  // The tool answers `cancel` by exiting: a prompt, clean cancellation.
+  std::thread canceller([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    cancel_.Cancel();
+  });
+  Outcome outcome = Run(R"PY(
+message = recv()
+assert message["method"] == "cancel", message
+sys.exit(0)
+)PY");
+  canceller.join();
+  EXPECT_EQ(outcome.kind, Outcome::Kind::kCancelled);
+  EXPECT_EQ(outcome.failure, StatusCode::kCancelled);
+  EXPECT_LT(Seconds(), 1.0);
+}
+
+TEST_F(SessionTest, CancelledToolThatStillSendsAResultIsCancelled) {
+  ASSERT_TRUE(project_->Write("a.txt", "x").ok());
+  std::thread canceller([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    cancel_.Cancel();
+  });
+  // Requests are still served during the grace period.
+  Outcome outcome = Run(R"PY(
+message = recv()
+assert message["method"] == "cancel", message
+a = call(1, "fs.read", {"path": "a.txt"})
+assert a["result"]["content"] == "x", a
+result("partial work saved")
+)PY");
+  canceller.join();
+  EXPECT_EQ(outcome.kind, Outcome::Kind::kCancelled);
+  EXPECT_EQ(outcome.error->message, "Tool 't' was cancelled");
+  EXPECT_LT(Seconds(), 1.0);
+}
+
+TEST_F(SessionTest, ToolIgnoringCancelIsKilledAfterTheGraces) {
+  std::string pid_file = dir_.Join("child.pid");
+  std::thread canceller([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    cancel_.Cancel();
+  });
+  Outcome outcome = Run(R"PY(
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+child = subprocess.Popen(["sleep", "1000"])
+open(")PY" + pid_file + R"PY(", "w").write(str(child.pid))
+while True:
+    time.sleep(1)
+)PY");
+  canceller.join();
+  EXPECT_EQ(outcome.kind, Outcome::Kind::kCancelled);
+  // cancel, 1 s grace, SIGTERM (ignored), 1 s grace, SIGKILL.
+  EXPECT_GE(Seconds(), 2.0);
+  EXPECT_LT(Seconds(), 4.0);
+  pid_t child = std::stoi(ReadRealFile(pid_file));
+  EXPECT_FALSE(ProcessAlive(child)) << "the tool's process group outlived the run";
+}
+
+TEST_F(SessionTest, CancelBeforeStartStillStopsTheTool) {
+  cancel_.Cancel();
+  Outcome outcome = Run(R"PY(
+time.sleep(30)
+)PY");
+  EXPECT_EQ(outcome.kind, Outcome::Kind::kCancelled);
+  EXPECT_LT(Seconds(), 4.0);
+}
+
+TEST_F(SessionTest, SilentToolHitsTheIdleTimeout) {
+  limits_.idle_timeout_s = 1;
+  Outcome outcome = Run(R"PY(time.sleep(30))PY");
+  EXPECT_TRUE(outcome.is_error);
+  EXPECT_EQ(outcome.failure, StatusCode::kTimeout);
+  EXPECT_EQ(outcome.error->message,
+            "Tool 't' was silent for 1 s and was stopped (limits.idle_timeout_s)");
+  EXPECT_LT(Seconds(), 3.0);
+}
+
+TEST_F(SessionTest, BusyToolHitsTheTotalTimeout) {
+  limits_.idle_timeout_s = 1;
+  limits_.timeout_s = 2;
+  Outcome outcome = Run(R"PY(
+i = 0
+while True:
+    i += 1
+    call(i, "fs.exists", {"path": "x"})
+    time.sleep(0.1)
+)PY");
+  EXPECT_EQ(outcome.failure, StatusCode::kTimeout);
+  EXPECT_THAT(outcome.error->message, HasSubstr("timed out: it ran longer than 2"));
+  EXPECT_GE(Seconds(), 2.0);
+  EXPECT_LT(Seconds(), 4.0);
+}
+
+TEST_F(SessionTest, ProcessGroupIsGoneAfterAResult) {
+  std::string pid_file = dir_.Join("child.pid");
+  Outcome outcome = Run(R"PY(
+child = subprocess.Popen(["sleep", "1000"])
+open(")PY" + pid_file + R"PY(", "w").write(str(child.pid))
+result("done")
+)PY");
+  EXPECT_EQ(Text(outcome), "done");
+  EXPECT_FALSE(ProcessAlive(std::stoi(ReadRealFile(pid_file))));
+}
+
+TEST_F(SessionTest, ToolThatLingersAfterItsResultIsStopped) {
+  Outcome outcome = Run(R"PY(
+result("done")
+time.sleep(30)
+)PY");
+  EXPECT_EQ(Text(outcome), "done");
+  EXPECT_LT(Seconds(), 3.0);
+}
+
+TEST_F(SessionTest, BadLinesGetTheRightErrorsAndTheSessionGoesOn) {
+  Outcome outcome = Run(R"PY(
+answers = []
+for line in ['not json\n', '[1,2]\n', '{"jsonrpc":"2.0","id":1,"method":"fs.exists","params":{"path":"a"}}\n',
+             '"just a string"\n', '{"id":2,"method":"fs.exists"}\n',
+             '{"jsonrpc":"2.0","id":3,"method":"fs.exists","params":{"path":"a"}}\n',
+             '{"jsonrpc":"2.0","id":4}\n', '\n', '   \n',
+             '{"jsonrpc":"2.0","id":5,"method":"read","params":{"path":"a"}}\n',
+             '{"jsonrpc":"2.0","id":6,"method":"fs.nope"}\n',
+             '{"jsonrpc":"2.0","id":7,"method":"fs.exists","params":{"path":5}}\n',
+             '{"jsonrpc":"2.0","id":8,"method":"fs.exists","params":{"path":"a","x":1}}\n',
+             '{"jsonrpc":"2.0","id":9,"method":"fs.exists","params":{"path":"a"}}\n']:
+    send_raw(line)
+    if line.strip():
+        a = recv()
+        answers.append([a.get("id"), a["error"]["code"] if "error" in a else a["result"]])
+result(json.dumps(answers))
+)PY");
+  EXPECT_EQ(Text(outcome),
+            R"([[null, -32700], [null, -32600], [1, {"exists": false}], [null, -32600], )"
+            R"([2, -32600], [3, {"exists": false}], [4, -32600], [5, -32601], [6, -32601], )"
+            R"([7, -32602], [8, -32602], [9, {"exists": false}]])");
+}
+
+TEST_F(SessionTest, UnnamespacedMethodNamesTheConvention) {
+  Outcome outcome = Run(R"PY(
+a = call(1, "read", {"path": "a"})
+result(a["error"]["message"])
+)PY");
+  EXPECT_THAT(Text(outcome), AllOf(StartsWith("Method not found: 'read'; methods are namespaced"),
+                                   HasSubstr("fs.read")));
+}
+
+TEST_F(SessionTest, ThreeProtocolErrorsInARowStopTheTool) {
+  Outcome outcome = Run(R"PY(
+for line in ["oops\n", "\n", "[]\n", "  \n", "{\"jsonrpc\": \"1.0\"}\n"]:
+    send_raw(line)
+time.sleep(30)
+)PY");
+  EXPECT_TRUE(outcome.is_error);
+  EXPECT_EQ(outcome.failure, StatusCode::kInternal);
+  EXPECT_THAT(outcome.error->message,
+              AllOf(StartsWith("Tool 't' sent 3 invalid protocol lines in a row and was stopped"),
+                    HasSubstr("'jsonrpc'")));
+  EXPECT_LT(Seconds(), 3.0);
+}
+
+TEST_F(SessionTest, ErrorsSeparatedByValidMessagesDoNotStopTheTool) {
+  Outcome outcome = Run(R"PY(
+for i in range(5):
+    send_raw("bad\n"); recv()
+    send_raw("bad\n"); recv()
+    call(i, "fs.nope", {})  # an error answer to a well-formed request resets the count
+result("alive")
+)PY");
+  EXPECT_EQ(Text(outcome), "alive");
+}
+
+TEST_F(SessionTest, FloodWithoutNewlinesIsBoundedAndStopped) {
+  limits_.max_message_mb = 1;
+  Outcome outcome = Run(R"PY(
+chunk = "x" * 65536
+while True:
+    sys.stdout.write(chunk)
+)PY");
+  EXPECT_TRUE(outcome.is_error);
+  EXPECT_THAT(outcome.error->message,
+              AllOf(HasSubstr("3 invalid protocol lines in a row"),
+                    HasSubstr("longer than the limit of 1048576 bytes")));
+}
+
+TEST_F(SessionTest, UnterminatedLastLineIsNotProcessed) {
+  Outcome outcome = Run(R"PY(
+send_raw('{"jsonrpc":"2.0","method":"result","params":{"content":"x"}}')
+)PY");
+  EXPECT_TRUE(outcome.is_error);
+  EXPECT_THAT(outcome.error->message, HasSubstr("exited with status 0 without sending a result"));
+}
+
+TEST_F(SessionTest, ToolThatNeverReadsCannotStallTheHost) {
+  ASSERT_TRUE(project_->Write("big.txt", std::string(100 << 10, 'a')).ok());
+  // 300 answers of 100 KiB: far more than a pipe holds. The host keeps
+  // reading requests while its answers wait, so the tool gets to send its
+  // result without reading a single answer.
+  Outcome outcome = Run(R"PY(
+for i in range(300):
+    send({"jsonrpc": "2.0", "id": i, "method": "fs.read", "params": {"path": "big.txt"}})
+result("sent all")
+)PY");
+  EXPECT_EQ(Text(outcome), "sent all");
+}
+
+TEST_F(SessionTest, ToolThatNeverReadsAndNeverStopsEndsByIdleTimeout) {
+  limits_.idle_timeout_s = 1;
+  ASSERT_TRUE(project_->Write("big.txt", std::string(1 << 20, 'a')).ok());
+  Outcome outcome = Run(R"PY(
+i = 0
+while True:
+    i += 1
+    send({"jsonrpc": "2.0", "id": i, "method": "fs.read", "params": {"path": "big.txt"}})
+)PY");
+  EXPECT_EQ(outcome.failure, StatusCode::kTimeout);
+  EXPECT_THAT(outcome.error->message, HasSubstr("of answers on its stdin"));
+}
+
+TEST_F(SessionTest, ManyRequestsInFlightAreAnsweredOutOfOrder) {
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(project_->Write("f" + std::to_string(i) + ".txt", "needle " + std::to_string(i)).ok());
+  }
+  // One write: a grep (worker thread) first, then 40 reads (inline); the
+  // reads are answered before the grep.
+  Outcome outcome = Run(R"PY(
+lines = [json.dumps({"jsonrpc": "2.0", "id": "grep", "method": "fs.grep", "params": {"pattern": "needle"}})]
+for i in range(40):
+    lines.append(json.dumps({"jsonrpc": "2.0", "id": i, "method": "fs.read", "params": {"path": "f%d.txt" % (i % 20)}}))
+send_raw("\n".join(lines) + "\n")
+order = []
+got = {}
+for _ in range(41):
+    a = recv()
+    order.append(a["id"])
+    got[a["id"]] = a["result"]
+assert all(got[i]["content"] == "needle %d" % (i % 20) for i in range(40))
+assert len(got["grep"]["matches"]) == 20
+result(json.dumps([sorted(order, key=str) == sorted(["grep"] + list(range(40)), key=str),
+                   order.index("grep")]))
+)PY");
+  EXPECT_EQ(Text(outcome), "[true, 40]");
+}
+
+TEST_F(SessionTest, ReusedIdOfARequestInProgressIsRejected) {
+  Outcome outcome = Run(R"PY(
+req = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "fs.grep", "params": {"pattern": "x"}})
+send_raw(req + "\n" + req + "\n")
+a, b = recv(), recv()
+result(json.dumps([a["id"], a.get("error", {}).get("code"), b["id"], "result" in b]))
+)PY");
+  EXPECT_EQ(Text(outcome), "[7, -32600, 7, true]");
+}
+
+TEST_F(SessionTest, ToolCancelsItsOwnRequest) {
+  Outcome outcome = Run(R"PY(
+req = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "fs.grep", "params": {"pattern": "x"}})
+cancel = json.dumps({"jsonrpc": "2.0", "method": "cancel", "params": {"id": 9}})
+send_raw(req + "\n" + cancel + "\n")
+a = recv()
+b = call(10, "fs.exists", {"path": "a"})
+result(json.dumps([a["id"], a["error"]["code"], a["error"]["message"], b["id"]]))
+)PY");
+  EXPECT_EQ(Text(outcome), R"([9, -32005, "Cancelled: request 9 was cancelled by the tool", 10])");
+}
+
+TEST_F(SessionTest, AnswerOverTheMessageLimitBecomesAnError) {
+  limits_.max_message_mb = 1;
+  ASSERT_TRUE(project_->Write("big.txt", std::string((1 << 20) + 10, 'a')).ok());
+  Outcome outcome = Run(R"PY(
+a = call(1, "fs.read", {"path": "big.txt"})
+b = call(2, "fs.read", {"path": "big.txt", "offset": 0, "length": 1000})
+result(json.dumps([a["error"]["code"], a["error"]["message"], len(b["result"]["content"])]))
+)PY");
+  EXPECT_THAT(Text(outcome),
+              AllOf(HasSubstr("-32602"), HasSubstr("larger than the message limit of 1048576 bytes"),
+                    HasSubstr("'offset' and 'length'"), HasSubstr(", 1000]")));
+}
+
+TEST_F(SessionTest, HugeNumberOfRequests) {
+  Outcome outcome = Run(R"PY(
+import threading
+N = 20000
+def writer():
+    out = []
+    for i in range(N):
+        out.append('{"jsonrpc":"2.0","id":%d,"method":"fs.exists","params":{"path":"p%d"}}\n' % (i, i))
+    sys.stdout.write("".join(out)); sys.stdout.flush()
+t = threading.Thread(target=writer); t.start()
+seen = set()
+for _ in range(N):
+    seen.add(recv()["id"])
+t.join()
+result(str(len(seen)))
+)PY");
+  EXPECT_EQ(Text(outcome), "20000");
+}
+
+}  // namespace
+}  // namespace toolvfs
