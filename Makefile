@@ -6,22 +6,31 @@ CMAKE_FLAGS ?=
 
 .PHONY: run test bench fuzz build deps bench-deps clean
 
+# The main job: the example project's tools run as vfs tools, every file
+# access going through the host (examples/project/toolvfs.toml).
 run: build
-	$(BUILD_DIR)/toolvfs doctor
+	@echo '$$ toolvfs tools --project examples/project'
+	@$(BUILD_DIR)/toolvfs tools --project examples/project
 	@echo
-	@echo '$$ toolvfs grep "def |TODO" --project examples/project'
-	$(BUILD_DIR)/toolvfs grep 'def |TODO' --project examples/project
+	@echo '$$ toolvfs run todo_report --project examples/project'
+	@$(BUILD_DIR)/toolvfs run todo_report --project examples/project
+	@echo
+	@echo '$$ toolvfs run rename_symbol --project examples/project --args '"'"'{"from": "LinkStore", "to": "SlugStore", "dry_run": true}'"'"
+	@$(BUILD_DIR)/toolvfs run rename_symbol --project examples/project --args '{"from": "LinkStore", "to": "SlugStore", "dry_run": true}'
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS)
 
 # Reconfigures first: --bench installs packages (ripgrep, nlohmann-json for
 # json_bench) that an earlier configure did not find.
+# PROTOCOL_BENCH_FLAGS=--quick: fewer rounds and round trips (docs/benchmarks.md).
+PROTOCOL_BENCH_FLAGS ?=
 bench: bench-deps
 	cmake -S . -B $(BUILD_DIR) -G Ninja $(CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR) -j$(JOBS)
 	$(BUILD_DIR)/bench/grep_bench
 	$(BUILD_DIR)/bench/read_bench
+	$(BUILD_DIR)/bench/protocol_bench $(PROTOCOL_BENCH_FLAGS)
 	@if [ -x $(BUILD_DIR)/bench/json_bench ]; then $(BUILD_DIR)/bench/json_bench; fi
 
 # Each fuzzer runs FUZZ_SECONDS; findings are written to build-fuzz/.

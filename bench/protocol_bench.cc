@@ -1,0 +1,678 @@
+// protocol_bench: the VFS protocol's round trip against a bare pipe
+// (SPEC.md §11, issue 3). In the same run, alternating, for 1 KiB files
+// (64 different ones, read in turn) and for one 1 MiB text file:
+//   (a) reference: a forked child connected by two pipes answers each
+//       request line with the bytes the host answers that fs.read with
+//       (computed once by the host's own handler, the request's id spliced
+//       in). Both sides frame NDJSON honestly: a line ends with '\n', the
+//       reader reads 256 KiB at a time (as the SDK does) and looks for the
+//       newline in what arrived; blocking pipes, default capacity.
+//   (b)/(c) toolvfs: a vfs tool (bench/protocol_tool.cc, built on
+//       sdk/toolvfs/tool.h) doing sequential fs.read calls through the
+//       whole vfs runtime (VfsRuntime over the fs store on a temporary
+//       directory). The tool times its own loop, so its start-up is out.
+//   (s) split: the same tool against the reference's bare answering loop
+//       instead of the host, which separates the SDK's share of the gap
+//       from the host's.
+// Prints medians and the ratios (b)/(a) in round trips per second and
+// (c)/(a) in MB/s against the targets of issue 3, and the CPU time each
+// side spends per round trip.
+//
+//   protocol_bench [--quick] [--rounds N] [--case small|large] [--subject-only]
+//                  [--tool PATH]
+//
+// Exit status: 0 after measuring (a missed target is printed, not an
+// error), 2 on a setup error.
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "host/cancel_token.h"
+#include "host/init_message.h"
+#include "host/methods.h"
+#include "project/project_files.h"
+#include "protocol/jsonrpc.h"
+#include "runtime/vfs_runtime.h"
+#include "sandbox/launcher.h"
+
+#ifndef PROTOCOL_TOOL
+#define PROTOCOL_TOOL ""
+#endif
+
+namespace toolvfs {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kSmallBytes = 1024;
+constexpr size_t kLargeBytes = size_t{1} << 20;
+constexpr int kSmallFiles = 64;
+// The SDK's LineReader reads 256 KiB at a time; the reference does too.
+constexpr size_t kReadSize = 256 * 1024;
+
+constexpr double kSmallTarget = 0.5;  // (b) / (a, 1 KiB), issue 3
+constexpr double kLargeTarget = 0.4;  // (c) / (a, 1 MiB), issue 3
+
+[[noreturn]] void Fail(const std::string& message) {
+  std::fprintf(stderr, "protocol_bench: %s\n", message.c_str());
+  std::exit(2);
+}
+
+struct Options {
+  int rounds = 5;
+  uint64_t small_iterations = 20000;
+  uint64_t large_iterations = 400;
+  bool run_small = true;
+  bool run_large = true;
+  bool run_reference = true;  // (a) and (s)
+  std::string tool = PROTOCOL_TOOL;
+};
+
+Options ParseOptions(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) Fail(std::string(arg) + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--quick") {
+      options.rounds = 3;
+      options.small_iterations = 2000;
+      options.large_iterations = 40;
+    } else if (arg == "--rounds") {
+      options.rounds = std::max(1, std::atoi(value().c_str()));
+    } else if (arg == "--case") {
+      std::string which = value();
+      if (which != "small" && which != "large") Fail("--case takes small or large");
+      options.run_small = which == "small";
+      options.run_large = which == "large";
+    } else if (arg == "--subject-only") {
+      options.run_reference = false;
+    } else if (arg == "--tool") {
+      options.tool = value();
+    } else if (arg == "--help" || arg == "-h") {
+      std::printf(
+          "usage: protocol_bench [--quick] [--rounds N] [--case small|large] [--subject-only] [--tool PATH]\n"
+          "  --quick         3 rounds of 2000 small and 40 large reads (default 5 x 20000 / 400)\n"
+          "  --rounds N      alternating rounds; the medians are reported\n"
+          "  --case          only the 1 KiB (small) or the 1 MiB (large) measurement\n"
+          "  --subject-only  only the tool through toolvfs, no references: for profiling\n"
+          "  --tool PATH     the protocol_tool binary (default: the one built with this program)\n");
+      std::exit(0);
+    } else {
+      Fail("unknown option " + std::string(arg) + " (see --help)");
+    }
+  }
+  if (options.tool.empty() || access(options.tool.c_str(), X_OK) != 0) {
+    Fail("the tool '" + options.tool + "' is not an executable; pass --tool PATH");
+  }
+  return options;
+}
+
+// Source-like text (as bench/json_bench.cc): code lines with string
+// literals, quotes, backslashes, tabs and 2- to 4-byte UTF-8; about one
+// byte in 31 needs a JSON escape. `seed` varies the line order.
+std::string MakeText(size_t bytes, uint32_t seed) {
+  static const char* const kLines[] = {
+      "    if (result.status().code() == StatusCode::kNotFound) {",
+      "      return InvalidArgumentError(\"bad path: \" + Quote(path));",
+      "  // Copy the caf\xC3\xA9 entries, na\xC3\xAFvely: \xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E text",
+      "  for (size_t index = 0; index < entries.size(); ++index) total += entries[index].size;",
+      "}",
+      "#include <string_view>",
+      "    let greeting = 'hello \xF0\x9F\x98\x80 world';  // emoji",
+      "def parse(line): return json.loads(line)  # \xE2\x82\xAC",
+      "",
+      "  std::vector<std::string> names = ListNames(directory, options.recursive);",
+      "\tconst char* windows_path = \"C:\\\\Users\\\\build\";",
+      "  return std::nullopt;",
+      "  // The caller owns the buffer; it must outlive every view returned here.",
+      "  size_t remaining = std::min(limit - used, static_cast<size_t>(chunk.size()));",
+      "    total_bytes += static_cast<uint64_t>(entry.size) * entry.count;"};
+  constexpr size_t kCount = sizeof kLines / sizeof kLines[0];
+  std::string out;
+  out.reserve(bytes + 128);
+  uint32_t state = 12345 + seed * 7919;
+  while (out.size() < bytes) {
+    state = state * 1103515245 + 12345;
+    out += kLines[(state >> 16) % kCount];
+    out += '\n';
+  }
+  // Pad with ASCII to exactly `bytes`, cutting at a character boundary.
+  size_t cut = bytes;
+  while ((static_cast<uint8_t>(out[cut]) & 0xC0) == 0x80) --cut;
+  out.resize(cut);
+  out.append(bytes - cut, ' ');
+  return out;
+}
+
+void WriteFile(const fs::path& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  if (!out) Fail("cannot write " + path.string());
+}
+
+// The request line the SDK sends for tool.read(path), with its '\n'.
+std::string ReadRequest(uint64_t id, std::string_view path) {
+  return "{\"jsonrpc\":\"2.0\",\"id\":" + std::to_string(id) +
+         ",\"method\":\"fs.read\",\"params\":{\"path\":\"" + std::string(path) + "\"}}\n";
+}
+
+double CpuMicroseconds(const rusage& usage) {
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
+// User plus system CPU time of the calling thread so far.
+double ThreadCpuMicroseconds() {
+  rusage usage{};
+  getrusage(RUSAGE_THREAD, &usage);
+  return CpuMicroseconds(usage);
+}
+
+// --- The bare answering side, shared by (a) and (s)
+
+constexpr size_t kPage = 4096;
+
+// A page-aligned heap buffer. Where a buffer starts within its page
+// matters on this machine: the kernel's pipe and file copies (rep movsb)
+// run about 3 times slower when the destination sits 1 to 31 bytes past
+// the source modulo 4 KiB, and glibc puts large allocations 16 bytes past a
+// page. The reference's buffers are placed where the copies run at full
+// speed (docs/benchmarks.md, "Protocol round trip").
+class AlignedBuffer {
+ public:
+  explicit AlignedBuffer(size_t size)
+      : size_((size + kPage - 1) / kPage * kPage),
+        data_(static_cast<char*>(std::aligned_alloc(kPage, size_))) {
+    if (data_ == nullptr) Fail("out of memory");
+  }
+  AlignedBuffer(AlignedBuffer&& other) noexcept
+      : size_(std::exchange(other.size_, 0)), data_(std::exchange(other.data_, nullptr)) {}
+  AlignedBuffer& operator=(AlignedBuffer&& other) noexcept {
+    std::swap(size_, other.size_);
+    std::swap(data_, other.data_);
+    return *this;
+  }
+  ~AlignedBuffer() { std::free(data_); }
+  char* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  size_t size_;
+  char* data_;
+};
+
+// The host's answer to fs.read of one path, laid out like the host's
+// WireMessage: one contiguous line, written with one write(). The request's
+// id is put in place for each answer.
+class CannedAnswer {
+ public:
+  CannedAnswer(std::string before_id, std::string_view after_id)
+      : before_id_(std::move(before_id)), after_size_(after_id.size()), buffer_(kIdEnd + after_id.size()) {
+    std::memcpy(buffer_.data() + kIdEnd, after_id.data(), after_id.size());
+  }
+  // The whole line, '\n' included, for the request id `id` (its JSON text).
+  std::string_view WithId(std::string_view id) {
+    if (id.size() > kIdEnd - before_id_.size()) Fail("request id too long: " + std::string(id));
+    char* start = buffer_.data() + kIdEnd - id.size() - before_id_.size();
+    std::memcpy(start, before_id_.data(), before_id_.size());
+    std::memcpy(start + before_id_.size(), id.data(), id.size());
+    return {start, before_id_.size() + id.size() + after_size_};
+  }
+  size_t size_with_id(size_t id_digits) const { return before_id_.size() + id_digits + after_size_; }
+
+ private:
+  // The page offset where the text after the id starts: the line then
+  // starts 22 to 41 bytes into a page, close to where the host's starts.
+  static constexpr size_t kIdEnd = 64;
+  std::string before_id_;  // {"jsonrpc":"2.0","id":
+  size_t after_size_;      // ,"result":{...}}\n
+  AlignedBuffer buffer_;
+};
+
+// The canned answers by path.
+using CannedAnswers = std::unordered_map<std::string, CannedAnswer>;
+
+CannedAnswer HostAnswer(ProjectFiles& project, const std::string& path) {
+  std::string request = ReadRequest(1, path);
+  request.pop_back();
+  MessageParser parser;
+  ParsedLine parsed = parser.Parse(request);
+  if (!parsed.is_message()) Fail("the reference request does not parse: " + request);
+  const MethodSpec* method = FindMethod("fs.read");
+  if (method == nullptr) Fail("the host has no fs.read");
+  std::string bytes = method->handler(parsed.message(), MethodContext{project}).ToString();
+  constexpr std::string_view kPrefix = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":";
+  if (bytes.rfind(kPrefix, 0) != 0) Fail("fs.read of " + path + " failed: " + bytes.substr(0, 200));
+  const size_t id_at = kPrefix.find(":1,") + 1;
+  return CannedAnswer(bytes.substr(0, id_at), std::string_view(bytes).substr(id_at + 1));
+}
+
+// Reads NDJSON lines as the SDK's LineReader does: reads of up to 256 KiB
+// into a buffer that grows as needed, memchr over the bytes that arrived.
+// The buffer is page-aligned (see AlignedBuffer).
+class PipeLineReader {
+ public:
+  explicit PipeLineReader(int fd, size_t capacity = 0) : fd_(fd), buffer_(capacity + kReadSize) {}
+
+  // The next line without its '\n'; nullopt at end of input.
+  std::optional<std::string_view> Next() {
+    if (consumed_ > 0) {  // drop the previous line
+      std::memmove(buffer_.data(), buffer_.data() + consumed_, filled_ - consumed_);
+      filled_ -= consumed_;
+      scanned_ = 0;
+      consumed_ = 0;
+    }
+    while (true) {
+      if (const void* newline = std::memchr(buffer_.data() + scanned_, '\n', filled_ - scanned_)) {
+        size_t length = static_cast<size_t>(static_cast<const char*>(newline) - buffer_.data());
+        consumed_ = length + 1;
+        return std::string_view(buffer_.data(), length);
+      }
+      scanned_ = filled_;
+      if (buffer_.size() - filled_ < kReadSize) {
+        AlignedBuffer larger(2 * buffer_.size());
+        std::memcpy(larger.data(), buffer_.data(), filled_);
+        buffer_ = std::move(larger);
+      }
+      ssize_t got = read(fd_, buffer_.data() + filled_, std::min(kReadSize, buffer_.size() - filled_));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) return std::nullopt;
+      filled_ += static_cast<size_t>(got);
+    }
+  }
+
+ private:
+  int fd_;
+  AlignedBuffer buffer_;
+  size_t filled_ = 0;
+  size_t scanned_ = 0;
+  size_t consumed_ = 0;
+};
+
+bool WriteAll(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t written = write(fd, bytes.data(), bytes.size());
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) return false;
+    bytes.remove_prefix(static_cast<size_t>(written));
+  }
+  return true;
+}
+
+// The text after `quoted_key` up to the first byte of `stop`.
+std::string_view Field(std::string_view line, std::string_view quoted_key, std::string_view stop) {
+  size_t at = line.find(quoted_key);
+  if (at == std::string_view::npos) return {};
+  line.remove_prefix(at + quoted_key.size());
+  return line.substr(0, line.find_first_of(stop));
+}
+
+// Answers one fs.read request line with its canned answer. False if the
+// line is not such a request.
+bool AnswerRead(int fd, std::string_view request, CannedAnswers& answers) {
+  std::string_view id = Field(request, "\"id\":", ",}");
+  std::string_view path = Field(request, "\"path\":\"", "\"");
+  // A short path's std::string does not allocate (SSO).
+  auto found = answers.find(std::string(path));
+  if (found == answers.end() || id.empty()) return false;
+  return WriteAll(fd, found->second.WithId(id));
+}
+
+// CPU time and rate of one measured loop.
+struct Figures {
+  double round_trips_per_second = 0;
+  // CPU µs per round trip of the side that asks (the tool's place) and of
+  // the side that answers (the host's place).
+  double requester_cpu_us = 0;
+  double answerer_cpu_us = 0;
+  double median_call_us = 0;  // the tool's median read() call (tool runs only)
+  double parse_us = 0;        // the SDK's Json::parse of one answer (tool runs only)
+  double tool_page_faults = 0;  // per read (tool runs only)
+};
+
+struct Workload {
+  std::vector<std::string> paths;  // read in turn
+  uint64_t iterations = 0;
+  uint64_t warmup = 0;
+};
+
+// (a): `iterations` exchanges after `warmup` ones between this process and
+// a forked child, both bare loops.
+Figures PipeReference(const Workload& work, CannedAnswers& answers) {
+  int to_child[2];
+  int to_parent[2];
+  if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(to_parent, O_CLOEXEC) != 0) Fail("pipe2 failed");
+  size_t largest = 0;
+  for (const auto& [path, answer] : answers) largest = std::max(largest, answer.size_with_id(20));
+  // Everything the child touches is allocated before fork.
+  PipeLineReader child_reader(to_child[0], 4096);
+  PipeLineReader parent_reader(to_parent[0], largest);
+  std::vector<std::string> requests;
+  for (uint64_t i = 0; i < work.warmup + work.iterations; ++i) {
+    requests.push_back(ReadRequest(i + 1, work.paths[i % work.paths.size()]));
+  }
+  std::fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0) Fail("fork failed");
+  if (pid == 0) {
+    close(to_child[1]);
+    close(to_parent[0]);
+    while (std::optional<std::string_view> line = child_reader.Next()) {
+      if (!AnswerRead(to_parent[1], *line, answers)) _exit(1);
+    }
+    _exit(0);
+  }
+  close(to_child[0]);
+  close(to_parent[1]);
+  const double cpu_start = ThreadCpuMicroseconds();
+  Clock::time_point start = Clock::now();
+  for (uint64_t i = 0; i < work.warmup + work.iterations; ++i) {
+    if (i == work.warmup) start = Clock::now();
+    if (!WriteAll(to_child[1], requests[i]) || !parent_reader.Next()) {
+      Fail("the reference child stopped answering");
+    }
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double requester_cpu_us = ThreadCpuMicroseconds() - cpu_start;
+  close(to_child[1]);
+  close(to_parent[0]);
+  int status = 0;
+  rusage child_usage{};
+  wait4(pid, &status, 0, &child_usage);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) Fail("the reference child failed");
+  const double exchanges = static_cast<double>(work.warmup + work.iterations);
+  return {static_cast<double>(work.iterations) / seconds, requester_cpu_us / exchanges,
+          CpuMicroseconds(child_usage) / exchanges};
+}
+
+std::string ArgumentsJson(const Workload& work) {
+  std::string json = "{\"paths\":[";
+  for (size_t i = 0; i < work.paths.size(); ++i) json += (i ? ",\"" : "\"") + work.paths[i] + "\"";
+  return json + "],\"iterations\":" + std::to_string(work.iterations) +
+         ",\"warmup\":" + std::to_string(work.warmup) + "}";
+}
+
+double NumberAfter(const std::string& text, std::string_view key) {
+  std::string quoted(1, '"');
+  quoted.append(key).append("\":");
+  size_t at = text.find(quoted);
+  if (at == std::string::npos) Fail("the tool's result has no '" + std::string(key) + "': " + text);
+  return std::strtod(text.c_str() + at + quoted.size(), nullptr);
+}
+
+// Fills the tool's side of `figures` from its result text.
+void TakeToolReport(const std::string& text, const Workload& work, double answerer_cpu_us, Figures& figures) {
+  figures.round_trips_per_second = NumberAfter(text, "reads") / NumberAfter(text, "seconds");
+  figures.requester_cpu_us = NumberAfter(text, "cpu_us");
+  figures.median_call_us = NumberAfter(text, "median_us");
+  figures.parse_us = NumberAfter(text, "parse_us");
+  figures.tool_page_faults = NumberAfter(text, "page_faults");
+  figures.answerer_cpu_us = answerer_cpu_us / static_cast<double>(work.iterations + work.warmup);
+}
+
+// (b), (c): the tool through the whole vfs runtime. The answering side's
+// CPU time is the thread running the session loop, tool start and session
+// set-up included (spread over the reads).
+Figures ToolThroughToolvfs(VfsRuntime& runtime, const ToolConfig& tool, const Workload& work) {
+  ToolCall call;
+  call.name = tool.name;
+  call.arguments_json = ArgumentsJson(work);
+  CancelToken cancel;
+  const double cpu_start = ThreadCpuMicroseconds();
+  Result<Outcome> outcome = runtime.Execute(call, tool, cancel);
+  const double host_cpu_us = ThreadCpuMicroseconds() - cpu_start;
+  if (!outcome.ok()) Fail("cannot run the tool: " + outcome.status().message());
+  if (outcome->is_error || outcome->content.empty()) {
+    Fail("the tool failed: " + (outcome->error ? outcome->error->message : std::string("no content")) +
+         "\n" + outcome->stderr_tail);
+  }
+  Figures figures;
+  TakeToolReport(outcome->content.front().text, work, host_cpu_us, figures);
+  return figures;
+}
+
+// (s): the same tool against the bare answering loop: init, then each
+// fs.read answered with its canned answer, until the tool's result.
+Figures ToolOnBareHost(const Options& options, const fs::path& root, const Workload& work,
+                       CannedAnswers& answers) {
+  LaunchSpec spec;
+  spec.program = options.tool;
+  spec.environment = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"};
+  spec.working_directory = root.string();
+  Result<ChildProcess> launched = Launch(spec);
+  if (!launched.ok()) Fail("cannot start the tool: " + launched.status().message());
+  ChildProcess& child = launched.value();
+  // Blocking, like the reference's pipes.
+  for (int fd : {child.stdin_fd().get(), child.stdout_fd().get()}) {
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  }
+  InitInfo init;
+  init.tool_name = "protocol_tool";
+  init.arguments_json = ArgumentsJson(work);
+  init.root = root.string();
+  const double cpu_start = ThreadCpuMicroseconds();
+  if (!WriteAll(child.stdin_fd().get(), BuildInitNotification(init).bytes())) Fail("cannot send init");
+  PipeLineReader reader(child.stdout_fd().get(), 4096);
+  std::optional<std::string> result_line;
+  while (std::optional<std::string_view> line = reader.Next()) {
+    if (line->find("\"method\":\"result\"") != std::string_view::npos) {
+      result_line = std::string(*line);
+      break;
+    }
+    if (!AnswerRead(child.stdin_fd().get(), *line, answers)) {
+      Fail("unexpected line from the tool: " + std::string(line->substr(0, 200)));
+    }
+  }
+  const double answerer_cpu_us = ThreadCpuMicroseconds() - cpu_start;
+  if (!result_line) Fail("the tool ended without a result");
+  MessageParser parser;
+  ParsedLine parsed = parser.Parse(*result_line);
+  if (!parsed.is_message()) Fail("the tool's result does not parse: " + *result_line);
+  Result<std::string_view> text = parsed.message().params().String("content");
+  if (!text.ok()) Fail("the tool's result has no text content: " + *result_line);
+  child.stdin_fd().reset();
+  static_cast<void>(child.Wait());
+  Figures figures;
+  TakeToolReport(std::string(text.value()), work, answerer_cpu_us, figures);
+  return figures;
+}
+
+// --- Reporting
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t middle = values.size() / 2;
+  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+std::string FirstLineOf(const char* path, std::string_view prefix) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (prefix.empty() || line.rfind(prefix, 0) == 0) return line;
+  }
+  return "unknown";
+}
+
+std::string Machine() {
+  std::string model = FirstLineOf("/proc/cpuinfo", "model name");
+  if (size_t colon = model.find(": "); colon != std::string::npos) model = model.substr(colon + 2);
+  std::string load = FirstLineOf("/proc/loadavg", "");
+  size_t end = 0;
+  for (int field = 0; field < 3 && end != std::string::npos; ++field) end = load.find(' ', end + 1);
+  return std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) + " CPUs (" + model + "), load average " +
+         load.substr(0, end);
+}
+
+// The rounds of one measurement.
+struct Series {
+  std::vector<Figures> rounds;
+
+  double MedianOf(double Figures::*field) const {
+    std::vector<double> values;
+    for (const Figures& figures : rounds) values.push_back(figures.*field);
+    return Median(values);
+  }
+};
+
+struct Case {
+  const char* label;
+  double content_bytes;
+  double target;
+  bool throughput;  // report MB/s rather than round trips/s
+  Series reference, bare_host, toolvfs;
+};
+
+void Report(const Case& c) {
+  auto rate = [&](const Series& series) -> std::string {
+    if (series.rounds.empty()) return "-";
+    const double round_trips = series.MedianOf(&Figures::round_trips_per_second);
+    char text[64];
+    if (c.throughput) {
+      std::snprintf(text, sizeof text, "%.0f MB/s", round_trips * c.content_bytes / 1e6);
+    } else {
+      std::snprintf(text, sizeof text, "%.0f /s", round_trips);
+    }
+    return text;
+  };
+  auto latency = [&](const Series& series) -> std::string {
+    if (series.rounds.empty()) return "-";
+    char text[64];
+    std::snprintf(text, sizeof text, "%.1f", 1e6 / series.MedianOf(&Figures::round_trips_per_second));
+    return text;
+  };
+  auto cpu = [&](const Series& series) -> std::string {
+    if (series.rounds.empty()) return "-";
+    char text[64];
+    std::snprintf(text, sizeof text, "%.1f + %.1f", series.MedianOf(&Figures::requester_cpu_us),
+                  series.MedianOf(&Figures::answerer_cpu_us));
+    return text;
+  };
+  auto ratio = [&](const Series& series) -> std::string {
+    if (series.rounds.empty() || c.reference.rounds.empty()) return "-";
+    char text[64];
+    std::snprintf(text, sizeof text, "%.2f", series.MedianOf(&Figures::round_trips_per_second) /
+                                                 c.reference.MedianOf(&Figures::round_trips_per_second));
+    return text;
+  };
+  std::printf("%s\n", c.label);
+  std::printf("  %-34s %18s %18s %18s\n", "", "(a) pipe reference", "(s) SDK, bare host", "toolvfs");
+  std::printf("  %-34s %18s %18s %18s\n", c.throughput ? "throughput" : "round trips", rate(c.reference).c_str(),
+              rate(c.bare_host).c_str(), rate(c.toolvfs).c_str());
+  std::printf("  %-34s %18s %18s %18s\n", "µs per round trip", latency(c.reference).c_str(),
+              latency(c.bare_host).c_str(), latency(c.toolvfs).c_str());
+  std::printf("  %-34s %18s %18s %18s\n", "CPU µs per round trip: asker + answerer", cpu(c.reference).c_str(),
+              cpu(c.bare_host).c_str(), cpu(c.toolvfs).c_str());
+  std::printf("  %-34s %18s %18s %18s\n", "ratio to (a)", c.reference.rounds.empty() ? "-" : "1",
+              ratio(c.bare_host).c_str(), ratio(c.toolvfs).c_str());
+  if (!c.toolvfs.rounds.empty()) {
+    std::printf("  tool: median read() call %.1f µs; SDK parse of one answer %.1f µs; %.1f page faults per read\n",
+                c.toolvfs.MedianOf(&Figures::median_call_us), c.toolvfs.MedianOf(&Figures::parse_us),
+                c.toolvfs.MedianOf(&Figures::tool_page_faults));
+  }
+  if (!c.reference.rounds.empty() && !c.toolvfs.rounds.empty()) {
+    std::vector<double> per_round;
+    for (size_t i = 0; i < c.toolvfs.rounds.size(); ++i) {
+      per_round.push_back(c.toolvfs.rounds[i].round_trips_per_second / c.reference.rounds[i].round_trips_per_second);
+    }
+    const double value = c.toolvfs.MedianOf(&Figures::round_trips_per_second) /
+                         c.reference.MedianOf(&Figures::round_trips_per_second);
+    auto [low, high] = std::minmax_element(per_round.begin(), per_round.end());
+    std::printf("  => toolvfs / reference = %.2f (rounds %.2f-%.2f), target >= %.1f: %s\n", value, *low, *high,
+                c.target, value >= c.target ? "met" : "MISSED");
+  }
+  std::printf("\n");
+}
+
+}  // namespace
+}  // namespace toolvfs
+
+int main(int argc, char** argv) {
+  using namespace toolvfs;  // NOLINT: a benchmark's main
+  Options options = ParseOptions(argc, argv);
+
+  char pattern[] = "/tmp/protocol_bench-XXXXXX";
+  if (mkdtemp(pattern) == nullptr) Fail("mkdtemp failed");
+  const fs::path root = pattern;
+  struct Cleanup {
+    fs::path path;
+    ~Cleanup() {
+      std::error_code ignored;
+      fs::remove_all(path, ignored);
+    }
+  } cleanup{root};
+
+  Workload small{.iterations = options.small_iterations, .warmup = options.small_iterations / 10};
+  fs::create_directories(root / "small");
+  for (int i = 0; i < kSmallFiles; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "small/f%02d.txt", i);
+    small.paths.push_back(name);
+    WriteFile(root / name, MakeText(kSmallBytes, static_cast<uint32_t>(i)));
+  }
+  Workload large{.paths = {"large.txt"},
+                 .iterations = options.large_iterations,
+                 .warmup = std::max<uint64_t>(2, options.large_iterations / 10)};
+  WriteFile(root / "large.txt", MakeText(kLargeBytes, 99));
+
+  Result<std::unique_ptr<ProjectFiles>> project = OpenProject(root.string());
+  if (!project.ok()) Fail("cannot open the project: " + project.status().message());
+  VfsRuntime runtime(*project.value(), VfsRuntimeOptions{.working_directory = root.string()});
+  ToolConfig tool;
+  tool.name = "protocol_tool";
+  tool.command = CommandSpec{.program = options.tool};
+
+  CannedAnswers small_answers, large_answers;
+  for (const std::string& path : small.paths) small_answers.emplace(path, HostAnswer(*project.value(), path));
+  large_answers.emplace(large.paths[0], HostAnswer(*project.value(), large.paths[0]));
+  const CannedAnswer& small_answer = small_answers.at(small.paths[0]);
+  const CannedAnswer& large_answer = large_answers.at(large.paths[0]);
+
+  std::printf("protocol_bench: fs.read through the vfs runtime against a bare pipe ping-pong\n");
+  std::printf("machine: %s\n", Machine().c_str());
+  std::printf("%d alternating rounds, medians; per round %llu x 1 KiB and %llu x 1 MiB round trips\n",
+              options.rounds, static_cast<unsigned long long>(small.iterations),
+              static_cast<unsigned long long>(large.iterations));
+  std::printf("answer lines: %zu bytes (a 1 KiB file), %zu bytes (the 1 MiB file); requests %zu bytes\n\n",
+              small_answer.size_with_id(2), large_answer.size_with_id(2),
+              ReadRequest(10, small.paths[0]).size());
+
+  Case small_case{"(b) fs.read of 1 KiB files (64 files in turn)", kSmallBytes, kSmallTarget, false, {}, {}, {}};
+  Case large_case{"(c) fs.read of a 1 MiB text file", kLargeBytes, kLargeTarget, true, {}, {}, {}};
+  for (int round = 0; round < options.rounds; ++round) {
+    for (auto [run, work, answers, c] : {std::tuple{options.run_small, &small, &small_answers, &small_case},
+                                         std::tuple{options.run_large, &large, &large_answers, &large_case}}) {
+      if (!run) continue;
+      if (options.run_reference) {
+        c->reference.rounds.push_back(PipeReference(*work, *answers));
+        c->bare_host.rounds.push_back(ToolOnBareHost(options, root, *work, *answers));
+      }
+      c->toolvfs.rounds.push_back(ToolThroughToolvfs(runtime, tool, *work));
+    }
+  }
+  if (options.run_small) Report(small_case);
+  if (options.run_large) Report(large_case);
+  return 0;
+}
