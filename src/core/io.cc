@@ -32,7 +32,8 @@ Result<std::string> ReadToEnd(int fd, uint64_t limit, std::string_view what,
       buffer.resize(std::min<uint64_t>(buffer.size() * 2, limit + 1));
       if (used == buffer.size()) break;
     }
-    ssize_t got = ::read(fd, buffer.data() + used, buffer.size() - used);
+    const size_t wanted = buffer.size() - used;
+    ssize_t got = ::read(fd, buffer.data() + used, wanted);
     if (got < 0) {
       if (errno == EINTR) continue;
       return ErrnoToStatus(errno, what);
@@ -40,6 +41,9 @@ Result<std::string> ReadToEnd(int fd, uint64_t limit, std::string_view what,
     if (got == 0) break;
     used += static_cast<size_t>(got);
     if (used > limit) break;
+    // A regular file returns less than asked only at its end: once the
+    // expected size is in, a short read saves the read that returns 0.
+    if (size_hint > 0 && used >= size_hint && static_cast<size_t>(got) < wanted) break;
   }
   if (used > limit) {
     return TooLargeError(std::string(what) + ": larger than the read limit of " +

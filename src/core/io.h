@@ -15,7 +15,9 @@ namespace toolvfs {
 Status WriteFull(int fd, std::string_view data, std::string_view what);
 
 // Reads from `fd` until end of file. Fails with TooLarge, naming `limit`,
-// if there are more than `limit` bytes; `size_hint` presizes the buffer.
+// if there are more than `limit` bytes; `size_hint` presizes the buffer and,
+// for a regular file (the only kind of fd a caller may give one for), is its
+// size from fstat: a short read once that many bytes are in ends the read.
 Result<std::string> ReadToEnd(int fd, uint64_t limit, std::string_view what,
                               uint64_t size_hint = 0);
 

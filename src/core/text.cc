@@ -1,5 +1,7 @@
 #include "core/text.h"
 
+#include <simdjson.h>
+
 #include <cstdint>
 
 namespace toolvfs {
@@ -53,9 +55,13 @@ size_t ValidUtf8Prefix(std::string_view text) {
   return text.size();
 }
 
-bool IsValidUtf8(std::string_view text) { return ValidUtf8Prefix(text) == text.size(); }
+// simdjson's validator (SIMD, ~20 GB/s here) rather than ValidUtf8Prefix's
+// byte loop (~3 GB/s): fs.read checks every byte it returns, so for a 1 MiB
+// read this was a quarter of the host's time (docs/benchmarks.md).
+bool IsValidUtf8(std::string_view text) { return simdjson::validate_utf8(text.data(), text.size()); }
 
 std::string ToValidUtf8(std::string_view text) {
+  if (IsValidUtf8(text)) return std::string(text);
   size_t valid = ValidUtf8Prefix(text);
   if (valid == text.size()) return std::string(text);
   std::string out(text.substr(0, valid));

@@ -90,6 +90,7 @@ class WorkerPool {
     {
       std::lock_guard lock(mutex_);
       stopping_ = true;
+      tasks_.clear();  // the session is over: nobody wants these answers
     }
     work_ready_.notify_all();
     for (std::thread& thread : threads_) thread.join();
@@ -439,6 +440,9 @@ size_t Session::ReadStdout() {
     last_activity_ = Clock::now();
     ProcessLines();
     if (lines_pending_) break;
+    // The pipe held less than asked: it is empty now, and epoll says when
+    // more comes (saves a read that would return EAGAIN per request).
+    if (static_cast<size_t>(got) < space.size() && !draining_) break;
   }
   return total;
 }
