@@ -219,31 +219,39 @@ class FsStore final : public ProjectFiles {
         options_(options),
         use_openat2_(resolution == FsResolution::kAuto) {}
 
-  Result<std::string> Read(std::string_view raw_path) override {
-    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
-    ErrorContext context = Context("read", path, "File");
+  // A regular file opened for reading at `path` (normalized), and its size.
+  struct OpenedFile {
+    UniqueFd fd;
+    uint64_t size;
+  };
+  Result<OpenedFile> OpenForRead(const std::string& path, const ErrorContext& context) {
     TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenResolved(path, O_RDONLY | O_NONBLOCK | O_NOCTTY, context));
     struct stat status;
     if (::fstat(fd.get(), &status) != 0) return PathError(errno, context);
     if (S_ISDIR(status.st_mode)) return IsDirectoryActionError("read", path);
     if (!S_ISREG(status.st_mode)) return SpecialFileError("read", path, status.st_mode);
-    uint64_t size = static_cast<uint64_t>(status.st_size);
-    if (size > options_.max_read_bytes) return ReadLimitError(path, size, options_.max_read_bytes);
-    return ReadToEnd(fd.get(), options_.max_read_bytes, context.What(), size);
+    return OpenedFile{std::move(fd), static_cast<uint64_t>(status.st_size)};
+  }
+
+  Result<std::string> Read(std::string_view raw_path) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    ErrorContext context = Context("read", path, "File");
+    TOOLVFS_ASSIGN_OR_RETURN(OpenedFile file, OpenForRead(path, context));
+    if (file.size > options_.max_read_bytes) {
+      return ReadLimitError(path, file.size, options_.max_read_bytes);
+    }
+    return ReadToEnd(file.fd.get(), options_.max_read_bytes, context.What(), file.size);
   }
 
   Result<FileRange> ReadRange(std::string_view raw_path, uint64_t offset,
                               std::optional<uint64_t> length) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     ErrorContext context = Context("read", path, "File");
-    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenResolved(path, O_RDONLY | O_NONBLOCK | O_NOCTTY, context));
-    struct stat status;
-    if (::fstat(fd.get(), &status) != 0) return PathError(errno, context);
-    if (S_ISDIR(status.st_mode)) return IsDirectoryActionError("read", path);
-    if (!S_ISREG(status.st_mode)) return SpecialFileError("read", path, status.st_mode);
+    TOOLVFS_ASSIGN_OR_RETURN(OpenedFile file, OpenForRead(path, context));
+    UniqueFd& fd = file.fd;
     // The store's writes replace a file by a rename, so the open file is one
     // version of it: the size and the bytes read agree.
-    uint64_t file_size = static_cast<uint64_t>(status.st_size);
+    uint64_t file_size = file.size;
     uint64_t available = offset < file_size ? file_size - offset : 0;
     uint64_t wanted = std::min(available, length.value_or(available));
     if (wanted > options_.max_read_bytes) {

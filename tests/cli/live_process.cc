@@ -14,35 +14,10 @@
 
 #include <gtest/gtest.h>
 
-extern char** environ;
-
 namespace toolvfs {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::vector<std::string> Environment(const ProcessOptions& options) {
-  std::vector<std::string> environment;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    std::string_view variable = *entry;
-    std::string_view name = variable.substr(0, variable.find('='));
-    bool drop = false;
-    for (const std::string& unset : options.unset_env) drop = drop || name == unset;
-    for (const std::string& set : options.set_env) {
-      drop = drop || name == std::string_view(set).substr(0, set.find('='));
-    }
-    if (!drop) environment.emplace_back(variable);
-  }
-  for (const std::string& set : options.set_env) environment.push_back(set);
-  return environment;
-}
-
-std::vector<char*> Pointers(std::vector<std::string>& strings) {
-  std::vector<char*> pointers;
-  for (std::string& text : strings) pointers.push_back(text.data());
-  pointers.push_back(nullptr);
-  return pointers;
-}
 
 }  // namespace
 
@@ -80,9 +55,9 @@ LiveProcess::LiveProcess(const std::vector<std::string>& argv, const ProcessOpti
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
   std::vector<std::string> arguments = argv;
-  std::vector<std::string> environment = Environment(options);
-  std::vector<char*> argument_pointers = Pointers(arguments);
-  std::vector<char*> environment_pointers = Pointers(environment);
+  std::vector<std::string> environment = BuildEnvironment(options);
+  std::vector<char*> argument_pointers = PointerArray(arguments);
+  std::vector<char*> environment_pointers = PointerArray(environment);
   int spawn_error = posix_spawn(&pid_, argv.at(0).c_str(), &actions, &attributes,
                                 argument_pointers.data(), environment_pointers.data());
   posix_spawn_file_actions_destroy(&actions);

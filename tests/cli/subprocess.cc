@@ -20,29 +20,6 @@ extern char** environ;
 namespace toolvfs {
 namespace {
 
-std::vector<std::string> BuildEnvironment(const ProcessOptions& options) {
-  std::vector<std::string> environment;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    std::string_view variable = *entry;
-    std::string_view name = variable.substr(0, variable.find('='));
-    bool drop = false;
-    for (const std::string& unset : options.unset_env) drop = drop || name == unset;
-    for (const std::string& set : options.set_env) {
-      drop = drop || name == std::string_view(set).substr(0, set.find('='));
-    }
-    if (!drop) environment.emplace_back(variable);
-  }
-  for (const std::string& set : options.set_env) environment.push_back(set);
-  return environment;
-}
-
-std::vector<char*> PointerArray(std::vector<std::string>& strings) {
-  std::vector<char*> pointers;
-  for (std::string& text : strings) pointers.push_back(text.data());
-  pointers.push_back(nullptr);
-  return pointers;
-}
-
 // Reads both descriptors until both reach end of file (EIO on a pty
 // master once the child closed its side), so neither pipe can fill up.
 void DrainBoth(int out_fd, int err_fd, std::string& out, std::string& err) {
@@ -72,6 +49,29 @@ void DrainBoth(int out_fd, int err_fd, std::string& out, std::string& err) {
 }
 
 }  // namespace
+
+std::vector<std::string> BuildEnvironment(const ProcessOptions& options) {
+  std::vector<std::string> environment;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    std::string_view variable = *entry;
+    std::string_view name = variable.substr(0, variable.find('='));
+    bool drop = false;
+    for (const std::string& unset : options.unset_env) drop = drop || name == unset;
+    for (const std::string& set : options.set_env) {
+      drop = drop || name == std::string_view(set).substr(0, set.find('='));
+    }
+    if (!drop) environment.emplace_back(variable);
+  }
+  for (const std::string& set : options.set_env) environment.push_back(set);
+  return environment;
+}
+
+std::vector<char*> PointerArray(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (std::string& text : strings) pointers.push_back(text.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
 
 ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOptions& options) {
   ProcessResult result;

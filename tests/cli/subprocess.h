@@ -24,6 +24,13 @@ struct ProcessOptions {
 // Fails the current test (and returns exit_code -1) if it cannot start.
 ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOptions& options = {});
 
+// The test process's environment with options.unset_env removed and
+// options.set_env applied: what a child of RunProcess (or LiveProcess) gets.
+std::vector<std::string> BuildEnvironment(const ProcessOptions& options);
+
+// argv/envp-style pointers into `strings`, null-terminated.
+std::vector<char*> PointerArray(std::vector<std::string>& strings);
+
 // $TOOLVFS_BINARY, the toolvfs under test (set by tests/CMakeLists.txt),
 // else the toolvfs this test was built with.
 std::string ToolvfsBinary();

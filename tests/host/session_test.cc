@@ -76,6 +76,14 @@ class SessionTest : public ::testing::Test {
     return text;
   }
 
+  // Cancels the run from another thread, as Ctrl+C or an embedder would.
+  std::thread CancelAfter(std::chrono::milliseconds delay) {
+    return std::thread([this, delay] {
+      std::this_thread::sleep_for(delay);
+      cancel_.Cancel();
+    });
+  }
+
   double Seconds() const { return std::chrono::duration<double>(elapsed_).count(); }
 
   // Running, not a zombie: a killed grandchild waits for init to reap it.
@@ -190,10 +198,7 @@ result("ok")
 
 TEST_F(SessionTest, CancelIsSentThenTheToolIsStopped) {
   // The tool answers `cancel` by exiting: a prompt, clean cancellation.
-  std::thread canceller([this] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    cancel_.Cancel();
-  });
+  std::thread canceller = CancelAfter(std::chrono::milliseconds(300));
   Outcome outcome = Run(R"PY(
 message = recv()
 assert message["method"] == "cancel", message
@@ -207,10 +212,7 @@ sys.exit(0)
 
 TEST_F(SessionTest, CancelledToolThatStillSendsAResultIsCancelled) {
   ASSERT_TRUE(project_->Write("a.txt", "x").ok());
-  std::thread canceller([this] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    cancel_.Cancel();
-  });
+  std::thread canceller = CancelAfter(std::chrono::milliseconds(300));
   // Requests are still served during the grace period.
   Outcome outcome = Run(R"PY(
 message = recv()
@@ -227,10 +229,7 @@ result("partial work saved")
 
 TEST_F(SessionTest, ToolIgnoringCancelIsKilledAfterTheGraces) {
   std::string pid_file = dir_.Join("child.pid");
-  std::thread canceller([this] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    cancel_.Cancel();
-  });
+  std::thread canceller = CancelAfter(std::chrono::milliseconds(200));
   Outcome outcome = Run(R"PY(
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 child = subprocess.Popen(["sleep", "1000"])
