@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -201,6 +202,144 @@ TEST(SdkJsonTest, RoundTripsTrickyStringsAtEveryChunkOffset) {
   }
 }
 
+// Long strings go through the parser's 64-byte block decoder. A random
+// mix of every escape form (short ones, \\uXXXX with and without surrogate
+// pairs, "\\\\" runs) and raw bytes, placed at every offset relative to
+// the blocks, decodes to the bytes it stands for.
+struct EscapedText {
+  std::string json;     // the string literal, quotes included
+  std::string decoded;  // what it stands for
+};
+
+EscapedText RandomEscapedText(std::mt19937& random, size_t prefix, size_t pieces) {
+  struct Piece {
+    const char* json;
+    const char* decoded;
+  };
+  static const Piece kPieces[] = {
+      {"\\n", "\n"}, {"\\t", "\t"}, {"\\r", "\r"}, {"\\b", "\b"}, {"\\f", "\f"}, {"\\/", "/"},
+      {"\\\\", "\\"}, {"\\\\\\\\", "\\\\"}, {"\\\"", "\""}, {"\\\\\\\"", "\\\""},
+      {"\\u0041", "A"}, {"\\u00e9", "\xC3\xA9"}, {"\\u20AC", "\xE2\x82\xAC"},
+      {"\\ud83d\\ude00", "\xF0\x9F\x98\x80"}, {"\\u005c", "\\"}, {"\\u0022", "\""},
+      {"\xC3\xA9", "\xC3\xA9"}, {"\xF0\x9F\x98\x80", "\xF0\x9F\x98\x80"}, {"\x7f", "\x7f"},
+      {"'", "'"}, {"/", "/"}, {"a", "a"}, {"  ", "  "}, {"0123456789abcdef", "0123456789abcdef"},
+      {"some words of text, ", "some words of text, "}};
+  EscapedText text;
+  text.json = "\"" + std::string(prefix, 'x');
+  text.decoded = std::string(prefix, 'x');
+  for (size_t i = 0; i < pieces; ++i) {
+    const Piece& piece = kPieces[random() % std::size(kPieces)];
+    text.json += piece.json;
+    text.decoded += piece.decoded;
+  }
+  text.json += '"';
+  return text;
+}
+
+TEST(SdkJsonTest, DecodesLongStringsWithEscapesAtEveryBlockOffset) {
+  std::mt19937 random(1234);
+  for (size_t prefix = 0; prefix < 140; ++prefix) {
+    for (int round = 0; round < 30; ++round) {
+      EscapedText text = RandomEscapedText(random, prefix, 10 + random() % 120);
+      // Alone, and as the member of a message, followed by more text.
+      Result<Json> parsed = Json::parse(text.json);
+      ASSERT_TRUE(parsed.ok()) << text.json << ": " << parsed.error().message;
+      ASSERT_EQ(parsed->as_string(), text.decoded) << text.json;
+      std::string line = R"({"jsonrpc":"2.0","id":7,"result":{"content":)" + text.json + R"(,"size":1}})";
+      Result<Json> message = Json::parse(line);
+      ASSERT_TRUE(message.ok()) << line << ": " << message.error().message;
+      ASSERT_EQ((*message)["result"]["content"].as_string(), text.decoded) << line;
+    }
+  }
+}
+
+// An error inside a long string is reported at the same offset as anywhere
+// else: the block decoder hands every such byte to the byte-by-byte code.
+TEST(SdkJsonTest, ReportsErrorsInLongStringsAtTheirOffset) {
+  struct Bad {
+    const char* bytes;
+    size_t offset;  // of the error, from the start of `bytes`
+    const char* what;
+  };
+  const Bad kBad[] = {{"\x01", 0, "control character in string"},
+                      {"\x1f", 0, "control character in string"},
+                      {"\n", 0, "control character in string"},
+                      {"\\x", 1, "invalid escape"},
+                      {"\\\x01", 1, "invalid escape"},
+                      {"\\U0041", 1, "invalid escape"},
+                      {"\\u12x4", 2, "invalid \\u escape"},
+                      {"\\ude00", 6, "unpaired surrogate in \\u escape"},
+                      {"\\ud83dxx", 6, "unpaired surrogate in \\u escape"}};
+  for (size_t prefix = 0; prefix < 140; ++prefix) {
+    for (const Bad& bad : kBad) {
+      for (const char* before : {"", "\\n", "\\\\", "\\\""}) {
+        std::string json = "\"" + std::string(prefix, 'x') + before;
+        size_t at = json.size() + bad.offset;
+        json += bad.bytes;
+        json += std::string(200, 'y') + "\"";
+        EXPECT_EQ(ParseError(json), "Parse error at offset " + std::to_string(at) + ": " + bad.what)
+            << "prefix " << prefix << " before '" << before << "' bad '" << bad.bytes << "'";
+      }
+    }
+    std::string unterminated = "\"" + std::string(prefix, 'x') + "\\n" + std::string(200, 'y');
+    EXPECT_EQ(ParseError(unterminated),
+              "Parse error at offset " + std::to_string(unterminated.size()) + ": unterminated string");
+  }
+}
+
+#if defined(__SSE2__)
+// Both block decoders directly (Json::parse uses only the one the CPU
+// runs best): they stop at the closing quote with exactly the decoded
+// bytes before it.
+void CheckBlockDecoder(void (*decode)(const char*&, const char*, char*&), const char* name) {
+  std::mt19937 random(99);
+  for (size_t prefix = 0; prefix < 140; ++prefix) {
+    for (int round = 0; round < 20; ++round) {
+      std::string body;
+      std::string expected(prefix, 'x');
+      body = expected;
+      for (size_t i = 0, pieces = 5 + random() % 150; i < pieces; ++i) {
+        switch (random() % 8) {
+          case 0: body += "\\n", expected += '\n'; break;
+          case 1: body += "\\\\", expected += '\\'; break;
+          case 2: body += "\\\"", expected += '"'; break;
+          case 3: body += "\\t\\/", expected += "\t/"; break;
+          case 4: body += "\\\\\\\"", expected += "\\\""; break;
+          default: {
+            std::string plain(random() % 70, static_cast<char>('a' + random() % 26));
+            body += plain;
+            expected += plain;
+          }
+        }
+      }
+      std::string input = body + "\"" + std::string(200, 'z');
+      std::string out(input.size() + 16, '\0');
+      const char* p = input.data();
+      char* w = out.data();
+      decode(p, input.data() + input.size(), w);
+      // It may also stop early, at a byte to decode (never inside an escape).
+      while (*p != '"') {
+        if (*p == '\\') {
+          *w++ = detail::kUnescaped[static_cast<unsigned char>(p[1])];
+          p += 2;
+        } else {
+          *w++ = *p++;
+        }
+      }
+      ASSERT_EQ(static_cast<size_t>(p - input.data()), body.size()) << name << ": " << body;
+      ASSERT_EQ(std::string(out.data(), static_cast<size_t>(w - out.data())), expected) << name << ": " << body;
+    }
+  }
+}
+
+TEST(SdkJsonTest, BlockDecodersAgree) {
+  CheckBlockDecoder(detail::decode_blocks_sse2, "SSE2");
+#if TOOLVFS_SDK_X86_TARGETS
+  if (detail::cpu_has_avx2()) CheckBlockDecoder(detail::decode_blocks_avx2, "AVX2");
+#endif
+}
+#endif
+
 TEST(SdkJsonTest, RoundTripsEveryCodePoint) {
   std::string text;
   for (uint32_t code_point = 1; code_point < 0x110000; code_point += (code_point < 0x3000 ? 1 : 97)) {
@@ -345,6 +484,44 @@ TEST_F(SdkLineReaderTest, SplitsLinesWrittenInAnyChunks) {
   }
   writer.join();
   EXPECT_EQ(lines, expected);  // the unterminated tail is dropped
+}
+
+// Lines around the page size and the read size, so that dropping consumed
+// lines (which moves a partial line to end on a page boundary) and growing
+// the buffer happen at every kind of position.
+TEST_F(SdkLineReaderTest, KeepsLinesIntactAcrossCompactionAndGrowth) {
+  std::mt19937 random(7);
+  const size_t kSizes[] = {0, 1, 15, 16, 17, 4095, 4096, 4097, 8191, 65535, 65536, 100000,
+                           262143, 262144, 262145, 600001};
+  std::vector<std::string> expected;
+  std::string stream;
+  for (int i = 0; i < 120; ++i) {
+    std::string line(kSizes[random() % std::size(kSizes)], '\0');
+    for (char& c : line) c = static_cast<char>('a' + random() % 26);
+    stream += line + "\n";
+    expected.push_back(std::move(line));
+  }
+  std::thread writer([&] {
+    std::mt19937 chunks(11);
+    for (size_t offset = 0; offset < stream.size();) {
+      size_t size = std::min<size_t>(1 + chunks() % 300000, stream.size() - offset);
+      ASSERT_TRUE(detail::write_all(write_fd_, std::string_view(stream).substr(offset, size)).ok());
+      offset += size;
+    }
+    CloseWriteEnd();
+  });
+  LineReader reader(read_fd_);
+  size_t count = 0;
+  while (true) {
+    Result<std::optional<std::string_view>> line = reader.next();
+    ASSERT_TRUE(line.ok());
+    if (!line.value()) break;
+    ASSERT_LT(count, expected.size());
+    ASSERT_EQ(*line.value(), expected[count]) << "line " << count;
+    ++count;
+  }
+  writer.join();
+  EXPECT_EQ(count, expected.size());
 }
 
 TEST_F(SdkLineReaderTest, HandsOutALineOfSeveralMebibytes) {
