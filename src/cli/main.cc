@@ -105,8 +105,9 @@ int RunMain(int argc, char** argv) {
   // After the commands: a subcommand inherits the footer it is created with.
   app.footer(
       "Run 'toolvfs COMMAND --help' for the options of a command.\n"
-      "Exit codes: 0 success (grep: matches found), 1 no result (grep: no match), "
-      "2 usage, config or other error.");
+      "Exit codes: 0 success (grep: matches found), 1 no result or the tool reported an "
+      "error (grep: no match), 2 usage, config or other error, 3 the tool needs input, "
+      "124 timeout, 130 cancelled.");
 
   try {
     app.parse(argc, argv);
