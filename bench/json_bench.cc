@@ -40,58 +40,24 @@
 #include "protocol/base64.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/ndjson.h"
+#include "source_text.h"
 
 namespace toolvfs {
 namespace {
 
 constexpr size_t kContentBytes = size_t{1} << 20;
 
-// Source-like text, deterministic: lines of 1-90 bytes, string literals
-// with quotes and backslashes, tabs, and 2-, 3- and 4-byte UTF-8
-// characters. The typical profile has one byte to escape in 31, like this
-// repository's src/ (one in 33); the dense one (short lines full of string
-// literals and backslashes) one in 6, to show how the figures depend on it.
-const char* const kTypicalLines[] = {
-    "    if (result.status().code() == StatusCode::kNotFound) {",
-    "      return InvalidArgumentError(\"bad path: \" + Quote(path));",
-    "  // Copy the caf\xC3\xA9 entries, na\xC3\xAFvely: \xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E text",
-    "  for (size_t index = 0; index < entries.size(); ++index) total += entries[index].size;",
-    "}",
-    "#include <string_view>",
-    "    let greeting = 'hello \xF0\x9F\x98\x80 world';  // emoji",
-    "def parse(line): return json.loads(line)  # \xE2\x82\xAC",
-    "",
-    "  std::vector<std::string> names = ListNames(directory, options.recursive);",
-    "\tconst char* windows_path = \"C:\\\\Users\\\\build\";",
-    "  return std::nullopt;",
-    "  // The caller owns the buffer; it must outlive every view returned here.",
-    "  size_t remaining = std::min(limit - used, static_cast<size_t>(chunk.size()));",
-    "    total_bytes += static_cast<uint64_t>(entry.size) * entry.count;"};
+// Source-like text (source_text.h). The typical profile has one byte to
+// escape in 31; this dense one (short lines full of string literals and
+// backslashes) one in 6, to show how the figures depend on it.
 const char* const kDenseLines[] = {
     "  printf(\"%s: %zu\\n\", name, n);", "\tpath = \"C:\\\\Users\\\\d\\u00e9v\";",
     "  x = y ? \"<\" : \">\";", "}", "  return Parse(\"caf\xC3\xA9\", \"\xE6\x97\xA5\");",
     "", "  s += '\\t';", "  std::vector<int> values = {1, 2, 3};"};
 
-template <size_t N>
-std::string MakeContent(size_t bytes, const char* const (&lines)[N]) {
-  std::string out;
-  out.reserve(bytes + 100);
-  uint32_t state = 12345;
-  while (out.size() < bytes) {
-    state = state * 1103515245 + 12345;
-    out += lines[(state >> 16) % N];
-    out += '\n';
-  }
-  // Cut at a character boundary.
-  size_t cut = bytes;
-  while ((static_cast<uint8_t>(out[cut]) & 0xC0) == 0x80) --cut;
-  out.resize(cut);
-  return out;
-}
-
 const std::string& Content(bool dense = false) {
-  static const std::string typical = MakeContent(kContentBytes, kTypicalLines);
-  static const std::string dense_content = MakeContent(kContentBytes, kDenseLines);
+  static const std::string typical = bench::MakeSourceText(kContentBytes, bench::kTypicalSourceLines);
+  static const std::string dense_content = bench::MakeSourceText(kContentBytes, kDenseLines);
   return dense ? dense_content : typical;
 }
 

@@ -51,6 +51,7 @@
 #include "protocol/jsonrpc.h"
 #include "runtime/vfs_runtime.h"
 #include "sandbox/launcher.h"
+#include "source_text.h"
 
 #ifndef PROTOCOL_TOOL
 #define PROTOCOL_TOOL ""
@@ -126,43 +127,6 @@ Options ParseOptions(int argc, char** argv) {
     Fail("the tool '" + options.tool + "' is not an executable; pass --tool PATH");
   }
   return options;
-}
-
-// Source-like text (as bench/json_bench.cc): code lines with string
-// literals, quotes, backslashes, tabs and 2- to 4-byte UTF-8; about one
-// byte in 31 needs a JSON escape. `seed` varies the line order.
-std::string MakeText(size_t bytes, uint32_t seed) {
-  static const char* const kLines[] = {
-      "    if (result.status().code() == StatusCode::kNotFound) {",
-      "      return InvalidArgumentError(\"bad path: \" + Quote(path));",
-      "  // Copy the caf\xC3\xA9 entries, na\xC3\xAFvely: \xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E text",
-      "  for (size_t index = 0; index < entries.size(); ++index) total += entries[index].size;",
-      "}",
-      "#include <string_view>",
-      "    let greeting = 'hello \xF0\x9F\x98\x80 world';  // emoji",
-      "def parse(line): return json.loads(line)  # \xE2\x82\xAC",
-      "",
-      "  std::vector<std::string> names = ListNames(directory, options.recursive);",
-      "\tconst char* windows_path = \"C:\\\\Users\\\\build\";",
-      "  return std::nullopt;",
-      "  // The caller owns the buffer; it must outlive every view returned here.",
-      "  size_t remaining = std::min(limit - used, static_cast<size_t>(chunk.size()));",
-      "    total_bytes += static_cast<uint64_t>(entry.size) * entry.count;"};
-  constexpr size_t kCount = sizeof kLines / sizeof kLines[0];
-  std::string out;
-  out.reserve(bytes + 128);
-  uint32_t state = 12345 + seed * 7919;
-  while (out.size() < bytes) {
-    state = state * 1103515245 + 12345;
-    out += kLines[(state >> 16) % kCount];
-    out += '\n';
-  }
-  // Pad with ASCII to exactly `bytes`, cutting at a character boundary.
-  size_t cut = bytes;
-  while ((static_cast<uint8_t>(out[cut]) & 0xC0) == 0x80) --cut;
-  out.resize(cut);
-  out.append(bytes - cut, ' ');
-  return out;
 }
 
 void WriteFile(const fs::path& path, const std::string& content) {
@@ -630,12 +594,12 @@ int main(int argc, char** argv) {
     char name[32];
     std::snprintf(name, sizeof name, "small/f%02d.txt", i);
     small.paths.push_back(name);
-    WriteFile(root / name, MakeText(kSmallBytes, static_cast<uint32_t>(i)));
+    WriteFile(root / name, bench::MakeSourceText(kSmallBytes, bench::kTypicalSourceLines, static_cast<uint32_t>(i)));
   }
   Workload large{.paths = {"large.txt"},
                  .iterations = options.large_iterations,
                  .warmup = std::max<uint64_t>(2, options.large_iterations / 10)};
-  WriteFile(root / "large.txt", MakeText(kLargeBytes, 99));
+  WriteFile(root / "large.txt", bench::MakeSourceText(kLargeBytes, bench::kTypicalSourceLines, 99));
 
   Result<std::unique_ptr<ProjectFiles>> project = OpenProject(root.string());
   if (!project.ok()) Fail("cannot open the project: " + project.status().message());
