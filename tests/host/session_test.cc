@@ -281,6 +281,19 @@ while True:
   EXPECT_LT(Seconds(), 4.0);
 }
 
+TEST_F(SessionTest, ToolThatClosesStdoutIsStoppedAfterTheGrace) {
+  // Without stdout it can never send a result: it gets cancel_grace_s to
+  // exit, not the idle timeout (20 s here).
+  Outcome outcome = Run(R"PY(
+os.close(1)
+time.sleep(30)
+)PY");
+  EXPECT_TRUE(outcome.is_error);
+  EXPECT_EQ(outcome.failure, StatusCode::kInternal);
+  EXPECT_THAT(outcome.error->message, HasSubstr("killed by signal SIGKILL without sending a result"));
+  EXPECT_LT(Seconds(), 3.0);
+}
+
 TEST_F(SessionTest, ProcessGroupIsGoneAfterAResult) {
   std::string pid_file = dir_.Join("child.pid");
   Outcome outcome = Run(R"PY(
