@@ -32,14 +32,6 @@ ProcessResult Toolvfs(std::vector<std::string> arguments, const ProcessOptions& 
   return RunProcess(arguments, options);
 }
 
-// Exactly one line "toolvfs: <what>: <why>\n".
-void ExpectOneLineError(const ProcessResult& result) {
-  EXPECT_THAT(result.err, StartsWith("toolvfs: "));
-  EXPECT_THAT(result.err, EndsWith("\n"));
-  EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
-  EXPECT_GE(std::count(result.err.begin(), result.err.end(), ':'), 2) << result.err;
-}
-
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream stream(text);

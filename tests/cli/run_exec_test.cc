@@ -157,13 +157,6 @@ command = "tool.wasm"
 source = "builtin"
 )";
 
-// Exactly one line "toolvfs: <what>: <why>\n".
-void ExpectOneLineError(const ProcessResult& result) {
-  EXPECT_THAT(result.err, StartsWith("toolvfs: "));
-  EXPECT_THAT(result.err, EndsWith("\n"));
-  EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
-}
-
 rapidjson::Document ParseJson(const std::string& text) {
   rapidjson::Document document;
   document.Parse(text.c_str(), text.size());

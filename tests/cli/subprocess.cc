@@ -7,10 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "core/unique_fd.h"
@@ -141,6 +143,13 @@ std::string ToolvfsBinary() {
 std::string SourceDir() {
   const char* source = std::getenv("TOOLVFS_SOURCE_DIR");
   return source != nullptr && source[0] != '\0' ? source : TOOLVFS_BUILT_SOURCE_DIR;
+}
+
+void ExpectOneLineError(const ProcessResult& result) {
+  EXPECT_THAT(result.err, ::testing::StartsWith("toolvfs: "));
+  EXPECT_THAT(result.err, ::testing::EndsWith("\n"));
+  EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+  EXPECT_GE(std::count(result.err.begin(), result.err.end(), ':'), 2) << result.err;
 }
 
 }  // namespace toolvfs

@@ -24,6 +24,10 @@ struct ProcessOptions {
 // Fails the current test (and returns exit_code -1) if it cannot start.
 ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOptions& options = {});
 
+// Expects the error form of every toolvfs command on `result.err`: exactly
+// one line "toolvfs: <what>: <why>\n".
+void ExpectOneLineError(const ProcessResult& result);
+
 // The test process's environment with options.unset_env removed and
 // options.set_env applied: what a child of RunProcess (or LiveProcess) gets.
 std::vector<std::string> BuildEnvironment(const ProcessOptions& options);
