@@ -253,7 +253,6 @@ class Session {
 
   int protocol_errors_in_a_row_ = 0;
   size_t discarded_bytes_ = 0;  // of an over-long line, since its last error
-  std::string last_protocol_error_;
 
   Clock::time_point started_ = Clock::now();
   Clock::time_point last_activity_ = started_;
@@ -373,7 +372,7 @@ void Session::OnDeadline(Clock::time_point now) {
   if (now >= started_ + setup_.limits.total_timeout) {
     End(SessionResult::End::kTotalTimeout,
         Name() + " timed out: it ran longer than " +
-            std::to_string(setup_.limits.total_timeout.count() / 1000.0).substr(0, 8) +
+            std::to_string(setup_.limits.total_timeout.count() / 1000) +
             " s (limits.timeout_s)");
     return;
   }
@@ -521,11 +520,10 @@ void Session::HandleProtocolError(const ProtocolError& error) {
   if (final_received_) return;
   ++result_.protocol_errors;
   QueueAnswer(SerializeProtocolError(error), nullptr, "");
-  last_protocol_error_ = error.message;
   if (++protocol_errors_in_a_row_ >= kProtocolErrorsToStop) {
     End(SessionResult::End::kProtocolErrors,
         Name() + " sent " + std::to_string(kProtocolErrorsToStop) +
-            " invalid protocol lines in a row and was stopped; the last: " + last_protocol_error_);
+            " invalid protocol lines in a row and was stopped; the last: " + error.message);
   }
 }
 

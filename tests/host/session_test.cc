@@ -276,7 +276,7 @@ while True:
     time.sleep(0.1)
 )PY");
   EXPECT_EQ(outcome.failure, StatusCode::kTimeout);
-  EXPECT_THAT(outcome.error->message, HasSubstr("timed out: it ran longer than 2"));
+  EXPECT_THAT(outcome.error->message, HasSubstr("timed out: it ran longer than 2 s (limits.timeout_s)"));
   EXPECT_GE(Seconds(), 2.0);
   EXPECT_LT(Seconds(), 4.0);
 }
