@@ -47,6 +47,8 @@
 #include "host/cancel_token.h"
 #include "host/init_message.h"
 #include "host/methods.h"
+#include "policy/inquirer.h"
+#include "policy/tool_policy.h"
 #include "project/project_files.h"
 #include "protocol/jsonrpc.h"
 #include "runtime/vfs_runtime.h"
@@ -225,7 +227,12 @@ CannedAnswer HostAnswer(ProjectFiles& project, const std::string& path) {
   if (!parsed.is_message()) Fail("the reference request does not parse: " + request);
   const MethodSpec* method = FindMethod("fs.read");
   if (method == nullptr) Fail("the host has no fs.read");
-  std::string bytes = method->handler(parsed.message(), MethodContext{project}).ToString();
+  ToolConfig tool;
+  ToolPolicy policy = ToolPolicy::ForTool(tool, std::nullopt);
+  std::unique_ptr<Inquirer> inquirer = NewDenyingInquirer();
+  AccessGate gate(policy, *inquirer);
+  RequestScope scope(parsed.message().id(), method->name, true);
+  std::string bytes = method->handler(parsed.message(), MethodContext{project, gate}, scope).ToString();
   constexpr std::string_view kPrefix = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":";
   if (bytes.rfind(kPrefix, 0) != 0) Fail("fs.read of " + path + " failed: " + bytes.substr(0, 200));
   const size_t id_at = kPrefix.find(":1,") + 1;

@@ -15,21 +15,31 @@
 #include "host/methods.h"
 #include "protocol/base64.h"
 #include "protocol/grep_json.h"
+#include "project/path.h"
 #include "protocol/wire_errors.h"
 
 namespace toolvfs {
 namespace {
 
-// Serves one request: the answer, or the error to answer with.
-using Serve = Result<WireMessage> (*)(const Message& request, ProjectFiles& project);
+// Where an access to `path` lands, for the policy: every symlink followed
+// (`final_link` kFollow), or the parents' symlinks only, the entry itself
+// being what is acted on (delete, rename, create).
+enum class FinalLink { kFollow, kActOnLink };
 
-// The MethodHandler for `serve`: a failed Status becomes the error answer
-// (its wire code comes from ErrorResponse, the one place that maps them).
-template <Serve serve>
-WireMessage Handle(const Message& request, const MethodContext& context) {
-  Result<WireMessage> answer = serve(request, context.project);
-  if (!answer.ok()) return ErrorResponse(request.id(), answer.status());
-  return std::move(answer).value();
+Result<std::string> ResolveForPolicy(ProjectFiles& project, std::string_view path, FinalLink final_link) {
+  if (final_link == FinalLink::kFollow) return project.ResolvePath(path);
+  TOOLVFS_ASSIGN_OR_RETURN(std::string normalized, NormalizePath(path));
+  if (normalized.empty()) return normalized;
+  TOOLVFS_ASSIGN_OR_RETURN(std::string parent, project.ResolvePath(ParentPath(normalized)));
+  return JoinPath(parent, BaseName(normalized));
+}
+
+// Asks the gate for `access` to `path`: OK to go on, or the denial to answer.
+Status AuthorizePath(const MethodContext& context, RequestScope& scope, FileAccess access,
+                     std::string_view path, FinalLink final_link = FinalLink::kFollow) {
+  TOOLVFS_ASSIGN_OR_RETURN(std::string resolved, ResolveForPolicy(context.project, path, final_link));
+  return context.gate.Authorize(scope, FileAccessName(access), DisplayPath(resolved),
+                                context.gate.policy().files.Check(access, resolved));
 }
 
 // fs.read {path, offset?, length?} -> {content, size, encoding?}.
@@ -38,12 +48,14 @@ WireMessage Handle(const Message& request, const MethodContext& context) {
 // read of a size known up front); with offset or length, ReadRange. Content
 // that is not valid UTF-8 (a binary file, or a range that splits a
 // character) is sent as base64, since a JSON string can only carry text.
-Result<WireMessage> ServeRead(const Message& request, ProjectFiles& project) {
+Result<WireMessage> ServeRead(const Message& request, const MethodContext& context, RequestScope& scope) {
+  ProjectFiles& project = context.project;
   const Params& params = request.params();
   TOOLVFS_RETURN_IF_ERROR(params.ExpectOnly({"path", "offset", "length"}));
   TOOLVFS_ASSIGN_OR_RETURN(std::string_view path, params.String("path"));
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<uint64_t> offset, params.OptionalUint("offset"));
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<uint64_t> length, params.OptionalUint("length"));
+  TOOLVFS_RETURN_IF_ERROR(AuthorizePath(context, scope, FileAccess::kRead, path));
 
   std::string content;
   uint64_t size = 0;
@@ -86,7 +98,7 @@ Result<WireMessage> ServeRead(const Message& request, ProjectFiles& project) {
 
 // fs.write {path, content, encoding?, mode?} -> {size}: the bytes written,
 // after base64 decoding.
-Result<WireMessage> ServeWrite(const Message& request, ProjectFiles& project) {
+Result<WireMessage> ServeWrite(const Message& request, const MethodContext& context, RequestScope& scope) {
   const Params& params = request.params();
   TOOLVFS_RETURN_IF_ERROR(params.ExpectOnly({"path", "content", "encoding", "mode"}));
   TOOLVFS_ASSIGN_OR_RETURN(std::string_view path, params.String("path"));
@@ -102,6 +114,11 @@ Result<WireMessage> ServeWrite(const Message& request, ProjectFiles& project) {
   if (mode_name) {
     TOOLVFS_ASSIGN_OR_RETURN(mode, ParseWriteMode(*mode_name));
   }
+  // create never follows a final symlink; overwrite and append write
+  // through it.
+  TOOLVFS_RETURN_IF_ERROR(AuthorizePath(context, scope, FileAccess::kWrite, path,
+                                        mode == WriteMode::kCreate ? FinalLink::kActOnLink
+                                                                   : FinalLink::kFollow));
 
   // Text is written straight from the parsed message, without a copy.
   std::string decoded;
@@ -109,7 +126,7 @@ Result<WireMessage> ServeWrite(const Message& request, ProjectFiles& project) {
     TOOLVFS_ASSIGN_OR_RETURN(decoded, Base64Decode(content));
     content = decoded;
   }
-  TOOLVFS_RETURN_IF_ERROR(project.Write(path, content, mode));
+  TOOLVFS_RETURN_IF_ERROR(context.project.Write(path, content, mode));
   return SerializeResult(request.id(), [&](JsonWriter& writer) {
     writer.StartObject();
     WriteJsonKey(writer, "size");
@@ -119,11 +136,12 @@ Result<WireMessage> ServeWrite(const Message& request, ProjectFiles& project) {
 }
 
 // fs.exists {path} -> {exists}. An escaping path is an error, not false.
-Result<WireMessage> ServeExists(const Message& request, ProjectFiles& project) {
+Result<WireMessage> ServeExists(const Message& request, const MethodContext& context, RequestScope& scope) {
   const Params& params = request.params();
   TOOLVFS_RETURN_IF_ERROR(params.ExpectOnly({"path"}));
   TOOLVFS_ASSIGN_OR_RETURN(std::string_view path, params.String("path"));
-  TOOLVFS_ASSIGN_OR_RETURN(bool exists, project.Exists(path));
+  TOOLVFS_RETURN_IF_ERROR(AuthorizePath(context, scope, FileAccess::kRead, path));
+  TOOLVFS_ASSIGN_OR_RETURN(bool exists, context.project.Exists(path));
   return SerializeResult(request.id(), [&](JsonWriter& writer) {
     writer.StartObject();
     WriteJsonKey(writer, "exists");
@@ -136,14 +154,24 @@ Result<WireMessage> ServeExists(const Message& request, ProjectFiles& project) {
 //
 // `total` counts every entry of the directory, so a tool paging with
 // offset and limit knows when it is done; an offset past the end gives no
-// entries, limit 0 none at all (only the total).
-Result<WireMessage> ServeListDir(const Message& request, ProjectFiles& project) {
+// entries, limit 0 none at all (only the total). Entries the tool may not
+// read at all (denied or sensitive) are left out, so a listing reveals no
+// more than reads would; they do not count in `total`.
+Result<WireMessage> ServeListDir(const Message& request, const MethodContext& context, RequestScope& scope) {
   const Params& params = request.params();
   TOOLVFS_RETURN_IF_ERROR(params.ExpectOnly({"path", "offset", "limit"}));
   TOOLVFS_ASSIGN_OR_RETURN(std::string_view path, params.String("path"));
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<uint64_t> offset, params.OptionalUint("offset"));
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<uint64_t> limit, params.OptionalUint("limit"));
-  TOOLVFS_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, project.ListDir(path));
+  TOOLVFS_ASSIGN_OR_RETURN(std::string directory, context.project.ResolvePath(path));
+  TOOLVFS_RETURN_IF_ERROR(context.gate.Authorize(
+      scope, "read", DisplayPath(directory),
+      context.gate.policy().files.Check(FileAccess::kRead, directory)));
+  TOOLVFS_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, context.project.ListDir(path));
+  std::erase_if(entries, [&](const DirEntry& entry) {
+    return context.gate.policy().files.Check(FileAccess::kRead, JoinPath(directory, entry.name)).decision ==
+           Decision::kDeny;
+  });
 
   uint64_t total = entries.size();
   uint64_t first = std::min(offset.value_or(0), total);
@@ -173,11 +201,12 @@ Result<WireMessage> ServeListDir(const Message& request, ProjectFiles& project) 
 }
 
 // fs.metadata {path} -> {kind, size, modified}.
-Result<WireMessage> ServeMetadata(const Message& request, ProjectFiles& project) {
+Result<WireMessage> ServeMetadata(const Message& request, const MethodContext& context, RequestScope& scope) {
   const Params& params = request.params();
   TOOLVFS_RETURN_IF_ERROR(params.ExpectOnly({"path"}));
   TOOLVFS_ASSIGN_OR_RETURN(std::string_view path, params.String("path"));
-  TOOLVFS_ASSIGN_OR_RETURN(FileMetadata metadata, project.Metadata(path));
+  TOOLVFS_RETURN_IF_ERROR(AuthorizePath(context, scope, FileAccess::kRead, path));
+  TOOLVFS_ASSIGN_OR_RETURN(FileMetadata metadata, context.project.Metadata(path));
   return SerializeResult(request.id(), [&](JsonWriter& writer) {
     writer.StartObject();
     WriteJsonKey(writer, "kind");
@@ -191,30 +220,43 @@ Result<WireMessage> ServeMetadata(const Message& request, ProjectFiles& project)
 }
 
 // fs.delete {path, recursive?} -> {}.
-Result<WireMessage> ServeDelete(const Message& request, ProjectFiles& project) {
+// A recursive delete is judged on the directory: deny rules and sensitive
+// paths below an allowed directory are the FilePolicy's business (a
+// directory is writable only if nothing below it is denied).
+Result<WireMessage> ServeDelete(const Message& request, const MethodContext& context, RequestScope& scope) {
   const Params& params = request.params();
   TOOLVFS_RETURN_IF_ERROR(params.ExpectOnly({"path", "recursive"}));
   TOOLVFS_ASSIGN_OR_RETURN(std::string_view path, params.String("path"));
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<bool> recursive, params.OptionalBool("recursive"));
-  TOOLVFS_RETURN_IF_ERROR(project.Delete(path, recursive.value_or(false)));
+  TOOLVFS_RETURN_IF_ERROR(AuthorizePath(context, scope, FileAccess::kWrite, path, FinalLink::kActOnLink));
+  TOOLVFS_RETURN_IF_ERROR(context.project.Delete(path, recursive.value_or(false)));
   return SerializeEmptyResult(request.id());
 }
 
 // fs.rename {from, to, overwrite?} -> {}.
-Result<WireMessage> ServeRename(const Message& request, ProjectFiles& project) {
+// Both ends must be writable: a rename removes `from` and creates `to`.
+Result<WireMessage> ServeRename(const Message& request, const MethodContext& context, RequestScope& scope) {
   const Params& params = request.params();
   TOOLVFS_RETURN_IF_ERROR(params.ExpectOnly({"from", "to", "overwrite"}));
   TOOLVFS_ASSIGN_OR_RETURN(std::string_view from, params.String("from"));
   TOOLVFS_ASSIGN_OR_RETURN(std::string_view to, params.String("to"));
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<bool> overwrite, params.OptionalBool("overwrite"));
-  TOOLVFS_RETURN_IF_ERROR(project.Rename(from, to, overwrite.value_or(false)));
+  TOOLVFS_RETURN_IF_ERROR(AuthorizePath(context, scope, FileAccess::kWrite, from, FinalLink::kActOnLink));
+  TOOLVFS_RETURN_IF_ERROR(AuthorizePath(context, scope, FileAccess::kWrite, to, FinalLink::kActOnLink));
+  TOOLVFS_RETURN_IF_ERROR(context.project.Rename(from, to, overwrite.value_or(false)));
   return SerializeEmptyResult(request.id());
 }
 
 // fs.grep {pattern, paths?, extensions?, context?, case_insensitive?,
 // max_matches?, include_ignored?} -> {matches, truncated}. Absent options
 // take GrepOptions' defaults (max_matches 1000; 0 means no limit).
-Result<WireMessage> ServeGrep(const Message& request, ProjectFiles& project) {
+//
+// Each path named in `paths` is authorized like a read (the user may be
+// asked); the search then skips every file the tool may not read without
+// asking: files the policy denies, and files the policy leaves uncovered
+// unless they lie below a named path the user allowed. A grep never asks
+// once per file.
+Result<WireMessage> ServeGrep(const Message& request, const MethodContext& context, RequestScope& scope) {
   const Params& params = request.params();
   TOOLVFS_RETURN_IF_ERROR(params.ExpectOnly({"pattern", "paths", "extensions", "context",
                                              "case_insensitive", "max_matches", "include_ignored"}));
@@ -223,7 +265,7 @@ Result<WireMessage> ServeGrep(const Message& request, ProjectFiles& project) {
                            params.OptionalStringArray("paths"));
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<std::vector<std::string_view>> extensions,
                            params.OptionalStringArray("extensions"));
-  TOOLVFS_ASSIGN_OR_RETURN(std::optional<uint64_t> context, params.OptionalUint("context"));
+  TOOLVFS_ASSIGN_OR_RETURN(std::optional<uint64_t> context_lines, params.OptionalUint("context"));
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<bool> case_insensitive, params.OptionalBool("case_insensitive"));
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<uint64_t> max_matches, params.OptionalUint("max_matches"));
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<bool> include_ignored, params.OptionalBool("include_ignored"));
@@ -231,20 +273,43 @@ Result<WireMessage> ServeGrep(const Message& request, ProjectFiles& project) {
   GrepOptions options;
   if (paths) options.paths.assign(paths->begin(), paths->end());
   if (extensions) options.extensions.assign(extensions->begin(), extensions->end());
-  if (context) {
+  if (context_lines) {
     constexpr uint64_t kMaxContext = std::numeric_limits<uint32_t>::max();
-    if (*context > kMaxContext) {
+    if (*context_lines > kMaxContext) {
       return InvalidArgumentError("Invalid params: 'context' must be at most " +
                                   std::to_string(kMaxContext) + " lines, got " +
-                                  std::to_string(*context));
+                                  std::to_string(*context_lines));
     }
-    options.context = static_cast<uint32_t>(*context);
+    options.context = static_cast<uint32_t>(*context_lines);
   }
   options.case_insensitive = case_insensitive.value_or(options.case_insensitive);
   options.max_matches = max_matches.value_or(options.max_matches);
   options.include_ignored = include_ignored.value_or(options.include_ignored);
 
-  TOOLVFS_ASSIGN_OR_RETURN(GrepResult result, project.Grep(pattern, options));
+  std::vector<std::string> granted;  // named paths allowed by the user, not the policy
+  for (std::string_view path : options.paths) {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string resolved, context.project.ResolvePath(path));
+    PolicyDecision decision = context.gate.policy().files.Check(FileAccess::kRead, resolved);
+    TOOLVFS_RETURN_IF_ERROR(context.gate.Authorize(scope, "read", DisplayPath(resolved), decision));
+    if (decision.decision == Decision::kUncovered) granted.push_back(std::move(resolved));
+  }
+  if (options.paths.empty()) {
+    // The whole project: recorded as a read of the root, judged per file.
+    TOOLVFS_RETURN_IF_ERROR(context.gate.Authorize(scope, "read", DisplayPath(""),
+                                                   PolicyDecision::Allow("per file")));
+  }
+  const FilePolicy& files = context.gate.policy().files;
+  options.file_filter = [&files, &granted](std::string_view file) {
+    switch (files.Check(FileAccess::kRead, file).decision) {
+      case Decision::kAllow: return true;
+      case Decision::kDeny: return false;
+      case Decision::kUncovered:
+        return std::any_of(granted.begin(), granted.end(),
+                           [&](const std::string& prefix) { return PathContains(prefix, file); });
+    }
+    return false;
+  };
+  TOOLVFS_ASSIGN_OR_RETURN(GrepResult result, context.project.Grep(pattern, options));
   // Presize: the lines dominate, plus about 60 bytes of keys per line.
   size_t size_hint = 64;
   for (const GrepFileMatches& file : result.matches) {

@@ -13,23 +13,71 @@
 // the others run inline on the loop thread, which keeps the round trip of a
 // small fs.read free of thread hand-offs (bench/protocol).
 //
+// Every handler asks context.gate (access_gate.h) before it touches a
+// target; the RequestScope carries what the audit log records.
+//
 // Handlers may run concurrently on different threads with the same context:
-// everything a context points to must be thread-safe (ProjectFiles is).
+// everything a context points to must be thread-safe (ProjectFiles and
+// AccessGate are).
 #pragma once
 
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <span>
+#include <string>
 #include <string_view>
 
+#include "host/access_gate.h"
 #include "project/project_files.h"
 #include "protocol/jsonrpc.h"
+#include "protocol/wire_errors.h"
+#include "sandbox/launcher.h"
 
 namespace toolvfs {
 
-struct MethodContext {
-  ProjectFiles& project;
+// Limits of http.get / http.post (SPEC.md §3.2, issue 4).
+struct HttpSettings {
+  std::chrono::milliseconds timeout{30'000};
+  uint64_t max_body_bytes = uint64_t{10} << 20;
+  int max_redirects = 5;
 };
 
-using MethodHandler = WireMessage (*)(const Message& request, const MethodContext& context);
+// Starts a process.run child. The vfs runtime binds the same launcher it
+// starts the tool with, so the sandbox confines these children too.
+using ProcessLauncher = std::function<Result<ChildProcess>(const LaunchSpec& spec)>;
+
+struct MethodContext {
+  ProjectFiles& project;
+  AccessGate& gate;
+  // The host's environment, read only for the variables the policy lets a
+  // request use (${VAR} in http.* headers, process.run envs). Null: none.
+  const std::map<std::string, std::string>* host_environment = nullptr;
+  // process.run's working directory: the materialized project root. Empty:
+  // process.run fails with NoProject.
+  std::string process_working_directory;
+  ProcessLauncher launch_process;  // empty: Launch()
+  HttpSettings http;
+};
+
+using MethodHandler = WireMessage (*)(const Message& request, const MethodContext& context,
+                                      RequestScope& scope);
+
+// What most handlers are written as: the answer, or the error to answer
+// with. Handle<serve> is the MethodHandler for it.
+using ServeFunction = Result<WireMessage> (*)(const Message& request, const MethodContext& context,
+                                              RequestScope& scope);
+
+// A failed Status becomes the error answer (its wire code comes from
+// ErrorResponse, the one place that maps them) and the scope's error code.
+template <ServeFunction serve>
+WireMessage Handle(const Message& request, const MethodContext& context, RequestScope& scope) {
+  Result<WireMessage> answer = serve(request, context, scope);
+  if (answer.ok()) return std::move(answer).value();
+  scope.set_error_code(JsonRpcErrorCode(answer.status().code()));
+  return ErrorResponse(request.id(), answer.status());
+}
 
 struct MethodSpec {
   std::string_view name;  // namespaced: "fs.read"
@@ -40,8 +88,13 @@ struct MethodSpec {
 // The fs.* methods, in the order init's `host.methods` lists them.
 std::span<const MethodSpec> FsMethods();
 
-// Every method this host serves (the fs.* methods for now; http.* and
-// process.run join with the policy issue).
+// http.get, http.post (http_methods.cc).
+std::span<const MethodSpec> HttpMethods();
+
+// process.run (process_methods.cc).
+std::span<const MethodSpec> ProcessMethods();
+
+// Every method this host serves: fs.*, http.*, process.run, in that order.
 std::span<const MethodSpec> AllMethods();
 
 // nullptr for an unknown method.

@@ -67,6 +67,12 @@ UniqueFd OpenPidfd(pid_t pid) {
 #endif
 }
 
+// When a request arrived and how long its line was, for the audit record.
+struct RequestTiming {
+  std::chrono::steady_clock::time_point received;
+  size_t bytes_in = 0;
+};
+
 // The requests handed to worker threads and their answers. Threads start on
 // the first blocking request, so a session that never greps starts none.
 class WorkerPool {
@@ -75,12 +81,17 @@ class WorkerPool {
     Message request;
     const MethodSpec* method;
     std::shared_ptr<std::atomic<bool>> cancelled;
+    RequestTiming timing;
   };
+  // A finished request, or (method == nullptr) a notification for the tool
+  // that a handler sent while it ran (`pending`).
   struct Done {
     RequestId id;
     const MethodSpec* method;
     WireMessage answer;
     std::shared_ptr<std::atomic<bool>> cancelled;
+    std::optional<RequestScope> scope;  // unset if the request never ran
+    RequestTiming timing;
   };
 
   WorkerPool(const MethodContext& context, unsigned max_threads, int completion_fd)
@@ -107,6 +118,14 @@ class WorkerPool {
     work_ready_.notify_one();
   }
 
+  // Thread-safe: queues `notification` for the loop to send.
+  void PostNotification(WireMessage notification) {
+    std::lock_guard lock(mutex_);
+    done_.push_back({RequestId(), nullptr, std::move(notification), nullptr, std::nullopt, {}});
+    const uint64_t one = 1;
+    [[maybe_unused]] ssize_t written = write(completion_fd_, &one, sizeof one);
+  }
+
   std::vector<Done> TakeDone() {
     std::lock_guard lock(mutex_);
     std::vector<Done> done;
@@ -126,11 +145,15 @@ class WorkerPool {
       tasks_.pop_front();
       lock.unlock();
       std::optional<WireMessage> answer;
+      std::optional<RequestScope> scope;
       // A request the tool cancelled while it waited is not run at all.
-      if (!task.cancelled->load()) answer = task.method->handler(task.request, context_);
+      if (!task.cancelled->load()) {
+        scope.emplace(task.request.id(), task.method->name, /*may_block=*/true);
+        answer = task.method->handler(task.request, context_, *scope);
+      }
       lock.lock();
       done_.push_back({task.request.id(), task.method, answer ? std::move(*answer) : WireMessage(),
-                       std::move(task.cancelled)});
+                       std::move(task.cancelled), std::move(scope), task.timing});
       const uint64_t one = 1;
       [[maybe_unused]] ssize_t written = write(completion_fd_, &one, sizeof one);
     }
@@ -203,7 +226,13 @@ class Session {
   void FlushAnswers();
   void HandleLine(std::string_view line);
   void HandleProtocolError(const ProtocolError& error);
-  void HandleRequest(Message message);
+  void HandleRequest(Message message, size_t line_bytes);
+  // Hands a request to the workers; its answer arrives through the
+  // completion eventfd.
+  void SubmitToWorkers(Message message, const MethodSpec* method, RequestTiming timing);
+  // Writes the audit record of an answered request (if it reached a
+  // decision and the session has an audit sink).
+  void Audit(const RequestScope& scope, const RequestTiming& timing, const WireMessage& answer);
   void HandleNotification(const Message& message);
   void HandleToolCancel(const Message& message);
   void TakeCompletedAnswers();
@@ -294,6 +323,18 @@ Status Session::Setup() {
   if (pidfd_) TOOLVFS_RETURN_IF_ERROR(Watch(pidfd_.get(), kChildExit, EPOLLIN));
   if (cancel_.fd() >= 0) TOOLVFS_RETURN_IF_ERROR(Watch(cancel_.fd(), kCancel, EPOLLIN));
   workers_ = std::make_unique<WorkerPool>(context_, setup_.worker_threads, completion_.get());
+  // A handler about to ask the user tells the tool first (SPEC.md §4.4):
+  // the notification goes through the workers' queue to this loop.
+  context_.gate.set_pending_sender([workers = workers_.get()](const RequestId& id, std::string_view reason) {
+    workers->PostNotification(SerializeNotification("pending", [&](JsonWriter& writer) {
+      writer.StartObject();
+      WriteJsonKey(writer, "request_id");
+      id.WriteTo(writer);
+      WriteJsonKey(writer, "reason");
+      WriteJsonString(writer, reason);
+      writer.EndObject();
+    }));
+  });
   return OkStatus();
 }
 
@@ -346,6 +387,7 @@ SessionResult Session::Run() {
 
   KillTool();
   workers_.reset();  // joins the workers: nothing touches the project after return
+  context_.gate.set_pending_sender(nullptr);
   ReadStderr();
   result_.stderr_tail = stderr_tail_.Tail();
   if (!result_.exit_status) {
@@ -510,7 +552,7 @@ void Session::HandleLine(std::string_view line) {
   protocol_errors_in_a_row_ = 0;
   Message& message = parsed.message();
   switch (message.kind()) {
-    case MessageKind::kRequest: HandleRequest(std::move(message)); break;
+    case MessageKind::kRequest: HandleRequest(std::move(message), line.size() + 1); break;
     case MessageKind::kNotification: HandleNotification(message); break;
     case MessageKind::kResponse: break;  // the host sends no requests: nothing to match
   }
@@ -527,8 +569,9 @@ void Session::HandleProtocolError(const ProtocolError& error) {
   }
 }
 
-void Session::HandleRequest(Message message) {
+void Session::HandleRequest(Message message, size_t line_bytes) {
   ++result_.requests;
+  const RequestTiming timing{Clock::now(), line_bytes};
   const std::string_view method_name = message.method();
   if (in_flight_.contains(message.id())) {
     QueueAnswer(SerializeError(message.id(), kJsonRpcInvalidRequest,
@@ -555,13 +598,45 @@ void Session::HandleRequest(Message message) {
     return;
   }
   if (!method->may_block) {
-    QueueAnswer(method->handler(message, context_), &message.id(), method_name);
+    RequestScope scope(message.id(), method->name, /*may_block=*/false);
+    WireMessage answer = method->handler(message, context_, scope);
+    if (scope.needs_worker()) {
+      // The user must be asked: never on this thread, which keeps serving.
+      SubmitToWorkers(std::move(message), method, timing);
+      return;
+    }
+    Audit(scope, timing, answer);
+    QueueAnswer(std::move(answer), &message.id(), method_name);
     return;
   }
+  SubmitToWorkers(std::move(message), method, timing);
+}
+
+void Session::SubmitToWorkers(Message message, const MethodSpec* method, RequestTiming timing) {
   auto cancelled = std::make_shared<std::atomic<bool>>(false);
   in_flight_.emplace(message.id(), cancelled);
-  workers_->Submit({std::move(message), method, std::move(cancelled)});
+  workers_->Submit({std::move(message), method, std::move(cancelled), timing});
   UpdateStdoutInterest();
+}
+
+void Session::Audit(const RequestScope& scope, const RequestTiming& timing, const WireMessage& answer) {
+  if (setup_.audit == nullptr || !scope.decided()) return;
+  AuditRecord record;
+  record.timestamp_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+  record.tool = setup_.tool_name;
+  record.call_id = setup_.call_id;
+  record.method = std::string(scope.method());
+  record.target = scope.target();
+  record.decision = scope.decision();
+  record.rule = scope.rule();
+  record.code = scope.error_code();
+  record.bytes_in = timing.bytes_in;
+  record.bytes_out = answer.size();
+  record.duration_us = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - timing.received).count());
+  setup_.audit->Record(record);
 }
 
 void Session::HandleNotification(const Message& message) {
@@ -621,6 +696,11 @@ void Session::TakeCompletedAnswers() {
   uint64_t count = 0;
   [[maybe_unused]] ssize_t got = read(completion_.get(), &count, sizeof count);
   for (WorkerPool::Done& done : workers_->TakeDone()) {
+    if (done.method == nullptr) {  // a notification, e.g. `pending`
+      QueueAnswer(std::move(done.answer), nullptr, "");
+      continue;
+    }
+    if (done.scope) Audit(*done.scope, done.timing, done.answer);
     if (done.cancelled->load()) continue;  // answered -32005 already
     in_flight_.erase(done.id);
     QueueAnswer(std::move(done.answer), &done.id, done.method->name);

@@ -26,6 +26,7 @@
 
 #include "host/cancel_token.h"
 #include "host/methods.h"
+#include "policy/audit.h"
 #include "protocol/jsonrpc.h"
 #include "sandbox/launcher.h"
 
@@ -41,10 +42,14 @@ struct SessionLimits {
 };
 
 struct SessionSetup {
-  std::string tool_name;  // for messages
+  std::string tool_name;  // for messages and audit records
   WireMessage init;       // sent first (BuildInitNotification)
   SessionLimits limits;
   unsigned worker_threads = 4;
+  // Receives one record per request that reached a policy decision
+  // (SPEC.md §3.4); null: no audit. Not owned.
+  AuditSink* audit = nullptr;
+  std::string call_id;  // the run, in audit records
 };
 
 struct SessionResult {

@@ -345,6 +345,9 @@ class FsStore final : public ProjectFiles {
     return entries;
   }
 
+  // PLACEHOLDER until the symlink walk lands (issue 4 helper).
+  Result<std::string> ResolvePath(std::string_view raw_path) override { return NormalizePath(raw_path); }
+
   Result<FileMetadata> Metadata(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     ErrorContext context = Context("get metadata of", path, "Path");

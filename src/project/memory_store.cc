@@ -555,6 +555,9 @@ class MemoryStore final : public ProjectFiles {
     return ListChildren(state_->tree, path);
   }
 
+  // No symlinks in memory: the normalized path is what it names.
+  Result<std::string> ResolvePath(std::string_view raw_path) override { return NormalizePath(raw_path); }
+
   Result<FileMetadata> Metadata(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     std::shared_lock lock(state_->mutex);

@@ -46,6 +46,9 @@ class NullStore final : public ProjectFiles {
     return std::vector<DirEntry>();
   }
 
+  // Nothing to follow without a project; the path is judged as written.
+  Result<std::string> ResolvePath(std::string_view raw_path) override { return NormalizePath(raw_path); }
+
   Result<FileMetadata> Metadata(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     return NoProjectError("No project: cannot get metadata of " + DisplayPath(path));

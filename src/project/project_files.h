@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -81,6 +82,11 @@ struct GrepOptions {
   bool case_insensitive = false;
   uint64_t max_matches = 1000;   // matching lines returned at most; 0 = no limit
   bool include_ignored = false;  // also search .gitignore'd/.ignore'd files
+  // Called with the resolved project path of each file before it is read;
+  // a file for which it returns false is skipped as if absent (the policy:
+  // files a tool may not read never appear in its results). Empty: all.
+  // Called from several threads at once.
+  std::function<bool(std::string_view path)> file_filter;
 };
 
 struct GrepLine {
@@ -163,6 +169,16 @@ class ProjectFiles {
   // The immediate entries of the directory at `path`, sorted by name
   // (bytewise). NotFound if missing; NotDirectory for a file.
   virtual Result<std::vector<DirEntry>> ListDir(std::string_view path) = 0;
+
+  // The project path `path` names once every symlink on the way (inside the
+  // root) is followed, normalized: what the policy judges (SPEC.md §3.2).
+  // A path that does not exist (yet) resolves its deepest existing parent
+  // and appends the rest, so a new file below a linked directory is judged
+  // where it will land; a dangling symlink as the last component resolves
+  // to itself (writes never follow it). PermissionDenied for a symlink that
+  // leaves the root; NotDirectory if a parent is a file. Backends without
+  // symlinks return the normalized path.
+  virtual Result<std::string> ResolvePath(std::string_view path) = 0;
 
   // Kind, size and modification time of `path` (following a symlink that
   // stays inside). NotFound if missing.

@@ -18,9 +18,16 @@ namespace toolvfs {
 // object ("{}" when empty), passed to the tool as they are.
 struct ToolCall {
   std::string name;
+  // Identifies the run in audit records; empty: the runtime makes one up
+  // (NewCallId).
+  std::string id;
   std::string arguments_json = "{}";
   std::string answers_json = "{}";  // question id -> typed answer (SPEC.md §4.6)
 };
+
+// "c-<unix ms>-<8 hex digits>": unique enough to tell runs apart in one
+// audit log, sortable by start time.
+std::string NewCallId();
 
 // One typed content block of a result (RFD 058): `text` or `resource`.
 // `json` is the block as the tool sent it (compact), for --json output and

@@ -9,8 +9,10 @@
 #include <utility>
 
 #include "core/text.h"
+#include "host/access_gate.h"
 #include "host/init_message.h"
 #include "host/tool_session.h"
+#include "policy/tool_policy.h"
 #include "protocol/json_writer.h"
 
 namespace toolvfs {
@@ -259,7 +261,30 @@ Result<Outcome> VfsRuntime::Execute(const ToolCall& call, const ToolConfig& tool
                  .max_message_bytes = static_cast<size_t>(limits.max_message_mb) << 20},
       .worker_threads = options_.worker_threads,
   };
-  MethodContext context{project_};
+  setup.audit = options_.audit;
+  setup.call_id = call.id.empty() ? NewCallId() : call.id;
+
+  ToolPolicy policy = ToolPolicy::ForTool(tool, options_.config_project_path);
+  std::unique_ptr<Inquirer> denying;
+  Inquirer* inquirer = options_.inquirer;
+  if (inquirer == nullptr) {
+    denying = NewDenyingInquirer();
+    inquirer = denying.get();
+  }
+  AccessGate gate(policy, *inquirer);
+  // process.run children work in the project's real directory: free for
+  // the fs store, a synced temporary copy for the others.
+  Result<std::unique_ptr<MaterializedView>> view = project_.Materialize();
+  MethodContext context{
+      .project = project_,
+      .gate = gate,
+      .host_environment = options_.host_environment,
+      .process_working_directory = view.ok() ? view.value()->path() : std::string(),
+      .launch_process = [&](const LaunchSpec& process) -> Result<ChildProcess> {
+        return options_.launcher ? options_.launcher(process, tool) : Launch(process);
+      },
+      .http = options_.http,
+  };
   SessionResult session = RunToolSession(child.value(), setup, context, cancel);
   return MapSessionResult(std::move(session), tool.name);
 }

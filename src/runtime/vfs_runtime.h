@@ -5,6 +5,12 @@
 #include <functional>
 #include <string>
 
+#include <map>
+#include <optional>
+
+#include "host/methods.h"
+#include "policy/audit.h"
+#include "policy/inquirer.h"
 #include "project/project_files.h"
 #include "runtime/tool_runtime.h"
 #include "sandbox/launcher.h"
@@ -23,6 +29,19 @@ struct VfsRuntimeOptions {
   std::string working_directory;
   unsigned worker_threads = 4;
   ToolLauncher launcher;  // empty: Launch()
+
+  // Asked about requests the policy does not cover; null: every such
+  // request is denied at once (non-interactive). Not owned.
+  Inquirer* inquirer = nullptr;
+  // Receives the audit records of every run; null: no audit. Not owned.
+  AuditSink* audit = nullptr;
+  // The project path of the toolvfs.toml in use when it lies inside the
+  // project (a sensitive path: a tool must not rewrite its own policy).
+  std::optional<std::string> config_project_path;
+  // The host's environment for ${VAR} in http.* headers and process.run's
+  // forwarded variables; null: none. Not owned.
+  const std::map<std::string, std::string>* host_environment = nullptr;
+  HttpSettings http;
 };
 
 class VfsRuntime : public ToolRuntime {
@@ -31,7 +50,7 @@ class VfsRuntime : public ToolRuntime {
 
   // `tool.command` is the program and its arguments; `tool.sandbox.limits`
   // gives the timeouts and the message limit; `tool.options` goes into
-  // init. The tool gets a fixed environment (PATH, LANG, HOME and TMPDIR
+  // init; the tool's policy (ToolPolicy::ForTool) decides every request. The tool gets a fixed environment (PATH, LANG, HOME and TMPDIR
   // in a private temporary directory removed after the run).
   Result<Outcome> Execute(const ToolCall& call, const ToolConfig& tool,
                           CancelToken& cancel) override;

@@ -21,6 +21,7 @@
 
 #include "project/test_util.h"
 #include "host/methods.h"
+#include "host/test_gate.h"
 #include "project/project_files.h"
 #include "protocol/base64.h"
 #include "protocol/jsonrpc.h"
@@ -55,8 +56,10 @@ std::string CallOn(ProjectFiles& project, std::string_view method, std::string_v
   MessageParser parser;
   ParsedLine request = parser.Parse(line);
   if (!request.is_message()) return "<request not parsed: " + request.error().message + ">";
-  MethodContext context{project};
-  WireMessage answer = spec->handler(request.message(), context);
+  DefaultGate gate;
+  MethodContext context{project, gate.gate};
+  RequestScope scope(request.message().id(), spec->name, /*may_block=*/true);
+  WireMessage answer = spec->handler(request.message(), context, scope);
   std::string_view bytes = answer.bytes();
   if (wire_out != nullptr) *wire_out = std::string(bytes);
   if (bytes.empty() || bytes.back() != '\n' || bytes.find('\n') != bytes.size() - 1) {
@@ -692,17 +695,19 @@ TEST(FsMethodsNullStoreTest, NoProjectLooksLikeMissingFiles) {
 TEST(FsMethodsIdTest, IntegerIdsAreEchoedInResultsAndErrors) {
   Result<std::unique_ptr<ProjectFiles>> opened = OpenProject("memory:");
   ASSERT_TRUE(opened.ok());
-  MethodContext context{**opened};
+  DefaultGate gate;
+  MethodContext context{**opened, gate.gate};
+  RequestScope scope(RequestId(1), "test", true);
   MessageParser parser;
   ParsedLine ok = parser.Parse(
       R"({"jsonrpc":"2.0","id":-9223372036854775808,"method":"fs.exists","params":{"path":"x"}})");
   ASSERT_TRUE(ok.is_message());
-  EXPECT_EQ(FindMethod("fs.exists")->handler(ok.message(), context).ToString(),
+  EXPECT_EQ(FindMethod("fs.exists")->handler(ok.message(), context, scope).ToString(),
             "{\"jsonrpc\":\"2.0\",\"id\":-9223372036854775808,\"result\":{\"exists\":false}}\n");
   ParsedLine failing =
       parser.Parse(R"({"jsonrpc":"2.0","id":42,"method":"fs.read","params":{"path":"x"}})");
   ASSERT_TRUE(failing.is_message());
-  EXPECT_EQ(FindMethod("fs.read")->handler(failing.message(), context).ToString(),
+  EXPECT_EQ(FindMethod("fs.read")->handler(failing.message(), context, scope).ToString(),
             "{\"jsonrpc\":\"2.0\",\"id\":42,\"error\":{\"code\":-32002,\"message\":\"File 'x' does "
             "not exist\"}}\n");
 }

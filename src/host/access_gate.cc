@@ -1,0 +1,103 @@
+#include "host/access_gate.h"
+
+namespace toolvfs {
+namespace {
+
+// Lower is more permissive; a request with several targets keeps the
+// least permissive decision for its audit record.
+int Strictness(AuditDecision decision) {
+  switch (decision) {
+    case AuditDecision::kAllow: return 0;
+    case AuditDecision::kAskedAllow: return 1;
+    case AuditDecision::kAskedDeny: return 2;
+    case AuditDecision::kDeny: return 3;
+  }
+  return 3;
+}
+
+}  // namespace
+
+AccessGate::AccessGate(const ToolPolicy& policy, Inquirer& inquirer)
+    : policy_(policy), inquirer_(inquirer) {}
+
+Status AccessGate::Authorize(RequestScope& scope, std::string_view operation, std::string_view target,
+                             const PolicyDecision& decision) {
+  auto record = [&](AuditDecision outcome, std::string_view rule) {
+    if (!scope.target_.empty()) scope.target_ += " -> ";
+    scope.target_ += target;
+    if (!scope.decision_ || Strictness(outcome) >= Strictness(*scope.decision_)) {
+      scope.decision_ = outcome;
+      scope.rule_ = std::string(rule);
+    }
+  };
+  auto denial = [&](std::string_view why) {
+    return Status(StatusCode::kPermissionDenied,
+                  std::string(scope.method()) + " of '" + EscapeForTerminal(target) + "' " + std::string(why));
+  };
+
+  switch (decision.decision) {
+    case Decision::kAllow:
+      record(AuditDecision::kAllow, decision.rule);
+      return Status();
+    case Decision::kDeny: {
+      record(AuditDecision::kDeny, decision.rule);
+      std::string why = "denied by " + decision.rule;
+      if (!decision.hint.empty()) why += "; " + decision.hint;
+      return denial(why);
+    }
+    case Decision::kUncovered:
+      break;
+  }
+
+  std::pair<std::string, std::string> key{std::string(operation), std::string(target)};
+  {
+    std::lock_guard lock(answers_mutex_);
+    auto it = run_answers_.find(key);
+    if (it != run_answers_.end()) {
+      record(it->second ? AuditDecision::kAskedAllow : AuditDecision::kAskedDeny, "user, for this run");
+      if (it->second) return Status();
+      return denial("denied by the user for the rest of this run");
+    }
+  }
+
+  Inquiry inquiry{policy_.tool_name, std::string(operation), std::string(target), decision.hint};
+  if (!inquirer_.asks_user()) {
+    record(AuditDecision::kDeny, "not covered, no interaction");
+    return Status(StatusCode::kPermissionDenied, NonInteractiveDenial(inquiry, scope.method()));
+  }
+  if (!scope.may_block()) {
+    scope.needs_worker_ = true;
+    return Status(StatusCode::kCancelled, "moved to a worker to ask the user");
+  }
+
+  std::lock_guard question(question_mutex_);
+  {
+    // Another question may have settled this target while we waited.
+    std::lock_guard lock(answers_mutex_);
+    auto it = run_answers_.find(key);
+    if (it != run_answers_.end()) {
+      record(it->second ? AuditDecision::kAskedAllow : AuditDecision::kAskedDeny, "user, for this run");
+      if (it->second) return Status();
+      return denial("denied by the user for the rest of this run");
+    }
+  }
+  if (pending_sender_) {
+    pending_sender_(scope.id(), "asking the user to allow " + std::string(operation) + " of '" +
+                                    std::string(target) + "'");
+  }
+  Result<InquiryAnswer> answer = inquirer_.Ask(inquiry);
+  if (!answer.ok()) {
+    record(AuditDecision::kAskedDeny, "user (no answer)");
+    return denial("was not answered: " + answer.status().message());
+  }
+  bool allowed = *answer == InquiryAnswer::kAllowOnce || *answer == InquiryAnswer::kAllowForRun;
+  if (*answer == InquiryAnswer::kAllowForRun || *answer == InquiryAnswer::kDenyForRun) {
+    std::lock_guard lock(answers_mutex_);
+    run_answers_[key] = allowed;
+  }
+  record(allowed ? AuditDecision::kAskedAllow : AuditDecision::kAskedDeny, "user");
+  if (allowed) return Status();
+  return denial("denied by the user");
+}
+
+}  // namespace toolvfs

@@ -1,0 +1,104 @@
+// The one place a tool's request is decided (SPEC.md §3.2–3.4): the policy's
+// answer, the inquirer for what the policy does not cover, the answers the
+// user gave for the rest of the run, the `pending` notification before a
+// question, and what the audit log records.
+//
+// Handlers call Authorize once per target after checking their params and
+// before touching anything; a request is only performed when every
+// Authorize returned OK. The session loop writes the audit record from the
+// RequestScope once the answer is known.
+//
+// Thread safety: Authorize may be called from the loop thread and from
+// workers at once. Questions are asked one at a time.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "core/status.h"
+#include "policy/audit.h"
+#include "policy/decision.h"
+#include "policy/inquirer.h"
+#include "policy/tool_policy.h"
+#include "protocol/jsonrpc.h"
+
+namespace toolvfs {
+
+// One request on its way through a handler.
+class RequestScope {
+ public:
+  RequestScope(const RequestId& id, std::string_view method, bool may_block)
+      : id_(id), method_(method), may_block_(may_block) {}
+
+  const RequestId& id() const { return id_; }
+  std::string_view method() const { return method_; }
+  // False on the loop thread: a question must not be asked there.
+  bool may_block() const { return may_block_; }
+
+  // Set by Authorize when a question is needed on the loop thread: the loop
+  // drops the handler's answer and runs the request again on a worker.
+  bool needs_worker() const { return needs_worker_; }
+
+  // The audit view, filled by Authorize (several targets are joined with
+  // " -> ", the least permissive decision is kept).
+  bool decided() const { return decision_.has_value(); }
+  const std::string& target() const { return target_; }
+  AuditDecision decision() const { return *decision_; }
+  const std::string& rule() const { return rule_; }
+
+  // The JSON-RPC error code answered, 0 for a result (set by Handle).
+  int error_code() const { return error_code_; }
+  void set_error_code(int code) { error_code_ = code; }
+
+ private:
+  friend class AccessGate;
+  RequestId id_;
+  std::string_view method_;
+  bool may_block_;
+  bool needs_worker_ = false;
+  std::string target_;
+  std::optional<AuditDecision> decision_;
+  std::string rule_;
+  int error_code_ = 0;
+};
+
+class AccessGate {
+ public:
+  // Sends the tool `pending {request_id, reason}`; set by the session loop.
+  using PendingSender = std::function<void(const RequestId& id, std::string_view reason)>;
+
+  // `policy` and `inquirer` must outlive the gate.
+  AccessGate(const ToolPolicy& policy, Inquirer& inquirer);
+
+  const ToolPolicy& policy() const { return policy_; }
+  void set_pending_sender(PendingSender sender) { pending_sender_ = std::move(sender); }
+
+  // Decides `operation` ("read", "write", "GET", "POST", "run") on `target`
+  // (the exact path, URL or command line) given the policy's `decision`:
+  // allow -> OK; deny -> PermissionDenied "<method> of '<target>' denied by
+  // <rule>"; uncovered -> a run-scoped answer if the user gave one for this
+  // operation and target, else (on a worker) `pending`, then the inquirer;
+  // a denial is PermissionDenied with the inquirer's message. On the loop
+  // thread an uncovered request that needs a question marks the scope
+  // needs_worker() and returns Cancelled (the answer is dropped).
+  Status Authorize(RequestScope& scope, std::string_view operation, std::string_view target,
+                   const PolicyDecision& decision);
+
+ private:
+  const ToolPolicy& policy_;
+  Inquirer& inquirer_;
+  PendingSender pending_sender_;
+  std::mutex question_mutex_;  // one question at a time
+  std::mutex answers_mutex_;
+  // (operation, target) -> allowed for the rest of the run?
+  std::map<std::pair<std::string, std::string>, bool> run_answers_;
+};
+
+}  // namespace toolvfs
