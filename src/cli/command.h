@@ -73,5 +73,7 @@ std::unique_ptr<Command> NewDoctorCommand();
 std::unique_ptr<Command> NewRunCommand();
 std::unique_ptr<Command> NewExecCommand();
 std::unique_ptr<Command> NewToolsCommand();
+std::unique_ptr<Command> NewCheckCommand();
+std::unique_ptr<Command> NewAuditCommand();
 
 }  // namespace toolvfs

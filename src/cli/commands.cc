@@ -11,8 +11,10 @@ std::span<const CommandInfo> Commands() {
       {"run", "Run a configured tool (from toolvfs.toml) once and print its result", NewRunCommand},
       {"exec", "Run a program as an ad-hoc vfs tool, without a config", NewExecCommand},
       {"tools", "List the configured tools with their runtime and source", NewToolsCommand},
+      {"check", "Validate toolvfs.toml and print each tool's effective policy", NewCheckCommand},
       {"grep", "Search file contents with a regular expression (RE2 syntax)", NewGrepCommand},
       {"doctor", "Show which sandbox features this machine's kernel provides", NewDoctorCommand},
+      {"audit", "Print the audit log as a timeline, optionally only a tool's or the denied requests", NewAuditCommand},
   };
   return kCommands;
 }

@@ -15,7 +15,7 @@ void AddCommonOptions(CLI::App& app, CommonOptions& options) {
       ->type_name("FILE")
       ->group(kGroup);
   app.add_flag("--no-interaction", options.no_interaction,
-               "Never ask; deny requests the policy does not cover (takes effect with the inquirer)")
+               "Never ask; deny at once what the tool's policy does not cover (docs/policy.md)")
       ->group(kGroup);
   app.add_option("--sandbox", options.sandbox,
                  "require: fail if the OS sandbox cannot be enforced; best-effort: warn "
@@ -24,10 +24,10 @@ void AddCommonOptions(CLI::App& app, CommonOptions& options) {
       ->check(CLI::IsMember({"require", "best-effort"}))
       ->group(kGroup);
   CLI::Option* audit = app.add_option("--audit", options.audit_path,
-                                      "Append the audit log to PATH (takes effect when the audit log lands)")
+                                      "Append the audit log to PATH (default: .toolvfs/audit.jsonl in the project)")
                            ->type_name("PATH")
                            ->group(kGroup);
-  app.add_flag("--no-audit", options.no_audit, "Do not write an audit log")
+  app.add_flag("--no-audit", options.no_audit, "Write no audit log for this run")
       ->excludes(audit)
       ->group(kGroup);
   app.add_option("--log-level", options.log_level, "error, warn, info or debug (default: warn)")

@@ -39,19 +39,19 @@ class ExecCommand final : public Command {
     app.add_flag("--json", json_,
                  "Print one JSON object: {\"status\",\"content\",\"error\"?,\"question\"?}");
     app.add_option("--allow-read", allow_read_,
-                   "Project path the tool may read (repeatable; enforced with the access policy)")
+                   "Project path the tool may read (repeatable; default: the whole project)")
         ->type_name("PATH")
         ->allow_extra_args(false);
     app.add_option("--allow-write", allow_write_,
-                   "Project path the tool may write (repeatable; enforced with the access policy)")
+                   "Project path the tool may read and write (repeatable)")
         ->type_name("PATH")
         ->allow_extra_args(false);
     app.add_option("--allow-net", allow_net_,
-                   "URL prefix the tool may reach (repeatable; enforced with the access policy)")
+                   "URL prefix the tool may reach with http.* (repeatable)")
         ->type_name("URL")
         ->allow_extra_args(false);
     app.add_option("--allow-cmd", allow_cmd_,
-                   "Program the tool may run (repeatable; enforced with the access policy)")
+                   "Program the tool may start with process.run, any arguments (repeatable)")
         ->type_name("PROG")
         ->allow_extra_args(false);
     app.footer(
@@ -95,14 +95,15 @@ class ExecCommand final : public Command {
     call.name = tool.name;
 
     if (HasAllowOptions()) {
-      ReportNote("exec",
-                 "--allow-read, --allow-write, --allow-net and --allow-cmd are checked but not "
-                 "enforced yet (they take effect with the access policy): the tool may read and "
-                 "write the whole project");
+      tool.has_sandbox_table = true;
+      tool.sandbox = AllowOptionsPolicy();
     }
 
+    Result<RunServices> services = PrepareRunServices(common, std::nullopt);
+    if (!services.ok()) return ReportError("exec", services.status().message());
     VfsRuntimeOptions options;
     options.working_directory = cwd.string();
+    services->ConfigureRuntime(options);
     VfsRuntime vfs(**store, std::move(options));
     return InvokeTool(vfs, call, tool, InvocationOutput{.json = json_});
   }
@@ -112,8 +113,27 @@ class ExecCommand final : public Command {
     return !allow_read_.empty() || !allow_write_.empty() || !allow_net_.empty() || !allow_cmd_.empty();
   }
 
-  // The --allow-* values are validated now, like the config's sandbox table,
-  // so a typo is an error today rather than a silently wrong policy later.
+  // The policy the --allow-* flags describe (docs/cli.md): the paths of
+  // --allow-read readable (the whole project when none is given), those of
+  // --allow-write readable and writable, the URL prefixes of --allow-net,
+  // the programs of --allow-cmd with any arguments. Validated beforehand by
+  // CheckAllowOptions.
+  SandboxConfig AllowOptionsPolicy() const {
+    SandboxConfig sandbox;
+    if (allow_read_.empty()) sandbox.filesystem_allow.push_back("");
+    for (const auto* paths : {&allow_read_, &allow_write_}) {
+      for (const std::string& path : *paths) sandbox.filesystem_allow.push_back(NormalizePath(path).value());
+    }
+    for (const std::string& path : allow_write_) {
+      sandbox.filesystem_writable.prefixes.push_back(NormalizePath(path).value());
+    }
+    sandbox.network_allow = allow_net_;
+    for (const std::string& program : allow_cmd_) sandbox.commands[program] = CommandRule{};
+    return sandbox;
+  }
+
+  // The --allow-* values are checked like the config's sandbox table, so a
+  // typo is an error rather than a silently wrong policy.
   int CheckAllowOptions() const {
     for (const auto* paths : {&allow_read_, &allow_write_}) {
       const char* option = paths == &allow_read_ ? "--allow-read" : "--allow-write";

@@ -90,8 +90,11 @@ class RunCommand final : public Command {
     if (!answers.ok()) return ReportError("--answer", answers.status().message());
     call.answers_json = std::move(answers).value();
 
+    Result<RunServices> services = PrepareRunServices(common, loaded->path);
+    if (!services.ok()) return ReportError("run", services.status().message());
     VfsRuntimeOptions options;
     options.working_directory = loaded->directory;
+    services->ConfigureRuntime(options);
     VfsRuntime vfs(**store, std::move(options));
     return InvokeTool(vfs, call, tool, InvocationOutput{.json = json_});
   }

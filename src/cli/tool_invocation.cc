@@ -5,6 +5,8 @@
 #include <simdjson.h>
 #include <unistd.h>
 
+extern char** environ;
+
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -332,15 +334,15 @@ std::optional<std::string> ProjectDirectory(std::string_view project_uri) {
   return std::string(project_uri);
 }
 
+std::string ConfigPath(const CommonOptions& common) {
+  if (!common.config.empty()) return common.config;
+  std::string directory = ProjectDirectory(common.project).value_or(".");
+  return (fs::path(directory) / "toolvfs.toml").lexically_normal().string();
+}
+
 Result<LoadedConfig> LoadToolConfig(const CommonOptions& common) {
   bool named = !common.config.empty();
-  std::string path;
-  if (named) {
-    path = common.config;
-  } else {
-    std::string directory = ProjectDirectory(common.project).value_or(".");
-    path = (fs::path(directory) / "toolvfs.toml").lexically_normal().string();
-  }
+  std::string path = ConfigPath(common);
   Result<Config> config = LoadConfig(path);
   if (!config.ok()) {
     if (named || config.status().code() != StatusCode::kNotFound) return config.status();
@@ -356,6 +358,73 @@ Result<LoadedConfig> LoadToolConfig(const CommonOptions& common) {
   loaded.path = path;
   loaded.directory = absolute.lexically_normal().parent_path().string();
   return loaded;
+}
+
+// --- Policy services ---------------------------------------------------------
+
+namespace {
+
+std::map<std::string, std::string> HostEnvironment() {
+  std::map<std::string, std::string> variables;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    std::string_view text(*entry);
+    size_t equals = text.find('=');
+    if (equals == std::string_view::npos || equals == 0) continue;
+    variables.emplace(std::string(text.substr(0, equals)), std::string(text.substr(equals + 1)));
+  }
+  return variables;
+}
+
+// The project path of `file` if it lies inside `project_directory`.
+std::optional<std::string> PathInProject(const std::string& project_directory, const std::string& file) {
+  std::error_code error;
+  fs::path root = fs::weakly_canonical(project_directory, error);
+  if (error) return std::nullopt;
+  fs::path target = fs::weakly_canonical(file, error);
+  if (error) return std::nullopt;
+  fs::path relative = target.lexically_relative(root);
+  if (relative.empty() || *relative.begin() == "..") return std::nullopt;
+  return relative.generic_string();
+}
+
+}  // namespace
+
+void RunServices::ConfigureRuntime(VfsRuntimeOptions& options) const {
+  options.inquirer = inquirer.get();
+  options.audit = audit.get();
+  options.host_environment = &environment;
+  options.config_project_path = config_project_path;
+}
+
+Result<RunServices> PrepareRunServices(const CommonOptions& common,
+                                       std::optional<std::string> config_path) {
+  RunServices services;
+  if (!common.no_interaction && TerminalAvailable()) services.inquirer = NewTerminalInquirer();
+  services.environment = HostEnvironment();
+  if (!common.no_audit) {
+    std::optional<std::string> audit_path;
+    if (!common.audit_path.empty()) {
+      audit_path = common.audit_path;
+    } else if (std::optional<std::string> directory = ProjectDirectory(common.project)) {
+      audit_path = (fs::path(*directory) / kProjectAuditLogPath).string();
+    }
+    if (audit_path) {
+      Result<std::unique_ptr<AuditSink>> sink = OpenAuditLogFile(*audit_path);
+      if (!sink.ok()) {
+        return Status(sink.status().code(),
+                      sink.status().message() + " (--audit PATH puts it elsewhere, --no-audit turns it off)");
+      }
+      services.audit = std::move(sink).value();
+    }
+  }
+  if (config_path) services.config_project_path = ConfigPathInProject(common, *config_path);
+  return services;
+}
+
+std::optional<std::string> ConfigPathInProject(const CommonOptions& common, const std::string& config_path) {
+  std::optional<std::string> project_directory = ProjectDirectory(common.project);
+  if (!project_directory) return std::nullopt;
+  return PathInProject(*project_directory, config_path);
 }
 
 void ReportConfigWarnings(const LoadedConfig& loaded, const CommonOptions& common) {

@@ -4,6 +4,8 @@
 // exit codes of SPEC.md §10. docs/cli.md is the reference for the behaviour.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,7 +14,10 @@
 #include "cli/command.h"
 #include "config/config.h"
 #include "core/status.h"
+#include "policy/audit.h"
+#include "policy/inquirer.h"
 #include "runtime/tool_runtime.h"
+#include "runtime/vfs_runtime.h"
 
 namespace toolvfs {
 
@@ -28,6 +33,10 @@ struct LoadedConfig {
   std::string directory;  // absolute directory of the file: configured tools run there
 };
 
+// `--config FILE` if given, else toolvfs.toml in the project directory (the
+// current directory for stores without one).
+std::string ConfigPath(const CommonOptions& common);
+
 // Loads `--config FILE` if given, else toolvfs.toml in the project directory
 // (the current directory for stores without one). Every error is one line
 // that names the file; a missing default file also says how to provide one.
@@ -36,6 +45,33 @@ Result<LoadedConfig> LoadToolConfig(const CommonOptions& common);
 // Prints the config's warnings on stderr ("toolvfs: warning: FILE:L:C: ..."),
 // unless --log-level error.
 void ReportConfigWarnings(const LoadedConfig& loaded, const CommonOptions& common);
+
+// What a run needs besides the tool and the store, owned by the command for
+// as long as the runtime uses it: the inquirer (--no-interaction), the audit
+// sink (--audit, --no-audit), the host environment for ${VAR} and
+// process.run, and where the config file lies in the project.
+struct RunServices {
+  std::unique_ptr<Inquirer> inquirer;  // null: uncovered requests are denied
+  std::unique_ptr<AuditSink> audit;    // null: --no-audit
+  std::map<std::string, std::string> environment;
+  std::optional<std::string> config_project_path;
+
+  // Points `options` at the services (which must outlive the runtime).
+  void ConfigureRuntime(VfsRuntimeOptions& options) const;
+};
+
+// The terminal inquirer when a terminal is there and --no-interaction is not
+// given; the audit log at --audit PATH or .toolvfs/audit.jsonl in the
+// project directory (none for stores without a directory unless --audit,
+// none with --no-audit);
+// `config_path`: the config file in use, if any. Fails with a one-line
+// error when the audit log cannot be opened.
+Result<RunServices> PrepareRunServices(const CommonOptions& common,
+                                       std::optional<std::string> config_path);
+
+// The project path of the config file `config_path` when it lies inside the
+// project directory of --project (a sensitive path for every tool).
+std::optional<std::string> ConfigPathInProject(const CommonOptions& common, const std::string& config_path);
 
 // The value of --args: inline JSON, "@FILE" (read the file) or "@-" (read
 // standard input). Returns the object as compact JSON text ("{}" for an

@@ -162,6 +162,9 @@ struct ConfigCheck {
 };
 ConfigCheck CheckConfigText(std::string_view text, std::string_view source_name);
 
+// Reads the file at `path` (errors as LoadConfig) and checks it.
+Result<ConfigCheck> CheckConfigFile(const std::string& path);
+
 // The runtime a tool runs under (SPEC.md §6.2): builtin and mcp tools by
 // their source (their `runtime` key was ignored with a warning at parse
 // time); for a local tool an explicit `runtime` wins, else a program ending

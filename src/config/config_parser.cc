@@ -1012,12 +1012,25 @@ Result<Config> ParseConfig(std::string_view text, std::string_view source_name) 
   return InvalidArgumentError(std::move(message));
 }
 
-Result<Config> LoadConfig(const std::string& path) {
+namespace {
+
+Result<std::string> ReadConfigText(const std::string& path) {
   std::string what = "Cannot read config file " + Quote(path);
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return ErrnoToStatus(errno, what);
-  TOOLVFS_ASSIGN_OR_RETURN(std::string text, ReadToEnd(fd.get(), kMaxConfigBytes, what));
+  return ReadToEnd(fd.get(), kMaxConfigBytes, what);
+}
+
+}  // namespace
+
+Result<Config> LoadConfig(const std::string& path) {
+  TOOLVFS_ASSIGN_OR_RETURN(std::string text, ReadConfigText(path));
   return ParseConfig(text, path);
+}
+
+Result<ConfigCheck> CheckConfigFile(const std::string& path) {
+  TOOLVFS_ASSIGN_OR_RETURN(std::string text, ReadConfigText(path));
+  return CheckConfigText(text, path);
 }
 
 }  // namespace toolvfs

@@ -78,6 +78,11 @@ class AccessGate {
   AccessGate(const ToolPolicy& policy, Inquirer& inquirer);
 
   const ToolPolicy& policy() const { return policy_; }
+
+  // Ends a question in progress and every later one (Inquirer::Cancel):
+  // the run is over or cancelled, and a worker blocked on the user must not
+  // hold it up.
+  void CancelQuestions() { inquirer_.Cancel(); }
   void set_pending_sender(PendingSender sender) { pending_sender_ = std::move(sender); }
 
   // Decides `operation` ("read", "write", "GET", "POST", "run") on `target`

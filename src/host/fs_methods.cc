@@ -34,12 +34,48 @@ Result<std::string> ResolveForPolicy(ProjectFiles& project, std::string_view pat
   return JoinPath(parent, BaseName(normalized));
 }
 
+// A project path as the user and the audit log see it: "." for the root.
+std::string TargetOf(std::string_view resolved_path) {
+  return resolved_path.empty() ? std::string(".") : std::string(resolved_path);
+}
+
 // Asks the gate for `access` to `path`: OK to go on, or the denial to answer.
+//
+// Writing, deleting or renaming the root itself is left to the store, which
+// refuses it with the precise reason (every store must: project_files.h),
+// rather than reported as a policy denial of a request that cannot exist.
 Status AuthorizePath(const MethodContext& context, RequestScope& scope, FileAccess access,
                      std::string_view path, FinalLink final_link = FinalLink::kFollow) {
   TOOLVFS_ASSIGN_OR_RETURN(std::string resolved, ResolveForPolicy(context.project, path, final_link));
-  return context.gate.Authorize(scope, FileAccessName(access), DisplayPath(resolved),
+  if (access == FileAccess::kWrite && resolved.empty()) return OkStatus();
+  return context.gate.Authorize(scope, FileAccessName(access), TargetOf(resolved),
                                 context.gate.policy().files.Check(access, resolved));
+}
+
+// Before a directory is deleted or moved: everything in it must be
+// writable too. The policy judges prefixes, but patterns that match at any
+// depth (**/.env, **/*.key) can only be found by looking, so the tree is
+// walked (symlinks are entries, not followed). Uncovered entries pass: the
+// directory's own decision stands for them.
+Status AuthorizeTreeBelow(const MethodContext& context, RequestScope& scope, std::string_view path) {
+  TOOLVFS_ASSIGN_OR_RETURN(std::string root, ResolveForPolicy(context.project, path, FinalLink::kActOnLink));
+  Result<FileMetadata> metadata = context.project.Metadata(root);
+  if (!metadata.ok() || metadata->kind != EntryKind::kDirectory) return OkStatus();  // the store reports
+  std::vector<std::string> directories = {root};
+  while (!directories.empty()) {
+    std::string directory = std::move(directories.back());
+    directories.pop_back();
+    TOOLVFS_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, context.project.ListDir(directory));
+    for (const DirEntry& entry : entries) {
+      std::string below = JoinPath(directory, entry.name);
+      PolicyDecision decision = context.gate.policy().files.Check(FileAccess::kWrite, below);
+      if (decision.decision == Decision::kDeny) {
+        return context.gate.Authorize(scope, "write", TargetOf(below), decision);
+      }
+      if (entry.kind == EntryKind::kDirectory) directories.push_back(std::move(below));
+    }
+  }
+  return OkStatus();
 }
 
 // fs.read {path, offset?, length?} -> {content, size, encoding?}.
@@ -165,7 +201,7 @@ Result<WireMessage> ServeListDir(const Message& request, const MethodContext& co
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<uint64_t> limit, params.OptionalUint("limit"));
   TOOLVFS_ASSIGN_OR_RETURN(std::string directory, context.project.ResolvePath(path));
   TOOLVFS_RETURN_IF_ERROR(context.gate.Authorize(
-      scope, "read", DisplayPath(directory),
+      scope, "read", TargetOf(directory),
       context.gate.policy().files.Check(FileAccess::kRead, directory)));
   TOOLVFS_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, context.project.ListDir(path));
   std::erase_if(entries, [&](const DirEntry& entry) {
@@ -220,21 +256,22 @@ Result<WireMessage> ServeMetadata(const Message& request, const MethodContext& c
 }
 
 // fs.delete {path, recursive?} -> {}.
-// A recursive delete is judged on the directory: deny rules and sensitive
-// paths below an allowed directory are the FilePolicy's business (a
-// directory is writable only if nothing below it is denied).
+// A recursive delete needs everything below to be writable as well
+// (AuthorizeTreeBelow): deleting `src` must not take `src/.env` with it.
 Result<WireMessage> ServeDelete(const Message& request, const MethodContext& context, RequestScope& scope) {
   const Params& params = request.params();
   TOOLVFS_RETURN_IF_ERROR(params.ExpectOnly({"path", "recursive"}));
   TOOLVFS_ASSIGN_OR_RETURN(std::string_view path, params.String("path"));
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<bool> recursive, params.OptionalBool("recursive"));
   TOOLVFS_RETURN_IF_ERROR(AuthorizePath(context, scope, FileAccess::kWrite, path, FinalLink::kActOnLink));
+  if (recursive.value_or(false)) TOOLVFS_RETURN_IF_ERROR(AuthorizeTreeBelow(context, scope, path));
   TOOLVFS_RETURN_IF_ERROR(context.project.Delete(path, recursive.value_or(false)));
   return SerializeEmptyResult(request.id());
 }
 
 // fs.rename {from, to, overwrite?} -> {}.
-// Both ends must be writable: a rename removes `from` and creates `to`.
+// Both ends must be writable: a rename removes `from` and creates `to`;
+// a directory moves with everything in it (AuthorizeTreeBelow).
 Result<WireMessage> ServeRename(const Message& request, const MethodContext& context, RequestScope& scope) {
   const Params& params = request.params();
   TOOLVFS_RETURN_IF_ERROR(params.ExpectOnly({"from", "to", "overwrite"}));
@@ -243,6 +280,7 @@ Result<WireMessage> ServeRename(const Message& request, const MethodContext& con
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<bool> overwrite, params.OptionalBool("overwrite"));
   TOOLVFS_RETURN_IF_ERROR(AuthorizePath(context, scope, FileAccess::kWrite, from, FinalLink::kActOnLink));
   TOOLVFS_RETURN_IF_ERROR(AuthorizePath(context, scope, FileAccess::kWrite, to, FinalLink::kActOnLink));
+  TOOLVFS_RETURN_IF_ERROR(AuthorizeTreeBelow(context, scope, from));
   TOOLVFS_RETURN_IF_ERROR(context.project.Rename(from, to, overwrite.value_or(false)));
   return SerializeEmptyResult(request.id());
 }
@@ -290,12 +328,12 @@ Result<WireMessage> ServeGrep(const Message& request, const MethodContext& conte
   for (std::string_view path : options.paths) {
     TOOLVFS_ASSIGN_OR_RETURN(std::string resolved, context.project.ResolvePath(path));
     PolicyDecision decision = context.gate.policy().files.Check(FileAccess::kRead, resolved);
-    TOOLVFS_RETURN_IF_ERROR(context.gate.Authorize(scope, "read", DisplayPath(resolved), decision));
+    TOOLVFS_RETURN_IF_ERROR(context.gate.Authorize(scope, "read", TargetOf(resolved), decision));
     if (decision.decision == Decision::kUncovered) granted.push_back(std::move(resolved));
   }
   if (options.paths.empty()) {
     // The whole project: recorded as a read of the root, judged per file.
-    TOOLVFS_RETURN_IF_ERROR(context.gate.Authorize(scope, "read", DisplayPath(""),
+    TOOLVFS_RETURN_IF_ERROR(context.gate.Authorize(scope, "read", TargetOf(""),
                                                    PolicyDecision::Allow("per file")));
   }
   const FilePolicy& files = context.gate.policy().files;

@@ -1,6 +1,470 @@
-// PLACEHOLDER: replaced by the process work (issue 4).
+// process.run (SPEC.md §3.2, §3.3, §4.3): runs a program the tool's command
+// rules allow, in the project directory, with a clean environment, and
+// returns its output with every forwarded secret redacted.
+//
+// The steps, in order, so that nothing runs and no question is asked for a
+// request that cannot be served: params; a project directory to run in;
+// the program resolved to an absolute path; the command rule and the
+// variables (a variable the rule does not list is denied at once: the
+// user is never asked to hand a secret over); the gate; then the child,
+// started through the same launcher as the tool, so the sandbox confines it.
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/text.h"
 #include "host/methods.h"
+#include "policy/secret_scrubber.h"
+#include "protocol/base64.h"
+#include "sandbox/private_temp_dir.h"
 
 namespace toolvfs {
-std::span<const MethodSpec> ProcessMethods() { return {}; }
+namespace {
+
+constexpr uint64_t kDefaultTimeoutSeconds = 60;
+constexpr uint64_t kMaxTimeoutSeconds = 24 * 60 * 60;  // keeps the deadline arithmetic far from overflow
+// Per stream: two full streams stay well inside the 10 MiB message limit
+// even base64-encoded.
+constexpr size_t kOutputLimit = size_t{1} << 20;
+
+// ----- The program -----------------------------------------------------------
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+bool IsSameFile(const std::string& a, const std::string& b) {
+  struct stat first {
+  }, second{};
+  return ::stat(a.c_str(), &first) == 0 && ::stat(b.c_str(), &second) == 0 && first.st_dev == second.st_dev &&
+         first.st_ino == second.st_ino;
+}
+
+// The host's PATH, or the fixed one when the host has none.
+std::string_view SearchPath(const MethodContext& context) {
+  if (context.host_environment != nullptr) {
+    auto path = context.host_environment->find("PATH");
+    if (path != context.host_environment->end()) return path->second;
+  }
+  return kFixedPath;
+}
+
+// The first executable `name` in the absolute directories of `search_path`;
+// relative entries ("", ".") are skipped: they would find the project's
+// own files, which a tool can write.
+std::optional<std::string> FindOnPath(std::string_view name, std::string_view search_path) {
+  while (!search_path.empty()) {
+    size_t colon = search_path.find(':');
+    std::string_view directory = search_path.substr(0, colon);
+    search_path = colon == std::string_view::npos ? std::string_view() : search_path.substr(colon + 1);
+    if (!directory.starts_with('/')) continue;
+    std::string candidate =
+        std::string(directory) + (directory.ends_with('/') ? "" : "/") + std::string(name);
+    if (IsExecutableFile(candidate)) return candidate;
+  }
+  return std::nullopt;
+}
+
+struct ResolvedProgram {
+  std::string path;         // absolute: what runs
+  std::string policy_name;  // what the command rules are keyed by (CommandPolicy::Check)
+};
+
+// A bare name is looked up on the host's PATH; an absolute path is taken as
+// it is and keyed by its base name only when PATH finds that same file for
+// the name (so /tmp/x/rg is not `rg`); a relative path with a slash is
+// refused, since it would name a file in the project, which tools write.
+Result<ResolvedProgram> ResolveProgram(std::string_view program, const MethodContext& context) {
+  std::string_view search_path = SearchPath(context);
+  if (program.find('/') == std::string_view::npos) {
+    std::optional<std::string> found = FindOnPath(program, search_path);
+    if (!found) {
+      return NotFoundError("Program " + Quote(program) + " was not found on the host's PATH " +
+                           Quote(search_path));
+    }
+    return ResolvedProgram{std::move(*found), std::string(program)};
+  }
+  if (!program.starts_with('/')) {
+    return InvalidArgumentError(
+        "Invalid params: 'program' must be a bare name (looked up on PATH) or an "
+        "absolute path, got " +
+        Quote(program));
+  }
+  std::string path(program);
+  if (!IsExecutableFile(path)) {
+    return NotFoundError("Program " + Quote(program) + " is not an executable file");
+  }
+  std::string_view base_name = program.substr(program.rfind('/') + 1);
+  std::optional<std::string> on_path = FindOnPath(base_name, search_path);
+  bool is_path_program = on_path && IsSameFile(*on_path, path);
+  return ResolvedProgram{path, is_path_program ? std::string(base_name) : path};
+}
+
+// `word` as a POSIX shell would need it: as is when it has only characters
+// no shell treats specially, else in single quotes ('\'' for a quote).
+std::string ShellQuote(std::string_view word) {
+  bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           std::string_view("_-+=.,:/@%").find(c) != std::string_view::npos;
+  });
+  if (plain) return std::string(word);
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// What the user is shown and the audit log records: exactly what runs.
+std::string CommandLine(std::string_view path, std::span<const std::string> args) {
+  std::string line = ShellQuote(path);
+  for (const std::string& arg : args) line += " " + ShellQuote(arg);
+  return line;
+}
+
+// ----- The environment -------------------------------------------------------
+
+struct Variable {
+  std::string name;
+  std::string value;
+};
+
+// The host's values of the `requested` variables the policy let through
+// (CheckEnvironment passed): loader variables are dropped, variables the
+// host does not set are left unset.
+std::vector<Variable> ForwardedVariables(std::span<const std::string> requested,
+                                         const MethodContext& context) {
+  std::vector<Variable> forwarded;
+  if (context.host_environment == nullptr) return forwarded;
+  for (const std::string& name : requested) {
+    if (IsLoaderVariable(name)) continue;
+    auto value = context.host_environment->find(name);
+    if (value != context.host_environment->end()) forwarded.push_back({name, value->second});
+  }
+  return forwarded;
+}
+
+// The fixed environment of SPEC.md §5 with the forwarded variables set over
+// it: a rule that lists HOME or PATH in its envs means the host's value.
+std::vector<std::string> ChildEnvironment(const PrivateTempDir& private_dir,
+                                          const std::vector<Variable>& forwarded) {
+  std::vector<std::string> environment = FixedEnvironment(private_dir);
+  for (const Variable& variable : forwarded) {
+    std::string prefix = variable.name + "=";
+    std::erase_if(environment, [&](const std::string& entry) { return entry.starts_with(prefix); });
+    environment.push_back(prefix + variable.value);
+  }
+  return environment;
+}
+
+// ----- Running ---------------------------------------------------------------
+
+// Blocks SIGPIPE in the calling thread while it lives, so that writing the
+// stdin of a child that stopped reading gives EPIPE instead of killing the
+// host (the session ignores SIGPIPE, but an embedder calling a handler
+// directly need not). A SIGPIPE raised meanwhile is consumed before the
+// mask is restored.
+class SigpipeBlockedInThisThread {
+ public:
+  SigpipeBlockedInThisThread() {
+    sigemptyset(&sigpipe_);
+    sigaddset(&sigpipe_, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &sigpipe_, &previous_);
+  }
+  ~SigpipeBlockedInThisThread() {
+    timespec no_wait{};
+    while (sigtimedwait(&sigpipe_, nullptr, &no_wait) > 0) {
+    }
+    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+  }
+  SigpipeBlockedInThisThread(const SigpipeBlockedInThisThread&) = delete;
+  SigpipeBlockedInThisThread& operator=(const SigpipeBlockedInThisThread&) = delete;
+
+ private:
+  sigset_t sigpipe_;
+  sigset_t previous_;
+};
+
+// Readable when the process ends, so the poll loop sleeps until then; an
+// invalid fd on kernels without pidfd_open (the loop then polls the exit).
+UniqueFd OpenExitFd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+#else
+  return UniqueFd();
+#endif
+}
+
+// One output stream of the child, read as it comes.
+struct OutputCapture {
+  UniqueFd fd;
+  std::string bytes;     // the first `keep_limit` bytes
+  uint64_t written = 0;  // everything the child wrote
+
+  // Reads what is there now; closes the fd at end of file or on an error.
+  void ReadAvailable(size_t keep_limit) {
+    char buffer[64 * 1024];
+    while (fd) {
+      ssize_t count = ::read(fd.get(), buffer, sizeof buffer);
+      if (count > 0) {
+        written += static_cast<uint64_t>(count);
+        size_t room = keep_limit - std::min(bytes.size(), keep_limit);
+        bytes.append(buffer, std::min(static_cast<size_t>(count), room));
+      } else if (count < 0 && errno == EINTR) {
+        continue;
+      } else if (count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        return;
+      } else {
+        fd.reset();
+      }
+    }
+  }
+};
+
+// The child's stdin, written as the pipe takes it and closed at the end
+// (or at once when there is no input), so the child sees end of file.
+struct InputFeed {
+  UniqueFd& fd;
+  std::string_view input;
+  size_t offset = 0;
+
+  void WriteAvailable() {
+    while (fd && offset < input.size()) {
+      size_t chunk = std::min<size_t>(input.size() - offset, 64 * 1024);
+      ssize_t count = ::write(fd.get(), input.data() + offset, chunk);
+      if (count > 0) {
+        offset += static_cast<size_t>(count);
+      } else if (count < 0 && errno == EINTR) {
+        continue;
+      } else if (count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        return;
+      } else {
+        fd.reset();  // EPIPE: the child stopped reading, the rest is dropped
+      }
+    }
+    fd.reset();
+  }
+};
+
+struct FinishedRun {
+  std::optional<ExitStatus> exit;  // nullopt: killed at the timeout
+  OutputCapture stdout_capture;
+  OutputCapture stderr_capture;
+};
+
+// Feeds `input` to the child and collects its output (the first
+// `keep_limit` bytes of each stream) until it exits or `timeout` passes,
+// never blocking on one pipe while another is full. When the child exits,
+// its process group is killed (background processes it left do not
+// outlive the request) and what is left in the pipes is read.
+Result<FinishedRun> Communicate(ChildProcess& child, std::string_view input, size_t keep_limit,
+                                std::chrono::milliseconds timeout) {
+  SigpipeBlockedInThisThread sigpipe_blocked;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  UniqueFd exit_fd = OpenExitFd(child.pid());
+  FinishedRun run;
+  run.stdout_capture.fd = std::move(child.stdout_fd());
+  run.stderr_capture.fd = std::move(child.stderr_fd());
+  InputFeed feed{child.stdin_fd(), input};
+  feed.WriteAvailable();
+  while (true) {
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<ExitStatus> exit, child.TryWait());
+    if (exit) {
+      static_cast<void>(child.Signal(SIGKILL));  // the group's leftovers; ESRCH is fine
+      run.stdout_capture.ReadAvailable(keep_limit);
+      run.stderr_capture.ReadAvailable(keep_limit);
+      run.exit = *exit;
+      return run;
+    }
+    auto remaining =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (remaining.count() <= 0) {
+      TOOLVFS_RETURN_IF_ERROR(child.Signal(SIGKILL));
+      TOOLVFS_ASSIGN_OR_RETURN(ExitStatus killed, child.Wait());
+      static_cast<void>(killed);
+      return run;
+    }
+    pollfd fds[4];
+    nfds_t count = 0;
+    auto watch = [&](const UniqueFd& fd, short events) {
+      if (fd) fds[count++] = pollfd{fd.get(), events, 0};
+    };
+    watch(feed.fd, POLLOUT);
+    watch(run.stdout_capture.fd, POLLIN);
+    watch(run.stderr_capture.fd, POLLIN);
+    watch(exit_fd, POLLIN);
+    // Without an exit fd the loop looks at the child every 10 ms.
+    int wait_ms = static_cast<int>(std::min<int64_t>(remaining.count(), exit_fd ? INT32_MAX : 10));
+    if (::poll(fds, count, wait_ms) < 0 && errno != EINTR) {
+      return ErrnoToStatus(errno, "Cannot wait for the output of process " + std::to_string(child.pid()));
+    }
+    // Each handler reads or writes only what is there (non-blocking fds).
+    feed.WriteAvailable();
+    run.stdout_capture.ReadAvailable(keep_limit);
+    run.stderr_capture.ReadAvailable(keep_limit);
+  }
+}
+
+// One stream for the answer: scrubbed, cut at kOutputLimit, and base64 if
+// it is not UTF-8 text.
+struct AnswerOutput {
+  std::string content;
+  bool is_base64 = false;
+  bool truncated = false;
+};
+
+AnswerOutput PrepareOutput(const OutputCapture& capture, const SecretScrubber& scrubber) {
+  AnswerOutput output;
+  output.truncated = capture.written > kOutputLimit;
+  output.content = scrubber.ScrubPrefix(capture.bytes, kOutputLimit);
+  if (output.truncated) {
+    // The cut may split a character; that alone must not make text binary.
+    size_t valid = ValidUtf8Prefix(output.content);
+    if (output.content.size() - valid < 4) output.content.resize(valid);
+  }
+  if (!IsValidUtf8(output.content)) {
+    output.content = Base64Encode(output.content);
+    output.is_base64 = true;
+  }
+  return output;
+}
+
+// "SIGSEGV"; the number for a signal without a name.
+std::string SignalName(int signal_number) {
+  const char* abbreviation = sigabbrev_np(signal_number);
+  return abbreviation == nullptr ? std::to_string(signal_number) : std::string("SIG") + abbreviation;
+}
+
+Status CheckNoNul(std::string_view value, std::string_view name) {
+  if (value.find('\0') == std::string_view::npos) return OkStatus();
+  return InvalidArgumentError("Invalid params: " + std::string(name) +
+                              " contains a NUL character, which no program can receive");
+}
+
+// process.run {program, args?, envs?, stdin?, timeout_s?} ->
+//   {stdout, stderr, exit_code, truncated, stdout_encoding?,
+//    stderr_encoding?, signal?}
+//
+// `envs` names host variables to forward (see the file comment); `stdin`
+// is text written to the child's stdin (closed at once when absent);
+// `timeout_s` (default 60, at most 86400) kills the child's whole process
+// group and answers -32004. Each of stdout and stderr keeps its first MiB
+// (`truncated` when either was cut); a stream that is not UTF-8 comes as
+// base64 with `<stream>_encoding: "base64"`. A child killed by a signal has
+// exit_code 128 + the signal number and `signal` naming it ("SIGSEGV").
+Result<WireMessage> ServeProcessRun(const Message& request, const MethodContext& context,
+                                    RequestScope& scope) {
+  const Params& params = request.params();
+  TOOLVFS_RETURN_IF_ERROR(params.ExpectOnly({"program", "args", "envs", "stdin", "timeout_s"}));
+  TOOLVFS_ASSIGN_OR_RETURN(std::string_view program, params.String("program"));
+  TOOLVFS_ASSIGN_OR_RETURN(std::optional<std::vector<std::string_view>> arg_views,
+                           params.OptionalStringArray("args"));
+  TOOLVFS_ASSIGN_OR_RETURN(std::optional<std::vector<std::string_view>> env_views,
+                           params.OptionalStringArray("envs"));
+  TOOLVFS_ASSIGN_OR_RETURN(std::optional<std::string_view> input, params.OptionalString("stdin"));
+  TOOLVFS_ASSIGN_OR_RETURN(std::optional<uint64_t> timeout_s, params.OptionalUint("timeout_s"));
+
+  if (program.empty()) return InvalidArgumentError("Invalid params: 'program' is empty");
+  TOOLVFS_RETURN_IF_ERROR(CheckNoNul(program, "'program'"));
+  std::vector<std::string> args;
+  if (arg_views) args.assign(arg_views->begin(), arg_views->end());
+  for (size_t i = 0; i < args.size(); ++i) {
+    TOOLVFS_RETURN_IF_ERROR(CheckNoNul(args[i], "'args[" + std::to_string(i) + "]'"));
+  }
+  std::vector<std::string> envs;
+  if (env_views) envs.assign(env_views->begin(), env_views->end());
+  uint64_t timeout_seconds = timeout_s.value_or(kDefaultTimeoutSeconds);
+  if (timeout_seconds == 0 || timeout_seconds > kMaxTimeoutSeconds) {
+    return InvalidArgumentError("Invalid params: 'timeout_s' must be from 1 to " +
+                                std::to_string(kMaxTimeoutSeconds) + ", got " +
+                                std::to_string(timeout_seconds));
+  }
+  if (context.process_working_directory.empty()) {
+    return NoProjectError("process.run needs a project directory to run in, and this host has none");
+  }
+
+  TOOLVFS_ASSIGN_OR_RETURN(ResolvedProgram resolved, ResolveProgram(program, context));
+  const CommandPolicy& commands = context.gate.policy().commands;
+  PolicyDecision decision = commands.Check(resolved.policy_name, args);
+  if (decision.decision != Decision::kDeny) {
+    PolicyDecision environment = commands.CheckEnvironment(resolved.policy_name, envs);
+    if (environment.decision == Decision::kDeny) decision = std::move(environment);
+  }
+  std::string command_line = CommandLine(resolved.path, args);
+  TOOLVFS_RETURN_IF_ERROR(context.gate.Authorize(scope, "run", command_line, decision));
+
+  std::vector<Variable> forwarded = ForwardedVariables(envs, context);
+  std::vector<std::string> secrets;
+  for (const Variable& variable : forwarded) secrets.push_back(variable.value);
+  SecretScrubber scrubber(secrets);
+
+  TOOLVFS_ASSIGN_OR_RETURN(PrivateTempDir private_dir, PrivateTempDir::Create());
+  LaunchSpec spec;
+  spec.program = resolved.path;
+  spec.args = std::move(args);
+  spec.environment = ChildEnvironment(private_dir, forwarded);
+  spec.working_directory = context.process_working_directory;
+  TOOLVFS_ASSIGN_OR_RETURN(ChildProcess child,
+                           context.launch_process ? context.launch_process(spec) : Launch(spec));
+  TOOLVFS_ASSIGN_OR_RETURN(FinishedRun run,
+                           Communicate(child, input.value_or(""), kOutputLimit + scrubber.longest_form_size(),
+                                       std::chrono::seconds(timeout_seconds)));
+  if (!run.exit) {
+    return TimeoutError("process.run of " + Quote(command_line) + " timed out after " +
+                        std::to_string(timeout_seconds) + " s and was killed");
+  }
+
+  AnswerOutput out = PrepareOutput(run.stdout_capture, scrubber);
+  AnswerOutput err = PrepareOutput(run.stderr_capture, scrubber);
+  const ExitStatus& exit = *run.exit;
+  return SerializeResult(
+      request.id(),
+      [&](JsonWriter& writer) {
+        writer.StartObject();
+        WriteJsonKey(writer, "stdout");
+        WriteJsonString(writer, out.content);
+        WriteJsonKey(writer, "stderr");
+        WriteJsonString(writer, err.content);
+        WriteJsonKey(writer, "exit_code");
+        writer.Int(exit.exited() ? exit.code : 128 + exit.signal);
+        WriteJsonKey(writer, "truncated");
+        writer.Bool(out.truncated || err.truncated);
+        if (out.is_base64) {
+          WriteJsonKey(writer, "stdout_encoding");
+          WriteJsonString(writer, "base64");
+        }
+        if (err.is_base64) {
+          WriteJsonKey(writer, "stderr_encoding");
+          WriteJsonString(writer, "base64");
+        }
+        if (exit.signaled()) {
+          WriteJsonKey(writer, "signal");
+          WriteJsonString(writer, SignalName(exit.signal));
+        }
+        writer.EndObject();
+      },
+      out.content.size() + err.content.size() + 128);
+}
+
+constexpr MethodSpec kProcessMethods[] = {
+    {"process.run", &Handle<ServeProcessRun>, true},  // waits for the child
+};
+
+}  // namespace
+
+std::span<const MethodSpec> ProcessMethods() { return kProcessMethods; }
+
 }  // namespace toolvfs

@@ -386,6 +386,7 @@ SessionResult Session::Run() {
   }
 
   KillTool();
+  context_.gate.CancelQuestions();  // a worker may be waiting for the user
   workers_.reset();  // joins the workers: nothing touches the project after return
   context_.gate.set_pending_sender(nullptr);
   ReadStderr();
@@ -816,6 +817,7 @@ void Session::OnChildExit() {
 void Session::OnCancel() {
   if (cancel_sent_ || ended_) return;
   cancel_sent_ = true;
+  context_.gate.CancelQuestions();  // Ctrl+C must not wait for an answer
   if (final_received_) return;  // the tool has finished already
   QueueAnswer(SerializeNotification("cancel"), nullptr, "cancel");
   escalate_at_ = Clock::now() + setup_.limits.cancel_grace;

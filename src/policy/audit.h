@@ -38,8 +38,11 @@ struct AuditRecord {
   std::string ToJson() const;
 };
 
-// InvalidArgument naming the line's problem for anything ToJson could not
-// have written.
+// The record of one line ToJson wrote. InvalidArgument naming the problem
+// for a line that is not a JSON object with every member of ToJson, each of
+// its type ("ts" exactly as ToJson writes it, "decision" one of the four
+// names). Members it does not know are ignored, so an older toolvfs can
+// read the log of a newer one.
 Result<AuditRecord> ParseAuditRecord(std::string_view json_line);
 
 // Receives records; implementations must be thread-safe (requests of one
@@ -57,8 +60,21 @@ std::unique_ptr<AuditSink> NewCallbackAuditSink(std::function<void(const AuditRe
 // Sends each record to every sink in `sinks` (not owned).
 std::unique_ptr<AuditSink> NewFanOutAuditSink(std::vector<AuditSink*> sinks);
 
-// `toolvfs audit`: a readable timeline, one line per record, e.g.
-// "08:30:00.125  gen  fs.write  src/gen/a.rs  asked-allow (user)  12 µs".
+// Appends each record as ToJson() plus '\n' to the file at `path` (opened
+// as AppendOnlyFile::Open does: created 0600 with its directories, never
+// truncated, never through a symbolic link), one write per record so runs
+// in other processes appending to the same log never split a line. Errors
+// of the open name the path; a later failed write is reported once on
+// stderr ("toolvfs: warning: audit log ...") and never fails the request.
+Result<std::unique_ptr<AuditSink>> OpenAuditLogFile(const std::string& path);
+
+// Where CLI runs keep the audit log, relative to the project directory.
+inline constexpr std::string_view kProjectAuditLogPath = ".toolvfs/audit.jsonl";
+
+// `toolvfs audit`: a readable timeline, one line per record (UTC):
+// "2026-11-21 08:30:00.125  gen  fs.write  src/gen/a.rs  asked-allow (user)  12 µs"
+// plus "  error -32001" when the request failed. Every field is escaped
+// with EscapeForTerminal: what a tool asked for cannot drive the terminal.
 std::string FormatAuditLine(const AuditRecord& record);
 
 }  // namespace toolvfs

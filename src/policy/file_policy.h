@@ -14,8 +14,11 @@
 //   3. A sensitive path (the built-in list, the tool's `sensitive_paths`,
 //      the config file when it lies in the project, `.toolvfs/**`) is
 //      denied even inside an allowed prefix, unless a rule that covers the
-//      path is itself sensitive (it names the sensitive path or something
-//      below it: `filesystem.allow = [".env"]`). Existence plays no part.
+//      path is itself sensitive by the same pattern (it names the sensitive
+//      path or something below it: `filesystem.allow = [".env"]`; naming
+//      ".ssh" exempts ".ssh/config" from `**/.ssh/**` but not ".ssh/id_rsa"
+//      from `**/id_rsa*`). Allow and writable prefixes count, for reads and
+//      writes alike. Existence plays no part.
 //   4. Read: allowed by the longest `filesystem.allow` prefix; otherwise
 //      uncovered. An empty allow list allows nothing.
 //   5. Write: denied by rules 2 and 3 like a read; allowed by a writable
@@ -25,6 +28,21 @@
 //   6. A tool without a `sandbox` table: reads of the whole project allowed
 //      ("default: project readable"), writes uncovered; deny rules and
 //      sensitive paths still apply.
+//   7. A write of a directory (a recursive delete, a rename) touches what
+//      lies below it, so it is also denied when a deny prefix lies strictly
+//      below it, or a sensitive pattern may match below it (deleting "."
+//      must not delete `.toolvfs/audit.jsonl`). For patterns that match at
+//      any depth (`**/.env`) that is judged only once the directory itself
+//      takes part in the match (`**/.git/config` lies below "x/.git"): any
+//      directory may hold a `.env`, and only its content could tell: a
+//      caller that deletes or moves a non-empty directory checks the
+//      entries below it too. A pattern is excused by a rule that covers the
+//      directory and is sensitive by that pattern, as in rule 3.
+//
+// Sensitive patterns (path_glob.h): `*` and `?` within a segment, `**` as a
+// whole segment for any number of segments (`dir/**` covers `dir` too); a
+// pattern without wildcards is a plain path and covers what lies below it.
+// The root itself never counts as a rule that names a sensitive path.
 //
 // Thread safety: immutable after construction; Check may be called from any
 // thread.
@@ -37,6 +55,7 @@
 
 #include "config/config.h"
 #include "policy/decision.h"
+#include "policy/path_glob.h"
 
 namespace toolvfs {
 
@@ -45,7 +64,8 @@ enum class FileAccess { kRead, kWrite };
 // "read" | "write".
 std::string_view FileAccessName(FileAccess access);
 
-// The built-in sensitive patterns of SPEC.md §3.2 ("**/.env", ...).
+// The built-in sensitive patterns of SPEC.md §3.2 ("**/.env", ...,
+// ".toolvfs/**"); the config file is added per policy (ForTool).
 const std::vector<std::string>& BuiltinSensitivePatterns();
 
 class FilePolicy {
@@ -66,13 +86,32 @@ class FilePolicy {
   std::vector<std::string> Describe() const;
 
  private:
+  // A rule that grants an access: the prefix, and how the decision names it.
+  struct Grant {
+    std::string_view prefix;
+    std::string rule;
+  };
+
+  std::optional<Grant> ReadGrant(std::string_view path) const;
+  std::optional<Grant> WriteGrant(std::string_view path) const;
+  // The first sensitive pattern `path` matches, unless a rule that covers
+  // `path` is itself sensitive (rule 3); null if none.
+  const PathGlob* UnexemptedSensitivePattern(std::string_view path) const;
+  // Whether an allow or writable prefix (not the root) that covers `path`
+  // matches `pattern`.
+  bool NamedByRule(std::string_view path, const PathGlob& pattern) const;
+  // Rule 7: the denial for a write of `directory` because of what lies
+  // below it.
+  std::optional<PolicyDecision> DenialBelow(std::string_view directory) const;
+  // The key that grants `access` when a path is named in it.
+  std::string GrantingKey(FileAccess access) const;
+
   bool has_sandbox_table_ = false;
   std::vector<std::string> allow_;
   bool writable_all_ = false;
   std::vector<std::string> writable_;
   std::vector<std::string> deny_;
-  std::vector<std::string> sensitive_patterns_;  // built-in + configured
-  std::optional<std::string> config_project_path_;
+  std::vector<PathGlob> sensitive_;  // built-in, configured, then the config file
 };
 
 }  // namespace toolvfs

@@ -7,8 +7,11 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/status.h"
+#include "core/unique_fd.h"
 
 namespace toolvfs {
 
@@ -35,15 +38,35 @@ class Inquirer {
   // False for an inquirer that denies without asking: the host then sends
   // no `pending` notification.
   virtual bool asks_user() const = 0;
+  // Makes an Ask in progress, and every later one, fail at once with
+  // Cancelled: the run is being cancelled (Ctrl+C while a question is on
+  // the screen must not wait for an answer). Thread-safe; callable from a
+  // signal-watching thread. The default does nothing, for inquirers that
+  // never block.
+  virtual void Cancel() {}
 };
 
 // Prompts on /dev/tty: shows tool, operation and target with every control
 // character (C0, DEL, C1, and ESC of ANSI sequences) shown escaped as \xNN,
 // discards type-ahead before prompting (tcflush), reads one answer line;
-// repeats the question on anything but y/a/n/d. Fails if /dev/tty cannot be
-// opened — callers check TerminalAvailable() first.
+// repeats the question on anything but y/a/n/d (either case, spaces
+// around ignored). End of input is a failed Ask (a denial). If /dev/tty
+// cannot be opened, every Ask fails with the reason — callers check
+// TerminalAvailable() first.
 std::unique_ptr<Inquirer> NewTerminalInquirer();
 bool TerminalAvailable();
+
+// The terminal inquirer on explicit descriptors (a pseudo-terminal in
+// tests, or an embedder's own terminal): reads answers from `input`,
+// writes questions to `output` (both may be dups of one terminal fd).
+// Type-ahead is discarded only when `input` is a terminal.
+std::unique_ptr<Inquirer> NewTerminalInquirer(UniqueFd input, UniqueFd output);
+
+// For tests and embedders: answers with `answers` in order and appends
+// every inquiry to `*asked` (if not null; it must outlive the inquirer).
+// Fails with Cancelled once the answers are used up. Thread-safe.
+std::unique_ptr<Inquirer> NewScriptedInquirer(std::vector<InquiryAnswer> answers,
+                                              std::vector<Inquiry>* asked);
 
 // Denies every inquiry at once (--no-interaction, or no terminal). Its Ask
 // returns kDenyOnce; the denial message is built by the caller from the
@@ -51,12 +74,28 @@ bool TerminalAvailable();
 std::unique_ptr<Inquirer> NewDenyingInquirer();
 
 // "fs.write of 'src/gen/a.rs' was not covered by the policy of tool 'gen'
-// and was denied (no interaction). To allow it, add \"src/gen\" to
-// tools.gen.sandbox.filesystem.writable." — one line.
+// and was denied without asking (no interaction); to allow it, add
+// \"src/gen\" to tools.gen.sandbox.filesystem.writable" — one line, every
+// part escaped with EscapeForTerminal; the key is the hint's made whole by
+// QualifyPolicyHint.
 std::string NonInteractiveDenial(const Inquiry& inquiry, std::string_view method);
 
+// A PolicyDecision hint with its config keys spelled out in full for tool
+// `tool_name`: `add "src/gen" to filesystem.writable` becomes `add
+// "src/gen" to tools.gen.sandbox.filesystem.writable` (a name that is not a
+// TOML bare key is quoted: tools."my tool".sandbox...). Keys are the
+// sandbox table's: filesystem.*, network.*, commands.*, sensitive_paths,
+// limits.*; anything else in the hint is kept as it is.
+std::string QualifyPolicyHint(std::string_view tool_name, std::string_view hint);
+
 // `text` with control characters shown as \xNN (backslash itself as \\),
-// so what the user reads is exactly what would be granted.
+// so what the user reads is exactly what would be granted: every C0
+// control (line breaks and tabs too), DEL, the C1 controls U+0080-U+009F
+// (each byte of their UTF-8 form, so "\xc2\x9b" for CSI), the characters
+// that reorder or break displayed text (bidi controls U+061C, U+200E,
+// U+200F, U+202A-U+202E, U+2066-U+2069; U+2028, U+2029) as the bytes of
+// their UTF-8 form, and every byte that is not part of valid UTF-8. Other
+// characters, non-ASCII letters included, are shown as they are.
 std::string EscapeForTerminal(std::string_view text);
 
 }  // namespace toolvfs

@@ -22,7 +22,10 @@ class NetworkPolicy {
 
   // Deny if a deny prefix covers `url`; allow if an allow prefix does
   // (deny wins, whatever the lengths); otherwise uncovered, with a hint
-  // naming `network.allow`.
+  // naming `network.allow`. Prefixes match textually on the normalized
+  // host, except that a deny rule for an IPv4 address also covers its
+  // IPv4-mapped IPv6 form and the other way round (both reach the same
+  // machine); an allow rule covers only the form it names.
   PolicyDecision Check(const NormalizedUrl& url) const;
 
   // Whether ${name} may be substituted into header values.
@@ -35,11 +38,18 @@ class NetworkPolicy {
   std::vector<std::string> Describe() const;
 
  private:
-  std::vector<NormalizedUrl> allow_;
-  std::vector<std::string> allow_text_;
-  std::vector<NormalizedUrl> deny_;
-  std::vector<std::string> deny_text_;
+  struct Rule {
+    NormalizedUrl prefix;
+    std::string text;  // as written in the config, for messages
+  };
+
+  // The most specific rule of `rules` covering `url`, or null.
+  static const Rule* MostSpecific(const std::vector<Rule>& rules, const NormalizedUrl& url);
+
+  std::vector<Rule> allow_;
+  std::vector<Rule> deny_;
   std::vector<std::string> variables_;
+  std::vector<std::string> ignored_;  // prefixes that failed to normalize, with why
 };
 
 }  // namespace toolvfs

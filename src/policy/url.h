@@ -19,8 +19,9 @@ struct NormalizedUrl {
   std::string host;    // lowercase; IDNA A-label (punycode); no trailing dot;
                        // IPv6 literals without brackets, compressed form
   uint16_t port = 0;   // explicit, or 80 / 443 by scheme
-  std::string path;    // starts with "/"; "" when a prefix has none; dot
-                       // segments removed; unreserved escapes decoded
+  std::string path;    // starts with "/" ("/" when the URL has none); dot
+                       // segments removed; unreserved escapes decoded,
+                       // other escapes upper-case, unsafe bytes escaped
   std::string query;   // without "?" (request URLs only; prefixes have none)
 
   // "https://host:port/path?query" with the port omitted when default: the
@@ -34,8 +35,14 @@ struct NormalizedUrl {
 
 // Parses and normalizes `url`. InvalidArgument naming the URL and the reason
 // for: a scheme other than http/https, no host, userinfo ("a@b"), a NUL, CR,
-// LF, other control character, space, backslash or '%' in the host, a host
-// that is not valid IDNA, a port outside 1-65535, a fragment.
+// LF, other control character, space or backslash anywhere, a '%' in the
+// host, a host that is not valid IDNA (checked after mapping, so "／" or a
+// zero-width space cannot smuggle in a '/' or an empty label), a numeric
+// host that is not a dotted-decimal quad ("127.1", "0x7f.1", "017.0.0.1"),
+// a port outside 1-65535, a malformed percent-escape, a dot segment that
+// servers resolve differently ("..%2F", "..;x", "//" with ".."), a
+// fragment. IPv6 literals are compressed by inet_ntop; an IPv4-mapped one
+// stays IPv6 ("::ffff:127.0.0.1" is not the host "127.0.0.1").
 Result<NormalizedUrl> NormalizeUrl(std::string_view url);
 
 // Whether `prefix` (a normalized allow/deny entry) covers `url`: same scheme,

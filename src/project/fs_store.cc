@@ -345,8 +345,30 @@ class FsStore final : public ProjectFiles {
     return entries;
   }
 
-  // PLACEHOLDER until the symlink walk lands (issue 4 helper).
-  Result<std::string> ResolvePath(std::string_view raw_path) override { return NormalizePath(raw_path); }
+  // Where `path` lands with every symlink followed, the final one included:
+  // that is where a read, an overwrite or an append acts (a dangling
+  // symlink inside the root is written through, creating its target).
+  // One openat2 that refuses every symlink answers the common case: when
+  // it opens the path, or stops at a missing component or below a file,
+  // nothing on the way was a symlink and the path is its own resolution.
+  Result<std::string> ResolvePath(std::string_view raw_path) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    if (path.empty()) return path;
+    if (!use_openat2_.load(std::memory_order_relaxed)) return ResolveByWalk(path);
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      struct open_how how = {};
+      how.flags = O_PATH | O_CLOEXEC;
+      how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+      UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, root_.get(), path.c_str(), &how, sizeof how)));
+      if (fd || errno == ENOENT || errno == ENOTDIR) return path;
+      if (errno == ENOSYS || errno == EPERM /* a seccomp filter that forbids it */) {
+        use_openat2_.store(false, std::memory_order_relaxed);
+        break;
+      }
+      if (errno != EAGAIN && errno != EINTR) break;  // ELOOP: a symlink; EACCES...: the walk says
+    }
+    return ResolveByWalk(path);
+  }
 
   Result<FileMetadata> Metadata(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
@@ -633,6 +655,71 @@ class FsStore final : public ProjectFiles {
                     names.size() >= 2 ? names[names.size() - 2] : ""};
   }
 
+  // ResolvePath's walk: Walk's rules (symlinks followed while they stay
+  // inside, the final one too), but it keeps the resolved path rather than
+  // descriptors to act on, and a component that does not exist (or lies
+  // below a file) ends the lookups: the rest is appended as written, which
+  // is where a write would create it.
+  Result<std::string> ResolveByWalk(const std::string& path) {
+    ErrorContext context = Context("access", path, "Path");
+    std::vector<UniqueFd> chain;          // chain[0] is the root; then each directory entered
+    std::vector<std::string> segments;    // the resolved path; those past chain.size() - 1 are missing
+    chain.push_back(Duplicate(root_.get()));
+    if (!chain.back()) return PathError(errno, context);
+    std::vector<std::string> pending;  // components still to resolve, next at the back
+    PushComponents(path, pending);
+    int hops = 0;
+    while (!pending.empty()) {
+      std::string name = std::move(pending.back());
+      pending.pop_back();
+      if (name.empty() || name == ".") continue;
+      bool in_existing_directory = segments.size() + 1 == chain.size();
+      if (name == "..") {
+        if (segments.empty()) return EscapeError(path);
+        if (in_existing_directory) chain.pop_back();
+        segments.pop_back();
+        continue;
+      }
+      if (!in_existing_directory) {
+        segments.push_back(std::move(name));
+        continue;
+      }
+      UniqueFd entry(::openat(chain.back().get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+      if (!entry) {
+        if (errno != ENOENT) return PathError(errno, context);
+        segments.push_back(std::move(name));
+        continue;
+      }
+      struct stat status;
+      if (::fstat(entry.get(), &status) != 0) return PathError(errno, context);
+      if (S_ISLNK(status.st_mode)) {
+        if (++hops > kMaxSymlinkHops) {
+          return InvalidArgumentError(context.What() + ": too many levels of symbolic links");
+        }
+        TOOLVFS_ASSIGN_OR_RETURN(std::string target, ReadLinkAt(entry.get(), "", context));
+        if (!target.empty() && target.front() == '/') {
+          // Absolute: acceptable only if it names a place inside the root.
+          std::string absolute = NormalizeAbsolute(target);
+          std::string_view root = root_path_ == "/" ? std::string_view() : std::string_view(root_path_);
+          if (!PathContains(root, absolute)) return EscapeError(path);
+          chain.resize(1);
+          segments.clear();
+          PushComponents(std::string_view(absolute).substr(root.size()), pending);
+        } else {
+          PushComponents(target, pending);
+        }
+        continue;
+      }
+      // Below a file nothing exists either; the operation itself will say
+      // that a parent is a file.
+      if (S_ISDIR(status.st_mode)) chain.push_back(std::move(entry));
+      segments.push_back(std::move(name));
+    }
+    std::string resolved;
+    for (const std::string& segment : segments) resolved = JoinPath(resolved, segment);
+    return resolved;
+  }
+
   static void PushComponents(std::string_view path, std::vector<std::string>& pending) {
     std::vector<std::string> components;
     size_t start = 0;
@@ -812,7 +899,32 @@ Result<std::unique_ptr<GrepFileReader>> FsStore::OpenForGrep(std::string_view pa
 
 Result<GrepResult> FsStore::Grep(std::string_view pattern, const GrepOptions& options) {
   FsGrepTree tree(*this);
-  return RunGrep(tree, pattern, options);
+  if (!options.file_filter) return RunGrep(tree, pattern, options);
+  // The engine names a file by the path it reached it through, which goes
+  // through a symlink when an entry of options.paths is one (the walk
+  // itself follows none); the filter must judge where the file really is.
+  std::vector<std::pair<std::string, std::string>> linked;  // named path, resolved
+  for (const std::string& named : options.paths) {
+    Result<std::string> normalized = NormalizePath(named);
+    if (!normalized.ok()) continue;  // RunGrep reports it
+    Result<std::string> resolved = ResolvePath(*normalized);
+    if (resolved.ok() && *resolved != *normalized) linked.emplace_back(*normalized, *resolved);
+  }
+  if (linked.empty()) return RunGrep(tree, pattern, options);
+  // The most specific named path wins: "a" and "a/link" may both be named.
+  std::sort(linked.begin(), linked.end(),
+            [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  GrepOptions resolving = options;
+  resolving.file_filter = [&options, &linked](std::string_view path) {
+    for (const auto& [named, resolved] : linked) {
+      if (!PathContains(named, path)) continue;
+      std::string_view below = path.substr(named.size());  // "" or "/rest" (named is never the root)
+      if (!below.empty()) below.remove_prefix(1);
+      return options.file_filter(below.empty() ? resolved : JoinPath(resolved, below));
+    }
+    return options.file_filter(path);
+  };
+  return RunGrep(tree, pattern, resolving);
 }
 
 }  // namespace

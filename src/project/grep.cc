@@ -545,6 +545,7 @@ class GrepRun {
   void SearchFile(const std::string& path, bool follow_symlinks, const LineMatcher& matcher,
                   ReadBuffer& buffer, std::vector<FileMatches>& found) {
     if (limit_.IsBeyond(path)) return;
+    if (options_.file_filter && !options_.file_filter(path)) return;  // as if absent
     Result<GrepTree::File> file = tree_.OpenFile(path, follow_symlinks);
     if (!file.ok()) return;  // vanished, unreadable...
     FileMatches matches;

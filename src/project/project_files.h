@@ -174,9 +174,12 @@ class ProjectFiles {
   // root) is followed, normalized: what the policy judges (SPEC.md §3.2).
   // A path that does not exist (yet) resolves its deepest existing parent
   // and appends the rest, so a new file below a linked directory is judged
-  // where it will land; a dangling symlink as the last component resolves
-  // to itself (writes never follow it). PermissionDenied for a symlink that
-  // leaves the root; NotDirectory if a parent is a file. Backends without
+  // where it will land. A dangling in-root symlink as the last component
+  // resolves to its target, since an overwrite through it creates the
+  // target (callers that act on the link itself — create, delete, rename —
+  // resolve the parent only). Below a parent that is a file, the rest is
+  // kept as written (the operation then fails with NotDirectory).
+  // PermissionDenied for a symlink that leaves the root. Backends without
   // symlinks return the normalized path.
   virtual Result<std::string> ResolvePath(std::string_view path) = 0;
 

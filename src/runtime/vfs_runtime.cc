@@ -1,11 +1,8 @@
 #include "runtime/vfs_runtime.h"
 
 #include <simdjson.h>
-#include <stdlib.h>
 
 #include <chrono>
-#include <filesystem>
-#include <system_error>
 #include <utility>
 
 #include "core/text.h"
@@ -14,6 +11,7 @@
 #include "host/tool_session.h"
 #include "policy/tool_policy.h"
 #include "protocol/json_writer.h"
+#include "sandbox/private_temp_dir.h"
 
 namespace toolvfs {
 namespace {
@@ -22,33 +20,6 @@ namespace dom = simdjson::dom;
 
 // Lines of the stderr tail put in the trace of a failed run.
 constexpr size_t kTraceLines = 20;
-
-// A private directory for HOME and TMPDIR, removed after the run.
-class PrivateTempDir {
- public:
-  static Result<PrivateTempDir> Create() {
-    const char* base = getenv("TMPDIR");
-    std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") +
-                          "/toolvfs-tool-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) {
-      return ErrnoToStatus(errno, "Cannot create the tool's private temporary directory " +
-                                      Quote(pattern));
-    }
-    return PrivateTempDir(std::move(pattern));
-  }
-  PrivateTempDir(PrivateTempDir&& other) noexcept : path_(std::exchange(other.path_, {})) {}
-  PrivateTempDir& operator=(PrivateTempDir&&) = delete;
-  ~PrivateTempDir() {
-    if (path_.empty()) return;
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  explicit PrivateTempDir(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-};
 
 std::chrono::milliseconds Seconds(int64_t seconds) {
   return std::chrono::milliseconds(seconds * 1000);
@@ -232,14 +203,9 @@ Result<Outcome> VfsRuntime::Execute(const ToolCall& call, const ToolConfig& tool
   spec.program = tool.command->program;
   spec.args = tool.command->args;
   spec.working_directory = options_.working_directory;
-  spec.environment = {
-      "PATH=/usr/local/bin:/usr/bin:/bin",
-      "LANG=C.UTF-8",
-      "HOME=" + temp.path(),
-      "TMPDIR=" + temp.path(),
-      // The Python SDK is importable as `import toolvfs_tool`.
-      std::string("PYTHONPATH=") + TOOLVFS_SDK_DIR,
-  };
+  spec.environment = FixedEnvironment(temp);
+  // The Python SDK is importable as `import toolvfs_tool`.
+  spec.environment.push_back(std::string("PYTHONPATH=") + TOOLVFS_SDK_DIR);
   Result<ChildProcess> child =
       options_.launcher ? options_.launcher(spec, tool) : Launch(spec);
   if (!child.ok()) return std::move(child).status();

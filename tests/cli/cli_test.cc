@@ -491,5 +491,131 @@ TEST(CliExampleProjectTest, GrepShowsDefinitionsAndTodosButNotIgnoredOrBinaryFil
   EXPECT_EQ(binary.exit_code, 1) << binary.out;
 }
 
+// `toolvfs audit` reads the log that run and exec append to; these tests
+// write the log themselves, in the format of AuditRecord::ToJson.
+std::string AuditLine(const std::string& time, const std::string& tool, const std::string& method,
+                      const std::string& target, const std::string& decision, const std::string& rule,
+                      int code = 0) {
+  return "{\"ts\":\"2026-11-21T" + time + "Z\",\"tool\":\"" + tool + "\",\"call_id\":\"c-1\",\"method\":\"" +
+         method + "\",\"target\":\"" + target + "\",\"decision\":\"" + decision + "\",\"rule\":\"" + rule +
+         "\",\"code\":" + std::to_string(code) + ",\"bytes_in\":80,\"bytes_out\":40,\"duration_us\":12}\n";
+}
+
+class CliAuditTest : public CliTest {
+ protected:
+  void SetUp() override {
+    CliTest::SetUp();
+    Write(".toolvfs/audit.jsonl",
+          AuditLine("08:30:00.125", "gen", "fs.read", "src/a.py", "allow", "default: project readable") +
+              AuditLine("08:30:00.250", "gen", "fs.write", "src/gen/a.rs", "asked-allow", "user") +
+              AuditLine("08:30:01.000", "fetch", "http.get", "https://example.com/", "deny",
+                        "network.deny \\\"https://example.com/\\\"", -32001) +
+              AuditLine("08:30:02.500", "gen", "fs.write", "toolvfs.toml", "asked-deny", "user", -32001));
+  }
+};
+
+TEST_F(CliAuditTest, PrintsTheTimelineOldestFirst) {
+  ProcessResult result = InProject({"audit"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "");
+  EXPECT_EQ(result.out,
+            "2026-11-21 08:30:00.125  gen  fs.read  src/a.py  allow (default: project readable)  12 µs\n"
+            "2026-11-21 08:30:00.250  gen  fs.write  src/gen/a.rs  asked-allow (user)  12 µs\n"
+            "2026-11-21 08:30:01.000  fetch  http.get  https://example.com/  deny "
+            "(network.deny \"https://example.com/\")  12 µs  error -32001\n"
+            "2026-11-21 08:30:02.500  gen  fs.write  toolvfs.toml  asked-deny (user)  12 µs  error -32001\n");
+}
+
+TEST_F(CliAuditTest, FiltersByToolAndByDenial) {
+  std::vector<std::string> gen = Lines(InProject({"audit", "--tool", "gen"}).out);
+  ASSERT_EQ(gen.size(), 3u);
+  for (const std::string& line : gen) EXPECT_THAT(line, HasSubstr("  gen  "));
+
+  std::vector<std::string> denied = Lines(InProject({"audit", "--denied"}).out);
+  ASSERT_EQ(denied.size(), 2u);
+  EXPECT_THAT(denied[0], HasSubstr("  deny "));
+  EXPECT_THAT(denied[1], HasSubstr("  asked-deny "));
+
+  ProcessResult both = InProject({"audit", "--denied", "--tool", "gen"});
+  EXPECT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_THAT(both.out, AllOf(HasSubstr("toolvfs.toml  asked-deny"), Not(HasSubstr("fetch"))));
+
+  ProcessResult none = InProject({"audit", "--tool", "nobody"});
+  EXPECT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_THAT(none.out, HasSubstr("None of the 4 records"));
+}
+
+TEST_F(CliAuditTest, JsonPrintsTheMatchingRecordsAsTheLogKeepsThem) {
+  ProcessResult result = InProject({"audit", "--json", "--denied"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  std::vector<std::string> lines = Lines(result.out);
+  ASSERT_EQ(lines.size(), 2u);
+  for (const std::string& line : lines) {
+    rapidjson::Document record;
+    record.Parse(line.c_str());
+    ASSERT_FALSE(record.HasParseError()) << line;
+    EXPECT_EQ(record["code"].GetInt(), -32001);
+  }
+  EXPECT_EQ(lines[0] + "\n", AuditLine("08:30:01.000", "fetch", "http.get", "https://example.com/", "deny",
+                                       "network.deny \\\"https://example.com/\\\"", -32001));
+  ProcessResult none = InProject({"audit", "--json", "--tool", "nobody"});
+  EXPECT_EQ(none.out, "");
+}
+
+TEST_F(CliAuditTest, MalformedLinesAreReportedWithTheirNumberAndSkipped) {
+  std::string log = root_ + "/other.jsonl";
+  Write("other.jsonl", AuditLine("08:30:00.125", "gen", "fs.read", "a", "allow", "r") + "not json\n\n" +
+                           AuditLine("08:30:00.250", "gen", "fs.read", "b", "maybe", "r") +
+                           AuditLine("08:30:00.375", "gen", "fs.read", "c", "allow", "r") +
+                           "{\"ts\":\"2026-11-21T08:30:00.500Z\",\"tool\":\"gen\"");  // cut short
+  ProcessResult result = Toolvfs({"audit", "--audit", log});
+  EXPECT_EQ(result.exit_code, 2);
+  std::vector<std::string> printed = Lines(result.out);
+  ASSERT_EQ(printed.size(), 2u) << result.out;
+  EXPECT_THAT(printed[0], HasSubstr("  a  allow"));
+  EXPECT_THAT(printed[1], HasSubstr("  c  allow"));
+  std::vector<std::string> errors = Lines(result.err);
+  ASSERT_EQ(errors.size(), 3u) << result.err;
+  EXPECT_THAT(errors[0], StartsWith("toolvfs: audit: " + log + ":2: Invalid audit record: not JSON"));
+  EXPECT_THAT(errors[1], StartsWith("toolvfs: audit: " + log + ":4: Invalid audit record: 'decision'"));
+  EXPECT_THAT(errors[2], StartsWith("toolvfs: audit: " + log + ":6: "));
+  for (const std::string& error : errors) EXPECT_THAT(error, EndsWith("; line skipped"));
+}
+
+TEST_F(CliAuditTest, WhatToolsAskedForCannotDriveTheTerminal) {
+  Write(".toolvfs/audit.jsonl",
+        AuditLine("08:30:00.125", "gen", "fs.read", "x\\u001b[2J\\ny", "deny", "filesystem.deny \\\"x\\\""));
+  ProcessResult result = InProject({"audit"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out, HasSubstr("  x\\x1b[2J\\x0ay  deny"));
+  EXPECT_THAT(result.out, Not(HasSubstr("\x1b")));
+}
+
+TEST_F(CliTest, AuditWithoutALogIsOneLineErrorNamingThePath) {
+  ProcessResult result = InProject({"audit"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.out, "");
+  ExpectOneLineError(result);
+  EXPECT_THAT(result.err, StartsWith("toolvfs: audit: No audit log at '" + root_ + "/.toolvfs/audit.jsonl'"));
+  EXPECT_THAT(result.err, HasSubstr("--audit PATH"));
+
+  ProcessResult memory = Toolvfs({"audit", "--project", "memory:"});
+  EXPECT_EQ(memory.exit_code, 2);
+  ExpectOneLineError(memory);
+  EXPECT_THAT(memory.err, HasSubstr("has no directory"));
+
+  ProcessResult named = Toolvfs({"audit", "--audit", root_ + "/nope.jsonl"});
+  EXPECT_EQ(named.exit_code, 2);
+  ExpectOneLineError(named);
+  EXPECT_THAT(named.err, HasSubstr("nope.jsonl"));
+}
+
+TEST_F(CliTest, AuditOfAnEmptyLogSaysSo) {
+  Write(".toolvfs/audit.jsonl", "");
+  ProcessResult result = InProject({"audit"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out, HasSubstr("has no records"));
+}
+
 }  // namespace
 }  // namespace toolvfs

@@ -602,14 +602,46 @@ TEST_F(RunExecTest, ExecUsageErrors) {
   ExpectOneLineError(bad_args);
 }
 
-TEST_F(RunExecTest, ExecAllowOptionsAreCheckedAndNoted) {
-  ProcessResult accepted = Toolvfs({"exec", "--allow-read", "src", "--allow-write", "out/",
-                                    "--allow-net", "https://api.github.com/repos/", "--allow-cmd",
-                                    "git", "--allow-read", ".", "--", "python3", "hello.py"});
-  EXPECT_EQ(accepted.exit_code, 0) << accepted.err;
-  EXPECT_EQ(accepted.out, "hello\n");
-  ExpectOneLineError(accepted);  // the note that they are not enforced yet
-  EXPECT_THAT(accepted.err, HasSubstr("not enforced yet"));
+// Tries each request of its arguments ([method, params], ...) and reports
+// for each the error code, or 0.
+constexpr const char* kProbe = R"(codes = []
+for index, (method, params) in enumerate(init["params"]["tool"]["arguments"]["requests"]):
+    send({"jsonrpc": "2.0", "id": index, "method": method, "params": params})
+    answer = json.loads(sys.stdin.readline())
+    codes.append(answer["error"]["code"] if "error" in answer else 0)
+notify("result", {"content": json.dumps(codes)})
+)";
+
+TEST_F(RunExecTest, ExecAllowOptionsAreThePolicy) {
+  WriteTool("probe.py", kProbe);
+  Write("src/a.txt", "a");
+  Write("other/b.txt", "b");
+  Write(".env", "SECRET=1");
+  const std::string requests = R"({"requests": [
+      ["fs.read", {"path": "src/a.txt"}],
+      ["fs.read", {"path": "other/b.txt"}],
+      ["fs.write", {"path": "out/c.txt", "content": "c"}],
+      ["fs.write", {"path": "src/d.txt", "content": "d"}],
+      ["fs.read", {"path": ".env"}],
+      ["fs.read", {"path": "out/c.txt"}]]})";
+  ProcessResult flags = Toolvfs({"exec", "--no-interaction", "--allow-read", "src", "--allow-write", "out/",
+                                 "--allow-net", "https://api.github.com/repos/", "--allow-cmd", "git",
+                                 "--args", requests, "--", "python3", "probe.py"});
+  EXPECT_EQ(flags.exit_code, 0) << flags.err;
+  // src readable, other/ not covered, out/ writable and readable, src not
+  // writable, .env sensitive whatever the flags say.
+  EXPECT_EQ(flags.out, "[0, -32001, 0, -32001, -32001, 0]\n");
+  EXPECT_TRUE(fs::exists(fs::path(root_) / "out/c.txt"));
+  EXPECT_FALSE(fs::exists(fs::path(root_) / "src/d.txt"));
+
+  // Without --allow-read the whole project stays readable.
+  ProcessResult write_only = Toolvfs({"exec", "--no-interaction", "--allow-write", "out",
+                                      "--args", requests, "--", "python3", "probe.py"});
+  EXPECT_EQ(write_only.out, "[0, 0, 0, -32001, -32001, 0]\n") << write_only.err;
+
+  // No flag: the default policy (reads allowed, writes not covered).
+  ProcessResult none = Toolvfs({"exec", "--no-interaction", "--args", requests, "--", "python3", "probe.py"});
+  EXPECT_EQ(none.out, "[0, 0, -32001, -32001, -32001, 0]\n") << none.err;
 
   // Each --allow-* takes one value: PROGRAM may follow without "--".
   ProcessResult without_dashes = Toolvfs({"exec", "--allow-read", "src", "python3", "hello.py"});

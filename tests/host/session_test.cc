@@ -5,11 +5,15 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <fstream>
 #include <thread>
 
 #include "project/test_util.h"
+#include "host/test_gate.h"
 #include "host/tool_session.h"
 #include "runtime/vfs_runtime.h"
 
@@ -55,11 +59,11 @@ class SessionTest : public ::testing::Test {
   Outcome Run(std::string_view body, std::string arguments = "{}") {
     std::string script = dir_.Join("tool.py");
     std::ofstream(script) << kPrelude << body << "\n";
-    ToolConfig tool;
+    ToolConfig tool = tool_;
     tool.name = "t";
     tool.command = CommandSpec{.program = "python3", .args = {script}};
     tool.sandbox.limits = limits_;
-    VfsRuntime runtime(*project_, {.working_directory = dir_.path()});
+    VfsRuntime runtime(*project_, {.working_directory = dir_.path(), .inquirer = inquirer_, .audit = audit_});
     ToolCall call{.name = "t", .arguments_json = std::move(arguments)};
     auto started = std::chrono::steady_clock::now();
     Result<Outcome> outcome = runtime.Execute(call, tool, cancel_);
@@ -104,6 +108,11 @@ class SessionTest : public ::testing::Test {
 
   TempDir dir_;
   std::unique_ptr<ProjectFiles> project_;
+  // The policy: the whole project readable and writable unless a test says
+  // otherwise; no inquirer (uncovered requests denied) and no audit.
+  ToolConfig tool_ = ProjectWritableTool();
+  Inquirer* inquirer_ = nullptr;
+  AuditSink* audit_ = nullptr;
   LimitsConfig limits_;
   CancelToken cancel_;
   std::chrono::steady_clock::duration elapsed_{};
@@ -496,6 +505,116 @@ t.join()
 result(str(len(seen)))
 )PY");
   EXPECT_EQ(Text(outcome), "20000");
+}
+
+// --- Policy in the loop --------------------------------------------------------
+
+// Records audit records; lets a test wait for one.
+class RecordingAuditSink final : public AuditSink {
+ public:
+  void Record(const AuditRecord& record) override {
+    std::lock_guard lock(mutex_);
+    records_.push_back(record);
+    changed_.notify_all();
+  }
+  // Waits up to 10 s for a record of `method`.
+  bool WaitFor(std::string_view method) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, std::chrono::seconds(10), [&] {
+      return std::any_of(records_.begin(), records_.end(),
+                         [&](const AuditRecord& record) { return record.method == method; });
+    });
+  }
+  std::vector<AuditRecord> records() {
+    std::lock_guard lock(mutex_);
+    return records_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<AuditRecord> records_;
+};
+
+// Answers every question with `answer`, but only once an fs.read has been
+// audited: proof that the loop kept serving while the question was open.
+class WaitingInquirer final : public Inquirer {
+ public:
+  WaitingInquirer(RecordingAuditSink& audit, InquiryAnswer answer) : audit_(audit), answer_(answer) {}
+  Result<InquiryAnswer> Ask(const Inquiry& inquiry) override {
+    asked_.push_back(inquiry);
+    if (!audit_.WaitFor("fs.read")) return Status(StatusCode::kTimeout, "no fs.read was served meanwhile");
+    return answer_;
+  }
+  bool asks_user() const override { return true; }
+  std::vector<Inquiry> asked_;
+
+ private:
+  RecordingAuditSink& audit_;
+  InquiryAnswer answer_;
+};
+
+TEST_F(SessionTest, UncoveredRequestIsAskedOnAWorkerAfterPendingWhileOthersAreServed) {
+  ASSERT_TRUE(project_->Write("a.txt", "hello").ok());
+  tool_ = ToolConfig{};  // the default policy: reads allowed, writes uncovered
+  RecordingAuditSink audit;
+  WaitingInquirer inquirer(audit, InquiryAnswer::kAllowForRun);
+  inquirer_ = &inquirer;
+  audit_ = &audit;
+  Outcome outcome = Run(R"PY(
+send({"jsonrpc": "2.0", "id": "w", "method": "fs.write", "params": {"path": "new.txt", "content": "x"}})
+pending = recv()
+assert pending.get("method") == "pending" and "id" not in pending, pending
+assert pending["params"]["request_id"] == "w", pending
+r = call("r", "fs.read", {"path": "a.txt"})
+w = recv()
+assert w["id"] == "w" and w["result"] == {"size": 1}, w
+again = call("w2", "fs.write", {"path": "new.txt", "content": "yz"})
+result(json.dumps([r["result"]["content"], again["result"], pending["params"]["reason"]]))
+)PY");
+  EXPECT_EQ(Text(outcome),
+            R"(["hello", {"size": 2}, "asking the user to allow write of 'new.txt'"])");
+  // Allowed for the rest of the run: the second write was not asked.
+  ASSERT_EQ(inquirer.asked_.size(), 1u);
+  EXPECT_EQ(inquirer.asked_[0].tool, "t");
+  EXPECT_EQ(inquirer.asked_[0].operation, "write");
+  EXPECT_EQ(inquirer.asked_[0].target, "new.txt");
+  EXPECT_EQ(project_->Read("new.txt").value(), "yz");
+
+  std::vector<AuditRecord> records = audit.records();
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0].method, "fs.read");
+  EXPECT_EQ(records[0].decision, AuditDecision::kAllow);
+  EXPECT_EQ(records[1].method, "fs.write");
+  EXPECT_EQ(records[1].target, "new.txt");
+  EXPECT_EQ(records[1].decision, AuditDecision::kAskedAllow);
+  EXPECT_EQ(records[1].rule, "user");
+  EXPECT_EQ(records[2].decision, AuditDecision::kAskedAllow);
+  EXPECT_EQ(records[2].rule, "user, for this run");
+  for (const AuditRecord& record : records) {
+    EXPECT_EQ(record.tool, "t");
+    EXPECT_EQ(record.code, 0);
+    EXPECT_EQ(record.call_id, records[0].call_id);
+    EXPECT_GT(record.bytes_in, 0u);
+    EXPECT_GT(record.bytes_out, 0u);
+  }
+  EXPECT_THAT(records[0].call_id, StartsWith("c-"));
+}
+
+TEST_F(SessionTest, UncoveredRequestWithoutInquirerIsDeniedAtOnceWithoutPending) {
+  tool_ = ToolConfig{};
+  RecordingAuditSink audit;
+  audit_ = &audit;
+  Outcome outcome = Run(R"PY(
+w = call("w", "fs.write", {"path": "new.txt", "content": "x"})
+result(json.dumps([w["error"]["code"], w["error"]["message"]]))
+)PY");
+  EXPECT_THAT(Text(outcome), AllOf(StartsWith("[-32001, "), HasSubstr("new.txt"), HasSubstr("not covered")));
+  EXPECT_FALSE(project_->Exists("new.txt").value());
+  std::vector<AuditRecord> records = audit.records();
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].decision, AuditDecision::kDeny);
+  EXPECT_EQ(records[0].code, -32001);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// An AccessGate with the default policy (a tool without a sandbox table:
+// An AccessGate with the default policy, or the policy of `tool_config` (a tool without a sandbox table:
 // the project readable, everything else uncovered and denied without
 // asking), for tests that exercise the methods rather than the policy.
 #pragma once
@@ -12,6 +12,17 @@
 #include "policy/tool_policy.h"
 
 namespace toolvfs {
+
+// A tool whose policy lets it read and write the whole project (sensitive
+// paths excepted): for tests of what the methods do once allowed.
+inline ToolConfig ProjectWritableTool() {
+  ToolConfig tool;
+  tool.name = "test";
+  tool.has_sandbox_table = true;
+  tool.sandbox.filesystem_allow = {""};
+  tool.sandbox.filesystem_writable.all = true;
+  return tool;
+}
 
 struct DefaultGate {
   explicit DefaultGate(ToolConfig tool_config = {}) : tool(std::move(tool_config)) {}

@@ -717,6 +717,55 @@ TEST_P(StoreConformance, BadPathMessagesNameThePath) {
   EXPECT_NE(escape.message().find("leaves the project root"), std::string::npos);
 }
 
+// --- ResolvePath ----------------------------------------------------------------
+
+TEST_P(StoreConformance, ResolvePathNormalizesAndKeepsMissingTails) {
+  Populate({{"dir/f.txt", "f"}});
+  struct Case {
+    std::string path, resolved;
+  };
+  for (const Case& c : {Case{"", ""}, Case{".", ""}, Case{"dir/./f.txt", "dir/f.txt"},
+                        Case{"dir//f.txt/", "dir/f.txt"}, Case{"dir/../dir/f.txt", "dir/f.txt"},
+                        Case{"dir", "dir"}, Case{"dir/new.txt", "dir/new.txt"},
+                        Case{"missing/deeper/x.txt", "missing/deeper/x.txt"},
+                        // The operation itself says that a parent is a file.
+                        Case{"dir/f.txt/below", "dir/f.txt/below"}}) {
+    Result<std::string> resolved = store_->ResolvePath(c.path);
+    ASSERT_TRUE(IsOk(resolved)) << c.path;
+    EXPECT_EQ(*resolved, c.resolved) << c.path;
+  }
+  EXPECT_TRUE(IsError(store_->ResolvePath("../x"), StatusCode::kPermissionDenied));
+  EXPECT_TRUE(IsError(store_->ResolvePath("/etc/passwd"), StatusCode::kInvalidArgument));
+  EXPECT_EQ(Listing(""), Entries{"dir:dir"});  // resolving creates nothing
+}
+
+// Symlinks inside the root are followed to where an operation lands. Only
+// the fs backend has symlinks, so this suite runs on it alone. Escapes:
+// fs_escape_test.cc.
+class StoreWithSymlinks : public StoreConformance {};
+
+TEST_P(StoreWithSymlinks, ResolvePathFollowsSymlinksInsideTheRoot) {
+  Populate({{"real/sub/f.txt", "f"}});
+  MakeSymlink("real", dir_->Join("link"));
+  MakeSymlink("sub/f.txt", dir_->Join("real/file_link"));
+  MakeSymlink(dir_->Join("real/sub"), dir_->Join("absolute"));
+  MakeSymlink("sub/new.txt", dir_->Join("real/dangling"));
+  struct Case {
+    std::string path, resolved;
+  };
+  for (const Case& c : {Case{"link", "real"}, Case{"link/sub/f.txt", "real/sub/f.txt"},
+                        Case{"link/file_link", "real/sub/f.txt"}, Case{"absolute/f.txt", "real/sub/f.txt"},
+                        Case{"link/new/deeper.txt", "real/new/deeper.txt"},
+                        // An overwrite through a dangling link creates its target.
+                        Case{"link/dangling", "real/sub/new.txt"}, Case{"real/file_link/x", "real/sub/f.txt/x"}}) {
+    Result<std::string> resolved = store_->ResolvePath(c.path);
+    ASSERT_TRUE(IsOk(resolved)) << c.path;
+    EXPECT_EQ(*resolved, c.resolved) << c.path;
+  }
+  ASSERT_TRUE(IsOk(store_->Write("link/dangling", "new")));
+  EXPECT_EQ(Content("real/sub/new.txt"), "new");
+}
+
 // --- grep ---------------------------------------------------------------------
 
 class StoreGrepConformance : public StoreConformance {
@@ -816,6 +865,31 @@ TEST_P(StoreGrepConformance, PathsRestrictTheSearch) {
   EXPECT_EQ(result->matches, (std::vector<GrepFileMatches>{
                                  File("docs/notes.md", {Match(1, "todo list")}),
                                  File("src/util.h", {Match(1, "// TODO: document")})}));
+}
+
+TEST_P(StoreGrepConformance, FileFilterSkipsRefusedFiles) {
+  std::mutex mutex;
+  std::vector<std::string> offered;
+  GrepOptions options;
+  options.file_filter = [&](std::string_view path) {
+    std::lock_guard lock(mutex);
+    offered.emplace_back(path);
+    return path != "src/util.h";
+  };
+  Result<GrepResult> result = Grep("TODO", options);
+  ASSERT_TRUE(IsOk(result));
+  EXPECT_EQ(result->matches, (std::vector<GrepFileMatches>{
+                                 File("src/main.cc", {Match(3, "  // TODO: parse args")})}));
+  // Every file the walk would search, before it is opened: binary files
+  // too; neither .git/ nor ignored files.
+  std::sort(offered.begin(), offered.end());
+  EXPECT_EQ(offered, (std::vector<std::string>{".gitignore", "bin/blob.dat", "docs/notes.md", "src/main.cc",
+                                               "src/util.h"}));
+
+  options.paths = {"src/util.h"};
+  result = Grep("TODO", options);
+  ASSERT_TRUE(IsOk(result));
+  EXPECT_TRUE(result->matches.empty());
 }
 
 TEST_P(StoreGrepConformance, ExtensionsFilterWalkedFiles) {
@@ -1018,6 +1092,7 @@ std::string BackendName(const ::testing::TestParamInfo<std::string>& info) { ret
 INSTANTIATE_TEST_SUITE_P(Backends, StoreConformance, ::testing::Values("memory", "fs"),
                          BackendName);
 INSTANTIATE_TEST_SUITE_P(Backends, StoreGrepConformance, ::testing::Values("memory", "fs"), BackendName);
+INSTANTIATE_TEST_SUITE_P(Backends, StoreWithSymlinks, ::testing::Values("fs"), BackendName);
 
 // ----- The memory store's materialized view ----------------------------------
 

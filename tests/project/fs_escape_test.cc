@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
+#include <set>
 #include <filesystem>
 #include <thread>
 
@@ -236,6 +238,56 @@ TEST_P(FsEscapeTest, UnixSocketsAreRefused) {
   ExpectDenied(store_->Metadata("agent.sock").status(), "metadata socket");
   EXPECT_NE(store_->Read("agent.sock").status().message().find("socket"), std::string::npos);
   ::close(socket_fd);
+}
+
+TEST_P(FsEscapeTest, ResolvePathFollowsInsideLinksAndDeniesEscapes) {
+  struct Case {
+    std::string path, resolved;
+  };
+  for (const Case& c : {Case{"link_in/main.c", "src/main.c"}, Case{"link_in_abs/main.c", "src/main.c"},
+                        Case{"src/up/src/main.c", "src/main.c"}, Case{"src/up", ""},
+                        Case{"chain_in1", "src/main.c"}, Case{"dangling_in", "src/created_through_link.c"},
+                        Case{"link_in/new/deeper.c", "src/new/deeper.c"}, Case{"src/main.c", "src/main.c"},
+                        Case{"fifo", "fifo"}}) {
+    Result<std::string> resolved = store_->ResolvePath(c.path);
+    ASSERT_TRUE(resolved.ok()) << c.path << ": " << resolved.status().ToString();
+    EXPECT_EQ(*resolved, c.resolved) << c.path;
+  }
+  for (std::string_view path : {"link_out", "link_out/file.txt", "link_out/new/x.txt", "link_out_abs/file.txt",
+                                "link_file_out", "sibling/secret.txt", "chain1", "dangling_out",
+                                "dangling_out_abs", "src/up/link_out/file.txt"}) {
+    Status status = store_->ResolvePath(path).status();
+    ExpectDenied(status, path);
+    EXPECT_NE(status.message().find("'" + std::string(path) + "'"), std::string::npos) << status.message();
+  }
+  Status loop = store_->ResolvePath("loop1").status();
+  EXPECT_FALSE(loop.ok());
+  EXPECT_NE(loop.message().find("loop1"), std::string::npos) << loop.message();
+  ExpectOutsideUntouched();
+}
+
+// The filter judges a file where it is, not by the link it was named through.
+TEST_P(FsEscapeTest, GrepFileFilterSeesResolvedPaths) {
+  std::mutex mutex;
+  std::set<std::string> offered;
+  GrepOptions options;
+  options.file_filter = [&](std::string_view path) {
+    std::lock_guard lock(mutex);
+    offered.emplace(path);
+    return true;
+  };
+  options.paths = {"link_in", "chain_in1", "src/up/src"};
+  Result<GrepResult> result = store_->Grep("main", options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  std::vector<std::string> paths;
+  for (const GrepFileMatches& file : result->matches) paths.push_back(file.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{"chain_in1", "link_in/main.c", "src/up/src/main.c"}));
+  EXPECT_EQ(offered, std::set<std::string>{"src/main.c"});
+
+  options.file_filter = [](std::string_view path) { return path != "src/main.c"; };
+  result = store_->Grep("main", options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_TRUE(result->matches.empty());
 }
 
 TEST_P(FsEscapeTest, SymlinkLoopsFailCleanly) {

@@ -799,6 +799,37 @@ TEST(GrepTest, DoesNotFollowSymlinksWhileWalking) {
   EXPECT_THAT(MatchedPaths(result), ElementsAre("file_link", "link/a.txt"));
 }
 
+// The policy's hook: every candidate file is offered to file_filter, from
+// several threads, before it is opened; a refused file is never read.
+TEST(GrepTest, FileFilterSkipsFilesBeforeOpeningThem) {
+  FakeTree tree;
+  for (int index = 0; index < 100; ++index) {
+    tree.AddFile("src/file" + std::to_string(index) + ".txt", "foo\n");
+  }
+  tree.AddFile("secrets/key.txt", "foo\n");
+  tree.AddFile("top.txt", "foo\n");
+  std::mutex mutex;
+  std::set<std::string> offered;
+  GrepOptions options = AllMatches();
+  options.file_filter = [&](std::string_view path) {
+    std::lock_guard lock(mutex);
+    offered.insert(std::string(path));
+    return !PathContains("secrets", path) && path != "src/file7.txt";
+  };
+  GrepResult result = MustGrep(tree, "foo", options);
+  std::vector<std::string> paths = MatchedPaths(result);
+  EXPECT_EQ(paths.size(), 100u);
+  EXPECT_THAT(paths, ::testing::Not(::testing::Contains("secrets/key.txt")));
+  EXPECT_THAT(paths, ::testing::Not(::testing::Contains("src/file7.txt")));
+  EXPECT_EQ(offered.size(), 102u);
+  EXPECT_EQ(tree.ReadPaths().count("secrets/key.txt"), 0u);
+  EXPECT_EQ(tree.ReadPaths().count("src/file7.txt"), 0u);
+
+  // A file named in paths is offered too, and skipped as if absent.
+  options.paths = {"secrets/key.txt", "top.txt"};
+  EXPECT_THAT(MatchedPaths(MustGrep(tree, "foo", options)), ElementsAre("top.txt"));
+}
+
 TEST(GrepTest, PathsRestrictTheSearch) {
   FakeTree tree;
   tree.AddFile("src/a.rs", "foo\n");

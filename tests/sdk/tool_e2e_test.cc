@@ -54,7 +54,9 @@ struct Outcome {
 
 Outcome Exec(const std::string& project, const std::vector<std::string>& program,
              const std::vector<std::string>& options = {}) {
-  std::vector<std::string> argv = {ToolvfsBinary(), "exec", "--project", project, "--json"};
+  // The test tools write: the whole project is theirs.
+  std::vector<std::string> argv = {ToolvfsBinary(), "exec", "--project", project, "--json",
+                                   "--allow-write", "."};
   argv.insert(argv.end(), options.begin(), options.end());
   argv.push_back("--");
   argv.insert(argv.end(), program.begin(), program.end());

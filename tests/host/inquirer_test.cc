@@ -1,0 +1,340 @@
+// The inquirers (SPEC.md §3.2): the terminal inquirer driven through pipes
+// and a pseudo-terminal, the escaping of what it shows, the denial message
+// without interaction, the scripted inquirer, and the scopes of the
+// answers as the AccessGate applies them.
+#include "policy/inquirer.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/io.h"
+#include "host/access_gate.h"
+#include "policy/tool_policy.h"
+
+namespace toolvfs {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+Inquiry WriteInquiry(std::string target = "src/gen/a.rs") {
+  return Inquiry{"gen", "write", std::move(target), "add \"src/gen\" to filesystem.writable"};
+}
+
+struct Pipe {
+  UniqueFd read;
+  UniqueFd write;
+};
+
+Pipe MakePipe() {
+  int ends[2];
+  EXPECT_EQ(::pipe2(ends, O_CLOEXEC), 0);
+  return Pipe{UniqueFd(ends[0]), UniqueFd(ends[1])};
+}
+
+// What one Ask on pipes answered and printed.
+struct Asked {
+  Result<InquiryAnswer> answer = InternalError("not asked");
+  std::string prompt;
+};
+
+// Asks `inquiry` with `typed` as everything the user types (then end of
+// input), and collects the prompt.
+Asked AskWithInput(const std::string& typed, const Inquiry& inquiry = WriteInquiry()) {
+  Pipe input = MakePipe();
+  Pipe output = MakePipe();
+  EXPECT_TRUE(WriteFull(input.write.get(), typed, "input").ok());
+  input.write.reset();
+  std::unique_ptr<Inquirer> inquirer = NewTerminalInquirer(std::move(input.read), std::move(output.write));
+  Asked asked;
+  asked.answer = inquirer->Ask(inquiry);
+  inquirer.reset();  // closes the output's write end
+  Result<std::string> prompt = ReadToEnd(output.read.get(), 1 << 20, "output");
+  EXPECT_TRUE(prompt.ok());
+  if (prompt.ok()) asked.prompt = *prompt;
+  return asked;
+}
+
+TEST(TerminalInquirerTest, EachAnswerLetterGivesItsAnswer) {
+  struct Case {
+    std::string typed;
+    InquiryAnswer expected;
+  };
+  for (const Case& c : {Case{"y\n", InquiryAnswer::kAllowOnce}, Case{"a\n", InquiryAnswer::kAllowForRun},
+                        Case{"n\n", InquiryAnswer::kDenyOnce}, Case{"d\n", InquiryAnswer::kDenyForRun},
+                        Case{"Y\n", InquiryAnswer::kAllowOnce}, Case{"  D \t\n", InquiryAnswer::kDenyForRun},
+                        Case{"a\r\n", InquiryAnswer::kAllowForRun}}) {
+    Asked asked = AskWithInput(c.typed);
+    ASSERT_TRUE(asked.answer.ok()) << c.typed << ": " << asked.answer.status().ToString();
+    EXPECT_EQ(*asked.answer, c.expected) << c.typed;
+  }
+}
+
+TEST(TerminalInquirerTest, PromptShowsToolOperationExactTargetAndTheFullConfigKey) {
+  Asked asked = AskWithInput("y\n");
+  EXPECT_THAT(asked.prompt, HasSubstr("tool 'gen' asks to write 'src/gen/a.rs'"));
+  EXPECT_THAT(asked.prompt, HasSubstr("add \"src/gen\" to tools.gen.sandbox.filesystem.writable"));
+  EXPECT_THAT(asked.prompt, HasSubstr("y: allow once"));
+  EXPECT_THAT(asked.prompt, HasSubstr("d: deny for this run"));
+  EXPECT_THAT(asked.prompt, testing::EndsWith("Allow? [y/a/n/d] "));
+}
+
+TEST(TerminalInquirerTest, AnythingElseAsksAgain) {
+  Asked asked = AskWithInput("yes\n\nx\nyy\ny\n");
+  ASSERT_TRUE(asked.answer.ok()) << asked.answer.status().ToString();
+  EXPECT_EQ(*asked.answer, InquiryAnswer::kAllowOnce);
+  size_t again = 0;
+  for (size_t at = asked.prompt.find("Please answer"); at != std::string::npos;
+       at = asked.prompt.find("Please answer", at + 1)) {
+    ++again;
+  }
+  EXPECT_EQ(again, 4u);
+}
+
+TEST(TerminalInquirerTest, AVeryLongLineIsNotAnAnswer) {
+  // 50000 bytes: more than any answer, less than a pipe holds.
+  Asked asked = AskWithInput(std::string(50000, 'y') + "\nn\n");
+  ASSERT_TRUE(asked.answer.ok()) << asked.answer.status().ToString();
+  EXPECT_EQ(*asked.answer, InquiryAnswer::kDenyOnce);
+}
+
+TEST(TerminalInquirerTest, EndOfInputFails) {
+  Asked nothing = AskWithInput("");
+  EXPECT_FALSE(nothing.answer.ok());
+  EXPECT_THAT(nothing.answer.status().message(), HasSubstr("end of input"));
+  // A letter never confirmed with Enter is no answer either.
+  Asked unconfirmed = AskWithInput("y");
+  EXPECT_FALSE(unconfirmed.answer.ok());
+  Asked garbage = AskWithInput("maybe\n");
+  EXPECT_FALSE(garbage.answer.ok());
+}
+
+TEST(TerminalInquirerTest, AnsiEscapesInTheTargetAreShownEscaped) {
+  const std::string target = "src/\x1b[2K\x1b[1Aok.txt\r\x1b]0;title\x07\xc2\x9b" "31m\x7f";
+  Asked asked = AskWithInput("n\n", WriteInquiry(target));
+  ASSERT_TRUE(asked.answer.ok());
+  EXPECT_EQ(asked.prompt.find('\x1b'), std::string::npos);
+  EXPECT_EQ(asked.prompt.find('\r'), std::string::npos);
+  EXPECT_EQ(asked.prompt.find('\x07'), std::string::npos);
+  EXPECT_EQ(asked.prompt.find("\xc2\x9b"), std::string::npos);
+  EXPECT_THAT(asked.prompt,
+              HasSubstr("'src/\\x1b[2K\\x1b[1Aok.txt\\x0d\\x1b]0;title\\x07\\xc2\\x9b31m\\x7f'"));
+}
+
+TEST(TerminalInquirerTest, CancelEndsAnAskInProgressAndLaterOnes) {
+  Pipe input = MakePipe();
+  Pipe output = MakePipe();
+  std::unique_ptr<Inquirer> inquirer = NewTerminalInquirer(std::move(input.read), std::move(output.write));
+  std::optional<Result<InquiryAnswer>> answer;
+  std::thread asking([&] { answer = inquirer->Ask(WriteInquiry()); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  inquirer->Cancel();
+  asking.join();
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(answer->status().code(), StatusCode::kCancelled);
+  EXPECT_EQ(inquirer->Ask(WriteInquiry()).status().code(), StatusCode::kCancelled);
+}
+
+// A pseudo-terminal: the inquirer reads and writes the slave side, the test
+// plays the user on the master side. Echo is off so the master reads only
+// what the inquirer wrote.
+class PseudoTerminal {
+ public:
+  PseudoTerminal() {
+    int master, slave;
+    if (::openpty(&master, &slave, nullptr, nullptr, nullptr) != 0) return;
+    master_.reset(master);
+    slave_.reset(slave);
+    struct termios settings;
+    ::tcgetattr(slave, &settings);
+    settings.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+    ::tcsetattr(slave, TCSANOW, &settings);
+  }
+
+  bool ok() const { return master_.valid(); }
+  int master() const { return master_.get(); }
+  int slave() const { return slave_.get(); }
+
+  std::unique_ptr<Inquirer> NewInquirer() {
+    return NewTerminalInquirer(UniqueFd(::dup(slave_.get())), UniqueFd(::dup(slave_.get())));
+  }
+
+  // Types `text` as the user.
+  void Type(std::string_view text) { ASSERT_TRUE(WriteFull(master_.get(), text, "pty").ok()); }
+
+  // Waits until the terminal has a whole typed line ready to be read.
+  bool LineReady() {
+    struct pollfd ready = {slave_.get(), POLLIN, 0};
+    return ::poll(&ready, 1, 5000) == 1;
+  }
+
+  // Reads what the inquirer wrote until `marker` appears (5 s at most).
+  std::string ReadUntil(std::string_view marker) {
+    std::string seen;
+    while (seen.find(marker) == std::string::npos) {
+      struct pollfd ready = {master_.get(), POLLIN, 0};
+      if (::poll(&ready, 1, 5000) != 1) break;
+      char buffer[4096];
+      ssize_t got = ::read(master_.get(), buffer, sizeof buffer);
+      if (got <= 0) break;
+      seen.append(buffer, static_cast<size_t>(got));
+    }
+    return seen;
+  }
+
+ private:
+  UniqueFd master_;
+  UniqueFd slave_;
+};
+
+TEST(TerminalInquirerTest, TypeAheadIsDiscardedOnATerminal) {
+  PseudoTerminal terminal;
+  ASSERT_TRUE(terminal.ok()) << "openpty failed";
+  // "y" typed before the question is on the screen must not answer it.
+  terminal.Type("y\n");
+  ASSERT_TRUE(terminal.LineReady());
+  std::unique_ptr<Inquirer> inquirer = terminal.NewInquirer();
+  std::optional<Result<InquiryAnswer>> answer;
+  std::thread asking([&] { answer = inquirer->Ask(WriteInquiry()); });
+  std::string prompt = terminal.ReadUntil("[y/a/n/d] ");
+  EXPECT_THAT(prompt, HasSubstr("'src/gen/a.rs'"));
+  terminal.Type("n\n");
+  asking.join();
+  ASSERT_TRUE(answer.has_value());
+  ASSERT_TRUE(answer->ok()) << answer->status().ToString();
+  EXPECT_EQ(**answer, InquiryAnswer::kDenyOnce);
+}
+
+TEST(TerminalInquirerTest, ATerminalClosedWhileAskingFails) {
+  PseudoTerminal terminal;
+  ASSERT_TRUE(terminal.ok()) << "openpty failed";
+  std::unique_ptr<Inquirer> inquirer = terminal.NewInquirer();
+  std::optional<Result<InquiryAnswer>> answer;
+  std::thread asking([&] { answer = inquirer->Ask(WriteInquiry()); });
+  terminal.ReadUntil("[y/a/n/d] ");
+  terminal.Type("\x04");  // Ctrl+D at the start of a line: end of input
+  asking.join();
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_FALSE(answer->ok());
+}
+
+TEST(EscapeForTerminalTest, ControlsAreShownAsBytesAndTextStaysAsItIs) {
+  EXPECT_EQ(EscapeForTerminal("src/a b.txt"), "src/a b.txt");
+  const std::string letters = "caf\xc3\xa9/\xe6\x97\xa5\xf0\x9f\x98\x80";
+  EXPECT_EQ(EscapeForTerminal(letters), letters);
+  EXPECT_EQ(EscapeForTerminal(std::string("a\0b", 3)), "a\\x00b");
+  EXPECT_EQ(EscapeForTerminal("\n\t\r\x1b\x7f"), "\\x0a\\x09\\x0d\\x1b\\x7f");
+  EXPECT_EQ(EscapeForTerminal("a\\x1b"), "a\\\\x1b");  // a literal backslash is not an escape
+  EXPECT_EQ(EscapeForTerminal("\xc2\x80\xc2\x9b\xc2\x9f\xc2\xa0"), "\\xc2\\x80\\xc2\\x9b\\xc2\\x9f\xc2\xa0");
+  // Invalid UTF-8: a lone continuation byte, a truncated sequence, an
+  // overlong '/', a surrogate.
+  EXPECT_EQ(EscapeForTerminal("\x80"), "\\x80");
+  EXPECT_EQ(EscapeForTerminal("a\xe6\x97"), "a\\xe6\\x97");
+  EXPECT_EQ(EscapeForTerminal("\xc0\xaf"), "\\xc0\\xaf");
+  EXPECT_EQ(EscapeForTerminal("\xed\xa0\x80"), "\\xed\\xa0\\x80");
+  // Bidi overrides and line separators would show text other than the target.
+  EXPECT_EQ(EscapeForTerminal("a\xe2\x80\xae" "b"), "a\\xe2\\x80\\xaeb");
+  EXPECT_EQ(EscapeForTerminal("\xe2\x81\xa6\xe2\x80\xa8"), "\\xe2\\x81\\xa6\\xe2\\x80\\xa8");
+}
+
+TEST(NonInteractiveDenialTest, SaysNotCoveredAndTheFullKeyThatAllowsIt) {
+  EXPECT_EQ(NonInteractiveDenial(WriteInquiry(), "fs.write"),
+            "fs.write of 'src/gen/a.rs' was not covered by the policy of tool 'gen' and was denied without "
+            "asking (no interaction); to allow it, add \"src/gen\" to tools.gen.sandbox.filesystem.writable");
+}
+
+TEST(NonInteractiveDenialTest, IsOneLineWithoutAHint) {
+  Inquiry inquiry{"my tool", "run", "rm -rf /\n\x1b[2J", ""};
+  std::string message = NonInteractiveDenial(inquiry, "process.run");
+  EXPECT_EQ(message.find('\n'), std::string::npos);
+  EXPECT_EQ(message.find('\x1b'), std::string::npos);
+  EXPECT_THAT(message, HasSubstr("'rm -rf /\\x0a\\x1b[2J'"));
+  EXPECT_THAT(message, HasSubstr("add a rule for it to tools.\"my tool\".sandbox in toolvfs.toml"));
+}
+
+TEST(QualifyPolicyHintTest, PrefixesEverySandboxKeyOnce) {
+  EXPECT_EQ(QualifyPolicyHint("gen", "set filesystem.writable = true"),
+            "set tools.gen.sandbox.filesystem.writable = true");
+  EXPECT_EQ(QualifyPolicyHint("gh", "add \"https://api.github.com/\" to network.allow"),
+            "add \"https://api.github.com/\" to tools.gh.sandbox.network.allow");
+  EXPECT_EQ(QualifyPolicyHint("x", "add a rule commands.rg = { args = [[\"-n\", \"**\"]] }"),
+            "add a rule tools.x.sandbox.commands.rg = { args = [[\"-n\", \"**\"]] }");
+  EXPECT_EQ(QualifyPolicyHint("x", "name it in sensitive_paths or (filesystem.allow)"),
+            "name it in tools.x.sandbox.sensitive_paths or (tools.x.sandbox.filesystem.allow)");
+  // Already whole, or inside a quoted value: unchanged.
+  EXPECT_EQ(QualifyPolicyHint("x", "add \"a\" to tools.x.sandbox.filesystem.allow"),
+            "add \"a\" to tools.x.sandbox.filesystem.allow");
+  EXPECT_EQ(QualifyPolicyHint("x", "add \"filesystem.allow\" to filesystem.deny"),
+            "add \"filesystem.allow\" to tools.x.sandbox.filesystem.deny");
+  EXPECT_EQ(QualifyPolicyHint("a.b", "filesystem.allow"), "tools.\"a.b\".sandbox.filesystem.allow");
+}
+
+TEST(ScriptedInquirerTest, AnswersInOrderRecordsWhatWasAskedAndFailsWhenOut) {
+  std::vector<Inquiry> asked;
+  std::unique_ptr<Inquirer> inquirer =
+      NewScriptedInquirer({InquiryAnswer::kAllowOnce, InquiryAnswer::kDenyForRun}, &asked);
+  EXPECT_TRUE(inquirer->asks_user());
+  EXPECT_EQ(*inquirer->Ask(WriteInquiry("a")), InquiryAnswer::kAllowOnce);
+  EXPECT_EQ(*inquirer->Ask(WriteInquiry("b")), InquiryAnswer::kDenyForRun);
+  EXPECT_FALSE(inquirer->Ask(WriteInquiry("c")).ok());
+  ASSERT_EQ(asked.size(), 3u);
+  EXPECT_EQ(asked[0].target, "a");
+  EXPECT_EQ(asked[2].target, "c");
+  EXPECT_EQ(asked[1].tool, "gen");
+}
+
+TEST(DenyingInquirerTest, DeniesWithoutAsking) {
+  std::unique_ptr<Inquirer> inquirer = NewDenyingInquirer();
+  EXPECT_FALSE(inquirer->asks_user());
+  EXPECT_EQ(*inquirer->Ask(WriteInquiry()), InquiryAnswer::kDenyOnce);
+}
+
+// The answers' scopes as the gate applies them: y and n decide one
+// request, a and d the same operation on the same exact target for the
+// rest of the run.
+class AnswerScopeTest : public ::testing::Test {
+ protected:
+  Status Write(std::string_view target) {
+    RequestScope scope(RequestId(1), "fs.write", /*may_block=*/true);
+    return gate_.Authorize(scope, "write", target,
+                           PolicyDecision::Uncovered("add \"x\" to filesystem.writable"));
+  }
+
+  ToolConfig tool_;
+  ToolPolicy policy_ = ToolPolicy::ForTool(tool_, std::nullopt);
+  std::vector<Inquiry> asked_;
+  std::unique_ptr<Inquirer> inquirer_ = NewScriptedInquirer(
+      {InquiryAnswer::kAllowOnce, InquiryAnswer::kDenyOnce, InquiryAnswer::kAllowForRun,
+       InquiryAnswer::kDenyForRun},
+      &asked_);
+  AccessGate gate_{policy_, *inquirer_};
+};
+
+TEST_F(AnswerScopeTest, OnceAnswersAskAgainRunAnswersDoNot) {
+  EXPECT_TRUE(Write("a.txt").ok());                                            // y
+  EXPECT_EQ(Write("a.txt").code(), StatusCode::kPermissionDenied);             // n: asked again
+  EXPECT_TRUE(Write("b.txt").ok());                                            // a
+  EXPECT_TRUE(Write("b.txt").ok());                                            // remembered
+  EXPECT_EQ(Write("c.txt").code(), StatusCode::kPermissionDenied);             // d
+  EXPECT_EQ(Write("c.txt").code(), StatusCode::kPermissionDenied);             // remembered
+  // "a" for b.txt grants b.txt only, exactly: not a sibling, not a prefix.
+  EXPECT_FALSE(Write("b.txt2").ok());  // out of answers: asked, no answer
+  ASSERT_EQ(asked_.size(), 5u);
+  EXPECT_EQ(asked_[4].target, "b.txt2");
+}
+
+}  // namespace
+}  // namespace toolvfs
