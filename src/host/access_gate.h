@@ -12,6 +12,7 @@
 // workers at once. Questions are asked one at a time.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -53,6 +54,13 @@ class RequestScope {
   AuditDecision decision() const { return *decision_; }
   const std::string& rule() const { return rule_; }
 
+  // Set when the tool cancelled this request or the session is ending: a
+  // handler that waits (a child process, a download) stops and answers
+  // Cancelled. Never set for inline requests.
+  bool cancelled() const { return cancel_flag_ != nullptr && cancel_flag_->load(); }
+  // `flag` must outlive the handler's run (the session's in-flight entry).
+  void set_cancel_flag(const std::atomic<bool>* flag) { cancel_flag_ = flag; }
+
   // The JSON-RPC error code answered, 0 for a result (set by Handle).
   int error_code() const { return error_code_; }
   void set_error_code(int code) { error_code_ = code; }
@@ -67,6 +75,7 @@ class RequestScope {
   std::optional<AuditDecision> decision_;
   std::string rule_;
   int error_code_ = 0;
+  const std::atomic<bool>* cancel_flag_ = nullptr;
 };
 
 class AccessGate {

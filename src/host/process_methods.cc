@@ -266,12 +266,13 @@ struct FinishedRun {
 };
 
 // Feeds `input` to the child and collects its output (the first
-// `keep_limit` bytes of each stream) until it exits or `timeout` passes,
+// `keep_limit` bytes of each stream) until it exits or `timeout` passes
+// (exit unset) or the request is cancelled (Cancelled, the child killed),
 // never blocking on one pipe while another is full. When the child exits,
 // its process group is killed (background processes it left do not
 // outlive the request) and what is left in the pipes is read.
 Result<FinishedRun> Communicate(ChildProcess& child, std::string_view input, size_t keep_limit,
-                                std::chrono::milliseconds timeout) {
+                                std::chrono::milliseconds timeout, const RequestScope& scope) {
   SigpipeBlockedInThisThread sigpipe_blocked;
   auto deadline = std::chrono::steady_clock::now() + timeout;
   UniqueFd exit_fd = OpenExitFd(child.pid());
@@ -291,6 +292,11 @@ Result<FinishedRun> Communicate(ChildProcess& child, std::string_view input, siz
     }
     auto remaining =
         std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (scope.cancelled()) {
+      TOOLVFS_RETURN_IF_ERROR(child.Signal(SIGKILL));
+      static_cast<void>(child.Wait());
+      return Status(StatusCode::kCancelled, "process.run was cancelled; the process was killed");
+    }
     if (remaining.count() <= 0) {
       TOOLVFS_RETURN_IF_ERROR(child.Signal(SIGKILL));
       TOOLVFS_ASSIGN_OR_RETURN(ExitStatus killed, child.Wait());
@@ -306,8 +312,9 @@ Result<FinishedRun> Communicate(ChildProcess& child, std::string_view input, siz
     watch(run.stdout_capture.fd, POLLIN);
     watch(run.stderr_capture.fd, POLLIN);
     watch(exit_fd, POLLIN);
-    // Without an exit fd the loop looks at the child every 10 ms.
-    int wait_ms = static_cast<int>(std::min<int64_t>(remaining.count(), exit_fd ? INT32_MAX : 10));
+    // Without an exit fd the loop looks at the child every 10 ms; it looks
+    // at the request's cancel flag every 50 ms.
+    int wait_ms = static_cast<int>(std::min<int64_t>(remaining.count(), exit_fd ? 50 : 10));
     if (::poll(fds, count, wait_ms) < 0 && errno != EINTR) {
       return ErrnoToStatus(errno, "Cannot wait for the output of process " + std::to_string(child.pid()));
     }
@@ -421,7 +428,7 @@ Result<WireMessage> ServeProcessRun(const Message& request, const MethodContext&
                            context.launch_process ? context.launch_process(spec) : Launch(spec));
   TOOLVFS_ASSIGN_OR_RETURN(FinishedRun run,
                            Communicate(child, input.value_or(""), kOutputLimit + scrubber.longest_form_size(),
-                                       std::chrono::seconds(timeout_seconds)));
+                                       std::chrono::seconds(timeout_seconds), scope));
   if (!run.exit) {
     return TimeoutError("process.run of " + Quote(command_line) + " timed out after " +
                         std::to_string(timeout_seconds) + " s and was killed");

@@ -149,6 +149,7 @@ class WorkerPool {
       // A request the tool cancelled while it waited is not run at all.
       if (!task.cancelled->load()) {
         scope.emplace(task.request.id(), task.method->name, /*may_block=*/true);
+        scope->set_cancel_flag(task.cancelled.get());
         answer = task.method->handler(task.request, context_, *scope);
       }
       lock.lock();
@@ -387,6 +388,8 @@ SessionResult Session::Run() {
 
   KillTool();
   context_.gate.CancelQuestions();  // a worker may be waiting for the user
+  // ... or for a child process or a download: nobody wants those answers.
+  for (auto& [id, cancelled] : in_flight_) cancelled->store(true);
   workers_.reset();  // joins the workers: nothing touches the project after return
   context_.gate.set_pending_sender(nullptr);
   ReadStderr();

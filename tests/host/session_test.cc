@@ -617,5 +617,20 @@ result(json.dumps([w["error"]["code"], w["error"]["message"]]))
   EXPECT_EQ(records[0].code, -32001);
 }
 
+TEST_F(SessionTest, RunningProcessIsKilledWhenTheToolEndsOrCancelsIt) {
+  tool_.sandbox.commands["sleep"] = CommandRule{};
+  // The tool cancels one run and leaves another running when it finishes:
+  // neither holds the session up for the 30 s the children would take.
+  Outcome outcome = Run(R"PY(
+send({"jsonrpc": "2.0", "id": 1, "method": "process.run", "params": {"program": "sleep", "args": ["30"]}})
+send({"jsonrpc": "2.0", "method": "cancel", "params": {"id": 1}})
+answer = recv()
+send({"jsonrpc": "2.0", "id": 2, "method": "process.run", "params": {"program": "sleep", "args": ["31"]}})
+result(json.dumps(answer["error"]["code"]))
+)PY");
+  EXPECT_EQ(Text(outcome), "-32005");
+  EXPECT_LT(Seconds(), 10.0);
+}
+
 }  // namespace
 }  // namespace toolvfs
