@@ -7,16 +7,23 @@ CMAKE_FLAGS ?=
 .PHONY: run test bench fuzz build deps bench-deps clean
 
 # The main job: the example project's tools run as vfs tools, every file
-# access going through the host (examples/project/toolvfs.toml).
+# access going through the host and decided by each tool's policy
+# (examples/project/toolvfs.toml), and recorded in the audit log.
 run: build
 	@echo '$$ toolvfs tools --project examples/project'
 	@$(BUILD_DIR)/toolvfs tools --project examples/project
+	@echo
+	@echo '$$ toolvfs check --project examples/project   # the policy each tool runs under'
+	@$(BUILD_DIR)/toolvfs check --project examples/project
 	@echo
 	@echo '$$ toolvfs run todo_report --project examples/project'
 	@$(BUILD_DIR)/toolvfs run todo_report --project examples/project
 	@echo
 	@echo '$$ toolvfs run rename_symbol --project examples/project --args '"'"'{"from": "LinkStore", "to": "SlugStore", "dry_run": true}'"'"
 	@$(BUILD_DIR)/toolvfs run rename_symbol --project examples/project --args '{"from": "LinkStore", "to": "SlugStore", "dry_run": true}'
+	@echo
+	@echo '$$ toolvfs audit --project examples/project | tail -n 8   # every request, decided and recorded'
+	@$(BUILD_DIR)/toolvfs audit --project examples/project | tail -n 8
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS)

@@ -188,7 +188,8 @@ std::vector<std::string> ReferencedVariables(const std::vector<Header>& headers)
 }
 
 // The host's value of `name`, or null when it has none.
-const std::string* FindVariable(const std::map<std::string, std::string>* environment, std::string_view name) {
+const std::string* FindVariable(const std::map<std::string, std::string>* environment,
+                                std::string_view name) {
   if (environment == nullptr) return nullptr;
   auto found = environment->find(std::string(name));
   return found == environment->end() ? nullptr : &found->second;
@@ -330,8 +331,8 @@ Result<HttpResponse> Transfer(const HttpRequest& request, const HttpSettings& se
                               Clock::time_point deadline) {
   TOOLVFS_RETURN_IF_ERROR(EnsureCurlInitialized());
   auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  std::string timed_out = RequestLine(request) + " timed out after " + std::to_string(settings.timeout.count()) +
-                          " ms (the http timeout)";
+  std::string timed_out = RequestLine(request) + " timed out after " +
+                          std::to_string(settings.timeout.count()) + " ms (the http timeout)";
   if (remaining.count() <= 0) return TimeoutError(timed_out);
 
   CurlEasy easy(curl_easy_init());
@@ -348,7 +349,8 @@ Result<HttpResponse> Transfer(const HttpRequest& request, const HttpSettings& se
       .Set(CURLOPT_NOSIGNAL, 1L)  // no SIGALRM on worker threads
       .Set(CURLOPT_TIMEOUT_MS, static_cast<long>(remaining.count()))
       .Set(CURLOPT_ACCEPT_ENCODING, "")  // every encoding curl decodes; the tool gets the decoded body
-      .Set(CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(settings.max_body_bytes))
+      .Set(CURLOPT_MAXFILESIZE_LARGE,    // an early stop when Content-Length already says too much
+           static_cast<curl_off_t>(std::min<uint64_t>(settings.max_body_bytes, INT64_MAX)))
       .Set(CURLOPT_HTTPHEADER, header_list.get())
       .Set(CURLOPT_WRITEFUNCTION, &ReceiveBody)
       .Set(CURLOPT_WRITEDATA, &receiver)
