@@ -13,8 +13,8 @@
 // curl is handed NormalizedUrl::ToString(), so it connects to the very
 // host, port and path the policy decided on; TLS verification keeps curl's
 // defaults (on). The whole request, redirects included, has one deadline:
-// HttpSettings::timeout. Handlers cannot see the session's cancel flag, so a
-// cancelled tool's transfer ends at that deadline at the latest.
+// HttpSettings::timeout; a request the tool cancels (or a run that ends)
+// stops within about a second, when curl next reports progress.
 #include <curl/curl.h>
 
 #include <algorithm>
@@ -315,6 +315,12 @@ class CurlOptions {
   CURLcode first_error_ = CURLE_OK;
 };
 
+// curl's progress callback, called about once a second even when nothing
+// moves: non-zero aborts the transfer (CURLE_ABORTED_BY_CALLBACK).
+int AbortIfCancelled(void* scope, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<const RequestScope*>(scope)->cancelled() ? 1 : 0;
+}
+
 Status EnsureCurlInitialized() {
   static const CURLcode code = curl_global_init(CURL_GLOBAL_DEFAULT);  // once, thread-safe
   if (code == CURLE_OK) return OkStatus();
@@ -326,14 +332,17 @@ std::string RequestLine(const HttpRequest& request) {
   return std::string(request.method) + " " + request.url.ToString();
 }
 
-// Performs `request` without following redirects, within `deadline`.
+// Performs `request` without following redirects, within `deadline`,
+// unless `scope` is cancelled.
 Result<HttpResponse> Transfer(const HttpRequest& request, const HttpSettings& settings,
-                              Clock::time_point deadline) {
+                              Clock::time_point deadline, const RequestScope& scope) {
   TOOLVFS_RETURN_IF_ERROR(EnsureCurlInitialized());
   auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   std::string timed_out = RequestLine(request) + " timed out after " +
                           std::to_string(settings.timeout.count()) + " ms (the http timeout)";
   if (remaining.count() <= 0) return TimeoutError(timed_out);
+  std::string cancelled = RequestLine(request) + " was cancelled";
+  if (scope.cancelled()) return CancelledError(cancelled);
 
   CurlEasy easy(curl_easy_init());
   if (easy == nullptr) return ResourceExhaustedError("Cannot create a libcurl handle");
@@ -356,6 +365,9 @@ Result<HttpResponse> Transfer(const HttpRequest& request, const HttpSettings& se
       .Set(CURLOPT_WRITEDATA, &receiver)
       .Set(CURLOPT_HEADERFUNCTION, &ReceiveHeader)
       .Set(CURLOPT_HEADERDATA, &receiver)
+      .Set(CURLOPT_NOPROGRESS, 0L)
+      .Set(CURLOPT_XFERINFOFUNCTION, &AbortIfCancelled)
+      .Set(CURLOPT_XFERINFODATA, &scope)
       .Set(CURLOPT_ERRORBUFFER, error_text);
   if (request.body) {
     options.Set(CURLOPT_POST, 1L)
@@ -370,6 +382,7 @@ Result<HttpResponse> Transfer(const HttpRequest& request, const HttpSettings& se
                          std::to_string(settings.max_body_bytes) + " bytes");
   }
   if (code == CURLE_OPERATION_TIMEDOUT) return TimeoutError(timed_out);
+  if (code == CURLE_ABORTED_BY_CALLBACK) return CancelledError(cancelled);
   if (code != CURLE_OK) {
     return IoError(RequestLine(request) +
                    " failed: " + (error_text[0] != '\0' ? error_text : curl_easy_strerror(code)));
@@ -425,7 +438,7 @@ Result<HttpResponse> FollowRedirects(HttpRequest request, const MethodContext& c
                                      const SecretScrubber& scrubber) {
   Clock::time_point deadline = Clock::now() + context.http.timeout;
   for (int redirects = 0;; ++redirects) {
-    TOOLVFS_ASSIGN_OR_RETURN(HttpResponse response, Transfer(request, context.http, deadline));
+    TOOLVFS_ASSIGN_OR_RETURN(HttpResponse response, Transfer(request, context.http, deadline, scope));
     if (!IsRedirect(response.status) || !response.location) return response;
     if (redirects == context.http.max_redirects) {
       return TooLargeError(RequestLine(request) + " redirected again after " + std::to_string(redirects) +

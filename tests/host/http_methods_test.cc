@@ -7,6 +7,7 @@
 #include <rapidjson/document.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include <gmock/gmock.h>
@@ -158,6 +160,7 @@ class HttpMethodsTest : public ::testing::Test {
     MethodContext context{*project_, gate_->gate, &environment_};
     context.http = settings_;
     scope_.emplace(request.message().id(), spec->name, /*may_block=*/true);
+    scope_->set_cancel_flag(&cancelled_);
     WireMessage answer = spec->handler(request.message(), context, *scope_);
     std::string_view bytes = answer.bytes();
     ParsedLine response = parser.Parse(bytes.substr(0, bytes.size() - 1));
@@ -196,6 +199,7 @@ class HttpMethodsTest : public ::testing::Test {
   std::map<std::string, std::string> environment_{{"TEST_TOKEN", std::string(kToken)}, {"HOME", "/home/x"}};
   HttpSettings settings_;
   std::optional<RequestScope> scope_;
+  std::atomic<bool> cancelled_{false};
 };
 
 std::unique_ptr<TestServer> HttpMethodsTest::server_;
@@ -326,6 +330,23 @@ TEST_F(HttpMethodsTest, Timeout) {
   EXPECT_EQ(Get(Url("/sleep?ms=5000")),
             "error -32004: GET " + Url("/sleep?ms=5000") + " timed out after 300 ms (the http timeout)");
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(3));
+}
+
+TEST_F(HttpMethodsTest, CancelledRequestStops) {
+  cancelled_ = true;
+  EXPECT_EQ(Get(Url("/hello")), "error -32005: GET " + Url("/hello") + " was cancelled");
+
+  // Cancelled mid-transfer: curl's progress callback sees it within about
+  // a second, long before the server answers.
+  cancelled_ = false;
+  std::thread canceller([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    cancelled_ = true;
+  });
+  auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(Get(Url("/sleep?ms=10000")), "error -32005: GET " + Url("/sleep?ms=10000") + " was cancelled");
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  canceller.join();
 }
 
 TEST_F(HttpMethodsTest, BinaryResponseComesBackAsBase64) {
