@@ -11,7 +11,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
   libre2-dev libcli11-dev libtomlplusplus-dev rapidjson-dev libsimdjson-dev
-  libcurl4-openssl-dev libidn2-dev python3
+  libcurl4-openssl-dev libidn2-dev libseccomp-dev python3
 )
 case "${1:-}" in
   --bench) packages+=(ripgrep hyperfine python3 nlohmann-json3-dev) ;;

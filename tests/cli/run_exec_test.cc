@@ -643,6 +643,26 @@ TEST_F(RunExecTest, ExecAllowOptionsAreThePolicy) {
   ProcessResult none = Toolvfs({"exec", "--no-interaction", "--args", requests, "--", "python3", "probe.py"});
   EXPECT_EQ(none.out, "[0, 0, -32001, -32001, -32001, 0]\n") << none.err;
 
+  // Every decided request went to the project's audit log, denials with
+  // the rule that made them.
+  ProcessResult denied = Toolvfs({"audit", "--denied"});
+  EXPECT_EQ(denied.exit_code, 0) << denied.err;
+  EXPECT_THAT(denied.out, AllOf(HasSubstr("python3  fs.read  other/b.txt  deny (not covered, no interaction)"),
+                                HasSubstr("fs.read  .env  deny (sensitive path \"**/.env\")"),
+                                HasSubstr("fs.write  src/d.txt  deny"), Not(HasSubstr("allow"))));
+  ProcessResult all = Toolvfs({"audit", "--json"});
+  EXPECT_THAT(all.out, HasSubstr(R"("target":"out/c.txt","decision":"allow","rule":"filesystem.writable \"out\"")"));
+
+  // --no-audit writes nothing; --audit PATH writes there.
+  fs::remove_all(fs::path(root_) / ".toolvfs");
+  EXPECT_EQ(Toolvfs({"exec", "--no-audit", "--", "python3", "hello.py"}).exit_code, 0);
+  EXPECT_FALSE(fs::exists(fs::path(root_) / ".toolvfs"));
+  EXPECT_EQ(Toolvfs({"exec", "--audit", root_ + "/elsewhere.jsonl", "--args", requests, "--", "python3", "probe.py"})
+                .exit_code,
+            0);
+  EXPECT_TRUE(fs::exists(fs::path(root_) / "elsewhere.jsonl"));
+  EXPECT_FALSE(fs::exists(fs::path(root_) / ".toolvfs"));
+
   // Each --allow-* takes one value: PROGRAM may follow without "--".
   ProcessResult without_dashes = Toolvfs({"exec", "--allow-read", "src", "python3", "hello.py"});
   EXPECT_EQ(without_dashes.exit_code, 0) << without_dashes.err;
@@ -662,6 +682,44 @@ TEST_F(RunExecTest, ExecAllowOptionsAreThePolicy) {
     ExpectOneLineError(result);
     EXPECT_THAT(result.err, StartsWith("toolvfs: " + bad.option + ": "));
   }
+}
+
+// --- check ------------------------------------------------------------------
+
+TEST_F(RunExecTest, CheckPrintsEachToolsEffectivePolicy) {
+  Write("policy/toolvfs.toml", R"([tools.gen]
+command = "python3 gen.py"
+runtime = "vfs"
+[tools.gen.sandbox]
+filesystem.allow = ["src"]
+filesystem.writable = ["src/gen"]
+filesystem.deny = ["src/secrets"]
+network.allow = ["https://api.github.com/repos/"]
+commands.rg = { args = [["-n", "**"]] }
+commands.rm = false
+)");
+  ProcessResult result = Toolvfs({"check", "--config", "policy/toolvfs.toml"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out, AllOf(StartsWith("tool gen (runtime vfs)\n"),
+                                HasSubstr(R"(read "src": allow (filesystem.allow))"),
+                                HasSubstr(R"(write "src/gen": allow (filesystem.writable))"),
+                                HasSubstr(R"(read and write "src/secrets": deny (filesystem.deny))"),
+                                HasSubstr("\"**/.env\""), HasSubstr("https://api.github.com/repos/"),
+                                HasSubstr("commands.rm"), EndsWith("policy/toolvfs.toml: 1 tool, 0 MCP servers\n")));
+
+  // Every error is listed, one line each, then the count; exit 2.
+  Write("bad/toolvfs.toml", "[tools.x]\ncommand = \"x\"\ncomand = 1\n[tools.x.sandbox]\nfilesystem.allow = 3\n");
+  ProcessResult bad = Toolvfs({"check", "--config", "bad/toolvfs.toml"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.out, "");
+  EXPECT_THAT(bad.err, AllOf(HasSubstr("bad/toolvfs.toml:3:1: "), HasSubstr("comand"),
+                             HasSubstr("bad/toolvfs.toml:5:"), HasSubstr("has 2 errors")));
+
+  // The project's own config: a wasm tool is named, the others still listed.
+  ProcessResult project = Toolvfs({"check"});
+  EXPECT_EQ(project.exit_code, 2);
+  EXPECT_THAT(project.err, HasSubstr("Tool 'wasm_tool' uses runtime 'wasm', which is not yet supported."));
+  EXPECT_THAT(project.out, AllOf(HasSubstr("tool hello (runtime vfs)"), HasSubstr("tool wasm_tool (runtime unsupported)")));
 }
 
 // --- tools ------------------------------------------------------------------

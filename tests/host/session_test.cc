@@ -601,6 +601,34 @@ result(json.dumps([r["result"]["content"], again["result"], pending["params"]["r
   EXPECT_THAT(records[0].call_id, StartsWith("c-"));
 }
 
+TEST_F(SessionTest, UserDenialForTheRunIsRecordedAndRemembered) {
+  ASSERT_TRUE(project_->Write("a.txt", "hello").ok());
+  tool_ = ToolConfig{};
+  RecordingAuditSink audit;
+  WaitingInquirer inquirer(audit, InquiryAnswer::kDenyForRun);
+  inquirer_ = &inquirer;
+  audit_ = &audit;
+  Outcome outcome = Run(R"PY(
+send({"jsonrpc": "2.0", "id": "w", "method": "fs.write", "params": {"path": "new.txt", "content": "x"}})
+assert recv()["method"] == "pending"
+call("r", "fs.read", {"path": "a.txt"})
+w = recv()
+again = call("w2", "fs.write", {"path": "new.txt", "content": "y"})
+result(json.dumps([w["error"]["code"], again["error"]["code"], again["error"]["message"]]))
+)PY");
+  EXPECT_EQ(Text(outcome),
+            R"([-32001, -32001, "fs.write of 'new.txt' denied by the user for the rest of this run"])");
+  EXPECT_EQ(inquirer.asked_.size(), 1u);
+  EXPECT_FALSE(project_->Exists("new.txt").value());
+  std::vector<AuditRecord> records = audit.records();
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[1].decision, AuditDecision::kAskedDeny);
+  EXPECT_EQ(records[1].rule, "user");
+  EXPECT_EQ(records[1].code, -32001);
+  EXPECT_EQ(records[2].decision, AuditDecision::kAskedDeny);
+  EXPECT_EQ(records[2].rule, "user, for this run");
+}
+
 TEST_F(SessionTest, UncoveredRequestWithoutInquirerIsDeniedAtOnceWithoutPending) {
   tool_ = ToolConfig{};
   RecordingAuditSink audit;
