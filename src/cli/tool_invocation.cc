@@ -390,6 +390,8 @@ std::optional<std::string> PathInProject(const std::string& project_directory, c
 }  // namespace
 
 void RunServices::ConfigureRuntime(VfsRuntimeOptions& options) const {
+  options.sandbox = sandbox_mode;
+  options.warn = [](const std::string& warning) { ReportNote("warning", warning); };
   options.inquirer = inquirer.get();
   options.audit = audit.get();
   options.host_environment = &environment;
@@ -399,6 +401,7 @@ void RunServices::ConfigureRuntime(VfsRuntimeOptions& options) const {
 Result<RunServices> PrepareRunServices(const CommonOptions& common,
                                        std::optional<std::string> config_path) {
   RunServices services;
+  TOOLVFS_ASSIGN_OR_RETURN(services.sandbox_mode, ParseSandboxMode(common.sandbox));
   if (!common.no_interaction && TerminalAvailable()) services.inquirer = NewTerminalInquirer();
   services.environment = HostEnvironment();
   if (!common.no_audit) {
@@ -511,7 +514,11 @@ int InvokeTool(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& too
   Result<Outcome>& result = *executed;
   if (!result.ok()) {
     // The run never started (the program cannot be executed, ...): a
-    // problem of the configuration or the command line.
+    // problem of the configuration or the command line, or of the machine.
+    if (IsSandboxUnavailable(result.status())) {
+      ReportError("tool " + Quote(tool.name) + " could not start", result.status().message());
+      return kExitSandbox;
+    }
     return ReportError("tool " + Quote(tool.name) + " could not start", result.status().message());
   }
   const Outcome& outcome = *result;

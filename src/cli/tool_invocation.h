@@ -55,6 +55,7 @@ struct RunServices {
   std::unique_ptr<AuditSink> audit;    // null: --no-audit
   std::map<std::string, std::string> environment;
   std::optional<std::string> config_project_path;
+  SandboxMode sandbox_mode = SandboxMode::kRequire;  // --sandbox
 
   // Points `options` at the services (which must outlive the runtime).
   void ConfigureRuntime(VfsRuntimeOptions& options) const;

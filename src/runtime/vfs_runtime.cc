@@ -191,6 +191,55 @@ std::string OptionsJson(const ConfigValue::Object& options) {
 VfsRuntime::VfsRuntime(ProjectFiles& project, VfsRuntimeOptions options)
     : project_(project), options_(std::move(options)) {}
 
+Result<ChildProcess> VfsRuntime::LaunchConfined(const LaunchSpec& spec, const ToolConfig& tool,
+                                                ToolKind kind, const std::string& project_directory) {
+  if (options_.launcher) return options_.launcher(spec, tool);
+  if (!options_.sandbox) return Launch(spec);
+
+  SandboxRequest request;
+  ToolAccessRequest& access = request.access;
+  access.kind = kind;
+  access.program = spec.program;
+  access.args = spec.args;
+  access.working_directory = spec.working_directory;
+  access.path_env = std::string(kFixedPath);
+  for (const std::string& entry : spec.environment) {
+    if (entry.starts_with("PATH=")) access.path_env = entry.substr(5);
+    // HOME and TMPDIR name the same private directory (FixedEnvironment).
+    if (entry.starts_with("TMPDIR=")) access.private_temp_dir = entry.substr(7);
+  }
+  access.sdk_dir = TOOLVFS_SDK_DIR;
+  access.system_read = tool.sandbox.system_read;
+  access.project_root = project_directory;
+  const bool network_allowed = tool.has_sandbox_table && !tool.sandbox.network_allow.empty();
+  if (kind == ToolKind::kProcessChild) {
+    // The calling tool's filesystem policy (SPEC.md §5); without a sandbox
+    // table, the default: the project readable.
+    access.readable_prefixes = tool.has_sandbox_table ? tool.sandbox.filesystem_allow
+                                                      : std::vector<std::string>{""};
+    access.writable_prefixes = tool.sandbox.filesystem_writable.all ? access.readable_prefixes
+                                                                    : tool.sandbox.filesystem_writable.prefixes;
+    access.network_allowed = network_allowed;
+  }
+  request.seccomp.allow_process_creation = kind != ToolKind::kVfs;
+  request.seccomp.deny_network_sockets = kind == ToolKind::kVfs || !network_allowed;
+  request.limits = FromLimitsConfig(tool.sandbox.limits);
+  // RLIMIT_NPROC counts every process of the user until the tool has its
+  // own user namespace (not yet): it would cap the host's user, not the
+  // tool. vfs tools cannot create processes at all (seccomp).
+  request.limits.processes = ResourceLimits::kInherit;
+
+  TOOLVFS_ASSIGN_OR_RETURN(SandboxProfile profile, SandboxProfile::Build(request, *options_.sandbox));
+  if (options_.warn) {
+    for (const std::string& missing : profile.unenforced()) {
+      options_.warn("tool " + Quote(tool.name) + " runs without " + missing + " (--sandbox=best-effort)");
+    }
+  }
+  LaunchSpec confined = spec;
+  confined.sandbox = &profile;
+  return Launch(confined);
+}
+
 Result<Outcome> VfsRuntime::Execute(const ToolCall& call, const ToolConfig& tool,
                                     CancelToken& cancel) {
   if (!tool.command) {
@@ -206,8 +255,11 @@ Result<Outcome> VfsRuntime::Execute(const ToolCall& call, const ToolConfig& tool
   spec.environment = FixedEnvironment(temp);
   // The Python SDK is importable as `import toolvfs_tool`.
   spec.environment.push_back(std::string("PYTHONPATH=") + TOOLVFS_SDK_DIR);
-  Result<ChildProcess> child =
-      options_.launcher ? options_.launcher(spec, tool) : Launch(spec);
+  // process.run children work in the project's real directory: free for
+  // the fs store, a synced temporary copy for the others.
+  Result<std::unique_ptr<MaterializedView>> view = project_.Materialize();
+  const std::string project_directory = view.ok() ? view.value()->path() : std::string();
+  Result<ChildProcess> child = LaunchConfined(spec, tool, ToolKind::kVfs, project_directory);
   if (!child.ok()) return std::move(child).status();
 
   InitInfo init;
@@ -238,16 +290,13 @@ Result<Outcome> VfsRuntime::Execute(const ToolCall& call, const ToolConfig& tool
     inquirer = denying.get();
   }
   AccessGate gate(policy, *inquirer);
-  // process.run children work in the project's real directory: free for
-  // the fs store, a synced temporary copy for the others.
-  Result<std::unique_ptr<MaterializedView>> view = project_.Materialize();
   MethodContext context{
       .project = project_,
       .gate = gate,
       .host_environment = options_.host_environment,
-      .process_working_directory = view.ok() ? view.value()->path() : std::string(),
+      .process_working_directory = project_directory,
       .launch_process = [&](const LaunchSpec& process) -> Result<ChildProcess> {
-        return options_.launcher ? options_.launcher(process, tool) : Launch(process);
+        return LaunchConfined(process, tool, ToolKind::kProcessChild, project_directory);
       },
       .http = options_.http,
   };

@@ -14,6 +14,7 @@
 #include "project/project_files.h"
 #include "runtime/tool_runtime.h"
 #include "sandbox/launcher.h"
+#include "sandbox/sandbox_profile.h"
 
 namespace toolvfs {
 
@@ -28,7 +29,15 @@ struct VfsRuntimeOptions {
   // toolvfs.toml for configured tools, the caller's for `toolvfs exec`.
   std::string working_directory;
   unsigned worker_threads = 4;
-  ToolLauncher launcher;  // empty: Launch()
+  // Replaces the built-in launch for tests and embedders with their own
+  // confinement; empty: Launch() with the sandbox below.
+  ToolLauncher launcher;
+  // The OS sandbox of the tool and its process.run children (SPEC.md §5):
+  // kRequire fails the run when a mechanism is missing, kBestEffort runs
+  // without it (and calls `warn`); nullopt: no sandbox at all.
+  std::optional<SandboxMode> sandbox = SandboxMode::kRequire;
+  // Receives one-line warnings (mechanisms not enforced). Empty: dropped.
+  std::function<void(const std::string&)> warn;
 
   // Asked about requests the policy does not cover; null: every such
   // request is denied at once (non-interactive). Not owned.
@@ -56,6 +65,11 @@ class VfsRuntime : public ToolRuntime {
                           CancelToken& cancel) override;
 
  private:
+  // Starts `spec` as `kind` (the tool, or one of its process.run children)
+  // under the sandbox the options ask for.
+  Result<ChildProcess> LaunchConfined(const LaunchSpec& spec, const ToolConfig& tool, ToolKind kind,
+                                      const std::string& project_directory);
+
   ProjectFiles& project_;
   VfsRuntimeOptions options_;
 };

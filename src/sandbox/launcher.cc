@@ -21,17 +21,20 @@ namespace {
 // The child's steps between fork and exec, in the order they run. The values
 // index kChildStepNames and travel over the error pipe.
 //
-// The OS sandbox (SPEC.md §5) inserts its steps between kCloseFds and
-// kChdir, in this order: rlimits; user, PID, network, IPC and mount
-// namespaces; PR_SET_NO_NEW_PRIVS; Landlock; seccomp (last, so the filter
-// does not have to allow the setup syscalls; execve must stay allowed).
+// The OS sandbox (SPEC.md §5) runs between kCloseFds and kChdir: resource
+// limits; (namespaces: not yet); PR_SET_NO_NEW_PRIVS; Landlock; seccomp
+// (last, so the filter does not have to allow the setup syscalls; execve
+// stays allowed).
 enum ChildStep : int {
   kSetsid = 0,
   kParentDeathSignal,
   kParentAlive,
   kRedirectStdio,
   kCloseFds,
-  // <- sandbox steps go here.
+  kResourceLimits,
+  kNoNewPrivileges,
+  kLandlock,
+  kSeccomp,
   kChdir,
   kResetSignals,
   kExecve,
@@ -44,6 +47,10 @@ constexpr std::string_view kChildStepNames[kChildStepCount] = {
     "parent liveness check",
     "redirecting stdin/stdout/stderr",
     "closing inherited file descriptors",
+    "setting resource limits",
+    "prctl(PR_SET_NO_NEW_PRIVS)",
+    "applying the Landlock ruleset",
+    "installing the seccomp filter",
     "chdir",  // the message names the directory
     "resetting signals",
     "execve",
@@ -67,6 +74,13 @@ struct ChildPlan {
   int error_fd;                   // write end of the error pipe (>= 3)
   pid_t parent_pid;
   int fd_limit;  // the fallback close loop runs up to here
+  // The sandbox (null: none). Its Landlock ruleset fd stays open across the
+  // fd cleanup; it is close-on-exec.
+  bool sandboxed;
+  ResourceLimits resource_limits;
+  int landlock_ruleset_fd;  // -1: none
+  bool apply_seccomp;
+  sock_fprog seccomp_program;
 };
 
 [[noreturn]] void FailChildStep(int error_fd, ChildStep step, int error_number) {
@@ -108,13 +122,41 @@ bool CloseFdRange(int first, int last, int loop_limit) {
     }
   }
 
-  // Everything above 2 except the error pipe, which is close-on-exec.
-  if (!CloseFdRange(3, plan.error_fd - 1, plan.fd_limit) ||
-      !CloseFdRange(plan.error_fd + 1, -1, plan.fd_limit)) {
-    FailChildStep(plan.error_fd, kCloseFds, errno);
+  // Everything above 2 except the error pipe and the Landlock ruleset,
+  // both close-on-exec.
+  int kept_low = plan.error_fd;
+  int kept_high = plan.landlock_ruleset_fd;
+  if (kept_high < kept_low) {
+    int swap = kept_low;
+    kept_low = kept_high;
+    kept_high = swap;
   }
+  bool closed = kept_low < 0
+                    ? CloseFdRange(3, kept_high - 1, plan.fd_limit) &&
+                          CloseFdRange(kept_high + 1, -1, plan.fd_limit)
+                    : CloseFdRange(3, kept_low - 1, plan.fd_limit) &&
+                          CloseFdRange(kept_low + 1, kept_high - 1, plan.fd_limit) &&
+                          CloseFdRange(kept_high + 1, -1, plan.fd_limit);
+  if (!closed) FailChildStep(plan.error_fd, kCloseFds, errno);
 
-  // <- sandbox steps (rlimits, namespaces, no_new_privs, Landlock, seccomp).
+  if (plan.sandboxed) {
+    if (int error = ApplyResourceLimits(plan.resource_limits); error != 0) {
+      FailChildStep(plan.error_fd, kResourceLimits, error);
+    }
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+      FailChildStep(plan.error_fd, kNoNewPrivileges, errno);
+    }
+    if (plan.landlock_ruleset_fd >= 0) {
+      if (int error = ApplyLandlockRuleset(plan.landlock_ruleset_fd); error != 0) {
+        FailChildStep(plan.error_fd, kLandlock, error);
+      }
+    }
+    if (plan.apply_seccomp) {
+      if (int error = ApplySeccompProgram(plan.seccomp_program); error != 0) {
+        FailChildStep(plan.error_fd, kSeccomp, error);
+      }
+    }
+  }
 
   if (plan.working_directory != nullptr && chdir(plan.working_directory) != 0) {
     FailChildStep(plan.error_fd, kChdir, errno);
@@ -351,6 +393,13 @@ Result<ChildProcess> Launch(const LaunchSpec& spec) {
       .error_fd = error_write.get(),
       .parent_pid = getpid(),
       .fd_limit = fd_limit_value,
+      .sandboxed = spec.sandbox != nullptr,
+      .resource_limits = spec.sandbox != nullptr ? spec.sandbox->limits() : ResourceLimits(),
+      .landlock_ruleset_fd = spec.sandbox != nullptr ? spec.sandbox->landlock_ruleset_fd() : -1,
+      .apply_seccomp = spec.sandbox != nullptr && spec.sandbox->seccomp_program().has_value(),
+      .seccomp_program = spec.sandbox != nullptr && spec.sandbox->seccomp_program()
+                             ? *spec.sandbox->seccomp_program()
+                             : sock_fprog{},
   };
 
   // Block every signal across fork so no handler of ours runs in the child;

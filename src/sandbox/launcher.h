@@ -22,6 +22,7 @@
 
 #include "core/status.h"
 #include "core/unique_fd.h"
+#include "sandbox/sandbox_profile.h"
 
 namespace toolvfs {
 
@@ -36,6 +37,10 @@ struct LaunchSpec {
   std::vector<std::string> environment;
   // The child's working directory; empty keeps the launcher's.
   std::string working_directory;
+  // The confinement to apply between fork and exec (sandbox_profile.h);
+  // null: none (tests of the launcher itself, and --sandbox=best-effort on a
+  // kernel with nothing to offer). Must outlive the call.
+  const SandboxProfile* sandbox = nullptr;
 };
 
 // How a reaped child ended.
@@ -106,8 +111,9 @@ class ChildProcess {
 
 // Starts `spec.program`. Between fork and exec the child runs, in this order:
 // setsid; PR_SET_PDEATHSIG(SIGKILL) and a check that the parent is still
-// alive; stdin/stdout/stderr onto the pipes; close every other fd; chdir;
-// default signal mask and dispositions; execve. Fails with a one-line Status
+// alive; stdin/stdout/stderr onto the pipes; close every other fd; with
+// spec.sandbox: resource limits, PR_SET_NO_NEW_PRIVS, Landlock, seccomp;
+// chdir; default signal mask and dispositions; execve. Fails with a one-line Status
 // naming the step and the errno, e.g.
 //   "Cannot start '/usr/bin/nope': execve failed: No such file or directory".
 // The returned child has been exec'ed successfully.

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -63,7 +64,10 @@ class SessionTest : public ::testing::Test {
     tool.name = "t";
     tool.command = CommandSpec{.program = "python3", .args = {script}};
     tool.sandbox.limits = limits_;
-    VfsRuntime runtime(*project_, {.working_directory = dir_.path(), .inquirer = inquirer_, .audit = audit_});
+    VfsRuntime runtime(*project_, {.working_directory = dir_.path(),
+                                   .sandbox = sandbox_,
+                                   .inquirer = inquirer_,
+                                   .audit = audit_});
     ToolCall call{.name = "t", .arguments_json = std::move(arguments)};
     auto started = std::chrono::steady_clock::now();
     Result<Outcome> outcome = runtime.Execute(call, tool, cancel_);
@@ -113,6 +117,10 @@ class SessionTest : public ::testing::Test {
   ToolConfig tool_ = ProjectWritableTool();
   Inquirer* inquirer_ = nullptr;
   AuditSink* audit_ = nullptr;
+  // The OS sandbox, as in production. Tests of what the loop does to a
+  // tool's process group turn it off: their tools fork on purpose, which a
+  // sandboxed vfs tool cannot (stdio tools can; the loop must handle both).
+  std::optional<SandboxMode> sandbox_ = SandboxMode::kRequire;
   LimitsConfig limits_;
   CancelToken cancel_;
   std::chrono::steady_clock::duration elapsed_{};
@@ -237,6 +245,7 @@ result("partial work saved")
 }
 
 TEST_F(SessionTest, ToolIgnoringCancelIsKilledAfterTheGraces) {
+  sandbox_ = std::nullopt;  // forks, and writes the pid file directly
   std::string pid_file = dir_.Join("child.pid");
   std::thread canceller = CancelAfter(std::chrono::milliseconds(200));
   Outcome outcome = Run(R"PY(
@@ -304,6 +313,7 @@ time.sleep(30)
 }
 
 TEST_F(SessionTest, ProcessGroupIsGoneAfterAResult) {
+  sandbox_ = std::nullopt;  // forks, and writes the pid file directly
   std::string pid_file = dir_.Join("child.pid");
   Outcome outcome = Run(R"PY(
 child = subprocess.Popen(["sleep", "1000"])
@@ -658,6 +668,38 @@ result(json.dumps(answer["error"]["code"]))
 )PY");
   EXPECT_EQ(Text(outcome), "-32005");
   EXPECT_LT(Seconds(), 10.0);
+}
+
+// The OS sandbox under the vfs runtime (SPEC.md §5): the protocol is the
+// only way out. The full malicious-tool corpus is tests/sandbox/.
+TEST_F(SessionTest, SandboxedToolCanOnlyGoThroughTheHost) {
+  ASSERT_TRUE(project_->Write("a.txt", "through the host").ok());
+  std::string outside = dir_.Join("outside.txt");
+  std::ofstream(outside) << "secret";
+  Outcome outcome = Run(R"PY(
+import socket
+def attempt(action):
+    try:
+        action()
+        return "allowed"
+    except OSError as error:
+        return type(error).__name__
+report = {
+    "read /etc/passwd": attempt(lambda: open("/etc/passwd").read()),
+    "read outside": attempt(lambda: open(")PY" + outside + R"PY(").read()),
+    "write /tmp": attempt(lambda: open("/tmp/toolvfs-sandbox-probe", "w").write("x")),
+    "fork": attempt(lambda: subprocess.run(["true"])),
+    "tcp socket": attempt(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM)),
+    "private tmp": attempt(lambda: open(os.environ["TMPDIR"] + "/scratch", "w").write("x")),
+    "host read": call(1, "fs.read", {"path": "a.txt"})["result"]["content"],
+}
+result(json.dumps(report, sort_keys=True))
+)PY");
+  EXPECT_EQ(Text(outcome),
+            R"({"fork": "PermissionError", "host read": "through the host", "private tmp": "allowed", )"
+            R"("read /etc/passwd": "PermissionError", "read outside": "PermissionError", )"
+            R"("tcp socket": "PermissionError", "write /tmp": "PermissionError"})");
+  EXPECT_FALSE(std::filesystem::exists("/tmp/toolvfs-sandbox-probe"));
 }
 
 }  // namespace

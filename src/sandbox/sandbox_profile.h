@@ -1,0 +1,72 @@
+// Everything that confines one kind of tool process (SPEC.md §5), prepared
+// in the parent once per tool configuration so that a start only applies it:
+// the resource limits, the Landlock ruleset and the seccomp program.
+//
+// Launch (launcher.h) applies a profile between fork and exec in this fixed
+// order, each step in its own file: resource limits (resource_limits.h),
+// PR_SET_NO_NEW_PRIVS, Landlock (landlock.h), seccomp (seccomp_filter.h,
+// last, so it need not allow the setup syscalls).
+//
+// Thread safety: immutable after Build; one profile may serve concurrent
+// Launch calls.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "sandbox/landlock.h"
+#include "sandbox/resource_limits.h"
+#include "sandbox/seccomp_filter.h"
+#include "sandbox/tool_access.h"
+
+namespace toolvfs {
+
+// --sandbox=require (the default): a mechanism the kernel does not offer is
+// an error naming it. --sandbox=best-effort: the tool runs without it and
+// the profile lists what is not enforced.
+enum class SandboxMode { kRequire, kBestEffort };
+
+// Parses "require" | "best-effort"; InvalidArgument naming the value.
+Result<SandboxMode> ParseSandboxMode(std::string_view name);
+
+// Whether `status` is Build's refusal under kRequire (the CLI's exit code 4).
+bool IsSandboxUnavailable(const Status& status);
+
+struct SandboxRequest {
+  ToolAccessRequest access;  // what the process may touch (Landlock)
+  SeccompOptions seccomp;
+  ResourceLimits limits;
+};
+
+class SandboxProfile {
+ public:
+  // Builds the ruleset and the program. Under kRequire, Unsupported with a
+  // message naming the missing mechanism ("the OS sandbox cannot be
+  // enforced: Landlock: ..."); under kBestEffort, the missing parts are
+  // skipped and listed in unenforced(). Other failures (a bad rule, an
+  // interpreter that does not exist) are errors in both modes.
+  static Result<SandboxProfile> Build(const SandboxRequest& request, SandboxMode mode);
+
+  SandboxProfile(SandboxProfile&&) noexcept = default;
+  SandboxProfile& operator=(SandboxProfile&&) noexcept = default;
+
+  // One line per mechanism that is not enforced (best-effort only).
+  const std::vector<std::string>& unenforced() const { return unenforced_; }
+
+  // For the child: -1 when Landlock is not applied.
+  int landlock_ruleset_fd() const { return landlock_ ? landlock_->fd() : -1; }
+  // For the child: nullopt when seccomp is not applied.
+  std::optional<sock_fprog> seccomp_program() const;
+  const ResourceLimits& limits() const { return limits_; }
+
+ private:
+  SandboxProfile() = default;
+  ResourceLimits limits_;
+  std::optional<LandlockRuleset> landlock_;
+  std::optional<SeccompProgram> seccomp_;
+  std::vector<std::string> unenforced_;
+};
+
+}  // namespace toolvfs
