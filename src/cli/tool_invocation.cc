@@ -391,6 +391,7 @@ std::optional<std::string> PathInProject(const std::string& project_directory, c
 
 void RunServices::ConfigureRuntime(VfsRuntimeOptions& options) const {
   options.sandbox = sandbox_mode;
+  options.sandbox_hidden_for_testing = sandbox_hidden_for_testing;
   options.warn = [](const std::string& warning) { ReportNote("warning", warning); };
   options.inquirer = inquirer.get();
   options.audit = audit.get();
@@ -402,6 +403,15 @@ Result<RunServices> PrepareRunServices(const CommonOptions& common,
                                        std::optional<std::string> config_path) {
   RunServices services;
   TOOLVFS_ASSIGN_OR_RETURN(services.sandbox_mode, ParseSandboxMode(common.sandbox));
+  if (const char* hidden = getenv("TOOLVFS_TEST_HIDE_SANDBOX"); hidden != nullptr) {
+    std::string_view list(hidden);
+    while (!list.empty()) {
+      size_t comma = list.find(',');
+      std::string_view name = list.substr(0, comma);
+      if (!name.empty()) services.sandbox_hidden_for_testing.emplace_back(name);
+      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    }
+  }
   if (!common.no_interaction && TerminalAvailable()) services.inquirer = NewTerminalInquirer();
   services.environment = HostEnvironment();
   if (!common.no_audit) {

@@ -56,6 +56,8 @@ struct RunServices {
   std::map<std::string, std::string> environment;
   std::optional<std::string> config_project_path;
   SandboxMode sandbox_mode = SandboxMode::kRequire;  // --sandbox
+  // TOOLVFS_TEST_HIDE_SANDBOX=landlock,seccomp (a test seam, docs/sandbox.md).
+  std::vector<std::string> sandbox_hidden_for_testing;
 
   // Points `options` at the services (which must outlive the runtime).
   void ConfigureRuntime(VfsRuntimeOptions& options) const;

@@ -228,6 +228,7 @@ Result<ChildProcess> VfsRuntime::LaunchConfined(const LaunchSpec& spec, const To
   // own user namespace (not yet): it would cap the host's user, not the
   // tool. vfs tools cannot create processes at all (seccomp).
   request.limits.processes = ResourceLimits::kInherit;
+  request.hidden_for_testing = options_.sandbox_hidden_for_testing;
 
   TOOLVFS_ASSIGN_OR_RETURN(SandboxProfile profile, SandboxProfile::Build(request, *options_.sandbox));
   if (options_.warn) {

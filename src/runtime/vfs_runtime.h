@@ -36,6 +36,7 @@ struct VfsRuntimeOptions {
   // kRequire fails the run when a mechanism is missing, kBestEffort runs
   // without it (and calls `warn`); nullopt: no sandbox at all.
   std::optional<SandboxMode> sandbox = SandboxMode::kRequire;
+  std::vector<std::string> sandbox_hidden_for_testing;  // SandboxRequest::hidden_for_testing
   // Receives one-line warnings (mechanisms not enforced). Empty: dropped.
   std::function<void(const std::string&)> warn;
 

@@ -1,5 +1,7 @@
 #include "sandbox/sandbox_profile.h"
 
+#include <algorithm>
+
 #include "core/text.h"
 
 namespace toolvfs {
@@ -27,8 +29,14 @@ Result<SandboxProfile> SandboxProfile::Build(const SandboxRequest& request, Sand
   SandboxProfile profile;
   profile.limits_ = request.limits;
 
+  auto hidden = [&](std::string_view mechanism) {
+    return std::find(request.hidden_for_testing.begin(), request.hidden_for_testing.end(), mechanism) !=
+           request.hidden_for_testing.end();
+  };
   TOOLVFS_ASSIGN_OR_RETURN(LandlockRules rules, ToolAccessRules(request.access));
-  Result<LandlockRuleset> landlock = BuildLandlockRuleset(rules);
+  Result<LandlockRuleset> landlock =
+      hidden("landlock") ? Result<LandlockRuleset>(Status(StatusCode::kUnsupported, "hidden for testing"))
+                         : BuildLandlockRuleset(rules);
   if (landlock.ok()) {
     for (const std::string& missing : landlock->unenforced()) {
       if (mode == SandboxMode::kRequire) {
@@ -51,11 +59,17 @@ Result<SandboxProfile> SandboxProfile::Build(const SandboxRequest& request, Sand
     return std::move(landlock).status();
   }
 
-  Result<SeccompProgram> seccomp = BuildSeccompProgram(request.seccomp);
+  Result<SeccompProgram> seccomp =
+      hidden("seccomp") ? Result<SeccompProgram>(Status(StatusCode::kUnsupported, "hidden for testing"))
+                        : BuildSeccompProgram(request.seccomp);
   if (seccomp.ok()) {
     profile.seccomp_ = std::move(seccomp).value();
   } else if (seccomp.status().code() == StatusCode::kUnsupported && mode == SandboxMode::kBestEffort) {
     profile.unenforced_.push_back("seccomp (syscall filter): " + seccomp.status().message());
+  } else if (seccomp.status().code() == StatusCode::kUnsupported) {
+    return Status(StatusCode::kUnsupported, std::string(kUnavailable) + "seccomp: " +
+                                                seccomp.status().message() +
+                                                " (--sandbox=best-effort runs without it)");
   } else {
     return Status(seccomp.status().code(),
                   std::string(kUnavailable) + "seccomp: " + seccomp.status().message());

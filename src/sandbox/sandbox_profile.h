@@ -38,6 +38,11 @@ struct SandboxRequest {
   ToolAccessRequest access;  // what the process may touch (Landlock)
   SeccompOptions seccomp;
   ResourceLimits limits;
+  // Test seam: mechanisms ("landlock", "seccomp") treated as if the kernel
+  // lacked them, so --sandbox=require/best-effort can be tested on a
+  // kernel that has everything. The CLI fills it from the environment
+  // variable TOOLVFS_TEST_HIDE_SANDBOX (comma-separated).
+  std::vector<std::string> hidden_for_testing;
 };
 
 class SandboxProfile {
