@@ -18,8 +18,8 @@ void AddCommonOptions(CLI::App& app, CommonOptions& options) {
                "Never ask; deny at once what the tool's policy does not cover (docs/policy.md)")
       ->group(kGroup);
   app.add_option("--sandbox", options.sandbox,
-                 "require: fail if the OS sandbox cannot be enforced; best-effort: warn "
-                 "(takes effect when the sandbox lands)")
+                 "require (default): fail if the OS sandbox cannot be enforced; best-effort: "
+                 "warn and run without what is missing")
       ->type_name("MODE")
       ->check(CLI::IsMember({"require", "best-effort"}))
       ->group(kGroup);
