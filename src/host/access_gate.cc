@@ -50,15 +50,16 @@ Status AccessGate::Authorize(RequestScope& scope, std::string_view operation, st
   }
 
   std::pair<std::string, std::string> key{std::string(operation), std::string(target)};
-  {
+  // The user's answer for the rest of the run, if they gave one.
+  auto remembered = [&]() -> std::optional<Status> {
     std::lock_guard lock(answers_mutex_);
     auto it = run_answers_.find(key);
-    if (it != run_answers_.end()) {
-      record(it->second ? AuditDecision::kAskedAllow : AuditDecision::kAskedDeny, "user, for this run");
-      if (it->second) return Status();
-      return denial("denied by the user for the rest of this run");
-    }
-  }
+    if (it == run_answers_.end()) return std::nullopt;
+    record(it->second ? AuditDecision::kAskedAllow : AuditDecision::kAskedDeny, "user, for this run");
+    if (it->second) return Status();
+    return denial("denied by the user for the rest of this run");
+  };
+  if (std::optional<Status> answer = remembered()) return *answer;
 
   Inquiry inquiry{policy_.tool_name, std::string(operation), std::string(target), decision.hint};
   if (!inquirer_.asks_user()) {
@@ -71,16 +72,8 @@ Status AccessGate::Authorize(RequestScope& scope, std::string_view operation, st
   }
 
   std::lock_guard question(question_mutex_);
-  {
-    // Another question may have settled this target while we waited.
-    std::lock_guard lock(answers_mutex_);
-    auto it = run_answers_.find(key);
-    if (it != run_answers_.end()) {
-      record(it->second ? AuditDecision::kAskedAllow : AuditDecision::kAskedDeny, "user, for this run");
-      if (it->second) return Status();
-      return denial("denied by the user for the rest of this run");
-    }
-  }
+  // Another question may have settled this target while we waited.
+  if (std::optional<Status> answer = remembered()) return *answer;
   if (pending_sender_) {
     pending_sender_(scope.id(), "asking the user to allow " + std::string(operation) + " of '" +
                                     std::string(target) + "'");

@@ -624,20 +624,11 @@ class FsStore final : public ProjectFiles {
       struct stat status;
       if (::fstat(entry.get(), &status) != 0) return PathError(errno, context);
       if (S_ISLNK(status.st_mode) && (!is_final || follow_final)) {
-        if (++hops > kMaxSymlinkHops) {
-          return InvalidArgumentError(context.What() + ": too many levels of symbolic links");
-        }
-        TOOLVFS_ASSIGN_OR_RETURN(std::string target, ReadLinkAt(entry.get(), "", context));
-        if (!target.empty() && target.front() == '/') {
-          // Absolute: acceptable only if it names a place inside the root.
-          std::string absolute = NormalizeAbsolute(target);
-          std::string_view root = root_path_ == "/" ? std::string_view() : std::string_view(root_path_);
-          if (!PathContains(root, absolute)) return EscapeError(path);
+        bool from_root = false;
+        TOOLVFS_RETURN_IF_ERROR(QueueSymlinkTarget(entry, path, context, hops, pending, from_root));
+        if (from_root) {
           chain.resize(1);
           names.clear();
-          PushComponents(std::string_view(absolute).substr(root.size()), pending);
-        } else {
-          PushComponents(target, pending);
         }
         continue;
       }
@@ -653,6 +644,29 @@ class FsStore final : public ProjectFiles {
     if (chain.size() == 1) return Location{std::move(chain.back()), "", ""};
     return Location{std::move(chain[chain.size() - 2]), std::string(BaseName(names.back())),
                     names.size() >= 2 ? names[names.size() - 2] : ""};
+  }
+
+  // Queues the target of the symlink `link` (opened O_PATH|O_NOFOLLOW) for
+  // resolution: a relative target continues from the link's directory; an
+  // absolute one, acceptable only if it names a place inside the root,
+  // continues from the root (`from_root` set: the caller drops what it
+  // entered). Counts `hops` against Linux's limit.
+  Status QueueSymlinkTarget(const UniqueFd& link, std::string_view path, const ErrorContext& context,
+                            int& hops, std::vector<std::string>& pending, bool& from_root) {
+    if (++hops > kMaxSymlinkHops) {
+      return InvalidArgumentError(context.What() + ": too many levels of symbolic links");
+    }
+    TOOLVFS_ASSIGN_OR_RETURN(std::string target, ReadLinkAt(link.get(), "", context));
+    from_root = !target.empty() && target.front() == '/';
+    if (!from_root) {
+      PushComponents(target, pending);
+      return OkStatus();
+    }
+    std::string absolute = NormalizeAbsolute(target);
+    std::string_view root = root_path_ == "/" ? std::string_view() : std::string_view(root_path_);
+    if (!PathContains(root, absolute)) return EscapeError(path);
+    PushComponents(std::string_view(absolute).substr(root.size()), pending);
+    return OkStatus();
   }
 
   // ResolvePath's walk: Walk's rules (symlinks followed while they stay
@@ -693,20 +707,11 @@ class FsStore final : public ProjectFiles {
       struct stat status;
       if (::fstat(entry.get(), &status) != 0) return PathError(errno, context);
       if (S_ISLNK(status.st_mode)) {
-        if (++hops > kMaxSymlinkHops) {
-          return InvalidArgumentError(context.What() + ": too many levels of symbolic links");
-        }
-        TOOLVFS_ASSIGN_OR_RETURN(std::string target, ReadLinkAt(entry.get(), "", context));
-        if (!target.empty() && target.front() == '/') {
-          // Absolute: acceptable only if it names a place inside the root.
-          std::string absolute = NormalizeAbsolute(target);
-          std::string_view root = root_path_ == "/" ? std::string_view() : std::string_view(root_path_);
-          if (!PathContains(root, absolute)) return EscapeError(path);
+        bool from_root = false;
+        TOOLVFS_RETURN_IF_ERROR(QueueSymlinkTarget(entry, path, context, hops, pending, from_root));
+        if (from_root) {
           chain.resize(1);
           segments.clear();
-          PushComponents(std::string_view(absolute).substr(root.size()), pending);
-        } else {
-          PushComponents(target, pending);
         }
         continue;
       }

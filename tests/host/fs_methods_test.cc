@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "project/test_util.h"
+#include "host/method_test_util.h"
 #include "host/methods.h"
 #include "host/test_gate.h"
 #include "project/project_files.h"
@@ -28,19 +29,6 @@
 
 namespace toolvfs {
 namespace {
-
-// `text` as a JSON string literal, for building request lines.
-std::string Json(std::string_view text) {
-  rapidjson::StringBuffer buffer;
-  AppendJsonString(buffer, text);
-  return std::string(buffer.GetString(), buffer.GetSize());
-}
-
-std::string AllBytes() {
-  std::string bytes;
-  for (int i = 0; i < 256; ++i) bytes += static_cast<char>(i);
-  return bytes;
-}
 
 // Calls `method` with the params object `params_json` (or a request without
 // params when it is empty) on `project`, and returns the answer as text:

@@ -24,6 +24,7 @@
 #include <gtest/gtest.h>
 
 #include "config/config.h"
+#include "host/method_test_util.h"
 #include "host/methods.h"
 #include "host/test_gate.h"
 #include "policy/inquirer.h"
@@ -41,18 +42,6 @@ using ::testing::Not;
 using ::testing::StartsWith;
 
 constexpr std::string_view kToken = "s3cr3t-token-value";
-
-std::string Json(std::string_view text) {
-  rapidjson::StringBuffer buffer;
-  AppendJsonString(buffer, text);
-  return std::string(buffer.GetString(), buffer.GetSize());
-}
-
-std::string AllBytes() {
-  std::string bytes;
-  for (int i = 0; i < 256; ++i) bytes += static_cast<char>(i);
-  return bytes;
-}
 
 // `text` with the characters of a URL query value escaped.
 std::string QueryValue(std::string_view text) {
