@@ -32,12 +32,15 @@ test: build
 # json_bench) that an earlier configure did not find.
 # PROTOCOL_BENCH_FLAGS=--quick: fewer rounds and round trips (docs/benchmarks.md).
 PROTOCOL_BENCH_FLAGS ?=
+# SPAWN_BENCH_FLAGS=--quick: 3 rounds of 100 starts per variant.
+SPAWN_BENCH_FLAGS ?=
 bench: bench-deps
 	cmake -S . -B $(BUILD_DIR) -G Ninja $(CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR) -j$(JOBS)
 	$(BUILD_DIR)/bench/grep_bench
 	$(BUILD_DIR)/bench/read_bench
 	$(BUILD_DIR)/bench/protocol_bench $(PROTOCOL_BENCH_FLAGS)
+	$(BUILD_DIR)/bench/spawn_bench $(SPAWN_BENCH_FLAGS)
 	@if [ -x $(BUILD_DIR)/bench/json_bench ]; then $(BUILD_DIR)/bench/json_bench; fi
 
 # Each fuzzer runs FUZZ_SECONDS; findings are written to build-fuzz/.

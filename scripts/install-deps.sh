@@ -14,7 +14,7 @@ packages=(
   libcurl4-openssl-dev libidn2-dev libseccomp-dev python3
 )
 case "${1:-}" in
-  --bench) packages+=(ripgrep hyperfine python3 nlohmann-json3-dev) ;;
+  --bench) packages+=(ripgrep hyperfine python3 nlohmann-json3-dev bubblewrap) ;;
   --fuzz) packages+=(clang libclang-rt-14-dev) ;;
 esac
 

@@ -6,11 +6,15 @@
 // segment any number of segments, none included, so `dir/**` matches `dir`
 // itself as well as everything below it. Elsewhere in a segment `**` is two
 // `*`. A pattern without any wildcard is a plain path: it matches that path
-// and everything below it, like the prefixes of `filesystem.*`.
+// and everything below it, like the prefixes of `filesystem.*`. A pattern
+// with wildcards and more than 63 segments matches every path (it fails
+// closed).
 //
 // Immutable; safe to use from any number of threads.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,15 +49,21 @@ class PathGlob {
     std::string text;
   };
 
-  // The pattern positions reachable once every segment of `path` matched:
-  // position i means segments_[0, i) matched the whole path.
-  std::vector<bool> PositionsAfter(std::string_view path) const;
-  // Adds the positions reachable by letting a `**` match nothing.
-  void SkipEmptyAnyDepth(std::vector<bool>& positions) const;
+  // Bit i: pattern position i, i.e. segments_[0, i) matched.
+  using Positions = uint64_t;
+  static constexpr size_t kMaxSegments = 63;
+
+  // True when a cheap test shows `path` cannot match (false: it may).
+  bool CannotMatch(std::string_view path) const;
+  // The pattern positions reachable once every segment of `path` matched.
+  Positions PositionsAfter(std::string_view path) const;
+  // `positions` plus those reachable by letting a `**` match nothing.
+  Positions SkipEmptyAnyDepth(Positions positions) const;
 
   std::string text_;
   std::vector<Segment> segments_;
   bool plain_ = false;       // no wildcard: a path prefix
+  bool too_long_ = false;    // over kMaxSegments segments: matches everything
   size_t leading_any_depth_ = 0;  // how many `**` segments the pattern starts with
 };
 
