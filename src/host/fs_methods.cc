@@ -85,33 +85,28 @@ Status AuthorizeTreeBelow(const MethodContext& context, RequestScope& scope, std
 // that is not valid UTF-8 (a binary file, or a range that splits a
 // character) is sent as base64, since a JSON string can only carry text.
 Result<WireMessage> ServeRead(const Message& request, const MethodContext& context, RequestScope& scope) {
-  ProjectFiles& project = context.project;
   const Params& params = request.params();
   TOOLVFS_RETURN_IF_ERROR(params.ExpectOnly({"path", "offset", "length"}));
   TOOLVFS_ASSIGN_OR_RETURN(std::string_view path, params.String("path"));
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<uint64_t> offset, params.OptionalUint("offset"));
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<uint64_t> length, params.OptionalUint("length"));
-  TOOLVFS_RETURN_IF_ERROR(AuthorizePath(context, scope, FileAccess::kRead, path));
 
-  std::string content;
-  uint64_t size = 0;
-  if (!offset && !length) {
-    Result<std::string> read = project.Read(path);
-    if (!read.ok()) {
-      Status status = std::move(read).status();
-      if (status.code() != StatusCode::kTooLarge) return status;
-      // ReadRange's limit error says this itself; a whole-file read is
-      // where a tool first meets the limit, so it learns the way around.
-      return Status(StatusCode::kTooLarge,
-                    status.message() + "; read it in parts with offset and length");
-    }
-    content = std::move(read).value();
-    size = content.size();
-  } else {
-    TOOLVFS_ASSIGN_OR_RETURN(FileRange range, project.ReadRange(path, offset.value_or(0), length));
-    content = std::move(range.content);
-    size = range.file_size;
+  // The store resolves once for the policy and the read (ReadAuthorized).
+  std::optional<ProjectFiles::ByteRange> range;
+  if (offset || length) range = ProjectFiles::ByteRange{offset.value_or(0), length};
+  Result<FileRange> read = context.project.ReadAuthorized(path, range, [&](std::string_view resolved) {
+    return context.gate.Authorize(scope, "read", TargetOf(resolved),
+                                  context.gate.policy().files.Check(FileAccess::kRead, resolved));
+  });
+  if (!read.ok()) {
+    Status status = std::move(read).status();
+    if (status.code() != StatusCode::kTooLarge || range) return status;
+    // ReadRange's limit error says this itself; a whole-file read is
+    // where a tool first meets the limit, so it learns the way around.
+    return Status(StatusCode::kTooLarge, status.message() + "; read it in parts with offset and length");
   }
+  std::string content = std::move(read->content);
+  uint64_t size = read->file_size;
 
   bool is_text = IsValidUtf8(content);
   if (!is_text) content = Base64Encode(content);

@@ -226,6 +226,11 @@ class FsStore final : public ProjectFiles {
   };
   Result<OpenedFile> OpenForRead(const std::string& path, const ErrorContext& context) {
     TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenResolved(path, O_RDONLY | O_NONBLOCK | O_NOCTTY, context));
+    return CheckOpenedForRead(std::move(fd), path, context);
+  }
+
+  // A file opened for reading is a regular file: its size, or the error.
+  Result<OpenedFile> CheckOpenedForRead(UniqueFd fd, const std::string& path, const ErrorContext& context) {
     struct stat status;
     if (::fstat(fd.get(), &status) != 0) return PathError(errno, context);
     if (S_ISDIR(status.st_mode)) return IsDirectoryActionError("read", path);
@@ -248,6 +253,11 @@ class FsStore final : public ProjectFiles {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     ErrorContext context = Context("read", path, "File");
     TOOLVFS_ASSIGN_OR_RETURN(OpenedFile file, OpenForRead(path, context));
+    return ReadOpenedRange(file, path, offset, length, context);
+  }
+
+  Result<FileRange> ReadOpenedRange(OpenedFile& file, const std::string& path, uint64_t offset,
+                                    std::optional<uint64_t> length, const ErrorContext& context) {
     UniqueFd& fd = file.fd;
     // The store's writes replace a file by a rename, so the open file is one
     // version of it: the size and the bytes read agree.
@@ -354,20 +364,27 @@ class FsStore final : public ProjectFiles {
   Result<std::string> ResolvePath(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     if (path.empty()) return path;
-    if (!use_openat2_.load(std::memory_order_relaxed)) return ResolveByWalk(path);
-    for (int attempt = 0; attempt < 3; ++attempt) {
-      struct open_how how = {};
-      how.flags = O_PATH | O_CLOEXEC;
-      how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-      UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, root_.get(), path.c_str(), &how, sizeof how)));
-      if (fd || errno == ENOENT || errno == ENOTDIR) return path;
-      if (errno == ENOSYS || errno == EPERM /* a seccomp filter that forbids it */) {
-        use_openat2_.store(false, std::memory_order_relaxed);
-        break;
-      }
-      if (errno != EAGAIN && errno != EINTR) break;  // ELOOP: a symlink; EACCES...: the walk says
-    }
-    return ResolveByWalk(path);
+    UniqueFd fd = OpenWithoutSymlinks(path, O_PATH);
+    if (fd || errno == ENOENT || errno == ENOTDIR) return path;
+    return ResolveByWalk(path);  // ELOOP: a symlink; no openat2; EACCES...: the walk says
+  }
+
+  Result<FileRange> ReadAuthorized(std::string_view raw_path, std::optional<ByteRange> range,
+                                   const ReadAuthorizer& authorize) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    UniqueFd fd = path.empty() ? UniqueFd() : OpenWithoutSymlinks(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    // A symlink on the way, a missing file, ...: the general route, which
+    // authorizes before it says anything about the path.
+    if (!fd) return ProjectFiles::ReadAuthorized(path, range, authorize);
+    TOOLVFS_RETURN_IF_ERROR(authorize(path));
+    ErrorContext context = Context("read", path, "File");
+    TOOLVFS_ASSIGN_OR_RETURN(OpenedFile file, CheckOpenedForRead(std::move(fd), path, context));
+    if (range) return ReadOpenedRange(file, path, range->offset, range->length, context);
+    if (file.size > options_.max_read_bytes) return ReadLimitError(path, file.size, options_.max_read_bytes);
+    TOOLVFS_ASSIGN_OR_RETURN(std::string content,
+                             ReadToEnd(file.fd.get(), options_.max_read_bytes, context.What(), file.size));
+    uint64_t size = content.size();
+    return FileRange{std::move(content), size};
   }
 
   Result<FileMetadata> Metadata(std::string_view raw_path) override {
@@ -474,6 +491,31 @@ class FsStore final : public ProjectFiles {
   // Opens normalized `path`, following symlinks that stay inside, with
   // `flags` (O_CLOEXEC is added; with O_NOFOLLOW a final symlink is not
   // followed and the open fails).
+  // Opens normalized, non-empty `path` with `flags` if no symlink lies on
+  // the way (openat2 RESOLVE_NO_SYMLINKS), so the path is its own
+  // resolution. An empty fd otherwise, errno telling why (ELOOP: a
+  // symlink; ENOSYS: no openat2 here).
+  UniqueFd OpenWithoutSymlinks(const std::string& path, int flags) {
+    if (!use_openat2_.load(std::memory_order_relaxed)) {
+      errno = ENOSYS;
+      return UniqueFd();
+    }
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      struct open_how how = {};
+      how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
+      how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+      UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, root_.get(), path.c_str(), &how, sizeof how)));
+      if (fd) return fd;
+      if (errno == ENOSYS || errno == EPERM /* a seccomp filter that forbids it */) {
+        use_openat2_.store(false, std::memory_order_relaxed);
+        errno = ENOSYS;
+        return UniqueFd();
+      }
+      if (errno != EAGAIN && errno != EINTR) break;
+    }
+    return UniqueFd();
+  }
+
   Result<UniqueFd> OpenResolved(std::string_view path, int flags, const ErrorContext& context) {
     if (use_openat2_.load(std::memory_order_relaxed)) {
       std::string path_string(path.empty() ? std::string_view(".") : path);

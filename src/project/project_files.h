@@ -152,6 +152,24 @@ class ProjectFiles {
   virtual Result<FileRange> ReadRange(std::string_view path, uint64_t offset,
                                       std::optional<uint64_t> length) = 0;
 
+  // A byte range of a file: `length` bytes from `offset`, or all to the end.
+  struct ByteRange {
+    uint64_t offset = 0;
+    std::optional<uint64_t> length;
+  };
+  // Called with the resolved path (as ResolvePath returns it) before the
+  // bytes are read; anything but OK stops the read and is returned as is.
+  using ReadAuthorizer = std::function<Status(std::string_view resolved_path)>;
+
+  // The policy's read: resolves `path`, asks `authorize`, and only then
+  // reads like Read (no `range`; FileRange::file_size is the content's
+  // size) or ReadRange. The default does ResolvePath, then the read; the fs
+  // store resolves and opens in one step when no symlink is on the way and
+  // reads the very file it authorized (one open instead of two, and no
+  // window in which the path could be swapped).
+  virtual Result<FileRange> ReadAuthorized(std::string_view path, std::optional<ByteRange> range,
+                                           const ReadAuthorizer& authorize);
+
   // Writes `content` to the file at `path` in `mode`, creating missing
   // parent directories. The content is replaced atomically: a concurrent
   // reader, or a reader after a crash, sees the old or the new content,
