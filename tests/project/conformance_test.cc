@@ -739,6 +739,42 @@ TEST_P(StoreConformance, ResolvePathNormalizesAndKeepsMissingTails) {
   EXPECT_EQ(Listing(""), Entries{"dir:dir"});  // resolving creates nothing
 }
 
+// --- ReadAuthorized ---------------------------------------------------------------
+
+TEST_P(StoreConformance, ReadAuthorizedAsksFirstAndReadsOnlyWhenAllowed) {
+  Populate({{"dir/f.txt", "hello"}});
+  std::vector<std::string> asked;
+  auto allow = [&](std::string_view resolved) {
+    asked.emplace_back(resolved);
+    return OkStatus();
+  };
+  Result<FileRange> whole = store_->ReadAuthorized("dir/./f.txt", std::nullopt, allow);
+  ASSERT_TRUE(IsOk(whole));
+  EXPECT_EQ(whole->content, "hello");
+  EXPECT_EQ(whole->file_size, 5u);
+  Result<FileRange> part = store_->ReadAuthorized("dir/f.txt", ProjectFiles::ByteRange{1, 3}, allow);
+  ASSERT_TRUE(IsOk(part));
+  EXPECT_EQ(part->content, "ell");
+  EXPECT_EQ(part->file_size, 5u);
+  EXPECT_EQ(asked, (std::vector<std::string>{"dir/f.txt", "dir/f.txt"}));
+
+  // A refusal is returned as is, nothing read; and it comes before the
+  // store says anything about the path (a denied missing file is denied).
+  auto deny = [&](std::string_view resolved) {
+    asked.emplace_back(resolved);
+    return Status(StatusCode::kPermissionDenied, "no");
+  };
+  asked.clear();
+  EXPECT_TRUE(IsError(store_->ReadAuthorized("dir/f.txt", std::nullopt, deny), StatusCode::kPermissionDenied));
+  EXPECT_TRUE(IsError(store_->ReadAuthorized("missing.txt", std::nullopt, deny), StatusCode::kPermissionDenied));
+  EXPECT_TRUE(IsError(store_->ReadAuthorized("dir", std::nullopt, deny), StatusCode::kPermissionDenied));
+  EXPECT_EQ(asked, (std::vector<std::string>{"dir/f.txt", "missing.txt", "dir"}));
+  // Allowed, the store's own errors follow.
+  EXPECT_TRUE(IsError(store_->ReadAuthorized("missing.txt", std::nullopt, allow), StatusCode::kNotFound));
+  EXPECT_TRUE(IsError(store_->ReadAuthorized("dir", std::nullopt, allow), StatusCode::kIsDirectory));
+  EXPECT_TRUE(IsError(store_->ReadAuthorized("../x", std::nullopt, allow), StatusCode::kPermissionDenied));
+}
+
 // Symlinks inside the root are followed to where an operation lands. Only
 // the fs backend has symlinks, so this suite runs on it alone. Escapes:
 // fs_escape_test.cc.
@@ -1092,6 +1128,19 @@ std::string BackendName(const ::testing::TestParamInfo<std::string>& info) { ret
 INSTANTIATE_TEST_SUITE_P(Backends, StoreConformance, ::testing::Values("memory", "fs"),
                          BackendName);
 INSTANTIATE_TEST_SUITE_P(Backends, StoreGrepConformance, ::testing::Values("memory", "fs"), BackendName);
+TEST_P(StoreWithSymlinks, ReadAuthorizedJudgesTheSymlinksTarget) {
+  Populate({{"real/f.txt", "through the link"}});
+  MakeSymlink("real/f.txt", dir_->Join("link"));
+  std::vector<std::string> asked;
+  Result<FileRange> read = store_->ReadAuthorized("link", std::nullopt, [&](std::string_view resolved) {
+    asked.emplace_back(resolved);
+    return OkStatus();
+  });
+  ASSERT_TRUE(IsOk(read));
+  EXPECT_EQ(read->content, "through the link");
+  EXPECT_EQ(asked, (std::vector<std::string>{"real/f.txt"}));
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, StoreWithSymlinks, ::testing::Values("fs"), BackendName);
 
 // ----- The memory store's materialized view ----------------------------------
