@@ -223,11 +223,9 @@ Result<ChildProcess> VfsRuntime::LaunchConfined(const LaunchSpec& spec, const To
   }
   request.seccomp.allow_process_creation = kind != ToolKind::kVfs;
   request.seccomp.deny_network_sockets = kind == ToolKind::kVfs || !network_allowed;
+  // SandboxProfile::Build drops max_processes where no user namespace can
+  // be made (it would cap the host's user, not the tool).
   request.limits = FromLimitsConfig(tool.sandbox.limits);
-  // RLIMIT_NPROC counts every process of the user until the tool has its
-  // own user namespace (not yet): it would cap the host's user, not the
-  // tool. vfs tools cannot create processes at all (seccomp).
-  request.limits.processes = ResourceLimits::kInherit;
   request.hidden_for_testing = options_.sandbox_hidden_for_testing;
 
   TOOLVFS_ASSIGN_OR_RETURN(SandboxProfile profile, SandboxProfile::Build(request, *options_.sandbox));

@@ -15,23 +15,32 @@
 #include <string_view>
 #include <utility>
 
+#include "sandbox/namespaces.h"
+
 namespace toolvfs {
 namespace {
 
 // The child's steps between fork and exec, in the order they run. The values
 // index kChildStepNames and travel over the error pipe.
 //
-// The OS sandbox (SPEC.md §5) runs between kCloseFds and kChdir: resource
-// limits; (namespaces: not yet); PR_SET_NO_NEW_PRIVS; Landlock; seccomp
-// (last, so the filter does not have to allow the setup syscalls; execve
-// stays allowed).
+// The OS sandbox (SPEC.md §5) runs between kCloseFds and kChdir: the user
+// namespace; resource limits (after it, so RLIMIT_NPROC counts in it); the
+// other namespaces, and for a PID namespace its init and one more fork, the
+// tool; PR_SET_NO_NEW_PRIVS; Landlock; seccomp (last, so the filter does
+// not have to allow the setup syscalls, forks included; execve stays
+// allowed).
 enum ChildStep : int {
   kSetsid = 0,
   kParentDeathSignal,
   kParentAlive,
   kRedirectStdio,
   kCloseFds,
+  kUserNamespace,
   kResourceLimits,
+  kNamespaces,
+  kPidNamespaceInit,
+  kForkIntoPidNamespace,
+  kToolParentDeathSignal,
   kNoNewPrivileges,
   kLandlock,
   kSeccomp,
@@ -47,7 +56,12 @@ constexpr std::string_view kChildStepNames[kChildStepCount] = {
     "parent liveness check",
     "redirecting stdin/stdout/stderr",
     "closing inherited file descriptors",
+    "creating the user namespace",
     "setting resource limits",
+    "creating the namespaces (IPC, mount, network, PID)",
+    "starting the PID namespace's init",
+    "forking the tool into the PID namespace",
+    "prctl(PR_SET_PDEATHSIG) in the PID namespace",
     "prctl(PR_SET_NO_NEW_PRIVS)",
     "applying the Landlock ruleset",
     "installing the seccomp filter",
@@ -77,6 +91,7 @@ struct ChildPlan {
   // The sandbox (null: none). Its Landlock ruleset fd stays open across the
   // fd cleanup; it is close-on-exec.
   bool sandboxed;
+  NamespacePlan namespaces;  // enabled == false: none
   ResourceLimits resource_limits;
   int landlock_ruleset_fd;  // -1: none
   bool apply_seccomp;
@@ -140,8 +155,35 @@ bool CloseFdRange(int first, int last, int loop_limit) {
   if (!closed) FailChildStep(plan.error_fd, kCloseFds, errno);
 
   if (plan.sandboxed) {
+    if (plan.namespaces.enabled) {
+      if (int error = EnterUserNamespace(plan.namespaces); error != 0) {
+        FailChildStep(plan.error_fd, kUserNamespace, error);
+      }
+    }
     if (int error = ApplyResourceLimits(plan.resource_limits); error != 0) {
       FailChildStep(plan.error_fd, kResourceLimits, error);
+    }
+    if (plan.namespaces.enabled) {
+      if (int error = EnterNamespaces(plan.namespaces); error != 0) {
+        FailChildStep(plan.error_fd, kNamespaces, error);
+      }
+    }
+    if (plan.namespaces.pid_namespace) {
+      // unshare(CLONE_NEWPID) only moves later children: the first becomes
+      // the init, the next the tool. This process stays outside, unconfined
+      // by Landlock and seccomp but running only SuperviseTool, and is
+      // what the host's ChildProcess waits for.
+      const pid_t init = ForkPidNamespaceInit(plan.fd_limit);
+      if (init < 0) FailChildStep(plan.error_fd, kPidNamespaceInit, errno);
+      const pid_t tool = ForkWithoutHandlers();
+      if (tool < 0) FailChildStep(plan.error_fd, kForkIntoPidNamespace, errno);
+      if (tool > 0) SuperviseTool(tool, init, plan.fd_limit);
+      // The tool: PR_SET_PDEATHSIG is not inherited. No liveness check is
+      // possible (getppid() is 0 across the namespace boundary); a tool
+      // orphaned in between is still in the host's process group.
+      if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+        FailChildStep(plan.error_fd, kToolParentDeathSignal, errno);
+      }
     }
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
       FailChildStep(plan.error_fd, kNoNewPrivileges, errno);
@@ -262,6 +304,20 @@ pid_t WaitPid(pid_t pid, int* wait_status, int flags) {
     result = waitpid(pid, wait_status, flags);
   } while (result < 0 && errno == EINTR);
   return result;
+}
+
+// The limits the child applies. With a PID namespace, the supervising
+// process and the init count as processes of the user namespace like the
+// tool's own: RLIMIT_NPROC gets two more, so that `processes` stays what
+// the tool itself may have (itself and its threads included).
+ResourceLimits ChildResourceLimits(const SandboxProfile* sandbox) {
+  if (sandbox == nullptr) return ResourceLimits();
+  ResourceLimits limits = sandbox->limits();
+  if (sandbox->namespaces() && sandbox->namespaces()->own_process_tree &&
+      limits.processes != ResourceLimits::kInherit) {
+    limits.processes += 2;
+  }
+  return limits;
 }
 
 }  // namespace
@@ -394,7 +450,10 @@ Result<ChildProcess> Launch(const LaunchSpec& spec) {
       .parent_pid = getpid(),
       .fd_limit = fd_limit_value,
       .sandboxed = spec.sandbox != nullptr,
-      .resource_limits = spec.sandbox != nullptr ? spec.sandbox->limits() : ResourceLimits(),
+      .namespaces = spec.sandbox != nullptr && spec.sandbox->namespaces()
+                        ? PlanNamespaces(*spec.sandbox->namespaces())
+                        : NamespacePlan(),
+      .resource_limits = ChildResourceLimits(spec.sandbox),
       .landlock_ruleset_fd = spec.sandbox != nullptr ? spec.sandbox->landlock_ruleset_fd() : -1,
       .apply_seccomp = spec.sandbox != nullptr && spec.sandbox->seccomp_program().has_value(),
       .seccomp_program = spec.sandbox != nullptr && spec.sandbox->seccomp_program()

@@ -63,8 +63,11 @@ struct ExitStatus {
 // A started child: leader of its own session and process group (pgid == pid).
 // Move-only. Its destructor sends SIGKILL to the whole process group and reaps
 // the child if it was not reaped yet, so once a ChildProcess is gone none of
-// its processes are left (grandchildren that stay in the group included;
-// escaping with setsid() is what the PID namespace of the sandbox is for).
+// its processes are left (grandchildren that stay in the group included).
+// With a PID namespace (sandbox_profile.h), setsid()'d grandchildren are
+// killed by the kernel together with the namespace's init shortly after the
+// child is reaped; pid() is then the supervisor outside the namespace,
+// which ends the way the tool ended.
 class ChildProcess {
  public:
   ChildProcess(ChildProcess&& other) noexcept;
@@ -112,8 +115,10 @@ class ChildProcess {
 // Starts `spec.program`. Between fork and exec the child runs, in this order:
 // setsid; PR_SET_PDEATHSIG(SIGKILL) and a check that the parent is still
 // alive; stdin/stdout/stderr onto the pipes; close every other fd; with
-// spec.sandbox: resource limits, PR_SET_NO_NEW_PRIVS, Landlock, seccomp;
-// chdir; default signal mask and dispositions; execve. Fails with a one-line Status
+// spec.sandbox: the user namespace, resource limits, the other namespaces
+// (with a PID namespace: fork the init, then the tool, which continues),
+// PR_SET_NO_NEW_PRIVS, Landlock, seccomp; chdir; default signal mask and
+// dispositions; execve. Fails with a one-line Status
 // naming the step and the errno, e.g.
 //   "Cannot start '/usr/bin/nope': execve failed: No such file or directory".
 // The returned child has been exec'ed successfully.

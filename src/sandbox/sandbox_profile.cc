@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/text.h"
+#include "sandbox/kernel_features.h"
 
 namespace toolvfs {
 
@@ -14,6 +15,13 @@ Result<SandboxMode> ParseSandboxMode(std::string_view name) {
 
 namespace {
 constexpr std::string_view kUnavailable = "the OS sandbox cannot be enforced: ";
+
+// The user namespace probe forks, so it runs once per process: whether the
+// kernel allows user namespaces does not change while toolvfs runs.
+const FeatureProbe& UserNamespaceProbe() {
+  static const FeatureProbe probe = ProbeUserNamespaces();
+  return probe;
+}
 }  // namespace
 
 bool IsSandboxUnavailable(const Status& status) {
@@ -73,6 +81,33 @@ Result<SandboxProfile> SandboxProfile::Build(const SandboxRequest& request, Sand
   } else {
     return Status(seccomp.status().code(),
                   std::string(kUnavailable) + "seccomp: " + seccomp.status().message());
+  }
+  const FeatureProbe user_namespaces =
+      hidden("namespaces") ? FeatureProbe{.available = false, .detail = "hidden for testing"}
+                           : UserNamespaceProbe();
+  if (user_namespaces.available) {
+    profile.namespaces_ = NamespaceOptions{
+        // vfs tools (no processes) skip it: seccomp already refuses them
+        // every socket but AF_UNIX and Landlock every TCP connect, and a
+        // network namespace costs ~0.5 ms per start. Programs that may
+        // create processes (process.run children) get it as a backstop.
+        .isolate_network = !request.access.network_allowed && request.seccomp.allow_process_creation,
+        .own_process_tree = request.seccomp.allow_process_creation,
+    };
+  } else {
+    // Not a refusal under kRequire: namespaces are a backstop "where the
+    // kernel allows them"; `toolvfs doctor` shows the probe.
+    if (mode == SandboxMode::kBestEffort) {
+      profile.unenforced_.push_back("namespaces (user, PID, network, IPC, mount): " +
+                                    user_namespaces.detail);
+    }
+    if (profile.limits_.processes != ResourceLimits::kInherit) {
+      profile.limits_.processes = ResourceLimits::kInherit;
+      if (mode == SandboxMode::kBestEffort) {
+        profile.unenforced_.push_back(
+            "the process limit (max_processes): it needs a user namespace");
+      }
+    }
   }
   return profile;
 }

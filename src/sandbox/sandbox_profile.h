@@ -3,7 +3,8 @@
 // the resource limits, the Landlock ruleset and the seccomp program.
 //
 // Launch (launcher.h) applies a profile between fork and exec in this fixed
-// order, each step in its own file: resource limits (resource_limits.h),
+// order, each step in its own file: the user namespace (namespaces.h),
+// resource limits (resource_limits.h), the other namespaces,
 // PR_SET_NO_NEW_PRIVS, Landlock (landlock.h), seccomp (seccomp_filter.h,
 // last, so it need not allow the setup syscalls).
 //
@@ -17,6 +18,7 @@
 
 #include "core/status.h"
 #include "sandbox/landlock.h"
+#include "sandbox/namespaces.h"
 #include "sandbox/resource_limits.h"
 #include "sandbox/seccomp_filter.h"
 #include "sandbox/tool_access.h"
@@ -38,7 +40,7 @@ struct SandboxRequest {
   ToolAccessRequest access;  // what the process may touch (Landlock)
   SeccompOptions seccomp;
   ResourceLimits limits;
-  // Test seam: mechanisms ("landlock", "seccomp") treated as if the kernel
+  // Test seam: mechanisms ("landlock", "seccomp", "namespaces") treated as if the kernel
   // lacked them, so --sandbox=require/best-effort can be tested on a
   // kernel that has everything. The CLI fills it from the environment
   // variable TOOLVFS_TEST_HIDE_SANDBOX (comma-separated).
@@ -52,6 +54,14 @@ class SandboxProfile {
   // enforced: Landlock: ..."); under kBestEffort, the missing parts are
   // skipped and listed in unenforced(). Other failures (a bad rule, an
   // interpreter that does not exist) are errors in both modes.
+  //
+  // Namespaces are "where the kernel allows them" (SPEC.md §5), never
+  // required: when user namespaces are unavailable (probed once per
+  // process), the profile has none in either mode, limits().processes
+  // becomes kInherit (RLIMIT_NPROC would cap the host's user, not the
+  // tool), and under kBestEffort both are listed in unenforced(). Network
+  // is isolated unless request.access.network_allowed (vfs tools: never);
+  // a PID namespace is created when request.seccomp.allow_process_creation.
   static Result<SandboxProfile> Build(const SandboxRequest& request, SandboxMode mode);
 
   SandboxProfile(SandboxProfile&&) noexcept = default;
@@ -65,12 +75,15 @@ class SandboxProfile {
   // For the child: nullopt when seccomp is not applied.
   std::optional<sock_fprog> seccomp_program() const;
   const ResourceLimits& limits() const { return limits_; }
+  // For the child: nullopt when no namespaces are created.
+  const std::optional<NamespaceOptions>& namespaces() const { return namespaces_; }
 
  private:
   SandboxProfile() = default;
   ResourceLimits limits_;
   std::optional<LandlockRuleset> landlock_;
   std::optional<SeccompProgram> seccomp_;
+  std::optional<NamespaceOptions> namespaces_;
   std::vector<std::string> unenforced_;
 };
 

@@ -1,0 +1,346 @@
+// Namespaces of sandboxed launches (namespaces.h), through real Launch()
+// calls with a SandboxProfile: what the tool sees, that a PID namespace
+// takes setsid()'d grandchildren down with the run, that signals and exit
+// statuses still pass through, and that RLIMIT_NPROC counts in the user
+// namespace.
+#include "sandbox/namespaces.h"
+
+#include <dirent.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sandbox/forked_child.h"
+#include "sandbox/kernel_features.h"
+#include "sandbox/launcher.h"
+#include "sandbox/sandbox_profile.h"
+
+namespace toolvfs {
+namespace {
+
+// Skips, naming the probe's answer, where user namespaces are unavailable.
+#define SKIP_WITHOUT_USER_NAMESPACES()                                               \
+  do {                                                                               \
+    const ::toolvfs::FeatureProbe user_ns_probe_ = ::toolvfs::ProbeUserNamespaces(); \
+    if (!user_ns_probe_.available) {                                                 \
+      GTEST_SKIP() << "needs user namespaces: " << user_ns_probe_.detail;            \
+    }                                                                                \
+  } while (false)
+
+// A temporary project directory, removed afterwards; world-readable so an
+// unprivileged uid can run in it.
+class TempProject {
+ public:
+  TempProject() {
+    char pattern[] = "/tmp/toolvfs-ns-test-XXXXXX";
+    path_ = mkdtemp(pattern);
+    chmod(path_.c_str(), 0755);
+  }
+  ~TempProject() { rmdir(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+struct ProfileOptions {
+  ToolKind kind = ToolKind::kProcessChild;
+  std::string program = "/bin/sh";
+  // true: only namespaces and limits, so the tests can look at /proc.
+  bool namespaces_only = false;
+  bool network_allowed = false;
+  uint64_t processes = ResourceLimits::kInherit;
+};
+
+SandboxProfile BuildProfile(const TempProject& project, const ProfileOptions& options) {
+  SandboxRequest request;
+  request.access.kind = options.kind;
+  request.access.program = options.program;
+  request.access.project_root = project.path();
+  request.access.readable_prefixes = {""};
+  request.access.network_allowed = options.network_allowed;
+  request.seccomp.allow_process_creation = options.kind != ToolKind::kVfs;
+  request.seccomp.deny_network_sockets = !options.network_allowed;
+  request.limits.processes = options.processes;
+  if (options.namespaces_only) request.hidden_for_testing = {"landlock", "seccomp"};
+  Result<SandboxProfile> profile = SandboxProfile::Build(
+      request, options.namespaces_only ? SandboxMode::kBestEffort : SandboxMode::kRequire);
+  EXPECT_TRUE(profile.ok()) << profile.status().ToString();
+  return std::move(profile).value();
+}
+
+LaunchSpec Shell(std::string script, const SandboxProfile& profile) {
+  return LaunchSpec{.program = "/bin/sh",
+                    .args = {"-c", std::move(script)},
+                    .environment = {"PATH=/usr/bin:/bin"},
+                    .sandbox = &profile};
+}
+
+// Reads a non-blocking fd until end of file or `stop_at`; at most 5 s.
+std::string ReadFd(int fd, std::string_view stop_at = "") {
+  std::string text;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (!stop_at.empty() && text.find(stop_at) != std::string::npos) break;
+    pollfd poll_fd{.fd = fd, .events = POLLIN, .revents = 0};
+    if (poll(&poll_fd, 1, 100) < 0 && errno != EINTR) break;
+    char buffer[4096];
+    const ssize_t received = read(fd, buffer, sizeof buffer);
+    if (received == 0) break;
+    if (received > 0) text.append(buffer, static_cast<size_t>(received));
+  }
+  return text;
+}
+
+// Runs `script` under `profile`; returns its stdout, and its exit status.
+std::string RunShell(const std::string& script, const SandboxProfile& profile,
+                     ExitStatus* status = nullptr) {
+  Result<ChildProcess> child = Launch(Shell(script, profile));
+  EXPECT_TRUE(child.ok()) << child.status().ToString();
+  if (!child.ok()) return "";
+  child->stdin_fd().reset();
+  std::string output = ReadFd(child->stdout_fd().get());
+  Result<ExitStatus> waited = child->Wait();
+  EXPECT_TRUE(waited.ok());
+  if (status != nullptr && waited.ok()) *status = *waited;
+  return output;
+}
+
+std::string OwnNamespace(const std::string& name) {
+  char target[128] = {};
+  const std::string link = "/proc/self/ns/" + name;
+  const ssize_t length = readlink(link.c_str(), target, sizeof target - 1);
+  return length > 0 ? std::string(target, static_cast<size_t>(length)) : "";
+}
+
+// Host pids of processes whose command line contains `marker`.
+std::vector<pid_t> ProcessesWithArgument(const std::string& marker) {
+  std::vector<pid_t> found;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return found;
+  while (dirent* entry = readdir(proc)) {
+    const pid_t pid = atoi(entry->d_name);
+    if (pid <= 0) continue;
+    std::ifstream cmdline("/proc/" + std::string(entry->d_name) + "/cmdline");
+    std::stringstream contents;
+    contents << cmdline.rdbuf();
+    if (contents.str().find(marker) != std::string::npos) found.push_back(pid);
+  }
+  closedir(proc);
+  return found;
+}
+
+// Polls `condition` for up to five seconds.
+template <typename Condition>
+bool Eventually(Condition condition) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return condition();
+}
+
+TEST(NamespacesTest, ToolRunsInItsOwnUserNetworkIpcMountAndPidNamespaces) {
+  SKIP_WITHOUT_USER_NAMESPACES();
+  TempProject project;
+  const SandboxProfile profile = BuildProfile(project, {.namespaces_only = true});
+  ASSERT_TRUE(profile.namespaces().has_value());
+  const std::vector<std::string> names = {"user", "net", "ipc", "mnt", "pid"};
+  std::string script = "readlink";
+  for (const std::string& name : names) script += " /proc/self/ns/" + name;
+  std::istringstream lines(RunShell(script, profile));
+  for (const std::string& name : names) {
+    std::string inside;
+    ASSERT_TRUE(std::getline(lines, inside)) << name;
+    EXPECT_TRUE(inside.starts_with(name + ":[")) << inside;
+    EXPECT_NE(inside, OwnNamespace(name)) << name << " is the host's";
+  }
+}
+
+TEST(NamespacesTest, NetworkAllowedStaysInTheHostNetworkNamespace) {
+  SKIP_WITHOUT_USER_NAMESPACES();
+  TempProject project;
+  const SandboxProfile profile =
+      BuildProfile(project, {.namespaces_only = true, .network_allowed = true});
+  EXPECT_EQ(RunShell("readlink /proc/self/ns/net", profile), OwnNamespace("net") + "\n");
+  EXPECT_NE(RunShell("readlink /proc/self/ns/ipc", profile), OwnNamespace("ipc") + "\n");
+}
+
+TEST(NamespacesTest, NetworkNamespaceHasOnlyALoopbackThatIsDown) {
+  SKIP_WITHOUT_USER_NAMESPACES();
+  TempProject project;
+  const SandboxProfile profile = BuildProfile(project, {.namespaces_only = true});
+  // /proc/net/dev: two header lines, then one line per interface.
+  const std::string devices =
+      RunShell("tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '", profile);
+  EXPECT_EQ(devices, "lo\n");
+  // A loopback that is up has ::1; a new namespace's is down, without one.
+  const std::string addresses = RunShell("cat /proc/net/if_inet6 2>/dev/null | wc -l", profile);
+  EXPECT_EQ(addresses, "0\n") << "the loopback has an address, so it is up";
+}
+
+TEST(NamespacesTest, ToolKeepsItsUidAndGid) {
+  SKIP_WITHOUT_USER_NAMESPACES();
+  TempProject project;
+  const SandboxProfile profile = BuildProfile(project, {});
+  EXPECT_EQ(RunShell("id -u; id -g", profile),
+            std::to_string(geteuid()) + "\n" + std::to_string(getegid()) + "\n");
+}
+
+TEST(NamespacesTest, ProcessCreatingToolIsPid2UnderATinyInit) {
+  SKIP_WITHOUT_USER_NAMESPACES();
+  TempProject project;
+  const SandboxProfile profile = BuildProfile(project, {});
+  // $PPID is 0: the supervising parent is outside the namespace.
+  EXPECT_EQ(RunShell("echo $$ $PPID", profile), "2 0\n");
+}
+
+TEST(NamespacesTest, VfsToolGetsNoPidNamespace) {
+  SKIP_WITHOUT_USER_NAMESPACES();
+  TempProject project;
+  const SandboxProfile profile =
+      BuildProfile(project, {.kind = ToolKind::kVfs, .namespaces_only = true});
+  ASSERT_TRUE(profile.namespaces().has_value());
+  EXPECT_FALSE(profile.namespaces()->own_process_tree);
+  EXPECT_EQ(RunShell("readlink /proc/self/ns/pid", profile), OwnNamespace("pid") + "\n");
+}
+
+TEST(NamespacesTest, ExitStatusAndSignalsPassThroughTheSupervisor) {
+  SKIP_WITHOUT_USER_NAMESPACES();
+  TempProject project;
+  const SandboxProfile profile = BuildProfile(project, {});
+  ExitStatus status;
+  RunShell("exit 3", profile, &status);
+  EXPECT_EQ(status.Describe(), "exited with status 3");
+  RunShell("kill -SEGV $$", profile, &status);
+  EXPECT_EQ(status.Describe(), "killed by signal SIGSEGV");
+
+  // The host signals the process group; the tool (not PID 1, which would
+  // ignore SIGTERM without a handler) is in it.
+  Result<ChildProcess> child = Launch(Shell("echo ready; sleep 100", profile));
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  ASSERT_NE(ReadFd(child->stdout_fd().get(), "\n").find("ready"), std::string::npos);
+  ASSERT_TRUE(child->Signal(SIGTERM).ok());
+  Result<ExitStatus> waited = child->Wait();
+  ASSERT_TRUE(waited.ok());
+  EXPECT_EQ(waited->Describe(), "killed by signal SIGTERM");
+}
+
+TEST(NamespacesTest, StdinEndsWhenTheHostClosesIt) {
+  SKIP_WITHOUT_USER_NAMESPACES();
+  TempProject project;
+  const SandboxProfile profile = BuildProfile(project, {});
+  Result<ChildProcess> child = Launch(Shell("cat; echo done", profile));
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  child->stdin_fd().reset();  // the supervisor and the init hold no copy
+  EXPECT_EQ(ReadFd(child->stdout_fd().get()), "done\n");
+  EXPECT_TRUE(child->Wait()->success());
+}
+
+TEST(NamespacesTest, SetsidGrandchildDiesWithTheRun) {
+  SKIP_WITHOUT_USER_NAMESPACES();
+  TempProject project;
+  const SandboxProfile profile = BuildProfile(project, {});  // the full sandbox
+  // A unique sleep duration marks the escapee on the host.
+  const std::string marker = "1000." + std::to_string(getpid()) + "7";
+  {
+    Result<ChildProcess> child = Launch(
+        Shell("setsid -f sleep " + marker + " </dev/null >/dev/null 2>&1; echo started; sleep 100",
+              profile));
+    ASSERT_TRUE(child.ok()) << child.status().ToString();
+    ASSERT_NE(ReadFd(child->stdout_fd().get(), "started").find("started"), std::string::npos);
+    ASSERT_TRUE(Eventually([&] { return !ProcessesWithArgument(marker).empty(); }))
+        << "the setsid grandchild did not start";
+  }
+  EXPECT_TRUE(Eventually([&] { return ProcessesWithArgument(marker).empty(); }))
+      << "the setsid grandchild outlived the run";
+}
+
+// RLIMIT_NPROC = N as an unprivileged uid in a user namespace: the tool
+// itself plus N-1 threads, counted apart from the uid's other processes.
+void ExpectThreadsUpToTheProcessLimit(ToolKind kind) {
+  TempProject project;
+  constexpr uint64_t kLimit = 5;
+  const std::string script =
+      "import threading\n"
+      "stop = threading.Event()\n"
+      "started = 0\n"
+      "try:\n"
+      "    for _ in range(50):\n"
+      "        threading.Thread(target=stop.wait).start()\n"
+      "        started += 1\n"
+      "except RuntimeError:\n"
+      "    pass\n"
+      "print(started)\n"
+      "stop.set()\n";
+  const SandboxProfile profile =
+      BuildProfile(project, {.kind = kind, .program = "/usr/bin/python3", .processes = kLimit});
+  ASSERT_EQ(profile.limits().processes, kLimit);
+  const ForkedChildOutcome outcome = RunInForkedChild([&](int report_fd) {
+    if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0) return 1;
+    // A uid change makes the process non-dumpable; an exec (setpriv) would
+    // have reset that, and the uid map can only be written when dumpable.
+    if (prctl(PR_SET_DUMPABLE, 1) != 0) return 2;
+    Result<ChildProcess> child = Launch(LaunchSpec{.program = "/usr/bin/python3",
+                                                   .args = {"-c", script},
+                                                   .environment = {"PATH=/usr/bin:/bin"},
+                                                   .sandbox = &profile});
+    if (!child.ok()) {
+      const std::string message = child.status().ToString();
+      (void)!write(report_fd, message.data(), message.size());
+      return 3;
+    }
+    const std::string output = ReadFd(child->stdout_fd().get()) + ReadFd(child->stderr_fd().get());
+    (void)!write(report_fd, output.data(), output.size());
+    return child->Wait()->success() ? 0 : 4;
+  });
+  ASSERT_TRUE(outcome.exited && outcome.code == 0) << outcome.Describe() << ": " << outcome.report;
+  EXPECT_EQ(outcome.report, std::to_string(kLimit - 1) + "\n");
+}
+
+TEST(NamespacesTest, ProcessLimitCountsInTheUserNamespaceForAVfsTool) {
+  SKIP_WITHOUT_USER_NAMESPACES();
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to switch to uid 65534";
+  ExpectThreadsUpToTheProcessLimit(ToolKind::kVfs);
+}
+
+TEST(NamespacesTest, ProcessLimitCountsInTheUserNamespaceWithAPidNamespace) {
+  SKIP_WITHOUT_USER_NAMESPACES();
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to switch to uid 65534";
+  ExpectThreadsUpToTheProcessLimit(ToolKind::kProcessChild);
+}
+
+TEST(NamespacesTest, HiddenNamespacesAreListedUnderBestEffortOnly) {
+  TempProject project;
+  SandboxRequest request;
+  request.access.kind = ToolKind::kVfs;
+  request.access.program = "/bin/sh";
+  request.access.project_root = project.path();
+  request.limits.processes = 10;
+  request.hidden_for_testing = {"namespaces"};
+  Result<SandboxProfile> required = SandboxProfile::Build(request, SandboxMode::kRequire);
+  ASSERT_TRUE(required.ok()) << required.status().ToString();  // never a refusal
+  EXPECT_FALSE(required->namespaces().has_value());
+  EXPECT_EQ(required->limits().processes, ResourceLimits::kInherit);
+  Result<SandboxProfile> best_effort = SandboxProfile::Build(request, SandboxMode::kBestEffort);
+  ASSERT_TRUE(best_effort.ok()) << best_effort.status().ToString();
+  ASSERT_EQ(best_effort->unenforced().size(), 2u);
+  EXPECT_TRUE(
+      best_effort->unenforced()[0].starts_with("namespaces (user, PID, network, IPC, mount)"));
+}
+
+}  // namespace
+}  // namespace toolvfs
