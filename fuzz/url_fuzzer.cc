@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "policy/url.h"
+#include "core/url.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view input(reinterpret_cast<const char*>(data), size);

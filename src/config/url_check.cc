@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/text.h"
+#include "core/url.h"
 
 namespace toolvfs {
 namespace {
@@ -98,6 +99,18 @@ Status CheckPath(std::string_view path) {
 
 }  // namespace
 
+// The policy normalizes every prefix with NormalizeUrl before it compares;
+// a prefix it would refuse must be a config error, not a rule that is
+// silently ignored. Its message names the URL, which the caller does too.
+Status CheckNormalizes(std::string_view url) {
+  Result<NormalizedUrl> normalized = NormalizeUrl(url);
+  if (normalized.ok()) return OkStatus();
+  std::string why = normalized.status().message();
+  std::string named = "URL " + Quote(url) + " ";
+  if (why.starts_with(named)) why.erase(0, named.size());
+  return Invalid(why);
+}
+
 Status CheckUrlPrefix(std::string_view url) {
   if (url.empty()) return Invalid("is empty");
   TOOLVFS_RETURN_IF_ERROR(CheckCharacters(url));
@@ -151,7 +164,8 @@ Status CheckUrlPrefix(std::string_view url) {
     TOOLVFS_RETURN_IF_ERROR(CheckHostName(host));
   }
   if (has_port) TOOLVFS_RETURN_IF_ERROR(CheckPort(port));
-  return CheckPath(path);
+  TOOLVFS_RETURN_IF_ERROR(CheckPath(path));
+  return CheckNormalizes(url);
 }
 
 }  // namespace toolvfs

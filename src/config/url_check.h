@@ -17,7 +17,8 @@ namespace toolvfs {
 // no scheme or another scheme, no host, user information ("user@"), a NUL,
 // CR, LF, other control character, space or backslash anywhere, a '%' in the
 // host, a bad port, a query or fragment (they take no part in matching), or
-// a malformed percent-escape in the path.
+// a malformed percent-escape in the path, or anything else NormalizeUrl
+// (core/url.h) refuses, e.g. a numeric host that is not a dotted quad.
 Status CheckUrlPrefix(std::string_view url);
 
 }  // namespace toolvfs

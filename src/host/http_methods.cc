@@ -32,7 +32,7 @@
 #include "core/text.h"
 #include "host/methods.h"
 #include "policy/secret_scrubber.h"
-#include "policy/url.h"
+#include "core/url.h"
 #include "protocol/base64.h"
 
 namespace toolvfs {

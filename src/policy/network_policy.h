@@ -9,7 +9,7 @@
 
 #include "config/config.h"
 #include "policy/decision.h"
-#include "policy/url.h"
+#include "core/url.h"
 
 namespace toolvfs {
 

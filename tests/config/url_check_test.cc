@@ -69,5 +69,16 @@ TEST(UrlCheckTest, RejectsMalformedPrefixes) {
   EXPECT_EQ(Why("https://a.com/%2"), "has a malformed percent-escape in the path");
 }
 
+// Whatever the policy's NormalizeUrl refuses is refused here too, so no
+// rule is silently ignored; the reason does not repeat the URL.
+TEST(UrlCheckTest, RejectsWhatThePolicyCouldNotNormalize) {
+  for (std::string_view url : {"http://127.1/", "http://0x7f.0.0.1/", "http://2130706433/",
+                               "http://017.0.0.1/", "https://a.com/..%2Fadmin"}) {
+    std::string why = Why(url);
+    EXPECT_EQ(why.find(url), std::string::npos) << why;
+    EXPECT_FALSE(why.empty()) << url;
+  }
+}
+
 }  // namespace
 }  // namespace toolvfs

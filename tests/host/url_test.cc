@@ -10,7 +10,7 @@
 
 #include "config/config.h"
 #include "policy/network_policy.h"
-#include "policy/url.h"
+#include "core/url.h"
 
 namespace toolvfs {
 namespace {

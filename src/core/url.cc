@@ -7,7 +7,7 @@
 // user information, a dot segment hidden behind ';' or an encoded slash) is
 // an error instead of a guess. The host hands curl ToString() of the result,
 // so the URL fetched is the URL checked.
-#include "policy/url.h"
+#include "core/url.h"
 
 #include <arpa/inet.h>
 #include <idn2.h>
