@@ -1,6 +1,7 @@
 // `toolvfs exec -- PROGRAM [ARGS...]`: a program run once as an ad-hoc vfs
-// tool, without a config: named after the program, default limits, working
-// directory the caller's.
+// tool (or stdio tool with --runtime stdio), without a config: named after
+// the program, default limits, working directory the caller's (a stdio
+// tool's: the project directory).
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "core/text.h"
 #include "project/path.h"
 #include "project/project_files.h"
+#include "runtime/stdio_runtime.h"
 #include "runtime/vfs_runtime.h"
 
 namespace toolvfs {
@@ -63,10 +65,6 @@ class ExecCommand final : public Command {
   }
 
   int Run(const CommonOptions& common) override {
-    if (runtime_ == "stdio") {
-      return ReportError("exec",
-                         "--runtime stdio is not in this build yet; only vfs runs (omit --runtime)");
-    }
     if (command_.empty() || command_.front().empty()) {
       return ReportError("exec", "PROGRAM is empty (see toolvfs exec --help)");
     }
@@ -89,9 +87,12 @@ class ExecCommand final : public Command {
     ToolConfig tool;
     std::string name = std::filesystem::path(command_.front()).filename().string();
     tool.name = name.empty() ? command_.front() : name;
-    tool.runtime = RuntimeKind::kVfs;
+    const bool stdio = runtime_ == "stdio";
+    tool.runtime = stdio ? RuntimeKind::kStdio : RuntimeKind::kVfs;
     tool.command = CommandSpec{.program = command_.front(),
                                .args = std::vector<std::string>(command_.begin() + 1, command_.end())};
+    // With --runtime stdio, `{{ ... }}` in PROGRAM or ARGS are templates
+    // (docs/runtimes.md): `'{{ tool.arguments | tojson }}'` passes --args.
     call.name = tool.name;
 
     if (HasAllowOptions()) {
@@ -101,11 +102,18 @@ class ExecCommand final : public Command {
 
     Result<RunServices> services = PrepareRunServices(common, std::nullopt);
     if (!services.ok()) return ReportError("exec", services.status().message());
+    const InvocationOutput output{.json = json_};
+    if (stdio) {
+      StdioRuntimeOptions options;
+      services->ConfigureRuntime(options);
+      StdioRuntime runtime(**store, std::move(options));
+      return InvokeTool(runtime, call, tool, output);
+    }
     VfsRuntimeOptions options;
     options.working_directory = cwd.string();
     services->ConfigureRuntime(options);
     VfsRuntime vfs(**store, std::move(options));
-    return InvokeTool(vfs, call, tool, InvocationOutput{.json = json_});
+    return InvokeTool(vfs, call, tool, output);
   }
 
  private:

@@ -11,6 +11,7 @@
 #include "config/config.h"
 #include "core/text.h"
 #include "project/project_files.h"
+#include "runtime/stdio_runtime.h"
 #include "runtime/vfs_runtime.h"
 
 namespace toolvfs {
@@ -68,15 +69,10 @@ class RunCommand final : public Command {
 
     Result<RuntimeKind> runtime = ResolveRuntime(tool);
     if (!runtime.ok()) return ReportError("run", runtime.status().message());
-    if (*runtime != RuntimeKind::kVfs) {
-      std::string why = "Tool '" + tool.name + "' uses runtime '" +
-                        std::string(RuntimeKindName(*runtime)) +
-                        "', which this build does not run yet; only vfs tools run";
-      if (tool.source == ToolSource::kLocal && !tool.runtime) {
-        // Inferred stdio: the user may have a vfs tool and forgot to say so.
-        why += " (a tool that speaks the VFS protocol needs runtime = \"vfs\")";
-      }
-      return ReportError("run", why);
+    if (*runtime != RuntimeKind::kVfs && *runtime != RuntimeKind::kStdio) {
+      return ReportError("run", "Tool '" + tool.name + "' uses runtime '" +
+                                    std::string(RuntimeKindName(*runtime)) +
+                                    "', which this build does not run yet; only vfs and stdio tools run");
     }
 
     ToolCall call;
@@ -92,11 +88,18 @@ class RunCommand final : public Command {
 
     Result<RunServices> services = PrepareRunServices(common, loaded->path);
     if (!services.ok()) return ReportError("run", services.status().message());
+    const InvocationOutput output{.json = json_};
+    if (*runtime == RuntimeKind::kStdio) {
+      StdioRuntimeOptions options;
+      services->ConfigureRuntime(options);
+      StdioRuntime stdio(**store, std::move(options));
+      return InvokeTool(stdio, call, tool, output);
+    }
     VfsRuntimeOptions options;
     options.working_directory = loaded->directory;
     services->ConfigureRuntime(options);
     VfsRuntime vfs(**store, std::move(options));
-    return InvokeTool(vfs, call, tool, InvocationOutput{.json = json_});
+    return InvokeTool(vfs, call, tool, output);
   }
 
  private:

@@ -399,6 +399,12 @@ void RunServices::ConfigureRuntime(VfsRuntimeOptions& options) const {
   options.config_project_path = config_project_path;
 }
 
+void RunServices::ConfigureRuntime(StdioRuntimeOptions& options) const {
+  options.sandbox = sandbox_mode;
+  options.sandbox_hidden_for_testing = sandbox_hidden_for_testing;
+  options.warn = [](const std::string& warning) { ReportNote("warning", warning); };
+}
+
 Result<RunServices> PrepareRunServices(const CommonOptions& common,
                                        std::optional<std::string> config_path) {
   RunServices services;

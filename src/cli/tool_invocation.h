@@ -17,6 +17,7 @@
 #include "policy/audit.h"
 #include "policy/inquirer.h"
 #include "runtime/tool_runtime.h"
+#include "runtime/stdio_runtime.h"
 #include "runtime/vfs_runtime.h"
 
 namespace toolvfs {
@@ -61,6 +62,9 @@ struct RunServices {
 
   // Points `options` at the services (which must outlive the runtime).
   void ConfigureRuntime(VfsRuntimeOptions& options) const;
+  // The sandbox settings for a stdio runtime (it asks nobody and audits
+  // nothing: its tool touches only what the sandbox lets it).
+  void ConfigureRuntime(StdioRuntimeOptions& options) const;
 };
 
 // The terminal inquirer when a terminal is there and --no-interaction is not

@@ -144,10 +144,11 @@ filesystem.writable = true
 cancel_grace_s = 1
 
 [tools.inferred_stdio]
-command = "python3 hello.py"
+command = "python3 stdio_greet.py {{ tool.arguments.name }}"
+parameters = { name = { type = "string", default = "world" } }
 
 [tools.explicit_stdio]
-command = "python3 hello.py"
+command = "python3 stdio_ask.py '{{ tool.answers | tojson }}'"
 runtime = "stdio"
 
 [tools.wasm_tool]
@@ -155,6 +156,16 @@ command = "tool.wasm"
 
 [tools.builtin_tool]
 source = "builtin"
+)";
+
+// A jp-style stdio tool: asks to confirm unless answered, then succeeds.
+constexpr char kStdioAsk[] = R"(import json, sys
+answers = json.loads(sys.argv[1])
+if "go" not in answers:
+    print(json.dumps({"type": "needs_input",
+                      "question": {"id": "go", "text": "Go on?", "answer_type": "Boolean"}}))
+else:
+    print(json.dumps({"type": "success", "content": "went: " + answers["go"]}))
 )";
 
 rapidjson::Document ParseJson(const std::string& text) {
@@ -179,6 +190,8 @@ class RunExecTest : public ::testing::Test {
     WriteTool("silent.py", kSilent);
     WriteTool("waiter.py", kWaiter);
     WriteTool("stubborn.py", kStubborn);
+    Write("stdio_greet.py", "import sys\nprint('hello ' + sys.argv[1])\n");
+    Write("stdio_ask.py", kStdioAsk);
     Write("toolvfs.toml", kConfig);
   }
 
@@ -512,20 +525,31 @@ TEST_F(RunExecTest, InvalidConfigIsOneLineWithFileLineColumn) {
   }
 }
 
-TEST_F(RunExecTest, RuntimesOtherThanVfsAreRefusedPerTool) {
+TEST_F(RunExecTest, StdioToolsRunAndOtherRuntimesAreRefusedPerTool) {
   ProcessResult inferred = Toolvfs({"run", "inferred_stdio"});
-  EXPECT_EQ(inferred.exit_code, 2);
-  ExpectOneLineError(inferred);
-  EXPECT_THAT(inferred.err,
-              AllOf(HasSubstr("Tool 'inferred_stdio' uses runtime 'stdio', which this build does not run yet"),
-                    HasSubstr("runtime = \"vfs\"")));
+  EXPECT_EQ(inferred.exit_code, 0) << inferred.err;
+  EXPECT_EQ(inferred.out, "hello world\n");  // the parameter's default
 
-  ProcessResult explicit_stdio = Toolvfs({"run", "explicit_stdio"});
-  EXPECT_EQ(explicit_stdio.exit_code, 2);
-  EXPECT_THAT(explicit_stdio.err, AllOf(HasSubstr("runtime 'stdio'"), Not(HasSubstr("runtime = "))));
+  ProcessResult with_spaces = Toolvfs({"run", "inferred_stdio", "--args", R"({"name":"big world"})"});
+  EXPECT_EQ(with_spaces.exit_code, 0) << with_spaces.err;
+  EXPECT_EQ(with_spaces.out, "hello big world\n");  // one argv element
+
+  ProcessResult unknown = Toolvfs({"run", "inferred_stdio", "--args", R"({"nme":"x"})"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  ExpectOneLineError(unknown);
+  EXPECT_THAT(unknown.err, HasSubstr("unknown argument 'nme'"));
+
+  ProcessResult asks = Toolvfs({"run", "explicit_stdio", "--json"});
+  EXPECT_EQ(asks.exit_code, 3) << asks.err;
+  EXPECT_THAT(asks.out, AllOf(HasSubstr("\"needs_input\""), HasSubstr("\"id\":\"go\"")));
+
+  ProcessResult answered = Toolvfs({"run", "explicit_stdio", "--answer", "go=yes"});
+  EXPECT_EQ(answered.exit_code, 0) << answered.err;
+  EXPECT_EQ(answered.out, "went: yes\n");
 
   ProcessResult builtin = Toolvfs({"run", "builtin_tool"});
   EXPECT_EQ(builtin.exit_code, 2);
+  ExpectOneLineError(builtin);
   EXPECT_THAT(builtin.err, HasSubstr("runtime 'builtin', which this build does not run yet"));
 
   ProcessResult wasm = Toolvfs({"run", "wasm_tool"});
@@ -576,12 +600,24 @@ TEST_F(RunExecTest, ExecJsonAndExitCodes) {
   EXPECT_EQ(vfs.exit_code, 0) << vfs.err;
 }
 
-TEST_F(RunExecTest, ExecUsageErrors) {
-  ProcessResult stdio = Toolvfs({"exec", "--runtime", "stdio", "--", "python3", "hello.py"});
-  EXPECT_EQ(stdio.exit_code, 2);
-  ExpectOneLineError(stdio);
-  EXPECT_THAT(stdio.err, AllOf(StartsWith("toolvfs: exec: "), HasSubstr("stdio")));
+TEST_F(RunExecTest, ExecRunsAStdioProgram) {
+  Write("report.py", "import json, os, sys\nprint(json.dumps({'argv': sys.argv[1:], 'cwd': os.getcwd()}))\n");
+  ProcessResult result = Toolvfs({"exec", "--runtime", "stdio", "--args", R"({"a":[1,2]})", "--",
+                                  "python3", "report.py", "{{ tool.arguments | tojson }}", "two words"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  rapidjson::Document report = ParseJson(result.out);
+  ASSERT_TRUE(report.IsObject()) << result.out;
+  ASSERT_EQ(report["argv"].Size(), 2u);
+  EXPECT_STREQ(report["argv"][0].GetString(), R"({"a":[1,2]})");
+  EXPECT_STREQ(report["argv"][1].GetString(), "two words");
+  EXPECT_EQ(fs::path(report["cwd"].GetString()), fs::canonical(root_));
 
+  ProcessResult failing = Toolvfs({"exec", "--runtime", "stdio", "--", "sh", "-c", "echo out; echo bad >&2; exit 4"});
+  EXPECT_EQ(failing.exit_code, 1);
+  EXPECT_THAT(failing.err, HasSubstr("exited with status 4: bad"));
+}
+
+TEST_F(RunExecTest, ExecUsageErrors) {
   ProcessResult wasm = Toolvfs({"exec", "--runtime", "wasm", "--", "python3", "hello.py"});
   EXPECT_EQ(wasm.exit_code, 2);
   ExpectOneLineError(wasm);

@@ -1,0 +1,36 @@
+// Checking a call's arguments against a tool's `parameters` (SPEC.md §6.3,
+// docs/runtimes.md), for every runtime: defaults filled, unknown and
+// missing required arguments rejected, strings that hold JSON of the
+// declared type decoded. Pure functions, safe from any thread.
+#pragma once
+
+#include <string_view>
+
+#include "config/config_value.h"
+#include "core/status.h"
+
+namespace toolvfs {
+
+// `json` (one JSON value) as a ConfigValue; integers that fit int64 stay
+// integers, other numbers become doubles. InvalidArgument with simdjson's
+// reason otherwise.
+Result<ConfigValue> ParseJsonValue(std::string_view json);
+
+// Checks `arguments` (an object; null counts as {}) against `parameters`
+// (name → schema, config.h) and returns it with defaults filled in. Per
+// schema, recursively through `properties` and `items`:
+//  - a value whose declared `type` does not include "string" but is a
+//    string is decoded as JSON when that gives a value of a declared type
+//    ("3" for an integer, "[1,2]" for an array);
+//  - the value must have one of the declared types ("number" accepts
+//    integers; "integer" accepts doubles with no fraction); no `type`: any;
+//  - with `enum`, it must equal one of the values;
+//  - an object with `properties` may hold only those keys; a missing key
+//    takes its `default` (itself checked and filled), else is an error when
+//    `required = true`, else stays absent.
+// InvalidArgument with one line naming the argument by its dotted path and
+// the reason: "unknown argument 'verbos'", "missing required argument
+// 'path'", "argument 'opts.depth' must be integer, got \"x\"".
+Result<ConfigValue> ValidateArguments(const ConfigValue::Object& parameters, const ConfigValue& arguments);
+
+}  // namespace toolvfs

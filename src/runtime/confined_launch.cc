@@ -1,0 +1,56 @@
+#include "runtime/confined_launch.h"
+
+#include "core/text.h"
+#include "sandbox/private_temp_dir.h"
+
+namespace toolvfs {
+
+Result<ChildProcess> LaunchConfined(const LaunchSpec& spec, const ToolConfig& tool, ToolKind kind,
+                                    const std::string& project_directory,
+                                    const ConfinementOptions& confinement) {
+  if (!confinement.sandbox) return Launch(spec);
+
+  SandboxRequest request;
+  ToolAccessRequest& access = request.access;
+  access.kind = kind;
+  access.program = spec.program;
+  access.args = spec.args;
+  access.working_directory = spec.working_directory;
+  access.path_env = std::string(kFixedPath);
+  for (const std::string& entry : spec.environment) {
+    if (entry.starts_with("PATH=")) access.path_env = entry.substr(5);
+    // HOME and TMPDIR name the same private directory (FixedEnvironment).
+    if (entry.starts_with("TMPDIR=")) access.private_temp_dir = entry.substr(7);
+  }
+  access.sdk_dir = TOOLVFS_SDK_DIR;
+  access.system_read = tool.sandbox.system_read;
+  access.project_root = project_directory;
+  const bool network_allowed = tool.has_sandbox_table && !tool.sandbox.network_allow.empty();
+  if (kind != ToolKind::kVfs) {
+    // The tool's filesystem policy (SPEC.md §5); without a sandbox table,
+    // the default: the project readable.
+    access.readable_prefixes = tool.has_sandbox_table ? tool.sandbox.filesystem_allow
+                                                      : std::vector<std::string>{""};
+    access.writable_prefixes = tool.sandbox.filesystem_writable.all ? access.readable_prefixes
+                                                                    : tool.sandbox.filesystem_writable.prefixes;
+    access.network_allowed = network_allowed;
+  }
+  request.seccomp.allow_process_creation = kind != ToolKind::kVfs;
+  request.seccomp.deny_network_sockets = kind == ToolKind::kVfs || !network_allowed;
+  // SandboxProfile::Build drops max_processes where no user namespace can
+  // be made (it would cap the host's user, not the tool).
+  request.limits = FromLimitsConfig(tool.sandbox.limits);
+  request.hidden_for_testing = confinement.hidden_for_testing;
+
+  TOOLVFS_ASSIGN_OR_RETURN(SandboxProfile profile, SandboxProfile::Build(request, *confinement.sandbox));
+  if (confinement.warn) {
+    for (const std::string& missing : profile.unenforced()) {
+      confinement.warn("tool " + Quote(tool.name) + " runs without " + missing + " (--sandbox=best-effort)");
+    }
+  }
+  LaunchSpec confined = spec;
+  confined.sandbox = &profile;
+  return Launch(confined);
+}
+
+}  // namespace toolvfs
