@@ -44,6 +44,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench_report.h"
 #include "host/cancel_token.h"
 #include "host/init_message.h"
 #include "host/methods.h"
@@ -61,6 +62,9 @@
 
 namespace toolvfs {
 namespace {
+
+using bench::Median;
+using bench::Machine;
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -470,32 +474,6 @@ Figures ToolOnBareHost(const Options& options, const fs::path& root, const Workl
 }
 
 // --- Reporting
-
-double Median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
-
-std::string FirstLineOf(const char* path, std::string_view prefix) {
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (prefix.empty() || line.rfind(prefix, 0) == 0) return line;
-  }
-  return "unknown";
-}
-
-std::string Machine() {
-  std::string model = FirstLineOf("/proc/cpuinfo", "model name");
-  if (size_t colon = model.find(": "); colon != std::string::npos) model = model.substr(colon + 2);
-  std::string load = FirstLineOf("/proc/loadavg", "");
-  size_t end = 0;
-  for (int field = 0; field < 3 && end != std::string::npos; ++field) end = load.find(' ', end + 1);
-  return std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) + " CPUs (" + model + "), load average " +
-         load.substr(0, end);
-}
 
 // The rounds of one measurement.
 struct Series {

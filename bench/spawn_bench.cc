@@ -39,6 +39,8 @@
 #include <string_view>
 #include <vector>
 
+#include "bench_report.h"
+#include "runtime/confined_launch.h"
 #include "config/config.h"
 #include "sandbox/launcher.h"
 #include "sandbox/private_temp_dir.h"
@@ -55,6 +57,10 @@
 
 namespace toolvfs {
 namespace {
+
+using bench::Median;
+using bench::FirstLineOf;
+using bench::Machine;
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -228,13 +234,6 @@ Figures TimeStarts(const Subjects& subjects, Variant variant, int starts) {
                  .child_cpu_us = (CpuMicroseconds(RUSAGE_CHILDREN) - child_cpu) / starts};
 }
 
-double Median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
-
 struct Series {
   std::vector<Figures> rounds;
 
@@ -247,28 +246,11 @@ struct Series {
 
 // --- Setup
 
-// The profile VfsRuntime::LaunchConfined builds for a vfs tool with the
-// default limits, for `spec` (program, environment, working directory).
+// The profile LaunchConfined builds for a vfs tool with the default
+// limits, for `spec` (program, environment, working directory).
 Result<SandboxProfile> BuildVfsToolProfile(const LaunchSpec& spec, const std::string& project_directory,
                                            SandboxMode mode) {
-  SandboxRequest request;
-  ToolAccessRequest& access = request.access;
-  access.kind = ToolKind::kVfs;
-  access.program = spec.program;
-  access.args = spec.args;
-  access.working_directory = spec.working_directory;
-  access.path_env = std::string(kFixedPath);
-  for (const std::string& entry : spec.environment) {
-    if (entry.starts_with("PATH=")) access.path_env = entry.substr(5);
-    if (entry.starts_with("TMPDIR=")) access.private_temp_dir = entry.substr(7);
-  }
-  access.sdk_dir = TOOLVFS_SDK_DIR;
-  access.project_root = project_directory;
-  request.seccomp.allow_process_creation = false;
-  request.seccomp.deny_network_sockets = true;
-  request.limits = FromLimitsConfig(LimitsConfig{});
-  request.limits.processes = ResourceLimits::kInherit;  // as LaunchConfined
-  return SandboxProfile::Build(request, mode);
+  return SandboxProfile::Build(ConfinementRequest(spec, ToolConfig{}, ToolKind::kVfs, project_directory), mode);
 }
 
 // Runs bwrap once; the reason it cannot be used, or nullopt when it works.
@@ -296,25 +278,6 @@ std::string FindOnPath(const std::string& name) {
   std::string search = path != nullptr ? path : "/usr/bin:/bin";
   Result<std::string> found = FindProgramOnPath(name, search);
   return found.ok() ? found.value() : std::string();
-}
-
-std::string FirstLineOf(const char* path, std::string_view prefix) {
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (prefix.empty() || line.rfind(prefix, 0) == 0) return line;
-  }
-  return "unknown";
-}
-
-std::string Machine() {
-  std::string model = FirstLineOf("/proc/cpuinfo", "model name");
-  if (size_t colon = model.find(": "); colon != std::string::npos) model = model.substr(colon + 2);
-  std::string load = FirstLineOf("/proc/loadavg", "");
-  size_t end = 0;
-  for (int field = 0; field < 3 && end != std::string::npos; ++field) end = load.find(' ', end + 1);
-  return std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) + " CPUs (" + model + "), load average " +
-         load.substr(0, end);
 }
 
 std::string OwnResidentSize() {

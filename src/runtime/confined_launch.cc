@@ -5,11 +5,8 @@
 
 namespace toolvfs {
 
-Result<ChildProcess> LaunchConfined(const LaunchSpec& spec, const ToolConfig& tool, ToolKind kind,
-                                    const std::string& project_directory,
-                                    const ConfinementOptions& confinement) {
-  if (!confinement.sandbox) return Launch(spec);
-
+SandboxRequest ConfinementRequest(const LaunchSpec& spec, const ToolConfig& tool, ToolKind kind,
+                                  const std::string& project_directory) {
   SandboxRequest request;
   ToolAccessRequest& access = request.access;
   access.kind = kind;
@@ -40,6 +37,14 @@ Result<ChildProcess> LaunchConfined(const LaunchSpec& spec, const ToolConfig& to
   // SandboxProfile::Build drops max_processes where no user namespace can
   // be made (it would cap the host's user, not the tool).
   request.limits = FromLimitsConfig(tool.sandbox.limits);
+  return request;
+}
+
+Result<ChildProcess> LaunchConfined(const LaunchSpec& spec, const ToolConfig& tool, ToolKind kind,
+                                    const std::string& project_directory,
+                                    const ConfinementOptions& confinement) {
+  if (!confinement.sandbox) return Launch(spec);
+  SandboxRequest request = ConfinementRequest(spec, tool, kind, project_directory);
   request.hidden_for_testing = confinement.hidden_for_testing;
 
   TOOLVFS_ASSIGN_OR_RETURN(SandboxProfile profile, SandboxProfile::Build(request, *confinement.sandbox));

@@ -27,6 +27,11 @@ struct ConfinementOptions {
   std::function<void(const std::string&)> warn;
 };
 
+// What LaunchConfined asks SandboxProfile::Build for (bench/spawn builds
+// the same profile once to time the starts alone).
+SandboxRequest ConfinementRequest(const LaunchSpec& spec, const ToolConfig& tool, ToolKind kind,
+                                  const std::string& project_directory);
+
 // Starts `spec` as a process of `kind` for `tool` under `confinement`.
 // `project_directory` is the project's real (possibly materialized)
 // directory; empty when the store has none. For kStdio and kProcessChild

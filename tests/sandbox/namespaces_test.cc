@@ -3,6 +3,7 @@
 // takes setsid()'d grandchildren down with the run, that signals and exit
 // statuses still pass through, and that RLIMIT_NPROC counts in the user
 // namespace.
+#include "sandbox/read_fd.h"
 #include "sandbox/namespaces.h"
 
 #include <dirent.h>
@@ -86,22 +87,6 @@ LaunchSpec Shell(std::string script, const SandboxProfile& profile) {
                     .args = {"-c", std::move(script)},
                     .environment = {"PATH=/usr/bin:/bin"},
                     .sandbox = &profile};
-}
-
-// Reads a non-blocking fd until end of file or `stop_at`; at most 5 s.
-std::string ReadFd(int fd, std::string_view stop_at = "") {
-  std::string text;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (!stop_at.empty() && text.find(stop_at) != std::string::npos) break;
-    pollfd poll_fd{.fd = fd, .events = POLLIN, .revents = 0};
-    if (poll(&poll_fd, 1, 100) < 0 && errno != EINTR) break;
-    char buffer[4096];
-    const ssize_t received = read(fd, buffer, sizeof buffer);
-    if (received == 0) break;
-    if (received > 0) text.append(buffer, static_cast<size_t>(received));
-  }
-  return text;
 }
 
 // Runs `script` under `profile`; returns its stdout, and its exit status.
