@@ -350,7 +350,10 @@ Result<LandlockRules> ToolAccessRules(const ToolAccessRequest& request) {
   for (std::string_view directory : kSystemLibraryDirectories) {
     context.rules.Add(Rule(std::string(directory), /*read=*/true, /*write=*/false, /*execute=*/true));
   }
-  if (request.kind == ToolKind::kProcessChild) {
+  // stdio tools are shell commands written for jp's contract (`git diff`,
+  // `sh -c '... | jq'`): like process.run children they run system
+  // programs. vfs tools do not.
+  if (request.kind != ToolKind::kVfs) {
     for (std::string_view directory : kSystemProgramDirectories) {
       context.rules.Add(Rule(std::string(directory), /*read=*/true, false, /*execute=*/true));
     }

@@ -73,10 +73,10 @@ struct ToolAccessRequest {
 //  - read+write: /dev/null, the private temp dir;
 //  - signal and abstract unix socket scoping on.
 // kVfs: nothing else; TCP denied.
-// kStdio: plus the project prefixes (read, or read+write); TCP denied unless
-//   `network_allowed`.
-// kProcessChild: as kStdio, plus read+execute of /usr, /bin, /sbin, /lib,
-//   /lib32, /lib64 so the child can exec real programs.
+// kStdio and kProcessChild: plus the project prefixes (read, or
+//   read+write; a process.run child may also execute there), read+execute
+//   of /usr, /bin, /sbin, /lib, /lib32, /lib64 so they can exec real
+//   programs; TCP denied unless `network_allowed`.
 // Paths that do not exist are kept: BuildLandlockRuleset skips them.
 // Fails with one line naming the path and the reason, e.g.
 //   "Cannot sandbox 'tool.py': its shebang names '/usr/bin/nope', which does
