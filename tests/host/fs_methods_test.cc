@@ -21,6 +21,7 @@
 
 #include "project/test_util.h"
 #include "host/method_test_util.h"
+#include "config/config.h"
 #include "host/methods.h"
 #include "host/test_gate.h"
 #include "project/project_files.h"
@@ -35,7 +36,7 @@ namespace {
 // the result object as compact JSON ("{...}"), or "error CODE: MESSAGE".
 // Checks what every answer must be: one line, echoing the request's id.
 std::string CallOn(ProjectFiles& project, std::string_view method, std::string_view params_json,
-                   std::string* wire_out = nullptr) {
+                   std::string* wire_out = nullptr, const ToolConfig& tool = ProjectWritableTool()) {
   const MethodSpec* spec = FindMethod(method);
   if (spec == nullptr) return "<no method " + std::string(method) + ">";
   std::string line = R"({"jsonrpc":"2.0","id":"req-7","method":)" + Json(method);
@@ -44,7 +45,7 @@ std::string CallOn(ProjectFiles& project, std::string_view method, std::string_v
   MessageParser parser;
   ParsedLine request = parser.Parse(line);
   if (!request.is_message()) return "<request not parsed: " + request.error().message + ">";
-  DefaultGate gate(ProjectWritableTool());
+  DefaultGate gate(tool);
   MethodContext context{project, gate.gate};
   RequestScope scope(request.message().id(), spec->name, /*may_block=*/true);
   WireMessage answer = spec->handler(request.message(), context, scope);
@@ -650,6 +651,55 @@ TEST_P(FsMethodsTest, WrongTypesAreRejected) {
 }
 
 std::string BackendName(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
+
+// ----- The policy in the methods ------------------------------------------------
+
+// What a tool may not read, it cannot see through a listing or a search
+// either, and what it may not write does not go away with a directory.
+TEST_P(FsMethodsTest, ThePolicyShapesWhatListingsSearchesDeletesAndRenamesReach) {
+  Result<Config> config = ParseConfig(R"([tools.t]
+command = "t"
+runtime = "vfs"
+[tools.t.sandbox]
+filesystem.allow = ["."]
+filesystem.writable = true
+filesystem.deny = ["secrets"]
+)",
+                                      "test.toml");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  const ToolConfig& tool = config->tools.at("t");
+  for (std::string_view path : {"README.md", "src/a.txt", "src/.env", "secrets/k.txt"}) Put(path, "needle\n");
+  auto call = [&](std::string_view method, std::string_view params) {
+    return CallOn(*store_, method, params, nullptr, tool);
+  };
+
+  // Denied and sensitive entries are left out of listings and their totals.
+  EXPECT_EQ(call("fs.list_dir", R"({"path":""})"),
+            R"({"entries":[{"path":"README.md","kind":"file"},{"path":"src","kind":"dir"}],"total":2})");
+  EXPECT_EQ(call("fs.list_dir", R"({"path":"src"})"), R"({"entries":[{"path":"a.txt","kind":"file"}],"total":1})");
+  EXPECT_EQ(CodeOf(call("fs.list_dir", R"({"path":"secrets"})")), kJsonRpcAccessDenied);
+
+  // A search finds only what the tool may read; naming a denied path is denied.
+  std::string found = call("fs.grep", R"({"pattern":"needle","include_ignored":true})");
+  EXPECT_NE(found.find("\"README.md\""), std::string::npos) << found;
+  EXPECT_NE(found.find("\"src/a.txt\""), std::string::npos) << found;
+  EXPECT_EQ(found.find(".env"), std::string::npos) << found;
+  EXPECT_EQ(found.find("secrets"), std::string::npos) << found;
+  EXPECT_EQ(CodeOf(call("fs.grep", R"({"pattern":"needle","paths":["secrets"]})")), kJsonRpcAccessDenied);
+  EXPECT_EQ(CodeOf(call("fs.read", R"({"path":"src/.env"})")), kJsonRpcAccessDenied);
+
+  // A directory goes only with everything in it writable.
+  std::string deleted = call("fs.delete", R"({"path":"src","recursive":true})");
+  EXPECT_EQ(CodeOf(deleted), kJsonRpcAccessDenied);
+  EXPECT_NE(deleted.find("src/.env"), std::string::npos) << deleted;
+  std::string renamed = call("fs.rename", R"({"from":"src","to":"moved"})");
+  EXPECT_EQ(CodeOf(renamed), kJsonRpcAccessDenied);
+  EXPECT_NE(renamed.find("src/.env"), std::string::npos) << renamed;
+  EXPECT_EQ(Content("src/.env"), "needle\n");
+  EXPECT_EQ(Content("src/a.txt"), "needle\n");
+  EXPECT_EQ(call("fs.delete", R"({"path":"src/a.txt"})"), "{}");
+  EXPECT_EQ(CodeOf(call("fs.write", R"({"path":"secrets/new.txt","content":"x"})")), kJsonRpcAccessDenied);
+}
 
 INSTANTIATE_TEST_SUITE_P(Backends, FsMethodsTest, ::testing::Values("fs", "memory"), BackendName);
 INSTANTIATE_TEST_SUITE_P(Backends, FsStoreMethodsTest, ::testing::Values("fs"), BackendName);
