@@ -639,6 +639,64 @@ result(json.dumps([w["error"]["code"], again["error"]["code"], again["error"]["m
   EXPECT_EQ(records[2].rule, "user, for this run");
 }
 
+// Asks until the run cancels the question (Inquirer::Cancel), like a user
+// who never answers.
+class NeverAnsweringInquirer final : public Inquirer {
+ public:
+  Result<InquiryAnswer> Ask(const Inquiry&) override {
+    std::unique_lock lock(mutex_);
+    asked_ = true;
+    changed_.notify_all();
+    changed_.wait_for(lock, std::chrono::seconds(30), [&] { return cancelled_; });
+    return Status(StatusCode::kCancelled, "the question was cancelled");
+  }
+  bool asks_user() const override { return true; }
+  void Cancel() override {
+    std::lock_guard lock(mutex_);
+    cancelled_ = true;
+    changed_.notify_all();
+  }
+  bool WaitUntilAsked() {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, std::chrono::seconds(10), [&] { return asked_; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool asked_ = false;
+  bool cancelled_ = false;
+};
+
+TEST_F(SessionTest, CancellingTheRunEndsAnOpenQuestion) {
+  tool_ = ToolConfig{};  // writes uncovered
+  limits_.cancel_grace_s = 30;  // the tool itself stops on `cancel`
+  NeverAnsweringInquirer inquirer;
+  inquirer_ = &inquirer;
+  std::thread canceller([&] {
+    if (inquirer.WaitUntilAsked()) cancel_.Cancel();
+  });
+  Outcome outcome = Run(R"PY(
+send({"jsonrpc": "2.0", "id": "w", "method": "fs.write", "params": {"path": "new.txt", "content": "x"}})
+cancelled = answered = None
+while cancelled is None or answered is None:
+    message = recv()
+    if message.get("method") == "cancel":
+        cancelled = True
+    elif message.get("id") == "w":
+        answered = message
+# The tool waits for its write's answer before it stops: the question must
+# end with the cancel, not when the tool is killed.
+send({"jsonrpc": "2.0", "method": "error", "params": {"message": str(answered["error"]["code"])}})
+)PY");
+  canceller.join();
+  EXPECT_EQ(outcome.kind, Outcome::Kind::kCancelled);
+  ASSERT_TRUE(outcome.error.has_value());
+  // Not the 30 s the question would wait, nor the grace.
+  EXPECT_LT(Seconds(), 5.0);
+  EXPECT_FALSE(project_->Exists("new.txt").value());
+}
+
 TEST_F(SessionTest, UncoveredRequestWithoutInquirerIsDeniedAtOnceWithoutPending) {
   tool_ = ToolConfig{};
   RecordingAuditSink audit;
