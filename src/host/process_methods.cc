@@ -31,6 +31,7 @@
 #include "policy/secret_scrubber.h"
 #include "protocol/base64.h"
 #include "sandbox/private_temp_dir.h"
+#include "sandbox/tool_access.h"
 
 namespace toolvfs {
 namespace {
@@ -64,22 +65,6 @@ std::string_view SearchPath(const MethodContext& context) {
   return kFixedPath;
 }
 
-// The first executable `name` in the absolute directories of `search_path`;
-// relative entries ("", ".") are skipped: they would find the project's
-// own files, which a tool can write.
-std::optional<std::string> FindOnPath(std::string_view name, std::string_view search_path) {
-  while (!search_path.empty()) {
-    size_t colon = search_path.find(':');
-    std::string_view directory = search_path.substr(0, colon);
-    search_path = colon == std::string_view::npos ? std::string_view() : search_path.substr(colon + 1);
-    if (!directory.starts_with('/')) continue;
-    std::string candidate =
-        std::string(directory) + (directory.ends_with('/') ? "" : "/") + std::string(name);
-    if (IsExecutableFile(candidate)) return candidate;
-  }
-  return std::nullopt;
-}
-
 struct ResolvedProgram {
   std::string path;         // absolute: what runs
   std::string policy_name;  // what the command rules are keyed by (CommandPolicy::Check)
@@ -92,8 +77,10 @@ struct ResolvedProgram {
 Result<ResolvedProgram> ResolveProgram(std::string_view program, const MethodContext& context) {
   std::string_view search_path = SearchPath(context);
   if (program.find('/') == std::string_view::npos) {
-    std::optional<std::string> found = FindOnPath(program, search_path);
-    if (!found) {
+    // Relative entries are skipped: they would find the project's own
+    // files, which a tool can write.
+    Result<std::string> found = FindProgramOnPath(program, search_path, RelativePathEntries::kSkip);
+    if (!found.ok()) {
       return NotFoundError("Program " + Quote(program) + " was not found on the host's PATH " +
                            Quote(search_path));
     }
@@ -110,8 +97,8 @@ Result<ResolvedProgram> ResolveProgram(std::string_view program, const MethodCon
     return NotFoundError("Program " + Quote(program) + " is not an executable file");
   }
   std::string_view base_name = program.substr(program.rfind('/') + 1);
-  std::optional<std::string> on_path = FindOnPath(base_name, search_path);
-  bool is_path_program = on_path && IsSameFile(*on_path, path);
+  Result<std::string> on_path = FindProgramOnPath(base_name, search_path, RelativePathEntries::kSkip);
+  bool is_path_program = on_path.ok() && IsSameFile(*on_path, path);
   return ResolvedProgram{path, is_path_program ? std::string(base_name) : path};
 }
 

@@ -1,5 +1,7 @@
 #include "sandbox/launcher.h"
 
+#include "sandbox/tool_access.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -248,12 +250,6 @@ Status SetNonBlocking(const UniqueFd& fd, std::string_view what) {
   return OkStatus();
 }
 
-bool IsExecutableFile(const std::string& path) {
-  struct stat info;
-  return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
-         access(path.c_str(), X_OK) == 0;
-}
-
 // The path execve gets: `program` itself if it has a slash, else the first
 // executable match on PATH (the child's PATH if it sets one, like execvp).
 Result<std::string> ResolveProgram(const LaunchSpec& spec) {
@@ -271,16 +267,8 @@ Result<std::string> ResolveProgram(const LaunchSpec& spec) {
     const char* own_path = getenv("PATH");
     search_path = own_path != nullptr ? own_path : "/usr/bin:/bin";
   }
-  size_t start = 0;
-  while (start <= search_path.size()) {
-    size_t end = search_path.find(':', start);
-    if (end == std::string::npos) end = search_path.size();
-    std::string directory = search_path.substr(start, end - start);
-    if (directory.empty()) directory = ".";
-    std::string candidate = directory + "/" + spec.program;
-    if (IsExecutableFile(candidate)) return candidate;
-    start = end + 1;
-  }
+  Result<std::string> found = FindProgramOnPath(spec.program, search_path);
+  if (found.ok()) return found;
   return NotFoundError("Cannot start '" + spec.program + "': not found on PATH '" +
                        search_path + "'");
 }

@@ -278,16 +278,18 @@ Status AddProjectPrefixes(DerivationContext& context) {
 
 }  // namespace
 
-Result<std::string> FindProgramOnPath(std::string_view name, std::string_view search_path) {
+Result<std::string> FindProgramOnPath(std::string_view name, std::string_view search_path,
+                                      RelativePathEntries relative) {
   size_t start = 0;
   while (start <= search_path.size()) {
     size_t end = search_path.find(':', start);
     if (end == std::string_view::npos) end = search_path.size();
     std::string_view directory = search_path.substr(start, end - start);
+    start = end + 1;
+    if (!directory.starts_with('/') && relative == RelativePathEntries::kSkip) continue;
     if (directory.empty()) directory = ".";
     const std::string candidate = JoinPath(directory, name);
     if (IsRegularFile(candidate) && access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
   }
   return NotFoundError("'" + std::string(name) + "' is not on PATH '" + std::string(search_path) +
                        "'");

@@ -84,10 +84,19 @@ struct ToolAccessRequest {
 //   the project with "..".
 Result<LandlockRules> ToolAccessRules(const ToolAccessRequest& request);
 
+// How FindProgramOnPath treats relative entries of a search path.
+enum class RelativePathEntries {
+  kSearch,  // like execvp: an empty entry is the current directory
+  kSkip,    // only absolute directories (process.run: a relative entry
+            // would find the project's own files, which tools write)
+};
+
 // The first executable regular file `name` (no slash) names on the
-// colon-separated `search_path` (an empty entry is the current directory).
-// NotFound naming the name and the search path otherwise.
-Result<std::string> FindProgramOnPath(std::string_view name, std::string_view search_path);
+// colon-separated `search_path`. The one PATH lookup of the code base: the
+// launcher, the sandbox's rules and process.run use it. NotFound naming the
+// name and the search path otherwise.
+Result<std::string> FindProgramOnPath(std::string_view name, std::string_view search_path,
+                                      RelativePathEntries relative = RelativePathEntries::kSearch);
 
 // The install prefix of an interpreter at `interpreter_path` is the parent of
 // its directory when that directory is named bin or sbin (/usr for
