@@ -10,6 +10,9 @@
 //       as VfsRuntime::LaunchConfined builds it, once before the loop (the
 //       runtime's unit is a tool configuration); the one-time build cost is
 //       reported on its own;
+//   (n) as (b) without namespaces (what they add to a vfs tool's start);
+//   (p) Launch() with the profile of a process.run child (namespaces with
+//       a PID namespace and its init: two forks more);
 //   (c) bwrap --ro-bind / / --unshare-all --die-with-parent TOOL, skipped
 //       with the reason when bwrap is missing or cannot create namespaces.
 // Prints the median µs per start of each, the CPU time per start, and the
@@ -17,7 +20,7 @@
 // "MISSED".
 //
 //   spawn_bench [--quick] [--rounds N] [--starts N] [--parent-mib N]
-//               [--no-bwrap] [--only a|s|b|c] [--tool PATH]
+//               [--no-bwrap] [--only a|s|n|b|p|c] [--tool PATH]
 //
 // Exit status: 0 after measuring (a missed target is printed, not an
 // error), 2 on a setup error.
@@ -28,6 +31,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <tuple>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -103,8 +107,10 @@ Options ParseOptions(int argc, char** argv) {
       options.parent_mib = static_cast<size_t>(std::max(0, std::atoi(value().c_str())));
     } else if (arg == "--only") {
       std::string which = value();
-      const std::string letters = "asbc";
-      if (which.size() != 1 || letters.find(which[0]) == std::string::npos) Fail("--only takes a, s, b or c");
+      const std::string letters = "asnbpc";
+      if (which.size() != 1 || letters.find(which[0]) == std::string::npos) {
+        Fail("--only takes a, s, n, b, p or c");
+      }
       options.only = static_cast<int>(letters.find(which[0]));  // the order of enum Variant
       options.bwrap = which == "c";
     } else if (arg == "--no-bwrap") {
@@ -133,13 +139,19 @@ Options ParseOptions(int argc, char** argv) {
 
 // --- The variants
 
-enum Variant { kPosixSpawn, kLaunchUnsandboxed, kLaunchSandboxed, kBwrap, kVariantCount };
+enum Variant {
+  kPosixSpawn,
+  kLaunchUnsandboxed,
+  kLaunchWithoutNamespaces,
+  kLaunchSandboxed,
+  kLaunchProcessChild,
+  kBwrap,
+  kVariantCount
+};
 
 constexpr const char* kVariantLabels[kVariantCount] = {
-    "(a) posix_spawn",
-    "(s) Launch, no sandbox",
-    "(b) Launch, vfs sandbox",
-    "(c) bwrap",
+    "(a) posix_spawn",       "(s) Launch, no sandbox", "(n) vfs, no namespaces",
+    "(b) Launch, vfs sandbox", "(p) process.run child", "(c) bwrap",
 };
 
 // Argument and environment arrays that stay valid for the whole run.
@@ -161,6 +173,10 @@ struct Subjects {
   LaunchSpec unsandboxed;
   LaunchSpec sandboxed;  // .sandbox points at `profile`
   std::optional<SandboxProfile> profile;
+  LaunchSpec without_namespaces;  // .sandbox points at `profile_without_namespaces`
+  std::optional<SandboxProfile> profile_without_namespaces;
+  LaunchSpec process_child;  // .sandbox points at `process_child_profile`
+  std::optional<SandboxProfile> process_child_profile;
   std::string bwrap_path;  // empty: column skipped
   Argv bwrap_argv{{}};
 };
@@ -187,8 +203,13 @@ void StartOnce(const Subjects& subjects, Variant variant) {
       }
       return;
     case kLaunchUnsandboxed:
-    case kLaunchSandboxed: {
-      const LaunchSpec& spec = variant == kLaunchSandboxed ? subjects.sandboxed : subjects.unsandboxed;
+    case kLaunchWithoutNamespaces:
+    case kLaunchSandboxed:
+    case kLaunchProcessChild: {
+      const LaunchSpec& spec = variant == kLaunchSandboxed            ? subjects.sandboxed
+                               : variant == kLaunchWithoutNamespaces ? subjects.without_namespaces
+                               : variant == kLaunchProcessChild      ? subjects.process_child
+                                                                     : subjects.unsandboxed;
       Result<ChildProcess> child = Launch(spec);
       if (!child.ok()) Fail("Launch failed: " + child.status().message());
       Result<ExitStatus> status = child->Wait();
@@ -246,11 +267,13 @@ struct Series {
 
 // --- Setup
 
-// The profile LaunchConfined builds for a vfs tool with the default
+// The profile LaunchConfined builds for `kind` with the default policy and
 // limits, for `spec` (program, environment, working directory).
-Result<SandboxProfile> BuildVfsToolProfile(const LaunchSpec& spec, const std::string& project_directory,
-                                           SandboxMode mode) {
-  return SandboxProfile::Build(ConfinementRequest(spec, ToolConfig{}, ToolKind::kVfs, project_directory), mode);
+Result<SandboxProfile> BuildProfile(const LaunchSpec& spec, const std::string& project_directory, ToolKind kind,
+                                    SandboxMode mode, std::vector<std::string> hidden = {}) {
+  SandboxRequest request = ConfinementRequest(spec, ToolConfig{}, kind, project_directory);
+  request.hidden_for_testing = std::move(hidden);
+  return SandboxProfile::Build(request, mode);
 }
 
 // Runs bwrap once; the reason it cannot be used, or nullopt when it works.
@@ -344,7 +367,7 @@ int main(int argc, char** argv) {
   std::string best_effort_reason;
   for (int i = 0; i < kProfileBuilds; ++i) {
     const Clock::time_point begin = Clock::now();
-    Result<SandboxProfile> profile = BuildVfsToolProfile(subjects.sandboxed, project_dir->path(), mode);
+    Result<SandboxProfile> profile = BuildProfile(subjects.sandboxed, project_dir->path(), ToolKind::kVfs, mode);
     build_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - begin).count());
     if (!profile.ok() && mode == SandboxMode::kRequire && IsSandboxUnavailable(profile.status())) {
       best_effort_reason = profile.status().message();
@@ -357,6 +380,17 @@ int main(int argc, char** argv) {
     subjects.profile.emplace(std::move(profile).value());
   }
   subjects.sandboxed.sandbox = &*subjects.profile;
+  for (auto [spec, profile, kind, hidden] :
+       {std::tuple{&subjects.without_namespaces, &subjects.profile_without_namespaces, ToolKind::kVfs,
+                   std::vector<std::string>{"namespaces"}},
+        std::tuple{&subjects.process_child, &subjects.process_child_profile, ToolKind::kProcessChild,
+                   std::vector<std::string>{}}}) {
+    *spec = subjects.unsandboxed;
+    Result<SandboxProfile> built = BuildProfile(*spec, project_dir->path(), kind, mode, hidden);
+    if (!built.ok()) Fail("cannot build a sandbox profile: " + built.status().message());
+    profile->emplace(std::move(built).value());
+    spec->sandbox = &**profile;
+  }
 
   std::optional<std::string> bwrap_skipped;
   if (!options.bwrap) {
@@ -369,7 +403,8 @@ int main(int argc, char** argv) {
     bwrap_skipped = ProbeBwrap(subjects);
   }
 
-  std::vector<Variant> variants = {kPosixSpawn, kLaunchUnsandboxed, kLaunchSandboxed};
+  std::vector<Variant> variants = {kPosixSpawn, kLaunchUnsandboxed, kLaunchWithoutNamespaces, kLaunchSandboxed,
+                                   kLaunchProcessChild};
   if (!bwrap_skipped) variants.push_back(kBwrap);
   if (options.only == kBwrap && bwrap_skipped) Fail("cannot measure bwrap: " + *bwrap_skipped);
   if (options.only >= 0) variants = {static_cast<Variant>(options.only)};
