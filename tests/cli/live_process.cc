@@ -95,37 +95,11 @@ void LiveProcess::Signal(int signal_number) const {
 ProcessResult LiveProcess::Wait(std::chrono::milliseconds timeout) {
   ProcessResult result;
   if (pid_ <= 0) return result;
-  Clock::time_point deadline = Clock::now() + timeout;
-  pollfd fds[2] = {{out_.get(), POLLIN, 0}, {err_.get(), POLLIN, 0}};
-  std::string* sinks[2] = {&result.out, &result.err};
-  int open_count = 2;
-  char buffer[65536];
-  while (open_count > 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) {
-      ADD_FAILURE() << "the process did not end within " << timeout.count() << " ms";
-      kill(pid_, SIGKILL);
-      deadline = Clock::now() + std::chrono::seconds(5);
-      timeout = std::chrono::seconds(5);
-      continue;
-    }
-    int ready = poll(fds, 2, static_cast<int>(left.count()));
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      ADD_FAILURE() << "poll: " << std::strerror(errno);
-      break;
-    }
-    for (int index = 0; index < 2; ++index) {
-      if (fds[index].fd < 0 || fds[index].revents == 0) continue;
-      ssize_t length = read(fds[index].fd, buffer, sizeof buffer);
-      if (length < 0 && errno == EINTR) continue;
-      if (length <= 0) {
-        fds[index].fd = -1;
-        --open_count;
-        continue;
-      }
-      sinks[index]->append(buffer, static_cast<size_t>(length));
-    }
+  if (!DrainOutputs(out_.get(), err_.get(), result.out, result.err, Clock::now() + timeout)) {
+    ADD_FAILURE() << "the process did not end within " << timeout.count() << " ms";
+    kill(pid_, SIGKILL);
+    // What it wrote before it died; bounded, should a grandchild hold a pipe.
+    DrainOutputs(out_.get(), err_.get(), result.out, result.err, Clock::now() + std::chrono::seconds(5));
   }
   int status = 0;
   while (waitpid(pid_, &status, 0) < 0) {

@@ -3,11 +3,14 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pty.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -20,37 +23,8 @@
 extern char** environ;
 
 namespace toolvfs {
-namespace {
+using Clock = std::chrono::steady_clock;
 
-// Reads both descriptors until both reach end of file (EIO on a pty
-// master once the child closed its side), so neither pipe can fill up.
-void DrainBoth(int out_fd, int err_fd, std::string& out, std::string& err) {
-  pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
-  std::string* sinks[2] = {&out, &err};
-  int open_count = 2;
-  char buffer[65536];
-  while (open_count > 0) {
-    int ready = poll(fds, 2, -1);
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      ADD_FAILURE() << "poll: " << std::strerror(errno);
-      return;
-    }
-    for (int index = 0; index < 2; ++index) {
-      if (fds[index].fd < 0 || fds[index].revents == 0) continue;
-      ssize_t length = read(fds[index].fd, buffer, sizeof buffer);
-      if (length < 0 && errno == EINTR) continue;
-      if (length <= 0) {
-        fds[index].fd = -1;
-        --open_count;
-        continue;
-      }
-      sinks[index]->append(buffer, static_cast<size_t>(length));
-    }
-  }
-}
-
-}  // namespace
 
 std::vector<std::string> BuildEnvironment(const ProcessOptions& options) {
   std::vector<std::string> environment;
@@ -105,32 +79,95 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOpti
   posix_spawn_file_actions_adddup2(&actions, out_write.get(), STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, err_write.get(), STDERR_FILENO);
   if (!options.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, options.cwd.c_str());
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  if (options.deadline) {
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
+  }
 
   std::vector<std::string> arguments = argv;
   std::vector<std::string> environment = BuildEnvironment(options);
   std::vector<char*> argument_pointers = PointerArray(arguments);
   std::vector<char*> environment_pointers = PointerArray(environment);
+  const Clock::time_point start = Clock::now();
+  std::optional<Clock::time_point> end;
+  if (options.deadline) end = start + *options.deadline;
   pid_t pid = -1;
-  int spawn_error = posix_spawn(&pid, argv.at(0).c_str(), &actions, nullptr,
+  int spawn_error = posix_spawn(&pid, argv.at(0).c_str(), &actions, &attributes,
                                 argument_pointers.data(), environment_pointers.data());
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   if (spawn_error != 0) {
     ADD_FAILURE() << "posix_spawn " << argv.at(0) << ": " << std::strerror(spawn_error);
     return result;
   }
   out_write.reset();
   err_write.reset();
-  DrainBoth(out_read.get(), err_read.get(), result.out, result.err);
+  if (!DrainOutputs(out_read.get(), err_read.get(), result.out, result.err, end)) {
+    result.deadline_passed = true;
+    kill(-pid, SIGKILL);
+  }
 
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
+  // Output closed: the process is ending. With a deadline the wait is bounded
+  // too, since a grandchild could hold the pipes open while it hangs.
+  while (true) {
+    pid_t reaped = waitpid(pid, &status, end ? WNOHANG : 0);
+    if (reaped == pid) break;
+    if (reaped < 0 && errno != EINTR) {
       ADD_FAILURE() << "waitpid: " << std::strerror(errno);
       return result;
     }
+    if (reaped == 0 && Clock::now() >= *end && !result.deadline_passed) {
+      result.deadline_passed = true;
+      kill(-pid, SIGKILL);
+    }
+    if (reaped == 0) poll(nullptr, 0, 10);  // a short pause between checks, not a synchronization
   }
+  if (options.deadline) kill(-pid, SIGKILL);  // nothing of the run may outlive it
+  result.elapsed = Clock::now() - start;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
+}
+
+bool DrainOutputs(int out_fd, int err_fd, std::string& out, std::string& err,
+                  std::optional<std::chrono::steady_clock::time_point> end) {
+  pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+  std::string* sinks[2] = {&out, &err};
+  int open_count = 2;
+  char buffer[65536];
+  while (open_count > 0) {
+    int timeout_ms = -1;
+    if (end) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*end - Clock::now());
+      if (left.count() <= 0) return false;
+      timeout_ms = static_cast<int>(left.count());
+    }
+    int ready = poll(fds, 2, timeout_ms);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      ADD_FAILURE() << "poll: " << std::strerror(errno);
+      return true;
+    }
+    for (int index = 0; index < 2; ++index) {
+      if (fds[index].fd < 0 || fds[index].revents == 0) continue;
+      ssize_t length = read(fds[index].fd, buffer, sizeof buffer);
+      if (length < 0 && errno == EINTR) continue;
+      if (length <= 0) {
+        fds[index].fd = -1;
+        --open_count;
+        continue;
+      }
+      sinks[index]->append(buffer, static_cast<size_t>(length));
+    }
+  }
+  return true;
+}
+
+std::ostream& operator<<(std::ostream& stream, const ProcessResult& result) {
+  return stream << "exit " << result.exit_code << (result.deadline_passed ? " (killed at the deadline)" : "")
+                << "\n--- stdout:\n" << result.out << "\n--- stderr:\n" << result.err;
 }
 
 // The environment wins; the build's paths (compile definitions) are the

@@ -2,6 +2,9 @@
 // end-to-end layer of the CLI tests drives the built toolvfs this way.
 #pragma once
 
+#include <chrono>
+#include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -11,6 +14,8 @@ struct ProcessResult {
   int exit_code = -1;  // 128 + signal number if the process was killed
   std::string out;     // standard output (the terminal's output with use_tty)
   std::string err;     // standard error
+  bool deadline_passed = false;  // killed at ProcessOptions::deadline
+  std::chrono::steady_clock::duration elapsed{};
 };
 
 struct ProcessOptions {
@@ -18,7 +23,22 @@ struct ProcessOptions {
   std::vector<std::string> set_env;       // "NAME=VALUE" added to the test's environment
   std::vector<std::string> unset_env;     // names removed from it
   bool use_tty = false;                   // stdout is a pseudo-terminal instead of a pipe
+  // With a deadline the process runs in its own process group, which is
+  // killed when the deadline passes (and after the run, so nothing of it
+  // outlives the test): a hanging program fails its test instead of
+  // hanging the suite.
+  std::optional<std::chrono::milliseconds> deadline;
 };
+
+// Reads both descriptors until both reach end of file (EIO on a pty master
+// once the child closed its side), so neither pipe can fill up. False if
+// `end` came first (what was read so far is kept).
+bool DrainOutputs(int out_fd, int err_fd, std::string& out, std::string& err,
+                  std::optional<std::chrono::steady_clock::time_point> end = std::nullopt);
+
+// "exit N (killed at the deadline)", then stdout and stderr: for test
+// failure messages.
+std::ostream& operator<<(std::ostream& stream, const ProcessResult& result);
 
 // Runs `argv` (argv[0] is the program path) with stdin from /dev/null.
 // Fails the current test (and returns exit_code -1) if it cannot start.

@@ -68,110 +68,6 @@ std::string AsName(const ::testing::TestParamInfo<As>& info) {
   return info.param == As::kRoot ? "AsRoot" : "AsUnprivilegedUser";
 }
 
-struct ToolvfsRun {
-  int exit_code = -1;  // 128 + signal if killed
-  std::string out;
-  std::string err;
-  bool deadline_passed = false;
-  Clock::duration elapsed{};
-};
-
-std::ostream& operator<<(std::ostream& stream, const ToolvfsRun& run) {
-  return stream << "exit " << run.exit_code << (run.deadline_passed ? " (killed at the deadline)" : "")
-                << "\n--- stdout:\n" << run.out << "\n--- stderr:\n" << run.err;
-}
-
-// Runs argv with stdin from /dev/null in its own process group, capturing
-// both outputs, and kills the group if `deadline` passes (polling with a
-// deadline, no sleeps).
-ToolvfsRun RunBounded(const std::vector<std::string>& argv, const std::string& cwd,
-               const std::vector<std::string>& set_env, const std::vector<std::string>& unset_env,
-               Clock::duration deadline = kRunDeadline) {
-  ToolvfsRun run;
-  int out_pipe[2], err_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
-    ADD_FAILURE() << "pipe2: " << std::strerror(errno);
-    return run;
-  }
-  ProcessOptions options;
-  options.set_env = set_env;
-  options.unset_env = unset_env;
-  std::vector<std::string> environment = BuildEnvironment(options);
-  std::vector<char*> envp = PointerArray(environment);
-  std::vector<std::string> arguments = argv;
-  std::vector<char*> args = PointerArray(arguments);
-
-  const Clock::time_point start = Clock::now();
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    int null_fd = open("/dev/null", O_RDONLY);
-    if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(out_pipe[1], 1) < 0 || dup2(err_pipe[1], 2) < 0 ||
-        chdir(cwd.c_str()) != 0) {
-      _exit(126);
-    }
-    execve(args[0], args.data(), envp.data());
-    _exit(127);
-  }
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  if (pid < 0) {
-    ADD_FAILURE() << "fork: " << std::strerror(errno);
-    close(out_pipe[0]);
-    close(err_pipe[0]);
-    return run;
-  }
-  setpgid(pid, pid);  // also here, so the group exists before any kill below
-
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  std::string* sinks[2] = {&run.out, &run.err};
-  int open_count = 2;
-  char buffer[65536];
-  const Clock::time_point end = start + deadline;
-  while (open_count > 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now());
-    if (left.count() <= 0) {
-      run.deadline_passed = true;
-      kill(-pid, SIGKILL);
-      break;
-    }
-    int ready = poll(fds, 2, static_cast<int>(left.count()));
-    if (ready < 0 && errno != EINTR) break;
-    for (int index = 0; index < 2 && ready > 0; ++index) {
-      if (fds[index].fd < 0 || fds[index].revents == 0) continue;
-      ssize_t length = read(fds[index].fd, buffer, sizeof buffer);
-      if (length < 0 && errno == EINTR) continue;
-      if (length <= 0) {
-        fds[index].fd = -1;
-        --open_count;
-        continue;
-      }
-      sinks[index]->append(buffer, static_cast<size_t>(length));
-    }
-  }
-  int status = 0;
-  // Output closed: the process is ending (or was just killed); bound the
-  // wait too, since a grandchild could hold the pipes while toolvfs hangs.
-  while (true) {
-    pid_t reaped = waitpid(pid, &status, WNOHANG);
-    if (reaped == pid) break;
-    if (reaped < 0 && errno != EINTR) break;
-    if (Clock::now() >= end && !run.deadline_passed) {
-      run.deadline_passed = true;
-      kill(-pid, SIGKILL);
-    }
-    if (reaped == 0) {
-      pollfd none{};
-      poll(&none, 0, 10);  // a short pause between checks, not a synchronization
-    }
-  }
-  kill(-pid, SIGKILL);  // nothing of the run may outlive it
-  close(out_pipe[0]);
-  close(err_pipe[0]);
-  run.elapsed = Clock::now() - start;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return run;
-}
 
 // What `--json` printed: {status, content: [blocks], error?: {message}}.
 struct JsonOutcome {
@@ -180,7 +76,7 @@ struct JsonOutcome {
   std::string error_message;
 };
 
-JsonOutcome ParseOutcome(const ToolvfsRun& run) {
+JsonOutcome ParseOutcome(const ProcessResult& run) {
   JsonOutcome outcome;
   rapidjson::Document document;
   document.Parse(run.out.c_str());
@@ -304,7 +200,7 @@ class CorpusTest : public ::testing::TestWithParam<As> {
   }
 
   // toolvfs with `args`, through setpriv for the unprivileged run.
-  ToolvfsRun Toolvfs(std::vector<std::string> args, std::vector<std::string> set_env = {},
+  ProcessResult Toolvfs(std::vector<std::string> args, std::vector<std::string> set_env = {},
               Clock::duration deadline = kRunDeadline) {
     PrepareOwnership();
     std::vector<std::string> argv;
@@ -318,11 +214,15 @@ class CorpusTest : public ::testing::TestWithParam<As> {
     for (const std::string& entry : set_env) {
       if (entry.starts_with("TOOLVFS_TEST_HIDE_SANDBOX=")) unset_env.clear();
     }
-    return RunBounded(argv, project_.string(), set_env, unset_env, deadline);
+    ProcessOptions options{.cwd = project_.string(),
+                           .set_env = std::move(set_env),
+                           .unset_env = std::move(unset_env),
+                           .deadline = std::chrono::duration_cast<std::chrono::milliseconds>(deadline)};
+    return RunProcess(argv, options);
   }
 
   // `toolvfs exec --no-interaction --json -- PROGRAM ARGS` in the project.
-  ToolvfsRun Exec(const std::string& program, const std::vector<std::string>& program_args = {},
+  ProcessResult Exec(const std::string& program, const std::vector<std::string>& program_args = {},
            std::vector<std::string> options = {}, std::vector<std::string> set_env = {}) {
     std::vector<std::string> args = {"exec", "--no-interaction", "--json", "--project", project_.string()};
     args.insert(args.end(), options.begin(), options.end());
@@ -333,7 +233,7 @@ class CorpusTest : public ::testing::TestWithParam<As> {
   }
 
   // `toolvfs run TOOL --no-interaction --json` with the project's toolvfs.toml.
-  ToolvfsRun RunTool(const std::string& tool, const std::string& arguments_json = "{}",
+  ProcessResult RunTool(const std::string& tool, const std::string& arguments_json = "{}",
               Clock::duration deadline = kRunDeadline) {
     return Toolvfs({"run", tool, "--no-interaction", "--json", "--project", project_.string(), "--args",
                     arguments_json},
@@ -342,7 +242,7 @@ class CorpusTest : public ::testing::TestWithParam<As> {
 
   // The attack ran to its end, failed with one of `errnos`, and the host
   // reported it normally (exit 0, the tool's result) in bounded time.
-  void ExpectDenied(const std::string& attack, const ToolvfsRun& run, const std::set<std::string>& errnos) {
+  void ExpectDenied(const std::string& attack, const ProcessResult& run, const std::set<std::string>& errnos) {
     ASSERT_FALSE(run.deadline_passed) << attack << ": toolvfs hung\n" << run;
     ASSERT_EQ(run.exit_code, 0) << attack << ": the host did not end normally\n" << run;
     JsonOutcome outcome = ParseOutcome(run);
@@ -394,7 +294,7 @@ TEST_P(CorpusTest, TcpConnectToALocalListenerIsDeniedAndNoConnectionArrives) {
   ASSERT_EQ(listen(listener, 16), 0);
   socklen_t size = sizeof address;
   ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &size), 0);
-  ToolvfsRun run = Exec(Tool("tcp_connect"), {std::to_string(ntohs(address.sin_port))});
+  ProcessResult run = Exec(Tool("tcp_connect"), {std::to_string(ntohs(address.sin_port))});
   ExpectDenied("TCP connect to 127.0.0.1", run, {"EACCES", "EPERM"});
   int accepted = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
   EXPECT_EQ(accepted, -1) << "the listener got a connection from the tool";
@@ -410,7 +310,7 @@ TEST_P(CorpusTest, UdpSendtoIsDeniedAndNothingArrives) {
   ASSERT_EQ(bind(receiver, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
   socklen_t size = sizeof address;
   ASSERT_EQ(getsockname(receiver, reinterpret_cast<sockaddr*>(&address), &size), 0);
-  ToolvfsRun run = Exec(Tool("udp_sendto"), {std::to_string(ntohs(address.sin_port))});
+  ProcessResult run = Exec(Tool("udp_sendto"), {std::to_string(ntohs(address.sin_port))});
   ExpectDenied("UDP sendto 127.0.0.1", run, {"EACCES", "EPERM"});
   char byte;
   EXPECT_EQ(recv(receiver, &byte, 1, MSG_DONTWAIT), -1) << "a datagram from the tool arrived";
@@ -428,7 +328,7 @@ TEST_P(CorpusTest, ConnectingToAnAbstractUnixSocketIsDenied) {
   const socklen_t size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
   ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), size), 0) << std::strerror(errno);
   ASSERT_EQ(listen(listener, 16), 0);
-  ToolvfsRun run = Exec(Tool("abstract_unix_connect"), {name});
+  ProcessResult run = Exec(Tool("abstract_unix_connect"), {name});
   // Landlock's abstract-socket scoping (a vfs tool has no network
   // namespace of its own: namespaces.h).
   ExpectDenied("connect to an abstract unix socket", run, {"EPERM"});
@@ -472,7 +372,7 @@ TEST_P(CorpusTest, AMemoryBombHitsTheMemoryLimitNotTheMachine) {
   WriteFile(project_ / "toolvfs.toml", "[tools.memory_bomb]\ncommand = \"" + Tool("memory_bomb") +
                                            "\"\nruntime = \"vfs\"\n\n"
                                            "[tools.memory_bomb.sandbox.limits]\nmemory_mb = 64\n");
-  ToolvfsRun run = RunTool("memory_bomb");
+  ProcessResult run = RunTool("memory_bomb");
   ASSERT_FALSE(run.deadline_passed) << "toolvfs hung\n" << run;
   JsonOutcome outcome = ParseOutcome(run);
   if (run.exit_code == 0) {
@@ -491,7 +391,7 @@ TEST_P(CorpusTest, ACpuSpinIsKilledAtTheTimeout) {
   WriteFile(project_ / "toolvfs.toml", "[tools.cpu_spin]\ncommand = \"" + Tool("cpu_spin") +
                                            "\"\nruntime = \"vfs\"\n\n"
                                            "[tools.cpu_spin.sandbox.limits]\ntimeout_s = 2\n");
-  ToolvfsRun run = RunTool("cpu_spin");
+  ProcessResult run = RunTool("cpu_spin");
   ASSERT_FALSE(run.deadline_passed) << "toolvfs hung\n" << run;
   EXPECT_EQ(run.exit_code, 124) << run;
   EXPECT_LT(run.elapsed, std::chrono::seconds(12)) << "the 2 s timeout took too long to act";
@@ -518,13 +418,13 @@ TEST_P(CorpusTest, IoUringSetupIsDenied) {
 // above are not an accident of file modes or of the machine.
 
 TEST_P(CorpusTest, ControlWithoutLandlockEtcPasswdIsReadable) {
-  ToolvfsRun run = Exec(Tool("open_etc_passwd"), {}, {"--sandbox=best-effort"}, {"TOOLVFS_TEST_HIDE_SANDBOX=landlock"});
+  ProcessResult run = Exec(Tool("open_etc_passwd"), {}, {"--sandbox=best-effort"}, {"TOOLVFS_TEST_HIDE_SANDBOX=landlock"});
   ASSERT_EQ(run.exit_code, 0) << run;
   EXPECT_EQ(ParseOutcome(run).text, "succeeded") << run;
 }
 
 TEST_P(CorpusTest, ControlWithoutLandlockTmpIsWritable) {
-  ToolvfsRun run =
+  ProcessResult run =
       Exec(Tool("create_file"), {outside_.string()}, {"--sandbox=best-effort"}, {"TOOLVFS_TEST_HIDE_SANDBOX=landlock"});
   ASSERT_EQ(run.exit_code, 0) << run;
   EXPECT_EQ(ParseOutcome(run).text, "succeeded") << run;
@@ -532,7 +432,7 @@ TEST_P(CorpusTest, ControlWithoutLandlockTmpIsWritable) {
 }
 
 TEST_P(CorpusTest, ControlWithoutSeccompForkWorks) {
-  ToolvfsRun run = Exec(Tool("fork"), {}, {"--sandbox=best-effort"}, {"TOOLVFS_TEST_HIDE_SANDBOX=seccomp"});
+  ProcessResult run = Exec(Tool("fork"), {}, {"--sandbox=best-effort"}, {"TOOLVFS_TEST_HIDE_SANDBOX=seccomp"});
   ASSERT_EQ(run.exit_code, 0) << run;
   EXPECT_EQ(ParseOutcome(run).text, "succeeded") << run;
 }
@@ -540,7 +440,7 @@ TEST_P(CorpusTest, ControlWithoutSeccompForkWorks) {
 // --- --sandbox=require / best-effort (TOOLVFS_TEST_HIDE_SANDBOX seam) -------
 
 TEST_P(CorpusTest, RequireRefusesToStartWithoutLandlockAndTheToolNeverRuns) {
-  ToolvfsRun run = Exec(Tool("write_marker"), {}, {"--allow-write", "marker.txt", "--sandbox=require"},
+  ProcessResult run = Exec(Tool("write_marker"), {}, {"--allow-write", "marker.txt", "--sandbox=require"},
                  {"TOOLVFS_TEST_HIDE_SANDBOX=landlock"});
   ASSERT_FALSE(run.deadline_passed) << run;
   EXPECT_EQ(run.exit_code, 4) << run;
@@ -550,7 +450,7 @@ TEST_P(CorpusTest, RequireRefusesToStartWithoutLandlockAndTheToolNeverRuns) {
 }
 
 TEST_P(CorpusTest, RequireRefusesToStartWithoutSeccompAndTheToolNeverRuns) {
-  ToolvfsRun run = Exec(Tool("write_marker"), {}, {"--allow-write", "marker.txt", "--sandbox=require"},
+  ProcessResult run = Exec(Tool("write_marker"), {}, {"--allow-write", "marker.txt", "--sandbox=require"},
                  {"TOOLVFS_TEST_HIDE_SANDBOX=seccomp"});
   ASSERT_FALSE(run.deadline_passed) << run;
   EXPECT_EQ(run.exit_code, 4) << run;
@@ -560,14 +460,14 @@ TEST_P(CorpusTest, RequireRefusesToStartWithoutSeccompAndTheToolNeverRuns) {
 }
 
 TEST_P(CorpusTest, RequireIsTheDefault) {
-  ToolvfsRun run = Exec(Tool("write_marker"), {}, {"--allow-write", "marker.txt"}, {"TOOLVFS_TEST_HIDE_SANDBOX=landlock"});
+  ProcessResult run = Exec(Tool("write_marker"), {}, {"--allow-write", "marker.txt"}, {"TOOLVFS_TEST_HIDE_SANDBOX=landlock"});
   ASSERT_FALSE(run.deadline_passed) << run;
   EXPECT_EQ(run.exit_code, 4) << run;
   EXPECT_FALSE(fs::exists(project_ / "marker.txt")) << "the tool ran\n" << run;
 }
 
 TEST_P(CorpusTest, BestEffortRunsWithoutLandlockWithAWarningNamingIt) {
-  ToolvfsRun run = Exec(Tool("write_marker"), {}, {"--allow-write", "marker.txt", "--sandbox=best-effort"},
+  ProcessResult run = Exec(Tool("write_marker"), {}, {"--allow-write", "marker.txt", "--sandbox=best-effort"},
                  {"TOOLVFS_TEST_HIDE_SANDBOX=landlock"});
   ASSERT_FALSE(run.deadline_passed) << run;
   EXPECT_EQ(run.exit_code, 0) << run;
@@ -578,7 +478,7 @@ TEST_P(CorpusTest, BestEffortRunsWithoutLandlockWithAWarningNamingIt) {
 }
 
 TEST_P(CorpusTest, BestEffortRunsWithoutSeccompWithAWarningNamingIt) {
-  ToolvfsRun run = Exec(Tool("write_marker"), {}, {"--allow-write", "marker.txt", "--sandbox=best-effort"},
+  ProcessResult run = Exec(Tool("write_marker"), {}, {"--allow-write", "marker.txt", "--sandbox=best-effort"},
                  {"TOOLVFS_TEST_HIDE_SANDBOX=seccomp"});
   ASSERT_FALSE(run.deadline_passed) << run;
   EXPECT_EQ(run.exit_code, 0) << run;
@@ -589,7 +489,7 @@ TEST_P(CorpusTest, BestEffortRunsWithoutSeccompWithAWarningNamingIt) {
 }
 
 TEST_P(CorpusTest, BestEffortOnAFullKernelRunsWithoutWarnings) {
-  ToolvfsRun run = Exec(Tool("write_marker"), {}, {"--allow-write", "marker.txt", "--sandbox=best-effort"});
+  ProcessResult run = Exec(Tool("write_marker"), {}, {"--allow-write", "marker.txt", "--sandbox=best-effort"});
   ASSERT_FALSE(run.deadline_passed) << run;
   EXPECT_EQ(run.exit_code, 0) << run;
   EXPECT_THAT(run.err, ::testing::Not(HasSubstr("runs without"))) << run;
@@ -626,7 +526,7 @@ class ExamplesTest : public CorpusTest {
 TEST_P(ExamplesTest, TheCppExampleToolWorksUnderTheSandbox) {
   CopyExampleProject();
   auto before = Snapshot(project_);
-  ToolvfsRun run = RunTool("todo_report");
+  ProcessResult run = RunTool("todo_report");
   ASSERT_FALSE(run.deadline_passed) << run;
   ASSERT_EQ(run.exit_code, 0) << run;
   JsonOutcome outcome = ParseOutcome(run);
@@ -638,7 +538,7 @@ TEST_P(ExamplesTest, TheCppExampleToolWorksUnderTheSandbox) {
 TEST_P(ExamplesTest, ThePythonExampleToolWorksUnderTheSandbox) {
   CopyExampleProject();
   auto before = Snapshot(project_);
-  ToolvfsRun run = RunTool("rename_symbol", R"({"from": "LinkStore", "to": "SlugStore", "dry_run": true})");
+  ProcessResult run = RunTool("rename_symbol", R"({"from": "LinkStore", "to": "SlugStore", "dry_run": true})");
   ASSERT_FALSE(run.deadline_passed) << run;
   ASSERT_EQ(run.exit_code, 0) << run;
   JsonOutcome outcome = ParseOutcome(run);
@@ -666,7 +566,7 @@ class ProcessRunTest : public CorpusTest {
   }
 
   // {target: {exit_code, stderr} | {refused}} as the tool reported it.
-  static rapidjson::Document Report(const ToolvfsRun& run) {
+  static rapidjson::Document Report(const ProcessResult& run) {
     rapidjson::Document report;
     report.Parse(ParseOutcome(run).text.c_str());
     EXPECT_TRUE(report.IsObject()) << run;
@@ -683,7 +583,7 @@ class ProcessRunTest : public CorpusTest {
 TEST_P(ProcessRunTest, AChildOfAWritableToolWritesInTheProjectButNotInTmp) {
   WriteConfig();
   const std::string inside = "created-by-child.txt";
-  ToolvfsRun run = RunTool("writer", R"({"targets": [")" + inside + R"(", ")" + outside_.string() + R"("]})");
+  ProcessResult run = RunTool("writer", R"({"targets": [")" + inside + R"(", ")" + outside_.string() + R"("]})");
   ASSERT_FALSE(run.deadline_passed) << run;
   ASSERT_EQ(run.exit_code, 0) << run;
   rapidjson::Document report = Report(run);
@@ -696,7 +596,7 @@ TEST_P(ProcessRunTest, AChildOfAWritableToolWritesInTheProjectButNotInTmp) {
 TEST_P(ProcessRunTest, AChildOfAReadOnlyToolWritesNowhere) {
   WriteConfig();
   const std::string inside = "created-by-child.txt";
-  ToolvfsRun run = RunTool("reader", R"({"targets": [")" + inside + R"(", ")" + outside_.string() + R"("]})");
+  ProcessResult run = RunTool("reader", R"({"targets": [")" + inside + R"(", ")" + outside_.string() + R"("]})");
   ASSERT_FALSE(run.deadline_passed) << run;
   ASSERT_EQ(run.exit_code, 0) << run;
   rapidjson::Document report = Report(run);
@@ -712,7 +612,7 @@ TEST_P(CorpusTest, TheRunsUseTheExpectedUser) {
   if (Unprivileged()) argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"};
   argv.push_back("/usr/bin/id");
   argv.push_back("-u");
-  ToolvfsRun run = RunBounded(argv, "/", {}, {});
+  ProcessResult run = RunProcess(argv, {.cwd = "/", .deadline = kRunDeadline});
   EXPECT_EQ(run.exit_code, 0) << run;
   EXPECT_EQ(run.out, Unprivileged() ? "65534\n" : "0\n");
 }
