@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <thread>
 
@@ -14,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "project/fs_store.h"
+#include "project/test_util.h"
 
 namespace toolvfs {
 namespace {
@@ -25,9 +25,6 @@ using Clock = std::chrono::steady_clock;
 class StdioRuntimeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/toolvfs-stdio-test-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    root_ = fs::canonical(pattern).string();
     Write("src/a.txt", "source text");
     Write("other/b.txt", "secret");
     fs::create_directories(root_ + "/out");
@@ -35,16 +32,7 @@ class StdioRuntimeTest : public ::testing::Test {
     ASSERT_TRUE(store.ok()) << store.status().message();
     store_ = std::move(store).value();
   }
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(root_, ignored);
-  }
-
-  void Write(const std::string& path, const std::string& content) {
-    fs::path full = fs::path(root_) / path;
-    fs::create_directories(full.parent_path());
-    std::ofstream(full, std::ios::binary) << content;
-  }
+  void Write(const std::string& path, const std::string& content) { WriteRealFile(dir_.Join(path), content); }
 
   // A tool that runs `python3 -c CODE ARGS...`.
   static ToolConfig PythonTool(const std::string& code, std::vector<std::string> args = {}) {
@@ -70,7 +58,8 @@ class StdioRuntimeTest : public ::testing::Test {
     return text;
   }
 
-  std::string root_;
+  TempDir dir_;
+  const std::string root_ = dir_.path();
   std::unique_ptr<ProjectFiles> store_;
 };
 
@@ -164,8 +153,7 @@ TEST_F(StdioRuntimeTest, TouchesExactlyWhatItsPolicyAllows) {
   ASSERT_FALSE(outcome->is_error) << outcome->error->message << "\n" << outcome->stderr_tail;
   EXPECT_EQ(Text(*outcome),
             R"({"read_other": "denied", "read_src": "source text", "write_out": 4, "write_src": "denied"})");
-  std::ifstream made(root_ + "/out/new.txt");
-  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(made), {}), "made");
+  EXPECT_EQ(ReadRealFile(root_ + "/out/new.txt"), "made");
   EXPECT_FALSE(fs::exists(root_ + "/src/new.txt"));
 }
 
