@@ -54,9 +54,12 @@ struct MethodContext {
   // The host's environment, read only for the variables the policy lets a
   // request use (${VAR} in http.* headers, process.run envs). Null: none.
   const std::map<std::string, std::string>* host_environment = nullptr;
-  // process.run's working directory: the materialized project root. Empty:
-  // process.run fails with NoProject.
-  std::string process_working_directory;
+  // process.run's working directory: the project's real directory, made on
+  // first use (ProjectFiles::Materialize: free for the fs store, a synced
+  // copy for the others, so a run that never calls process.run copies
+  // nothing). Called from worker threads; must be thread-safe. Empty, or a
+  // failure: process.run fails with that error (NoProject).
+  std::function<Result<std::string>()> process_working_directory;
   ProcessLauncher launch_process;  // empty: Launch()
   HttpSettings http;
 };

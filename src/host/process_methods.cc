@@ -386,9 +386,10 @@ Result<WireMessage> ServeProcessRun(const Message& request, const MethodContext&
                                 std::to_string(kMaxTimeoutSeconds) + ", got " +
                                 std::to_string(timeout_seconds));
   }
-  if (context.process_working_directory.empty()) {
+  if (!context.process_working_directory) {
     return NoProjectError("process.run needs a project directory to run in, and this host has none");
   }
+  TOOLVFS_ASSIGN_OR_RETURN(std::string working_directory, context.process_working_directory());
 
   TOOLVFS_ASSIGN_OR_RETURN(ResolvedProgram resolved, ResolveProgram(program, context));
   const CommandPolicy& commands = context.gate.policy().commands;
@@ -410,7 +411,7 @@ Result<WireMessage> ServeProcessRun(const Message& request, const MethodContext&
   spec.program = resolved.path;
   spec.args = std::move(args);
   spec.environment = ChildEnvironment(private_dir, forwarded);
-  spec.working_directory = context.process_working_directory;
+  spec.working_directory = working_directory;
   TOOLVFS_ASSIGN_OR_RETURN(ChildProcess child,
                            context.launch_process ? context.launch_process(spec) : Launch(spec));
   TOOLVFS_ASSIGN_OR_RETURN(FinishedRun run,

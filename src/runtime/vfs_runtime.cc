@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <chrono>
+#include <mutex>
 #include <utility>
 
 #include "core/text.h"
@@ -109,11 +110,11 @@ Result<Outcome> VfsRuntime::Execute(const ToolCall& call, const ToolConfig& tool
   spec.environment = FixedEnvironment(temp);
   // The Python SDK is importable as `import toolvfs_tool`.
   spec.environment.push_back(std::string("PYTHONPATH=") + TOOLVFS_SDK_DIR);
-  // process.run children work in the project's real directory: free for
-  // the fs store, a synced temporary copy for the others.
-  Result<std::unique_ptr<MaterializedView>> view = project_.Materialize();
-  const std::string project_directory = view.ok() ? view.value()->path() : std::string();
-  Result<ChildProcess> child = LaunchConfined(spec, tool, ToolKind::kVfs, project_directory);
+  // The tool itself never sees the project's directory; its rules only
+  // keep install prefixes out of it, where there is one on disk.
+  const std::string& root = project_.DisplayRoot();
+  Result<ChildProcess> child =
+      LaunchConfined(spec, tool, ToolKind::kVfs, root.starts_with('/') ? root : std::string());
   if (!child.ok()) return std::move(child).status();
 
   InitInfo init;
@@ -144,13 +145,24 @@ Result<Outcome> VfsRuntime::Execute(const ToolCall& call, const ToolConfig& tool
     inquirer = denying.get();
   }
   AccessGate gate(policy, *inquirer);
+  // process.run children work in the project's real directory, made on the
+  // first process.run (a synced copy for stores without one) and synced
+  // back when the run ends.
+  std::once_flag materialize_once;
+  Result<std::unique_ptr<MaterializedView>> view = Status(StatusCode::kNoProject, "not materialized");
+  auto project_directory = [&]() -> Result<std::string> {
+    std::call_once(materialize_once, [&] { view = project_.Materialize(); });
+    if (!view.ok()) return view.status();
+    return view.value()->path();
+  };
   MethodContext context{
       .project = project_,
       .gate = gate,
       .host_environment = options_.host_environment,
       .process_working_directory = project_directory,
       .launch_process = [&](const LaunchSpec& process) -> Result<ChildProcess> {
-        return LaunchConfined(process, tool, ToolKind::kProcessChild, project_directory);
+        TOOLVFS_ASSIGN_OR_RETURN(std::string directory, project_directory());
+        return LaunchConfined(process, tool, ToolKind::kProcessChild, directory);
       },
       .http = options_.http,
   };

@@ -116,7 +116,9 @@ class ProcessRunTest : public ::testing::Test {
     AccessGate gate(policy, *inquirer);
     MethodContext context{*store_, gate};
     context.host_environment = &host_environment_;
-    context.process_working_directory = working_directory_;
+    if (!working_directory_.empty()) {
+      context.process_working_directory = [this]() -> Result<std::string> { return working_directory_; };
+    }
     const MethodSpec* spec = FindMethod("process.run");
     EXPECT_NE(spec, nullptr);
     if (spec == nullptr) return {};
