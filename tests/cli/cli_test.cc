@@ -14,6 +14,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "project/test_util.h"
 #include "subprocess.h"
 
 namespace toolvfs {
@@ -49,9 +50,6 @@ class CliTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_FALSE(ToolvfsBinary().empty()) << "TOOLVFS_BINARY is not set";
-    char pattern[] = "/tmp/toolvfs-cli-test-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    root_ = pattern;
     Write("src/a.py",
           "import os\n\ndef alpha():\n    return 1\n\n\n\n\ndef beta():\n    return 2\n");
     Write("src/b.c", "int main(void) {\n  /* TODO: parse args */\n  return 0;\n}\n");
@@ -62,16 +60,7 @@ class CliTest : public ::testing::Test {
     Write("build/out.py", "def built():\n");
   }
 
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(root_, ignored);
-  }
-
-  void Write(const std::string& path, const std::string& content) {
-    fs::path full = fs::path(root_) / path;
-    fs::create_directories(full.parent_path());
-    std::ofstream(full, std::ios::binary) << content;
-  }
+  void Write(const std::string& path, const std::string& content) { WriteRealFile(dir_.Join(path), content); }
 
   // toolvfs ARGS... --project ROOT
   ProcessResult InProject(std::vector<std::string> arguments) {
@@ -80,7 +69,8 @@ class CliTest : public ::testing::Test {
     return Toolvfs(arguments);
   }
 
-  std::string root_;
+  TempDir dir_;
+  const std::string root_ = dir_.path();
 };
 
 TEST_F(CliTest, GrepPrintsMatchesSortedByPathAndExitsZero) {

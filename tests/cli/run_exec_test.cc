@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "live_process.h"
+#include "project/test_util.h"
 #include "subprocess.h"
 
 namespace toolvfs {
@@ -179,9 +180,6 @@ class RunExecTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_FALSE(ToolvfsBinary().empty()) << "TOOLVFS_BINARY is not set";
-    char pattern[] = "/tmp/toolvfs-run-test-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    root_ = pattern;
     Write("hello.py", kHello);
     WriteTool("echo.py", kEcho);
     WriteTool("blocks.py", kBlocks);
@@ -195,16 +193,7 @@ class RunExecTest : public ::testing::Test {
     Write("toolvfs.toml", kConfig);
   }
 
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(root_, ignored);
-  }
-
-  void Write(const std::string& path, const std::string& content) {
-    fs::path full = fs::path(root_) / path;
-    fs::create_directories(full.parent_path());
-    std::ofstream(full, std::ios::binary) << content;
-  }
+  void Write(const std::string& path, const std::string& content) { WriteRealFile(dir_.Join(path), content); }
 
   void WriteTool(const std::string& path, const std::string& body) {
     Write(path, std::string(kPrelude) + body + "\n");
@@ -241,7 +230,8 @@ class RunExecTest : public ::testing::Test {
     return result;
   }
 
-  std::string root_;
+  TempDir dir_;
+  const std::string root_ = dir_.path();
 };
 
 // --- run: outcomes ----------------------------------------------------------
