@@ -11,6 +11,7 @@
 #include "config/config.h"
 #include "core/text.h"
 #include "project/project_files.h"
+#include "runtime/builtin_runtime.h"
 #include "runtime/stdio_runtime.h"
 #include "runtime/vfs_runtime.h"
 
@@ -69,10 +70,10 @@ class RunCommand final : public Command {
 
     Result<RuntimeKind> runtime = ResolveRuntime(tool);
     if (!runtime.ok()) return ReportError("run", runtime.status().message());
-    if (*runtime != RuntimeKind::kVfs && *runtime != RuntimeKind::kStdio) {
+    if (*runtime == RuntimeKind::kMcp) {
       return ReportError("run", "Tool '" + tool.name + "' uses runtime '" +
                                     std::string(RuntimeKindName(*runtime)) +
-                                    "', which this build does not run yet; only vfs and stdio tools run");
+                                    "', which this build does not run yet");
     }
 
     ToolCall call;
@@ -89,6 +90,12 @@ class RunCommand final : public Command {
     Result<RunServices> services = PrepareRunServices(common, loaded->path);
     if (!services.ok()) return ReportError("run", services.status().message());
     const InvocationOutput output{.json = json_};
+    if (*runtime == RuntimeKind::kBuiltin) {
+      BuiltinRuntimeOptions options;
+      services->ConfigureRuntime(options);
+      BuiltinRuntime builtin(**store, std::move(options));
+      return InvokeTool(builtin, call, tool, output);
+    }
     if (*runtime == RuntimeKind::kStdio) {
       StdioRuntimeOptions options;
       services->ConfigureRuntime(options);

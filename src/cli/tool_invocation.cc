@@ -405,6 +405,12 @@ void RunServices::ConfigureRuntime(StdioRuntimeOptions& options) const {
   options.warn = [](const std::string& warning) { ReportNote("warning", warning); };
 }
 
+void RunServices::ConfigureRuntime(BuiltinRuntimeOptions& options) const {
+  options.inquirer = inquirer.get();
+  options.audit = audit.get();
+  options.config_project_path = config_project_path;
+}
+
 Result<RunServices> PrepareRunServices(const CommonOptions& common,
                                        std::optional<std::string> config_path) {
   RunServices services;

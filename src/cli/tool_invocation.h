@@ -16,6 +16,7 @@
 #include "core/status.h"
 #include "policy/audit.h"
 #include "policy/inquirer.h"
+#include "runtime/builtin_runtime.h"
 #include "runtime/tool_runtime.h"
 #include "runtime/stdio_runtime.h"
 #include "runtime/vfs_runtime.h"
@@ -65,6 +66,8 @@ struct RunServices {
   // The sandbox settings for a stdio runtime (it asks nobody and audits
   // nothing: its tool touches only what the sandbox lets it).
   void ConfigureRuntime(StdioRuntimeOptions& options) const;
+  // The policy services of a builtin runtime (in process: no sandbox).
+  void ConfigureRuntime(BuiltinRuntimeOptions& options) const;
 };
 
 // The terminal inquirer when a terminal is there and --no-interaction is not
