@@ -6,6 +6,7 @@
 // The parser walks the whole document and collects every error with its
 // position; callers get them sorted by position.
 #include <fcntl.h>
+#include <re2/re2.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -695,8 +696,17 @@ class ConfigParser {
       std::string keyword_path = Child(path, keyword);
       if (keyword == "type") {
         CheckSchemaType(value, keyword_path);
-      } else if (keyword == "description" || keyword == "title" || keyword == "pattern" ||
-                 keyword == "format") {
+      } else if (keyword == "pattern") {
+        // Checked here so a typo fails `toolvfs check`, not the first call.
+        std::optional<std::string> pattern = ExpectString(value, keyword_path);
+        if (pattern) {
+          RE2 expression(*pattern, RE2::Quiet);
+          if (!expression.ok()) {
+            Error(value, Quote(keyword_path) + " is not a valid regular expression (RE2 syntax): " +
+                             expression.error());
+          }
+        }
+      } else if (keyword == "description" || keyword == "title" || keyword == "format") {
         (void)ExpectString(value, keyword_path);
       } else if (keyword == "required") {
         if (!value.is_boolean()) {

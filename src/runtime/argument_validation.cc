@@ -1,9 +1,11 @@
 #include "runtime/argument_validation.h"
 
+#include <re2/re2.h>
 #include <simdjson.h>
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -99,6 +101,116 @@ std::string TypeList(const std::vector<std::string>& types) {
   return list;
 }
 
+// A number as a double (integers included), or nullopt.
+std::optional<double> NumberOf(const ConfigValue& value) {
+  if (value.is_integer()) return static_cast<double>(value.as_integer());
+  if (value.is_float()) return value.as_float();
+  return std::nullopt;
+}
+
+// Unicode code points in valid UTF-8 (JSON Schema counts those, not bytes).
+size_t CodePoints(std::string_view text) {
+  size_t count = 0;
+  for (char c : text) count += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return count;
+}
+
+// The bounds of a number: minimum, maximum (inclusive), exclusiveMinimum,
+// exclusiveMaximum (JSON Schema 2020-12: numbers, not booleans).
+Status CheckNumberBounds(const ConfigValue& schema, double number, const ConfigValue& value,
+                         const std::string& path) {
+  struct Bound {
+    const char* keyword;
+    const char* relation;
+    bool (*holds)(double, double);
+  };
+  static constexpr Bound kBounds[] = {
+      {"minimum", ">=", [](double v, double b) { return v >= b; }},
+      {"maximum", "<=", [](double v, double b) { return v <= b; }},
+      {"exclusiveMinimum", ">", [](double v, double b) { return v > b; }},
+      {"exclusiveMaximum", "<", [](double v, double b) { return v < b; }},
+  };
+  for (const Bound& bound : kBounds) {
+    const ConfigValue* limit = schema.Find(bound.keyword);
+    std::optional<double> limit_number = limit == nullptr ? std::nullopt : NumberOf(*limit);
+    if (limit_number && !bound.holds(number, *limit_number)) {
+      return Status(StatusCode::kInvalidArgument, "argument " + Quote(path) + " must be " + bound.relation +
+                                                      " " + limit->ToJson() + " (" + bound.keyword +
+                                                      "), got " + Shown(value));
+    }
+  }
+  return OkStatus();
+}
+
+// minLength/maxLength (strings, in code points) and minItems/maxItems
+// (arrays): `size` against the keyword pair, `unit` for the message.
+Status CheckSizeBounds(const ConfigValue& schema, const char* minimum_keyword, const char* maximum_keyword,
+                       size_t size, const char* unit, const ConfigValue& value, const std::string& path) {
+  const ConfigValue* minimum = schema.Find(minimum_keyword);
+  if (minimum != nullptr && minimum->is_integer() && size < static_cast<uint64_t>(minimum->as_integer())) {
+    return Status(StatusCode::kInvalidArgument, "argument " + Quote(path) + " must have at least " +
+                                                    minimum->ToJson() + " " + unit + " (" + minimum_keyword +
+                                                    "), got " + std::to_string(size) + ": " + Shown(value));
+  }
+  const ConfigValue* maximum = schema.Find(maximum_keyword);
+  if (maximum != nullptr && maximum->is_integer() && size > static_cast<uint64_t>(maximum->as_integer())) {
+    return Status(StatusCode::kInvalidArgument, "argument " + Quote(path) + " must have at most " +
+                                                    maximum->ToJson() + " " + unit + " (" + maximum_keyword +
+                                                    "), got " + std::to_string(size) + ": " + Shown(value));
+  }
+  return OkStatus();
+}
+
+// `pattern`: an RE2 regular expression the string must contain a match of
+// (unanchored, as JSON Schema says; write ^...$ for a whole-string match).
+Status CheckPattern(const ConfigValue& schema, const std::string& text, const ConfigValue& value,
+                    const std::string& path) {
+  const ConfigValue* pattern = schema.Find("pattern");
+  if (pattern == nullptr || !pattern->is_string()) return OkStatus();
+  RE2 expression(pattern->as_string(), RE2::Quiet);
+  if (!expression.ok()) {
+    return Status(StatusCode::kInvalidArgument, "the pattern of argument " + Quote(path) + ", " +
+                                                    Quote(pattern->as_string()) +
+                                                    ", is not a valid regular expression: " + expression.error());
+  }
+  if (!RE2::PartialMatch(text, expression)) {
+    return Status(StatusCode::kInvalidArgument, "argument " + Quote(path) + " must match the pattern " +
+                                                    Quote(pattern->as_string()) + ", got " + Shown(value));
+  }
+  return OkStatus();
+}
+
+// The keywords that bound a value of the right type.
+Status CheckBounds(const ConfigValue& schema, const ConfigValue& value, const std::string& path) {
+  if (std::optional<double> number = NumberOf(value)) {
+    return CheckNumberBounds(schema, *number, value, path);
+  }
+  if (value.is_string()) {
+    TOOLVFS_RETURN_IF_ERROR(CheckSizeBounds(schema, "minLength", "maxLength", CodePoints(value.as_string()),
+                                            "characters", value, path));
+    return CheckPattern(schema, value.as_string(), value, path);
+  }
+  if (value.is_array()) {
+    const ConfigValue::Array& items = value.as_array();
+    TOOLVFS_RETURN_IF_ERROR(
+        CheckSizeBounds(schema, "minItems", "maxItems", items.size(), "items", value, path));
+    const ConfigValue* unique = schema.Find("uniqueItems");
+    if (unique != nullptr && unique->is_bool() && unique->as_bool()) {
+      for (size_t index = 1; index < items.size(); ++index) {
+        for (size_t earlier = 0; earlier < index; ++earlier) {
+          if (items[earlier] == items[index]) {
+            return Status(StatusCode::kInvalidArgument,
+                          "argument " + Quote(path) + " must not repeat items (uniqueItems), but items " +
+                              std::to_string(earlier) + " and " + std::to_string(index) + " are both " +
+                              Shown(items[index]));
+          }
+        }
+      }
+    }
+  }
+  return OkStatus();
+}
+
 Status CheckValue(const ConfigValue& schema, ConfigValue& value, const std::string& path);
 
 Status CheckObject(const ConfigValue::Object& properties, ConfigValue::Object& object, const std::string& path) {
@@ -145,6 +257,7 @@ Status CheckValue(const ConfigValue& schema, ConfigValue& value, const std::stri
                                                       Shown(*choices) + ", got " + Shown(value));
     }
   }
+  TOOLVFS_RETURN_IF_ERROR(CheckBounds(schema, value, path));
   if (const ConfigValue* properties = schema.Find("properties");
       properties != nullptr && properties->is_object() && value.is_object()) {
     TOOLVFS_RETURN_IF_ERROR(CheckObject(properties->as_object(), value.as_object(), path));

@@ -25,6 +25,10 @@ Result<ConfigValue> ParseJsonValue(std::string_view json);
 //  - the value must have one of the declared types ("number" accepts
 //    integers; "integer" accepts doubles with no fraction); no `type`: any;
 //  - with `enum`, it must equal one of the values;
+//  - numbers within minimum/maximum/exclusiveMinimum/exclusiveMaximum;
+//    strings within minLength/maxLength (code points) and containing a
+//    match of `pattern` (RE2, unanchored); arrays within minItems/maxItems
+//    and, with uniqueItems, without repeats;
 //  - an object with `properties` may hold only those keys; a missing key
 //    takes its `default` (itself checked and filled), else is an error when
 //    `required = true`, else stays absent.

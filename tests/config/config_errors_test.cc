@@ -167,6 +167,9 @@ INSTANTIATE_TEST_SUITE_P(
                   "an array"},
         ErrorCase{"ParameterMinimum", "[tools.t]\ncommand = \"t\"\nparameters.p.minimum = \"1\"\n",
                   "toolvfs.toml:3:24: 'tools.t.parameters.p.minimum' must be a number, got \"1\""},
+        ErrorCase{"ParameterPattern", "[tools.t]\ncommand = \"t\"\nparameters.p.pattern = \"a(\"\n",
+                  "toolvfs.toml:3:24: 'tools.t.parameters.p.pattern' is not a valid regular expression "
+                  "(RE2 syntax): missing ): a("},
         ErrorCase{"ParameterProperty",
                   "[tools.t]\ncommand = \"t\"\nparameters.p.properties.q = 1\n",
                   "toolvfs.toml:3:29: 'tools.t.parameters.p.properties.q' must be a table (a "
