@@ -5,13 +5,38 @@
 
 namespace toolvfs {
 
+namespace {
+
+// The arguments whose files the tool may read directly (ToolAccessRequest::
+// args): only words the user wrote. A rendered `{{ tool.arguments.path }}`
+// comes from the model and a process.run child's arguments from the tool;
+// granting the files they name would let either read any file past the
+// policy (`cat .env`), so those get nothing here — a stdio tool and a
+// child read the project through their policy's prefixes only.
+std::vector<std::string> TrustedCommandWords(const LaunchSpec& spec, const ToolConfig& tool, ToolKind kind) {
+  if (kind == ToolKind::kProcessChild) return {};
+  if (kind == ToolKind::kStdio) {
+    std::vector<std::string> words;
+    if (!tool.command) return words;
+    for (const std::string& word : tool.command->args) {
+      if (word.find("{{") == std::string::npos) words.push_back(word);
+    }
+    return words;
+  }
+  // A vfs tool's command line is the configured one, not templated; an MCP
+  // server's is its [mcp_servers] command and args.
+  return spec.args;
+}
+
+}  // namespace
+
 SandboxRequest ConfinementRequest(const LaunchSpec& spec, const ToolConfig& tool, ToolKind kind,
                                   const std::string& project_directory) {
   SandboxRequest request;
   ToolAccessRequest& access = request.access;
   access.kind = kind;
   access.program = spec.program;
-  access.args = spec.args;
+  access.args = TrustedCommandWords(spec, tool, kind);
   access.working_directory = spec.working_directory;
   access.path_env = std::string(kFixedPath);
   for (const std::string& entry : spec.environment) {

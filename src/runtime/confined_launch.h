@@ -39,7 +39,9 @@ SandboxRequest ConfinementRequest(const LaunchSpec& spec, const ToolConfig& tool
 // sandbox table: the project readable, nothing writable): readable =
 // filesystem.allow, writable = filesystem.writable (or everything readable
 // when writable = true); network only when network.allow is non-empty.
-// vfs tools get none of the project and no network. Fails as
+// vfs tools get none of the project and no network. Files named by
+// arguments are readable only for words of the configured command line
+// (not a rendered `{{ }}` word, not a process.run child's arguments). Fails as
 // SandboxProfile::Build or Launch do.
 Result<ChildProcess> LaunchConfined(const LaunchSpec& spec, const ToolConfig& tool, ToolKind kind,
                                     const std::string& project_directory,

@@ -540,7 +540,7 @@ TEST_F(RunExecTest, StdioToolsRunAndOtherRuntimesAreRefusedPerTool) {
   ProcessResult builtin = Toolvfs({"run", "builtin_tool"});
   EXPECT_EQ(builtin.exit_code, 2);
   ExpectOneLineError(builtin);
-  EXPECT_THAT(builtin.err, HasSubstr("runtime 'builtin', which this build does not run yet"));
+  EXPECT_THAT(builtin.err, HasSubstr("Tool 'builtin_tool'"));  // no builtin of that name
 
   ProcessResult wasm = Toolvfs({"run", "wasm_tool"});
   EXPECT_EQ(wasm.exit_code, 2);

@@ -1,0 +1,140 @@
+// What a tool's own process may read directly is decided by the user's
+// config, never by the model or the tool: a file named by a rendered
+// argument (stdio) or by a process.run child's arguments is not granted to
+// the sandbox just because it is named (src/runtime/confined_launch.cc).
+// Real tools under the real sandbox (SandboxMode::kRequire).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "project/fs_store.h"
+#include "project/test_util.h"
+#include "runtime/stdio_runtime.h"
+#include "runtime/vfs_runtime.h"
+
+namespace toolvfs {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Reads the file named by its first argument and prints a stdio outcome:
+// success with the content, or an error with the OS's reason.
+constexpr const char* kReadFirstArgument =
+    "import json, sys\n"
+    "try:\n"
+    "    print(json.dumps({'type': 'success', 'content': open(sys.argv[1]).read()}))\n"
+    "except OSError as error:\n"
+    "    print(json.dumps({'type': 'error', 'message': error.strerror}))\n";
+
+class ConfinementTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WriteRealFile(dir_.Join("src/a.txt"), "source text");
+    WriteRealFile(dir_.Join("other/b.txt"), "not for this tool");
+    Result<std::unique_ptr<ProjectFiles>> store = OpenFsStore(dir_.path());
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    store_ = std::move(store).value();
+  }
+
+  // A stdio tool that may read src/ only, running `python3 -c CODE ARGS`.
+  static ToolConfig StdioReader(std::vector<std::string> args) {
+    ToolConfig tool;
+    tool.name = "reader";
+    tool.runtime = RuntimeKind::kStdio;
+    tool.command = CommandSpec{.program = TOOLVFS_TEST_PYTHON3, .args = {"-c", kReadFirstArgument}};
+    for (std::string& arg : args) tool.command->args.push_back(std::move(arg));
+    tool.has_sandbox_table = true;
+    tool.sandbox.filesystem_allow = {"src"};
+    return tool;
+  }
+
+  Outcome RunStdio(const ToolConfig& tool, const std::string& arguments) {
+    StdioRuntime runtime(*store_, StdioRuntimeOptions{});
+    CancelToken cancel;
+    Result<Outcome> outcome =
+        runtime.Execute(ToolCall{.name = tool.name, .arguments_json = arguments}, tool, cancel);
+    EXPECT_TRUE(outcome.ok()) << outcome.status().message();
+    return outcome.ok() ? *outcome : Outcome{};
+  }
+
+  static std::string Text(const Outcome& outcome) {
+    std::string text;
+    for (const ContentBlock& block : outcome.content) text += block.text;
+    return text;
+  }
+
+  TempDir dir_;
+  std::unique_ptr<ProjectFiles> store_;
+};
+
+TEST_F(ConfinementTest, AStdioToolReadsWhatItsPolicyAllows) {
+  Outcome outcome = RunStdio(StdioReader({"{{ tool.arguments.path }}"}), R"({"path":"src/a.txt"})");
+  EXPECT_FALSE(outcome.is_error) << (outcome.error ? outcome.error->message : "");
+  EXPECT_EQ(Text(outcome), "source text");
+}
+
+TEST_F(ConfinementTest, ARenderedArgumentGrantsNothing) {
+  Outcome outcome = RunStdio(StdioReader({"{{ tool.arguments.path }}"}), R"({"path":"other/b.txt"})");
+  ASSERT_TRUE(outcome.is_error) << "the model's argument opened a file outside the policy: " << Text(outcome);
+  ASSERT_TRUE(outcome.error);
+  EXPECT_EQ(outcome.error->message, "Permission denied");
+}
+
+TEST_F(ConfinementTest, ARenderedArgumentOutsideTheProjectGrantsNothing) {
+  TempDir elsewhere;
+  WriteRealFile(elsewhere.Join("secret.txt"), "host file");
+  Outcome outcome =
+      RunStdio(StdioReader({"{{ tool.arguments.path }}"}), R"({"path":")" + elsewhere.Join("secret.txt") + R"("})");
+  ASSERT_TRUE(outcome.is_error) << "the model's argument opened a host file: " << Text(outcome);
+  EXPECT_EQ(outcome.error->message, "Permission denied");
+}
+
+TEST_F(ConfinementTest, AWordTheUserWroteInTheCommandStaysReadable) {
+  // The configured command line is the user's: `python3 tool.py data.txt`
+  // names files the tool needs, so they are readable as before.
+  Outcome outcome = RunStdio(StdioReader({"other/b.txt"}), "{}");
+  EXPECT_FALSE(outcome.is_error) << (outcome.error ? outcome.error->message : "");
+  EXPECT_EQ(Text(outcome), "not for this tool");
+}
+
+TEST_F(ConfinementTest, AProcessRunChildGetsNothingForTheFilesItsArgumentsName) {
+  // A vfs tool whose policy reads src/ and may run `cat` with any
+  // arguments: the host allows the run, the sandbox still confines the
+  // child to src/, whatever file its arguments name.
+  ToolConfig tool;
+  tool.name = "runner";
+  tool.runtime = RuntimeKind::kVfs;
+  const std::string code =
+      "import json, sys\n"
+      "sys.stdin.readline()\n"
+      "def run(path, number):\n"
+      "    request = {'jsonrpc': '2.0', 'id': number, 'method': 'process.run',\n"
+      "               'params': {'program': 'cat', 'args': [path]}}\n"
+      "    sys.stdout.write(json.dumps(request) + '\\n'); sys.stdout.flush()\n"
+      "    answer = json.loads(sys.stdin.readline())\n"
+      "    return answer.get('result') or answer.get('error')\n"
+      "report = {'allowed': run('src/a.txt', 1), 'other': run('other/b.txt', 2)}\n"
+      "sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'method': 'result',\n"
+      "                             'params': {'content': json.dumps(report)}}) + '\\n')\n";
+  tool.command = CommandSpec{.program = TOOLVFS_TEST_PYTHON3, .args = {"-c", code}};
+  tool.has_sandbox_table = true;
+  tool.sandbox.filesystem_allow = {"src"};
+  tool.sandbox.commands["cat"] = CommandRule{};
+
+  VfsRuntime runtime(*store_, VfsRuntimeOptions{.working_directory = dir_.path()});
+  CancelToken cancel;
+  Result<Outcome> outcome = runtime.Execute(ToolCall{.name = tool.name}, tool, cancel);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().message();
+  ASSERT_FALSE(outcome->is_error) << (outcome->error ? outcome->error->message : "") << outcome->stderr_tail;
+  const std::string report = Text(*outcome);
+  EXPECT_THAT(report, HasSubstr(R"("allowed": {"stdout": "source text")")) << report;
+  EXPECT_THAT(report, HasSubstr("other/b.txt: Permission denied")) << report;
+  EXPECT_THAT(report, Not(HasSubstr("not for this tool"))) << report;
+}
+
+}  // namespace
+}  // namespace toolvfs
