@@ -78,7 +78,15 @@ ConfigValue TemplateContext(const TemplateInputs& inputs) {
                            {"arguments", inputs.arguments},
                            {"answers", inputs.answers},
                            {"options", inputs.options}};
-  ConfigValue::Object context{{"action", "run"}, {"root", inputs.root}};
+  auto prefixes = [](const std::vector<std::string>& list) {
+    ConfigValue::Array shown;
+    for (const std::string& prefix : list) shown.emplace_back(prefix.empty() ? std::string(".") : prefix);
+    return shown;
+  };
+  ConfigValue::Object access{{"readable", prefixes(inputs.access.readable_prefixes)},
+                             {"writable", prefixes(inputs.access.writable_prefixes)},
+                             {"network", inputs.access.network}};
+  ConfigValue::Object context{{"action", "run"}, {"root", inputs.root}, {"access", std::move(access)}};
   return ConfigValue::Object{{"tool", std::move(tool)}, {"context", std::move(context)}};
 }
 

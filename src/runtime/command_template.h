@@ -20,6 +20,7 @@
 #include "config/config.h"
 #include "config/config_value.h"
 #include "core/status.h"
+#include "runtime/confined_launch.h"
 
 namespace toolvfs {
 
@@ -30,6 +31,10 @@ struct TemplateInputs {
   ConfigValue answers;    // question id -> answer
   ConfigValue options;    // the tool's `options`
   std::string root;       // the project directory the tool runs in
+  // What the tool's process may touch in the project (DirectAccessOf), as
+  // `context.access`: {readable: [...], writable: [...], network: bool},
+  // prefixes relative to `root`, "." for the whole project.
+  DirectProjectAccess access;
 };
 ConfigValue TemplateContext(const TemplateInputs& inputs);
 

@@ -30,6 +30,17 @@ std::vector<std::string> TrustedCommandWords(const LaunchSpec& spec, const ToolC
 
 }  // namespace
 
+DirectProjectAccess DirectAccessOf(const ToolConfig& tool, ToolKind kind) {
+  DirectProjectAccess direct;
+  if (kind == ToolKind::kVfs) return direct;
+  // Without a sandbox table, the default policy: the project readable.
+  direct.readable_prefixes = tool.has_sandbox_table ? tool.sandbox.filesystem_allow : std::vector<std::string>{""};
+  direct.writable_prefixes = tool.sandbox.filesystem_writable.all ? direct.readable_prefixes
+                                                                  : tool.sandbox.filesystem_writable.prefixes;
+  direct.network = tool.has_sandbox_table && !tool.sandbox.network_allow.empty();
+  return direct;
+}
+
 SandboxRequest ConfinementRequest(const LaunchSpec& spec, const ToolConfig& tool, ToolKind kind,
                                   const std::string& project_directory) {
   SandboxRequest request;
@@ -47,18 +58,12 @@ SandboxRequest ConfinementRequest(const LaunchSpec& spec, const ToolConfig& tool
   access.sdk_dir = TOOLVFS_SDK_DIR;
   access.system_read = tool.sandbox.system_read;
   access.project_root = project_directory;
-  const bool network_allowed = tool.has_sandbox_table && !tool.sandbox.network_allow.empty();
-  if (kind != ToolKind::kVfs) {
-    // The tool's filesystem policy (SPEC.md §5); without a sandbox table,
-    // the default: the project readable.
-    access.readable_prefixes = tool.has_sandbox_table ? tool.sandbox.filesystem_allow
-                                                      : std::vector<std::string>{""};
-    access.writable_prefixes = tool.sandbox.filesystem_writable.all ? access.readable_prefixes
-                                                                    : tool.sandbox.filesystem_writable.prefixes;
-    access.network_allowed = network_allowed;
-  }
+  const DirectProjectAccess direct = DirectAccessOf(tool, kind);
+  access.readable_prefixes = direct.readable_prefixes;
+  access.writable_prefixes = direct.writable_prefixes;
+  access.network_allowed = direct.network;
   request.seccomp.allow_process_creation = kind != ToolKind::kVfs;
-  request.seccomp.deny_network_sockets = kind == ToolKind::kVfs || !network_allowed;
+  request.seccomp.deny_network_sockets = !direct.network;
   // SandboxProfile::Build drops max_processes where no user namespace can
   // be made (it would cap the host's user, not the tool).
   request.limits = FromLimitsConfig(tool.sandbox.limits);

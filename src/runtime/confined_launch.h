@@ -27,6 +27,19 @@ struct ConfinementOptions {
   std::function<void(const std::string&)> warn;
 };
 
+// The project as a tool's own process of `kind` may touch it directly
+// (SPEC.md §5), translated from the tool's policy in this one place: for
+// stdio tools, MCP servers and process.run children, readable =
+// filesystem.allow (the whole project, "", without a sandbox table),
+// writable = filesystem.writable (everything readable when `true`), network
+// when network.allow is non-empty; vfs tools get nothing.
+struct DirectProjectAccess {
+  std::vector<std::string> readable_prefixes;  // project-relative, "" = all
+  std::vector<std::string> writable_prefixes;
+  bool network = false;
+};
+DirectProjectAccess DirectAccessOf(const ToolConfig& tool, ToolKind kind);
+
 // What LaunchConfined asks SandboxProfile::Build for (bench/spawn builds
 // the same profile once to time the starts alone).
 SandboxRequest ConfinementRequest(const LaunchSpec& spec, const ToolConfig& tool, ToolKind kind,
@@ -34,14 +47,10 @@ SandboxRequest ConfinementRequest(const LaunchSpec& spec, const ToolConfig& tool
 
 // Starts `spec` as a process of `kind` for `tool` under `confinement`.
 // `project_directory` is the project's real (possibly materialized)
-// directory; empty when the store has none. For kStdio and kProcessChild
-// the project prefixes come from the tool's filesystem policy (without a
-// sandbox table: the project readable, nothing writable): readable =
-// filesystem.allow, writable = filesystem.writable (or everything readable
-// when writable = true); network only when network.allow is non-empty.
-// vfs tools get none of the project and no network. Files named by
-// arguments are readable only for words of the configured command line
-// (not a rendered `{{ }}` word, not a process.run child's arguments). Fails as
+// directory; empty when the store has none. The project prefixes and the
+// network come from DirectAccessOf. Files named by arguments are readable
+// only for words of the configured command line (not a rendered `{{ }}`
+// word, not a process.run child's arguments). Fails as
 // SandboxProfile::Build or Launch do.
 Result<ChildProcess> LaunchConfined(const LaunchSpec& spec, const ToolConfig& tool, ToolKind kind,
                                     const std::string& project_directory,

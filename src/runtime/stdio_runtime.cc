@@ -249,7 +249,8 @@ Result<Outcome> StdioRuntime::Execute(const ToolCall& call, const ToolConfig& to
                                                        .arguments = std::move(checked).value(),
                                                        .answers = std::move(answers).value(),
                                                        .options = tool.options,
-                                                       .root = view->path()});
+                                                       .root = view->path(),
+                                                       .access = DirectAccessOf(tool, ToolKind::kStdio)});
   Result<std::vector<std::string>> argv = RenderCommand(*tool.command, context);
   if (!argv.ok()) return Invalid("Tool " + Quote(tool.name) + ": " + argv.status().message());
 

@@ -22,7 +22,9 @@ ConfigValue Context() {
                                         .arguments = *arguments,
                                         .answers = ConfigValue::Object{{"go", true}},
                                         .options = ConfigValue::Object{{"mode", "fast"}},
-                                        .root = "/p"});
+                                        .root = "/p",
+                                        .access = {.readable_prefixes = {"", "src"},
+                                                   .writable_prefixes = {"out"}}});
 }
 
 struct RenderCase {
@@ -58,7 +60,10 @@ INSTANTIATE_TEST_SUITE_P(
         RenderCase{"{{ tool.options.mode }}", "fast"},
         RenderCase{"{{ context.root }}", "/p"},
         RenderCase{"{{ context.action }}", "run"},
-        RenderCase{"{{ context }}", R"({"action":"run","root":"/p"})"},
+        RenderCase{"{{ context.access.writable }}", R"(["out"])"},
+        RenderCase{"{{ context.access.network }}", "false"},
+        RenderCase{"{{ context }}",
+                   R"({"access":{"network":false,"readable":[".","src"],"writable":["out"]},"action":"run","root":"/p"})"},
         RenderCase{"{{ tool.arguments.missing }}", ""},            // optional, not given
         RenderCase{"{{ tool.arguments.missing | tojson }}", "null"},
         RenderCase{"{{tool.name}}-{{ tool.arguments.n }}", "fmt-3"}));
