@@ -442,6 +442,35 @@ TEST(CliDoctorTest, PrintsEveryKernelFeature) {
   EXPECT_THAT(result.out, Not(HasSubstr("\x1b[")));
 }
 
+// The enforcement table's line for `mechanism`, or "" when it is missing.
+std::string TableLine(const std::string& out, const std::string& mechanism) {
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("  " + mechanism + "  ")) return line;
+  }
+  return "";
+}
+
+TEST(CliDoctorTest, TheEnforcementTableIsReadOffRealProfiles) {
+  ProcessResult all = Toolvfs({"doctor"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_THAT(all.out, HasSubstr("vfs tool"));
+  EXPECT_THAT(all.out, HasSubstr("process.run child"));
+  // A vfs tool never gets a network namespace: seccomp denies its sockets.
+  EXPECT_THAT(TableLine(all.out, "network namespace"), HasSubstr("n/a: no sockets")) << all.out;
+
+  // The test seam a run honours hides mechanisms from the table too.
+  ProcessResult hidden = RunProcess({ToolvfsBinary(), "doctor"},
+                                    {.set_env = {"TOOLVFS_TEST_HIDE_SANDBOX=seccomp,namespaces"}});
+  ASSERT_EQ(hidden.exit_code, 0) << hidden.err;
+  std::string seccomp = TableLine(hidden.out, "seccomp filter");
+  EXPECT_EQ(seccomp, "  seccomp filter                        no (no seccomp)     no (no seccomp)     no (no seccomp)")
+      << hidden.out;
+  EXPECT_THAT(TableLine(hidden.out, "PID namespace"), HasSubstr("no (no user ns)")) << hidden.out;
+  EXPECT_THAT(TableLine(hidden.out, "rlimit: processes"), HasSubstr("no (needs user ns)")) << hidden.out;
+  EXPECT_THAT(TableLine(hidden.out, "Landlock filesystem"), Not(HasSubstr("no (")));
+}
+
 TEST_F(CliTest, ColourOnlyOnATerminalAndNeverWithNoColor) {
   ProcessResult piped = InProject({"grep", "TODO"});
   EXPECT_THAT(piped.out, Not(HasSubstr("\x1b[")));
