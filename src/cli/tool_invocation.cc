@@ -400,6 +400,7 @@ void RunServices::ConfigureRuntime(VfsRuntimeOptions& options) const {
 }
 
 void RunServices::ConfigureRuntime(StdioRuntimeOptions& options) const {
+  options.config_project_path = config_project_path;
   options.sandbox = sandbox_mode;
   options.sandbox_hidden_for_testing = sandbox_hidden_for_testing;
   options.warn = [](const std::string& warning) { ReportNote("warning", warning); };

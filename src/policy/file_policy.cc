@@ -68,6 +68,14 @@ FilePolicy FilePolicy::ForTool(const ToolConfig& tool, std::optional<std::string
 }
 
 PolicyDecision FilePolicy::Check(FileAccess access, std::string_view path) const {
+  return Decide(access, path, /*judge_below=*/true);
+}
+
+PolicyDecision FilePolicy::CheckEntry(FileAccess access, std::string_view path) const {
+  return Decide(access, path, /*judge_below=*/false);
+}
+
+PolicyDecision FilePolicy::Decide(FileAccess access, std::string_view path, bool judge_below) const {
   std::optional<Grant> grant = access == FileAccess::kRead ? ReadGrant(path) : WriteGrant(path);
   if (std::optional<std::string_view> denied = LongestContaining(deny_, path)) {
     // Deny wins ties: a grant beats it only by being more specific.
@@ -80,7 +88,7 @@ PolicyDecision FilePolicy::Check(FileAccess access, std::string_view path) const
     return PolicyDecision::Deny("sensitive path " + ConfigPath(sensitive->text()),
                                 "name " + ConfigPath(path) + " in " + GrantingKey(access) + " to allow it");
   }
-  if (access == FileAccess::kWrite) {
+  if (access == FileAccess::kWrite && judge_below) {
     if (std::optional<PolicyDecision> denial = DenialBelow(path)) return *std::move(denial);
   }
   if (grant) return PolicyDecision::Allow(std::move(grant->rule));

@@ -79,6 +79,11 @@ class FilePolicy {
   // The decision for `access` to the resolved project path `path`.
   PolicyDecision Check(FileAccess access, std::string_view path) const;
 
+  // The decision for the entry `path` alone: Check without rule 7, for a
+  // caller that walks a tree and judges every entry below it itself (the
+  // sandbox's per-entry grants, AllowedSubtrees).
+  PolicyDecision CheckEntry(FileAccess access, std::string_view path) const;
+
   // Whether `path` is sensitive (rule 3 without the exemption).
   bool IsSensitive(std::string_view path) const;
 
@@ -92,6 +97,8 @@ class FilePolicy {
     std::string rule;
   };
 
+  // Check, with rule 7 only when `judge_below`.
+  PolicyDecision Decide(FileAccess access, std::string_view path, bool judge_below) const;
   std::optional<Grant> ReadGrant(std::string_view path) const;
   std::optional<Grant> WriteGrant(std::string_view path) const;
   // The first sensitive pattern `path` matches, unless a rule that covers

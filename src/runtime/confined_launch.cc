@@ -1,6 +1,8 @@
 #include "runtime/confined_launch.h"
 
 #include "core/text.h"
+#include "policy/file_policy.h"
+#include "project/allowed_subtrees.h"
 #include "sandbox/private_temp_dir.h"
 
 namespace toolvfs {
@@ -26,6 +28,23 @@ std::vector<std::string> TrustedCommandWords(const LaunchSpec& spec, const ToolC
   // A vfs tool's command line is the configured one, not templated; an MCP
   // server's is its [mcp_servers] command and args.
   return spec.args;
+}
+
+// Narrows the project prefixes of `access` to what `policy` allows entry
+// by entry: Landlock can only allow, so exceptions inside a prefix (deny
+// rules, sensitive paths) become a finer set of grants around them.
+Status NarrowToPolicy(ToolAccessRequest& access, const FilePolicy& policy) {
+  if (access.project_root.empty()) return OkStatus();
+  auto narrow = [&](std::vector<std::string>& prefixes, FileAccess file_access) -> Status {
+    if (prefixes.empty()) return OkStatus();
+    auto allowed = [&](std::string_view path, bool) {
+      return policy.CheckEntry(file_access, path).decision == Decision::kAllow;
+    };
+    TOOLVFS_ASSIGN_OR_RETURN(prefixes, AllowedSubtrees(access.project_root, prefixes, allowed));
+    return OkStatus();
+  };
+  TOOLVFS_RETURN_IF_ERROR(narrow(access.readable_prefixes, FileAccess::kRead));
+  return narrow(access.writable_prefixes, FileAccess::kWrite);
 }
 
 }  // namespace
@@ -76,6 +95,13 @@ Result<ChildProcess> LaunchConfined(const LaunchSpec& spec, const ToolConfig& to
   if (!confinement.sandbox) return Launch(spec);
   SandboxRequest request = ConfinementRequest(spec, tool, kind, project_directory);
   request.hidden_for_testing = confinement.hidden_for_testing;
+  if (kind != ToolKind::kVfs) {
+    Status narrowed =
+        NarrowToPolicy(request.access, FilePolicy::ForTool(tool, confinement.config_project_path));
+    if (!narrowed.ok()) {
+      return Status(narrowed.code(), "Cannot sandbox tool " + Quote(tool.name) + ": " + narrowed.message());
+    }
+  }
 
   TOOLVFS_ASSIGN_OR_RETURN(SandboxProfile profile, SandboxProfile::Build(request, *confinement.sandbox));
   if (confinement.warn) {

@@ -25,6 +25,9 @@ struct ConfinementOptions {
   std::vector<std::string> hidden_for_testing;  // SandboxRequest::hidden_for_testing
   // Receives one-line warnings (mechanisms not enforced). Empty: dropped.
   std::function<void(const std::string&)> warn;
+  // The project path of the toolvfs.toml in use when it lies inside the
+  // project: sensitive, so a tool's process can never read or change it.
+  std::optional<std::string> config_project_path;
 };
 
 // The project as a tool's own process of `kind` may touch it directly
@@ -48,7 +51,11 @@ SandboxRequest ConfinementRequest(const LaunchSpec& spec, const ToolConfig& tool
 // Starts `spec` as a process of `kind` for `tool` under `confinement`.
 // `project_directory` is the project's real (possibly materialized)
 // directory; empty when the store has none. The project prefixes and the
-// network come from DirectAccessOf. Files named by arguments are readable
+// network come from DirectAccessOf, narrowed to what the file policy
+// allows entry by entry (AllowedSubtrees): a deny rule or a sensitive path
+// inside an allowed prefix is left out of the Landlock rules, so the
+// process cannot read or change an existing `.env`, `.toolvfs/` or denied
+// directory (it could create a new file there in a writable directory). Files named by arguments are readable
 // only for words of the configured command line (not a rendered `{{ }}`
 // word, not a process.run child's arguments). Fails as
 // SandboxProfile::Build or Launch do.

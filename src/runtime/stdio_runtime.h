@@ -26,6 +26,9 @@ struct StdioRuntimeOptions {
   std::vector<std::string> sandbox_hidden_for_testing;  // SandboxRequest::hidden_for_testing
   // Receives one-line warnings (mechanisms not enforced). Empty: dropped.
   std::function<void(const std::string&)> warn;
+  // The project path of the toolvfs.toml in use when it lies inside the
+  // project: sensitive, so the tool's process can never read or change it.
+  std::optional<std::string> config_project_path;
   // More stdout than this fails the run (the process is killed).
   size_t max_stdout_bytes = size_t{10} << 20;
 };

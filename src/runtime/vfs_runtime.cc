@@ -92,7 +92,8 @@ Result<ChildProcess> VfsRuntime::LaunchConfined(const LaunchSpec& spec, const To
   return toolvfs::LaunchConfined(spec, tool, kind, project_directory,
                                  ConfinementOptions{.sandbox = options_.sandbox,
                                                     .hidden_for_testing = options_.sandbox_hidden_for_testing,
-                                                    .warn = options_.warn});
+                                                    .warn = options_.warn,
+                                                    .config_project_path = options_.config_project_path});
 }
 
 Result<Outcome> VfsRuntime::Execute(const ToolCall& call, const ToolConfig& tool,

@@ -312,6 +312,19 @@ sensitive_paths = ["config/prod.json", "secrets/*.key"])");
   EXPECT_EQ(Write(policy, "src"), "allow filesystem.writable = true");
 }
 
+TEST(FilePolicyTest, CheckEntryJudgesTheEntryAloneNotWhatLiesBelow) {
+  FilePolicy policy = Policy(R"(filesystem.allow = ["."]
+filesystem.writable = true
+filesystem.deny = ["build/keep"])");
+  EXPECT_EQ(policy.Check(FileAccess::kWrite, "build").decision, Decision::kDeny);
+  EXPECT_EQ(policy.CheckEntry(FileAccess::kWrite, "build").decision, Decision::kAllow);
+  // The entry's own rules still hold.
+  EXPECT_EQ(policy.CheckEntry(FileAccess::kWrite, "build/keep").decision, Decision::kDeny);
+  EXPECT_EQ(policy.CheckEntry(FileAccess::kWrite, "build/keep/x").decision, Decision::kDeny);
+  EXPECT_EQ(policy.CheckEntry(FileAccess::kRead, ".env").decision, Decision::kDeny);
+  EXPECT_EQ(policy.CheckEntry(FileAccess::kWrite, "").decision, Decision::kAllow);
+}
+
 TEST(FilePolicyTest, WritingTheRootIsAlwaysDenied) {
   FilePolicy policy = Policy(R"(filesystem.allow = ["."]
 filesystem.writable = true)");

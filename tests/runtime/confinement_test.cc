@@ -101,6 +101,67 @@ TEST_F(ConfinementTest, AWordTheUserWroteInTheCommandStaysReadable) {
   EXPECT_EQ(Text(outcome), "not for this tool");
 }
 
+// A stdio tool that tries to read each path of its arguments and to
+// overwrite each `write` path, and reports per path "read" / "wrote" or the
+// OS's reason.
+ToolConfig ProbeTool() {
+  ToolConfig tool;
+  tool.name = "probe";
+  tool.runtime = RuntimeKind::kStdio;
+  const std::string code =
+      "import json, sys\n"
+      "arguments = json.loads(sys.argv[1])\n"
+      "report = {}\n"
+      "for path in arguments.get('read', []):\n"
+      "    try: open(path).read(); report[path] = 'read'\n"
+      "    except OSError as error: report[path] = error.strerror\n"
+      "for path in arguments.get('write', []):\n"
+      "    try: open(path, 'w').write('changed'); report['w:' + path] = 'wrote'\n"
+      "    except OSError as error: report['w:' + path] = error.strerror\n"
+      "print(json.dumps({'type': 'success', 'content': json.dumps(report, sort_keys=True)}))\n";
+  tool.command = CommandSpec{.program = TOOLVFS_TEST_PYTHON3, .args = {"-c", code, "{{ tool.arguments | tojson }}"}};
+  return tool;
+}
+
+TEST_F(ConfinementTest, SensitivePathsAreOutOfReachWithTheDefaultPolicy) {
+  WriteRealFile(dir_.Join(".env"), "TOKEN=1");
+  WriteRealFile(dir_.Join("src/deep/.env"), "TOKEN=2");
+  WriteRealFile(dir_.Join(".toolvfs/audit.jsonl"), "{}");
+  WriteRealFile(dir_.Join("toolvfs.toml"), "");
+  ToolConfig tool = ProbeTool();  // no sandbox table: the project readable
+  StdioRuntimeOptions options;
+  options.config_project_path = "toolvfs.toml";
+  StdioRuntime runtime(*store_, std::move(options));
+  CancelToken cancel;
+  Result<Outcome> outcome = runtime.Execute(
+      ToolCall{.name = tool.name,
+               .arguments_json = R"({"read":["src/a.txt","other/b.txt",".env","src/deep/.env",)"
+                                 R"(".toolvfs/audit.jsonl","toolvfs.toml"]})"},
+      tool, cancel);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().message();
+  EXPECT_EQ(Text(*outcome),
+            R"({".env": "Permission denied", ".toolvfs/audit.jsonl": "Permission denied", )"
+            R"("other/b.txt": "read", "src/a.txt": "read", "src/deep/.env": "Permission denied", )"
+            R"("toolvfs.toml": "Permission denied"})");
+}
+
+TEST_F(ConfinementTest, ADenyRuleInsideAWritablePrefixHoldsForTheProcess) {
+  WriteRealFile(dir_.Join("src/secret/key.txt"), "k");
+  WriteRealFile(dir_.Join("src/.env"), "TOKEN=1");
+  ToolConfig tool = ProbeTool();
+  tool.has_sandbox_table = true;
+  tool.sandbox.filesystem_allow = {""};  // "." as the parser stores it
+  tool.sandbox.filesystem_writable.all = true;
+  tool.sandbox.filesystem_deny = {"src/secret"};
+  Outcome outcome = RunStdio(tool, R"({"read":["src/secret/key.txt","src/a.txt"],)"
+                                   R"("write":["src/secret/key.txt","src/.env","src/a.txt"]})");
+  EXPECT_EQ(Text(outcome),
+            R"({"src/a.txt": "read", "src/secret/key.txt": "Permission denied", )"
+            R"("w:src/.env": "Permission denied", "w:src/a.txt": "wrote", )"
+            R"("w:src/secret/key.txt": "Permission denied"})");
+  EXPECT_EQ(ReadRealFile(dir_.Join("src/secret/key.txt")), "k");
+}
+
 TEST_F(ConfinementTest, AProcessRunChildGetsNothingForTheFilesItsArgumentsName) {
   // A vfs tool whose policy reads src/ and may run `cat` with any
   // arguments: the host allows the run, the sandbox still confines the

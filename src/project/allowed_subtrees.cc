@@ -1,0 +1,175 @@
+#include "project/allowed_subtrees.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "core/text.h"
+#include "core/unique_fd.h"
+#include "project/path.h"
+
+namespace toolvfs {
+namespace {
+
+std::string JoinPath(std::string_view parent, std::string_view name) {
+  return parent.empty() ? std::string(name) : std::string(parent) + "/" + std::string(name);
+}
+
+Status WalkError(std::string_view path, int error) {
+  return Status(error == EACCES ? StatusCode::kPermissionDenied : StatusCode::kIo,
+                "cannot walk " + Quote(path.empty() ? "." : path) + " to build the sandbox rules: " +
+                    std::strerror(error));
+}
+
+class Walker {
+ public:
+  Walker(const std::function<bool(std::string_view, bool)>& allowed, const AllowedSubtreesOptions& options,
+         std::vector<std::string>& granted)
+      : allowed_(allowed), options_(options), granted_(granted) {}
+
+  // Walks the directory `directory_fd` at project path `path` (itself
+  // allowed). Returns whether the whole subtree is allowed; if not, the
+  // allowed parts have been appended to `granted_`.
+  Result<bool> WalkDirectory(int directory_fd, const std::string& path) {
+    // fdopendir takes the fd; duplicate so the caller keeps its own.
+    int walk_fd = fcntl(directory_fd, F_DUPFD_CLOEXEC, 0);
+    if (walk_fd < 0) return WalkError(path, errno);
+    DIR* directory = fdopendir(walk_fd);
+    if (directory == nullptr) {
+      int error = errno;
+      close(walk_fd);
+      return WalkError(path, error);
+    }
+    struct Entry {
+      std::string name;
+      bool is_directory;
+      bool is_symlink;
+    };
+    std::vector<Entry> entries;
+    errno = 0;
+    while (dirent* entry = readdir(directory)) {
+      std::string_view name = entry->d_name;
+      if (name == "." || name == "..") continue;
+      if (++walked_ > options_.max_entries) {
+        closedir(directory);
+        return Status(StatusCode::kResourceExhausted,
+                      "the project has more than " + std::to_string(options_.max_entries) +
+                          " entries below the policy's prefixes; too many to build sandbox rules for");
+      }
+      unsigned char type = entry->d_type;
+      if (type == DT_UNKNOWN) {
+        struct stat status;
+        if (fstatat(dirfd(directory), entry->d_name, &status, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone
+        type = S_ISDIR(status.st_mode) ? DT_DIR : S_ISLNK(status.st_mode) ? DT_LNK : DT_REG;
+      }
+      entries.push_back({std::string(name), type == DT_DIR, type == DT_LNK});
+      errno = 0;
+    }
+    int read_error = errno;
+    closedir(directory);
+    if (read_error != 0) return WalkError(path, read_error);
+    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
+
+    // Per entry: allowed whole (kept until we know whether the directory is
+    // whole), or partly (its parts are already granted).
+    std::vector<std::string> whole_entries;
+    bool whole = true;
+    for (const Entry& entry : entries) {
+      std::string entry_path = JoinPath(path, entry.name);
+      if (!allowed_(entry_path, entry.is_directory)) {
+        whole = false;
+        continue;
+      }
+      if (!entry.is_directory) {
+        whole_entries.push_back(entry_path);
+        continue;
+      }
+      UniqueFd child(openat(directory_fd, entry.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!child.valid()) {
+        if (errno == ENOENT) continue;  // removed meanwhile
+        return WalkError(entry_path, errno);
+      }
+      TOOLVFS_ASSIGN_OR_RETURN(bool child_whole, WalkDirectory(child.get(), entry_path));
+      if (child_whole) {
+        whole_entries.push_back(entry_path);
+      } else {
+        whole = false;
+      }
+    }
+    if (whole) return true;
+    // Granted one by one: never a symlink, which would grant its target.
+    for (std::string& entry_path : whole_entries) {
+      auto found = std::find_if(entries.begin(), entries.end(), [&](const Entry& entry) {
+        return JoinPath(path, entry.name) == entry_path;
+      });
+      if (found != entries.end() && found->is_symlink) continue;
+      granted_.push_back(std::move(entry_path));
+    }
+    return false;
+  }
+
+ private:
+  const std::function<bool(std::string_view, bool)>& allowed_;
+  const AllowedSubtreesOptions& options_;
+  std::vector<std::string>& granted_;
+  size_t walked_ = 0;
+};
+
+}  // namespace
+
+Result<std::vector<std::string>> AllowedSubtrees(
+    const std::string& root, const std::vector<std::string>& prefixes,
+    const std::function<bool(std::string_view path, bool is_directory)>& allowed,
+    const AllowedSubtreesOptions& options) {
+  UniqueFd root_fd(open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!root_fd.valid()) return WalkError(root, errno);
+  std::vector<std::string> granted;
+  Walker walker(allowed, options, granted);
+  for (const std::string& written : prefixes) {
+    Result<std::string> prefix = NormalizePath(written);
+    if (!prefix.ok()) return prefix.status();
+    // Resolved beneath the root without following symlinks, like the rules'
+    // own paths: a prefix that is a symlink grants nothing here.
+    struct open_how how = {};
+    how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS;
+    std::string relative = prefix->empty() ? "." : *prefix;
+    UniqueFd entry(static_cast<int>(syscall(SYS_openat2, root_fd.get(), relative.c_str(), &how, sizeof(how))));
+    if (!entry.valid()) {
+      if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR || errno == EXDEV) continue;
+      return WalkError(*prefix, errno);
+    }
+    struct stat status;
+    if (fstat(entry.get(), &status) != 0) return WalkError(*prefix, errno);
+    const bool is_directory = S_ISDIR(status.st_mode);
+    if (!prefix->empty() && !allowed(*prefix, is_directory)) continue;
+    if (!is_directory) {
+      if (S_ISREG(status.st_mode)) granted.push_back(*prefix);
+      continue;
+    }
+    UniqueFd directory(openat(root_fd.get(), relative.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!directory.valid()) return WalkError(*prefix, errno);
+    TOOLVFS_ASSIGN_OR_RETURN(bool whole, walker.WalkDirectory(directory.get(), *prefix));
+    if (whole) granted.push_back(*prefix);
+  }
+  // Sorted, deduplicated, nothing below something already granted.
+  std::sort(granted.begin(), granted.end());
+  std::vector<std::string> minimal;
+  for (std::string& path : granted) {
+    bool covered = std::any_of(minimal.begin(), minimal.end(), [&](const std::string& kept) {
+      return kept.empty() || path == kept || (path.starts_with(kept) && path[kept.size()] == '/');
+    });
+    if (!covered) minimal.push_back(std::move(path));
+  }
+  return minimal;
+}
+
+}  // namespace toolvfs

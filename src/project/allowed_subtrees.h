@@ -1,0 +1,48 @@
+// The largest subtrees of a real project directory in which every entry
+// passes a policy check: how a policy with exceptions ("the project, but
+// not config/ and no .env anywhere") becomes OS sandbox rules, which can
+// only allow (Landlock grants a directory with everything below it).
+//
+// The sandbox then grants exactly these paths. What it cannot express is
+// left out, so the result errs on the side of less: an entry that fails the
+// check, a symlink in a directory that is not granted whole (granting it
+// would grant its target), and anything below either of them that no other
+// prefix covers. Entries created after the walk inside a granted directory
+// are covered by that grant, so a tool may create a new file at a path the
+// policy denies in a directory it may write; it can never read or change an
+// existing one.
+//
+// Thread safety: a plain function; safe from any thread.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace toolvfs {
+
+struct AllowedSubtreesOptions {
+  // Stops the walk: a tree this large fails rather than delaying every
+  // launch unboundedly.
+  size_t max_entries = 1'000'000;
+};
+
+// For each of `prefixes` (project paths, "" = the root) that exists under
+// the real directory `root`: the prefix itself when `allowed` holds for it
+// and for every entry below it; otherwise, recursively, the parts of it that
+// do. `allowed(path, is_directory)` gets normalized project paths
+// ("src/a.txt") and is asked about every entry at most once per prefix.
+// Symlinks are never followed. Returns project paths, sorted, without
+// duplicates and without a path below another returned one. Fails naming
+// the path for an unreadable directory, or when more than
+// options.max_entries entries would be walked.
+Result<std::vector<std::string>> AllowedSubtrees(
+    const std::string& root, const std::vector<std::string>& prefixes,
+    const std::function<bool(std::string_view path, bool is_directory)>& allowed,
+    const AllowedSubtreesOptions& options = {});
+
+}  // namespace toolvfs

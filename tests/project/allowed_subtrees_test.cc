@@ -1,0 +1,96 @@
+#include "project/allowed_subtrees.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "project/test_util.h"
+
+namespace toolvfs {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+class AllowedSubtreesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* path : {"README.md", ".env", "src/a.c", "src/lib/b.c", "src/lib/.env", "config/db.toml",
+                             "docs/x.md", ".toolvfs/audit.jsonl"}) {
+      WriteRealFile(dir_.Join(path), "x");
+    }
+  }
+
+  // Everything but the paths in `denied` (and what lies below them).
+  std::vector<std::string> Run(std::vector<std::string> prefixes, std::set<std::string> denied) {
+    asked_.clear();
+    auto allowed = [&](std::string_view path, bool) {
+      asked_.push_back(std::string(path));
+      for (const std::string& entry : denied) {
+        if (path == entry) return false;
+      }
+      return true;
+    };
+    Result<std::vector<std::string>> granted = AllowedSubtrees(dir_.path(), prefixes, allowed);
+    EXPECT_TRUE(granted.ok()) << granted.status().message();
+    return granted.ok() ? *granted : std::vector<std::string>{"<error>"};
+  }
+
+  TempDir dir_;
+  std::vector<std::string> asked_;
+};
+
+TEST_F(AllowedSubtreesTest, AWholeTreeIsOneGrant) {
+  EXPECT_THAT(Run({""}, {}), ElementsAre(""));
+  EXPECT_THAT(Run({"src"}, {}), ElementsAre("src"));
+}
+
+TEST_F(AllowedSubtreesTest, ADeniedEntrySplitsEveryDirectoryAboveIt) {
+  EXPECT_THAT(Run({""}, {"src/lib/.env"}),
+              ElementsAre(".env", ".toolvfs", "README.md", "config", "docs", "src/a.c", "src/lib/b.c"));
+}
+
+TEST_F(AllowedSubtreesTest, ADeniedDirectoryIsNotWalked) {
+  EXPECT_THAT(Run({""}, {"config", ".env", ".toolvfs", "src/lib/.env"}),
+              ElementsAre("README.md", "docs", "src/a.c", "src/lib/b.c"));
+  for (const std::string& path : asked_) EXPECT_FALSE(path.starts_with("config/")) << path;
+}
+
+TEST_F(AllowedSubtreesTest, ADeniedPrefixGrantsNothingAndMissingOnesAreSkipped) {
+  EXPECT_THAT(Run({"config", "nope", "docs/x.md"}, {"config"}), ElementsAre("docs/x.md"));
+  EXPECT_THAT(Run({"nope"}, {}), IsEmpty());
+}
+
+TEST_F(AllowedSubtreesTest, NestedPrefixesAreMerged) {
+  EXPECT_THAT(Run({"src", "src/lib", ""}, {}), ElementsAre(""));
+}
+
+TEST_F(AllowedSubtreesTest, SymlinksAreNeverGrantedOneByOne) {
+  TempDir outside;
+  WriteRealFile(outside.Join("secret"), "s");
+  ASSERT_EQ(symlink(outside.Join("secret").c_str(), dir_.Join("docs/link").c_str()), 0);
+  ASSERT_EQ(symlink(outside.path().c_str(), dir_.Join("linkdir").c_str()), 0);
+  // docs is whole: the link inside is granted with it (Landlock then
+  // judges the target, outside every grant). In a split directory the
+  // link is left out rather than granting what it points to.
+  EXPECT_THAT(Run({""}, {".env"}),
+              ElementsAre(".toolvfs", "README.md", "config", "docs", "src"));
+  // A prefix that is itself a symlink grants nothing.
+  EXPECT_THAT(Run({"linkdir"}, {}), IsEmpty());
+}
+
+TEST_F(AllowedSubtreesTest, TooManyEntriesFailWithTheLimit) {
+  Result<std::vector<std::string>> granted =
+      AllowedSubtrees(dir_.path(), {""}, [](std::string_view, bool) { return true; }, {.max_entries = 3});
+  ASSERT_FALSE(granted.ok());
+  EXPECT_EQ(granted.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_THAT(granted.status().message(), ::testing::HasSubstr("more than 3 entries"));
+}
+
+}  // namespace
+}  // namespace toolvfs
