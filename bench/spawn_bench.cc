@@ -3,7 +3,7 @@
 // starts bench/exit_at_once (a static program that exits at once) and waits
 // for it to end:
 //   (a) reference: posix_spawn + waitpid, nothing else;
-//   (s) split: toolvfs's Launch() without a sandbox (its pipes, fork, setsid,
+//   (s) split: toolvfs's Launch() without a sandbox (its pipes, clone, setsid,
 //       fd cleanup, signal reset, error pipe), which separates the launcher's
 //       own cost from the sandbox's;
 //   (b) toolvfs: Launch() with the full sandbox profile of a vfs tool, built
@@ -12,7 +12,7 @@
 //       reported on its own;
 //   (n) as (b) without namespaces (what they add to a vfs tool's start);
 //   (p) Launch() with the profile of a process.run child (namespaces with
-//       a PID namespace and its init: two forks more);
+//       a PID namespace, its init and supervisor: a fork and a clone more);
 //   (c) bwrap --ro-bind / / --unshare-all --die-with-parent TOOL, skipped
 //       with the reason when bwrap is missing or cannot create namespaces.
 // Prints the median µs per start of each, the CPU time per start, and the
@@ -240,7 +240,7 @@ double CpuMicroseconds(int who) {
 // One round of one variant, per start.
 struct Figures {
   double wall_us = 0;
-  double parent_cpu_us = 0;  // this process (fork's page-table copy, pipes, wait)
+  double parent_cpu_us = 0;  // this process (clone or fork, pipes, wait)
   double child_cpu_us = 0;   // the started processes (bwrap's own children included)
 };
 
@@ -340,7 +340,8 @@ int main(int argc, char** argv) {
   if (!fs::is_regular_file(options.tool, error)) Fail("no tool at " + options.tool);
 
   // A larger parent, on request: fork() copies its page tables, posix_spawn
-  // (clone with CLONE_VM | CLONE_VFORK) does not.
+  // and Launch() (clone with CLONE_VM | CLONE_VFORK) do not; Launch() with a
+  // PID namespace (p) forks its supervisor.
   std::vector<char> ballast(options.parent_mib << 20);
   for (size_t i = 0; i < ballast.size(); i += 4096) ballast[i] = static_cast<char>(i >> 12);
 

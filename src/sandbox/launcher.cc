@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "sandbox/namespaces.h"
+#include "sandbox/vfork_clone.h"
 
 namespace toolvfs {
 namespace {
@@ -62,7 +63,7 @@ constexpr std::string_view kChildStepNames[kChildStepCount] = {
     "setting resource limits",
     "creating the namespaces (IPC, mount, network, PID)",
     "starting the PID namespace's init",
-    "forking the tool into the PID namespace",
+    "starting the tool in the PID namespace",
     "prctl(PR_SET_PDEATHSIG) in the PID namespace",
     "prctl(PR_SET_NO_NEW_PRIVS)",
     "applying the Landlock ruleset",
@@ -123,7 +124,65 @@ bool CloseFdRange(int first, int last, int loop_limit) {
   return true;
 }
 
-// Runs in the child between fork and exec: async-signal-safe syscalls only.
+// The steps after the namespaces, in the process that becomes the tool:
+// PR_SET_NO_NEW_PRIVS, Landlock, seccomp, chdir, signal defaults, execve.
+[[noreturn]] void ConfineAndExec(const ChildPlan& plan) {
+  if (plan.sandboxed) {
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+      FailChildStep(plan.error_fd, kNoNewPrivileges, errno);
+    }
+    if (plan.landlock_ruleset_fd >= 0) {
+      if (int error = ApplyLandlockRuleset(plan.landlock_ruleset_fd); error != 0) {
+        FailChildStep(plan.error_fd, kLandlock, error);
+      }
+    }
+    if (plan.apply_seccomp) {
+      if (int error = ApplySeccompProgram(plan.seccomp_program); error != 0) {
+        FailChildStep(plan.error_fd, kSeccomp, error);
+      }
+    }
+  }
+
+  if (plan.working_directory != nullptr && chdir(plan.working_directory) != 0) {
+    FailChildStep(plan.error_fd, kChdir, errno);
+  }
+
+  // All signals were blocked across the start (so no handler of the host
+  // runs here, on its memory); restore default dispositions first, then
+  // unblock.
+  struct sigaction default_action;
+  memset(&default_action, 0, sizeof default_action);
+  default_action.sa_handler = SIG_DFL;
+  for (int signal_number = 1; signal_number < NSIG; ++signal_number) {
+    if (signal_number == SIGKILL || signal_number == SIGSTOP) continue;
+    sigaction(signal_number, &default_action, nullptr);  // EINVAL for glibc's own
+  }
+  sigset_t empty_set;
+  sigemptyset(&empty_set);
+  if (sigprocmask(SIG_SETMASK, &empty_set, nullptr) != 0) {
+    FailChildStep(plan.error_fd, kResetSignals, errno);
+  }
+
+  execve(plan.program_path, plan.argv, plan.envp);
+  FailChildStep(plan.error_fd, kExecve, errno);
+}
+
+// The tool in a PID namespace (PID 2), started by the supervisor with
+// CloneVfork: PR_SET_PDEATHSIG is not inherited, so it is set again. No
+// liveness check is possible (getppid() is 0 across the namespace
+// boundary); a tool orphaned in between is still in the host's process
+// group.
+int RunToolInPidNamespace(void* plan_pointer) {
+  const ChildPlan& plan = *static_cast<const ChildPlan*>(plan_pointer);
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+    FailChildStep(plan.error_fd, kToolParentDeathSignal, errno);
+  }
+  ConfineAndExec(plan);
+}
+
+// Runs in the child between its start and exec: async-signal-safe syscalls
+// only. Without a PID namespace the child shares the parent's memory
+// (vfork_clone.h): it reads `plan` and writes nothing else of the parent's.
 [[noreturn]] void RunChild(const ChildPlan& plan) {
   if (setsid() < 0) FailChildStep(plan.error_fd, kSetsid, errno);
 
@@ -174,56 +233,21 @@ bool CloseFdRange(int first, int last, int loop_limit) {
       // unshare(CLONE_NEWPID) only moves later children: the first becomes
       // the init, the next the tool. This process stays outside, unconfined
       // by Landlock and seccomp but running only SuperviseTool, and is
-      // what the host's ChildProcess waits for.
+      // what the host's ChildProcess waits for. The init gets memory of its
+      // own (it outlives this call and must not share this unconfined
+      // process's memory); the tool shares it only until its execve, like
+      // the launcher child without a PID namespace.
       const pid_t init = ForkPidNamespaceInit(plan.fd_limit);
       if (init < 0) FailChildStep(plan.error_fd, kPidNamespaceInit, errno);
-      const pid_t tool = ForkWithoutHandlers();
+      const pid_t tool = CloneVfork(RunToolInPidNamespace, const_cast<ChildPlan*>(&plan));
       if (tool < 0) FailChildStep(plan.error_fd, kForkIntoPidNamespace, errno);
-      if (tool > 0) SuperviseTool(tool, init, plan.fd_limit);
-      // The tool: PR_SET_PDEATHSIG is not inherited. No liveness check is
-      // possible (getppid() is 0 across the namespace boundary); a tool
-      // orphaned in between is still in the host's process group.
-      if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
-        FailChildStep(plan.error_fd, kToolParentDeathSignal, errno);
-      }
-    }
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-      FailChildStep(plan.error_fd, kNoNewPrivileges, errno);
-    }
-    if (plan.landlock_ruleset_fd >= 0) {
-      if (int error = ApplyLandlockRuleset(plan.landlock_ruleset_fd); error != 0) {
-        FailChildStep(plan.error_fd, kLandlock, error);
-      }
-    }
-    if (plan.apply_seccomp) {
-      if (int error = ApplySeccompProgram(plan.seccomp_program); error != 0) {
-        FailChildStep(plan.error_fd, kSeccomp, error);
-      }
+      SuperviseTool(tool, init, plan.fd_limit);
     }
   }
-
-  if (plan.working_directory != nullptr && chdir(plan.working_directory) != 0) {
-    FailChildStep(plan.error_fd, kChdir, errno);
-  }
-
-  // All signals were blocked across fork (so no parent handler runs here);
-  // restore default dispositions first, then unblock.
-  struct sigaction default_action;
-  memset(&default_action, 0, sizeof default_action);
-  default_action.sa_handler = SIG_DFL;
-  for (int signal_number = 1; signal_number < NSIG; ++signal_number) {
-    if (signal_number == SIGKILL || signal_number == SIGSTOP) continue;
-    sigaction(signal_number, &default_action, nullptr);  // EINVAL for glibc's own
-  }
-  sigset_t empty_set;
-  sigemptyset(&empty_set);
-  if (sigprocmask(SIG_SETMASK, &empty_set, nullptr) != 0) {
-    FailChildStep(plan.error_fd, kResetSignals, errno);
-  }
-
-  execve(plan.program_path, plan.argv, plan.envp);
-  FailChildStep(plan.error_fd, kExecve, errno);
+  ConfineAndExec(plan);
 }
+
+int RunClonedChild(void* plan) { RunChild(*static_cast<const ChildPlan*>(plan)); }
 
 // A pipe whose both ends are close-on-exec and >= 3, so that dup2 onto 0–2 in
 // the child never overwrites another pipe end (the host may run with 0–2
@@ -242,11 +266,10 @@ Status MakePipe(UniqueFd& read_end, UniqueFd& write_end, std::string_view what) 
   return OkStatus();
 }
 
+// For a pipe end fresh from MakePipe: it has no other status flag to keep
+// (F_SETFL ignores the access mode), so no F_GETFL first.
 Status SetNonBlocking(const UniqueFd& fd, std::string_view what) {
-  const int flags = fcntl(fd.get(), F_GETFL);
-  if (flags < 0 || fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK) != 0) {
-    return ErrnoToStatus(errno, what);
-  }
+  if (fcntl(fd.get(), F_SETFL, O_NONBLOCK) != 0) return ErrnoToStatus(errno, what);
   return OkStatus();
 }
 
@@ -449,16 +472,35 @@ Result<ChildProcess> Launch(const LaunchSpec& spec) {
                              : sock_fprog{},
   };
 
-  // Block every signal across fork so no handler of ours runs in the child;
-  // the child restores defaults before unblocking.
+  // Block every signal across the start so no handler of ours runs in the
+  // child; the child restores defaults before unblocking.
+  //
+  // The child shares our memory and we sleep until it has exec'ed
+  // (vfork_clone.h: no page-table copy), except with a PID namespace:
+  // there the child stays, as the tool's supervisor, until the tool ends,
+  // so it needs an address space of its own (fork).
+  const bool own_memory = plan.namespaces.pid_namespace;
+  // The forked child starts the tool with CloneVfork (RunChild).
+  if (own_memory) {
+    if (const int error = PrepareCloneVfork(); error != 0) {
+      return ErrnoToStatus(error, what + ": mapping the stack for the tool's start failed");
+    }
+  }
   sigset_t all_signals, previous_mask;
   sigfillset(&all_signals);
   pthread_sigmask(SIG_SETMASK, &all_signals, &previous_mask);
-  const pid_t pid = fork();
-  if (pid == 0) RunChild(plan);
-  const int fork_errno = errno;
+  pid_t pid;
+  if (own_memory) {
+    pid = fork();
+    if (pid == 0) RunChild(plan);
+  } else {
+    pid = CloneVfork(RunClonedChild, const_cast<ChildPlan*>(&plan));
+  }
+  const int start_errno = errno;
   pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
-  if (pid < 0) return ErrnoToStatus(fork_errno, what + ": fork failed");
+  if (pid < 0) {
+    return ErrnoToStatus(start_errno, what + (own_memory ? ": fork failed" : ": clone failed"));
+  }
 
   stdin_read.reset();
   stdout_write.reset();

@@ -3,11 +3,19 @@
 // applied in one place, in one fixed order, between fork and exec.
 //
 // Parent-side and child-side code are kept apart: everything the child needs
-// (argv, envp, the resolved program, the fd limit) is prepared before fork;
-// between fork and exec the child only makes async-signal-safe syscalls, with
-// no allocation and no logging. A failing child step writes {step, errno} to a
-// close-on-exec pipe and _exits, so Launch() returns one precise Status
-// instead of a child that silently exits 127.
+// (argv, envp, the resolved program, the fd limit) is prepared before the
+// child starts; between its start and exec the child only makes
+// async-signal-safe syscalls, with no allocation and no logging. A failing
+// child step writes {step, errno} to a close-on-exec pipe and _exits, so
+// Launch() returns one precise Status instead of a child that silently exits
+// 127.
+//
+// The child starts like posix_spawn's, with clone(CLONE_VM | CLONE_VFORK)
+// (vfork_clone.h): it runs on the caller's memory, which is not copied, and
+// the calling thread sleeps until the child has exec'ed or failed. With a
+// PID namespace the child stays as the tool's supervisor, so it is forked
+// (its own copy of memory), and it starts the tool itself with
+// clone(CLONE_VM | CLONE_VFORK).
 //
 // Thread safety: Launch() may be called from any thread. PR_SET_PDEATHSIG is
 // tied to the *thread* that forked: if that thread exits, the child is killed,
@@ -112,7 +120,8 @@ class ChildProcess {
   UniqueFd stderr_;
 };
 
-// Starts `spec.program`. Between fork and exec the child runs, in this order:
+// Starts `spec.program`. Between its start and exec the child runs, in this
+// order:
 // setsid; PR_SET_PDEATHSIG(SIGKILL) and a check that the parent is still
 // alive; stdin/stdout/stderr onto the pipes; close every other fd; with
 // spec.sandbox: the user namespace, resource limits, the other namespaces

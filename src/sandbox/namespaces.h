@@ -39,8 +39,9 @@
 //
 // Order (launcher.cc): EnterUserNamespace, then the resource limits (so
 // RLIMIT_NPROC is counted in the new user namespace), then EnterNamespaces,
-// then for a PID namespace ForkPidNamespaceInit and a fork of the tool,
-// then PR_SET_NO_NEW_PRIVS, Landlock and seccomp in the tool only.
+// then for a PID namespace ForkPidNamespaceInit and the start of the tool
+// (clone(CLONE_VM | CLONE_VFORK), vfork_clone.h), then PR_SET_NO_NEW_PRIVS,
+// Landlock and seccomp in the tool only.
 //
 // Thread safety: PlanNamespaces may be called from any thread. The other
 // functions are for the launcher child between fork and exec:

@@ -10,8 +10,10 @@
 
 #include <cerrno>
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -201,6 +203,56 @@ TEST(LauncherTest, DestructorKillsChildAndGrandchild) {
   errno = 0;
   EXPECT_EQ(kill(grandchild_pid, 0), -1);
   EXPECT_EQ(errno, ESRCH);
+}
+
+TEST(LauncherTest, ThreadsLaunchAtTheSameTime) {
+  // Each thread starts its children on a stack of its own (vfork_clone.h).
+  constexpr int kThreads = 4;
+  constexpr int kStartsPerThread = 10;
+  std::vector<std::string> failures[kThreads];
+  std::vector<std::thread> threads;
+  for (int thread = 0; thread < kThreads; ++thread) {
+    threads.emplace_back([thread, &failures] {
+      for (int start = 0; start < kStartsPerThread; ++start) {
+        const std::string expected = std::to_string(thread) + "-" + std::to_string(start);
+        Result<ChildProcess> child = Launch(Shell("echo " + expected));
+        if (!child.ok()) {
+          failures[thread].push_back(child.status().ToString());
+          continue;
+        }
+        const std::string output = ReadFd(child->stdout_fd().get());
+        if (output != expected + "\n") failures[thread].push_back("got '" + output + "'");
+        if (!child->Wait()->success()) failures[thread].push_back(expected + " failed");
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int thread = 0; thread < kThreads; ++thread) {
+    EXPECT_TRUE(failures[thread].empty()) << "thread " << thread << ": " << failures[thread][0];
+  }
+}
+
+// The number of mappings of this process.
+int MappingCount() {
+  std::ifstream maps("/proc/self/maps");
+  int lines = 0;
+  for (std::string line; std::getline(maps, line);) ++lines;
+  return lines;
+}
+
+TEST(LauncherTest, ExitingThreadsUnmapTheirChildStacks) {
+  // Warm up: glibc caches the stacks of joined threads.
+  std::thread([] { (void)Launch(LaunchSpec{.program = "/bin/true"}); }).join();
+  const int before = MappingCount();
+  for (int thread = 0; thread < 20; ++thread) {
+    std::thread([] {
+      Result<ChildProcess> child = Launch(LaunchSpec{.program = "/bin/true"});
+      ASSERT_TRUE(child.ok()) << child.status().ToString();
+      EXPECT_TRUE(child->Wait()->success());
+    }).join();
+  }
+  // A stack left behind would be two mappings (guard page and stack) each.
+  EXPECT_LT(MappingCount(), before + 10);
 }
 
 TEST(LauncherTest, MovedFromChildIsInert) {

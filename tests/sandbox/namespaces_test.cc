@@ -224,6 +224,27 @@ TEST(NamespacesTest, ExitStatusAndSignalsPassThroughTheSupervisor) {
   EXPECT_EQ(waited->Describe(), "killed by signal SIGTERM");
 }
 
+TEST(NamespacesTest, FailingStepOfTheToolInsideThePidNamespaceIsReported) {
+  // The tool (PID 2) is started by the supervisor sharing its memory until
+  // execve; a step failing there still reaches the host over the error pipe.
+  SKIP_WITHOUT_USER_NAMESPACES();
+  TempProject project;
+  const SandboxProfile profile = BuildProfile(project, {});
+  LaunchSpec spec = Shell("exit 0", profile);
+  spec.program = "/bin/no-such-tool";
+  Result<ChildProcess> missing = Launch(spec);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(),
+            "Cannot start '/bin/no-such-tool': execve failed: No such file or directory");
+  spec = Shell("exit 0", profile);
+  spec.working_directory = project.path() + "/missing";
+  Result<ChildProcess> bad_directory = Launch(spec);
+  ASSERT_FALSE(bad_directory.ok());
+  EXPECT_EQ(bad_directory.status().message(), "Cannot start '/bin/sh': chdir to '" +
+                                                  project.path() +
+                                                  "/missing' failed: No such file or directory");
+}
+
 TEST(NamespacesTest, StdinEndsWhenTheHostClosesIt) {
   SKIP_WITHOUT_USER_NAMESPACES();
   TempProject project;
