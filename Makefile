@@ -6,9 +6,11 @@ CMAKE_FLAGS ?=
 
 .PHONY: run test bench fuzz build deps bench-deps clean
 
-# The main job: the example project's tools run as vfs tools, every file
-# access going through the host and decided by each tool's policy
-# (examples/project/toolvfs.toml), and recorded in the audit log.
+# The main job: the example project's tools, one of each runtime — vfs
+# tools whose every file access goes through the host, decided by the
+# tool's policy (examples/project/toolvfs.toml) and recorded in the audit
+# log; a stdio tool confined by the OS sandbox; a builtin; an MCP server's
+# tool.
 run: build
 	@echo '$$ toolvfs tools --project examples/project'
 	@$(BUILD_DIR)/toolvfs tools --project examples/project
@@ -22,10 +24,21 @@ run: build
 	@echo '$$ toolvfs run rename_symbol --project examples/project --args '"'"'{"from": "LinkStore", "to": "SlugStore", "dry_run": true}'"'"
 	@$(BUILD_DIR)/toolvfs run rename_symbol --project examples/project --args '{"from": "LinkStore", "to": "SlugStore", "dry_run": true}'
 	@echo
+	@echo '$$ toolvfs run access_summary --project examples/project   # a jp-style stdio tool, confined by the OS sandbox'
+	@$(BUILD_DIR)/toolvfs run access_summary --project examples/project
+	@echo
+	@echo '$$ toolvfs run list_directory --project examples/project --args '"'"'{"path": "shortlink"}'"'"'   # a builtin tool'
+	@$(BUILD_DIR)/toolvfs run list_directory --project examples/project --args '{"path": "shortlink"}'
+	@echo
+	@echo '$$ toolvfs run outline --project examples/project --args '"'"'{"path": "shortlink/store.py"}'"'"'   # a tool of an MCP server'
+	@$(BUILD_DIR)/toolvfs run outline --project examples/project --args '{"path": "shortlink/store.py"}'
+	@echo
 	@echo '$$ toolvfs audit --project examples/project | tail -n 8   # every request, decided and recorded'
 	@$(BUILD_DIR)/toolvfs audit --project examples/project | tail -n 8
 
+# The MCP client tests need the reference servers (npm, into a cache dir).
 test: build
+	scripts/install-mcp-servers.sh
 	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS)
 
 # Reconfigures first: --bench installs packages (ripgrep, nlohmann-json for

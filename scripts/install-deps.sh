@@ -11,8 +11,12 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
   libre2-dev libcli11-dev libtomlplusplus-dev rapidjson-dev libsimdjson-dev
-  libcurl4-openssl-dev libidn2-dev libseccomp-dev python3
+  libcurl4-openssl-dev libidn2-dev libseccomp-dev python3 nodejs
 )
+# The MCP client tests run the reference servers with node
+# (scripts/install-mcp-servers.sh). Some nodejs builds bring npm along;
+# Debian's splits it out.
+command -v npm >/dev/null || packages+=(npm)
 case "${1:-}" in
   --bench) packages+=(ripgrep hyperfine python3 nlohmann-json3-dev bubblewrap) ;;
   --fuzz) packages+=(clang libclang-rt-14-dev) ;;

@@ -689,13 +689,17 @@ class Tool:
 
     def state(self, type: str, content: Any = None, question: Any = None, result: Any = None) -> None:
         """A `state` notification (stateful tools): type is "running",
-        "waiting" (with a question) or "stopped" (with a result)."""
+        "waiting" (with a question) or "stopped" (with a result). "stopped"
+        is final like result(): tool_main sends nothing after it."""
         if type not in ("running", "waiting", "stopped"):
             raise InvalidParams(f"state type must be running, waiting or stopped, got {type!r}")
         params: dict = {"type": type}
         for key, value in (("content", content), ("question", question), ("result", result)):
             if value is not None:
                 params[key] = value
+        if type == "stopped":
+            self._finish("state", params, False)
+            return
         self._write(_dumps({"jsonrpc": "2.0", "method": "state", "params": params}))
 
     @property

@@ -2085,9 +2085,11 @@ class Tool {
       }
     }, true);
   }
-  // A `state` notification (stateful tools).
+  // A `state` notification (stateful tools). `stopped` is final, like
+  // result(): tool_main sends nothing after it, and a second final message
+  // is an error.
   Result<void> state(const State& update) {
-    return notify("state", [&](JsonWriter& w) {
+    auto write_params = [&](JsonWriter& w) {
       w.key("type");
       w.string(update.type == State::Type::kRunning   ? "running"
                : update.type == State::Type::kWaiting ? "waiting"
@@ -2104,7 +2106,9 @@ class Tool {
         w.key("result");
         w.value(*update.result);
       }
-    });
+    };
+    if (update.type == State::Type::kStopped) return finish("state", write_params, false);
+    return notify("state", write_params);
   }
   // A final result or error was sent.
   bool finished() const { return session_->finished.load(); }

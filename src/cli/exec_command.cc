@@ -102,7 +102,7 @@ class ExecCommand final : public Command {
 
     Result<RunServices> services = PrepareRunServices(common, std::nullopt);
     if (!services.ok()) return ReportError("exec", services.status().message());
-    const InvocationOutput output{.json = json_};
+    const InvocationOutput output{.json = json_, .interactive = !common.no_interaction};
     if (stdio) {
       StdioRuntimeOptions options;
       services->ConfigureRuntime(options);

@@ -2,6 +2,7 @@
 // its arguments from --args, printed as text or as one JSON object.
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "core/text.h"
 #include "project/project_files.h"
 #include "runtime/builtin_runtime.h"
+#include "runtime/mcp_runtime.h"
 #include "runtime/stdio_runtime.h"
 #include "runtime/vfs_runtime.h"
 
@@ -27,6 +29,24 @@ std::string ToolNames(const Config& config) {
   return names;
 }
 
+bool HasMcpImports(const Config& config) {
+  for (const auto& [name, tool] : config.tools) {
+    if (IsMcpImport(tool)) return true;
+  }
+  return false;
+}
+
+// The MCP runtime under the run's sandbox settings, with the host's
+// environment for the variables a server's `env` lists.
+McpRuntimeOptions McpOptions(const RunServices& services) {
+  McpRuntimeOptions options;
+  options.sandbox = services.sandbox_mode;
+  options.sandbox_hidden_for_testing = services.sandbox_hidden_for_testing;
+  options.warn = [](const std::string& warning) { ReportNote("warning", warning); };
+  options.host_environment = services.environment;
+  return options;
+}
+
 class RunCommand final : public Command {
  public:
   void AddOptions(CLI::App& app) override {
@@ -36,7 +56,7 @@ class RunCommand final : public Command {
                    "The tool's arguments: a JSON object, @FILE to read it from a file, @- from stdin")
         ->type_name("JSON|@FILE");
     app.add_option("--answer", answers_,
-                   "Answer the tool's question ID with VALUE (repeatable; passed as a string)")
+                   "Answer the tool's question ID with VALUE (repeatable; typed by the question: true/false/yes/no, text, or one of its options)")
         ->type_name("ID=VALUE")
         ->allow_extra_args(false);  // one value per --answer, so TOOL may follow
     app.add_flag("--json", json_,
@@ -57,24 +77,30 @@ class RunCommand final : public Command {
     ReportConfigWarnings(*loaded, common);
     const Config& config = loaded->config;
 
+    // MCP servers, started lazily; kept for the run once a lookup started them.
+    std::unique_ptr<McpRuntime> mcp;
+    std::optional<ToolConfig> imported;
     auto found = config.tools.find(tool_name_);
     if (found == config.tools.end()) {
-      if (config.tools.empty()) {
-        return ReportError("run", "Unknown tool " + Quote(tool_name_) + ": " + loaded->path +
-                                      " configures no tools");
+      std::string offered;
+      if (HasMcpImports(config)) {
+        Result<std::optional<ImportedMcpTool>> resolved = FindImportedTool(common, **store, config, mcp, offered);
+        if (!resolved.ok()) return ReportError("run", resolved.status().message());
+        if (*resolved) imported = (*resolved)->tool;
       }
-      return ReportError("run", "Unknown tool " + Quote(tool_name_) + "; " + loaded->path +
-                                    " configures: " + ToolNames(config));
+      if (!imported) {
+        if (config.tools.empty()) {
+          return ReportError("run", "Unknown tool " + Quote(tool_name_) + ": " + loaded->path +
+                                        " configures no tools");
+        }
+        return ReportError("run", "Unknown tool " + Quote(tool_name_) + "; " + loaded->path +
+                                      " configures: " + ToolNames(config) + offered);
+      }
     }
-    const ToolConfig& tool = found->second;
+    const ToolConfig& tool = imported ? *imported : found->second;
 
     Result<RuntimeKind> runtime = ResolveRuntime(tool);
     if (!runtime.ok()) return ReportError("run", runtime.status().message());
-    if (*runtime == RuntimeKind::kMcp) {
-      return ReportError("run", "Tool '" + tool.name + "' uses runtime '" +
-                                    std::string(RuntimeKindName(*runtime)) +
-                                    "', which this build does not run yet");
-    }
 
     ToolCall call;
     call.name = tool.name;
@@ -83,13 +109,17 @@ class RunCommand final : public Command {
       if (!arguments.ok()) return ReportError("--args", arguments.status().message());
       call.arguments_json = std::move(arguments).value();
     }
-    Result<std::string> answers = AnswersToJson(answers_);
+    auto answers = ParseAnswerFlags(answers_);  // typed when the tool asks (runtime/answers.h)
     if (!answers.ok()) return ReportError("--answer", answers.status().message());
-    call.answers_json = std::move(answers).value();
 
     Result<RunServices> services = PrepareRunServices(common, loaded->path);
     if (!services.ok()) return ReportError("run", services.status().message());
-    const InvocationOutput output{.json = json_};
+    const InvocationOutput output{
+        .json = json_, .answers = std::move(answers).value(), .interactive = !common.no_interaction};
+    if (*runtime == RuntimeKind::kMcp) {
+      if (!mcp) mcp = std::make_unique<McpRuntime>(**store, config.mcp_servers, McpOptions(*services));
+      return InvokeTool(*mcp, call, tool, output);
+    }
     if (*runtime == RuntimeKind::kBuiltin) {
       BuiltinRuntimeOptions options;
       services->ConfigureRuntime(options);
@@ -110,6 +140,45 @@ class RunCommand final : public Command {
   }
 
  private:
+  // The tool `tool_name_` names among the tools `source = "mcp.SERVER"`
+  // entries import (docs/runtimes.md, mcp runtime, "Tool names"): "ENTRY.TOOL"
+  // starts only that entry's server; a bare name starts every import
+  // entry's server and must be offered by exactly one. nullopt when no
+  // import offers it (`offered` then lists what they do offer, for the
+  // message). Leaves the runtime in `mcp` so the call reuses the servers.
+  Result<std::optional<ImportedMcpTool>> FindImportedTool(const CommonOptions& common, ProjectFiles& store,
+                                                          const Config& config, std::unique_ptr<McpRuntime>& mcp,
+                                                          std::string& offered) {
+    // Only the sandbox settings and the environment are needed to list:
+    // the audit log is opened for the call itself.
+    CommonOptions listing = common;
+    listing.no_audit = true;
+    TOOLVFS_ASSIGN_OR_RETURN(RunServices services, PrepareRunServices(listing, std::nullopt));
+    mcp = std::make_unique<McpRuntime>(store, config.mcp_servers, McpOptions(services));
+    std::optional<std::string> only_entry;
+    if (const size_t dot = tool_name_.find('.'); dot != std::string::npos) {
+      auto entry = config.tools.find(tool_name_.substr(0, dot));
+      if (entry == config.tools.end() || !IsMcpImport(entry->second)) return std::optional<ImportedMcpTool>();
+      only_entry = entry->first;
+    }
+    CancelToken cancel;
+    ImportedMcpTools listed = ListImportedMcpTools(*mcp, config, cancel, only_entry);
+    std::optional<ImportedMcpTool> match;
+    std::string names;
+    for (ImportedMcpTool& candidate : listed.tools) {
+      if (candidate.name == tool_name_ || candidate.entry + "." + candidate.tool.mcp_tool == tool_name_) {
+        match = std::move(candidate);
+        break;
+      }
+      names += (names.empty() ? "" : ", ") + candidate.name;
+    }
+    if (match) return match;
+    // A server that could not be listed may be the one meant: say why.
+    if (!listed.errors.empty()) return Status(StatusCode::kInvalidArgument, listed.errors.begin()->second);
+    if (!names.empty()) offered = "; its MCP imports offer: " + names;
+    return std::optional<ImportedMcpTool>();
+  }
+
   std::string tool_name_;
   std::optional<std::string> arguments_;
   std::vector<std::string> answers_;

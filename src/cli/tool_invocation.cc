@@ -21,6 +21,8 @@ extern char** environ;
 #include "core/text.h"
 #include "core/unique_fd.h"
 #include "protocol/json_writer.h"
+#include "runtime/outcome_json.h"
+#include "runtime/stateful_tool.h"
 
 namespace toolvfs {
 namespace {
@@ -498,43 +500,149 @@ Result<std::string> ReadArgumentsJson(std::string_view value) {
   return compact;
 }
 
-Result<std::string> AnswersToJson(const std::vector<std::string>& answers) {
-  rapidjson::StringBuffer buffer;
-  JsonWriter writer(buffer);
-  writer.StartObject();
-  std::set<std::string, std::less<>> seen;
-  for (const std::string& answer : answers) {
-    size_t equals = answer.find('=');
-    if (equals == std::string::npos) {
-      return InvalidArgumentError("Expected ID=VALUE, got " + Quote(answer));
-    }
-    std::string_view id = std::string_view(answer).substr(0, equals);
-    std::string_view text = std::string_view(answer).substr(equals + 1);
-    if (id.empty()) return InvalidArgumentError("The question ID is empty in " + Quote(answer));
-    if (!IsValidUtf8(answer)) return InvalidArgumentError(Quote(answer) + " is not valid UTF-8");
-    if (!seen.emplace(id).second) {
-      return InvalidArgumentError("Question " + Quote(id) + " is answered twice");
-    }
-    WriteJsonKey(writer, id);
-    WriteJsonString(writer, text);
-  }
-  writer.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
+// --- Running ---------------------------------------------------------------
+
+namespace {
+
+// How the answering chain ended a run, besides the outcome itself.
+struct AnsweredRun {
+  Outcome outcome;
+  // A given or configured answer that does not fit its question (exit 2).
+  Status bad_answer;
+  // The outcome's question has no answer and nobody could be asked.
+  bool unanswered = false;
+};
+
+Outcome NeedsInput(ToolQuestion question, std::vector<ContentBlock> content) {
+  Outcome outcome;
+  outcome.kind = Outcome::Kind::kNeedsInput;
+  outcome.question = std::move(question);
+  outcome.content = std::move(content);
+  return outcome;
 }
 
-// --- Running ---------------------------------------------------------------
+Outcome TooManyQuestions(const ToolConfig& tool, const ToolQuestion& last) {
+  return FailedOutcome(StatusCode::kInternal,
+                       "Tool " + Quote(tool.name) + " asked " + std::to_string(kMaxAnswerRounds + 1) +
+                           " questions without finishing (the last: " + Quote(last.id) +
+                           "); it may be rejecting the answer it is given",
+                       "");
+}
+
+// A finished answer lookup: an answer, or the reason the run ends here.
+// `ended` is set when there is no answer to give.
+struct Lookup {
+  std::optional<ConfigValue> answer;
+  std::optional<AnsweredRun> ended;
+};
+
+Lookup LookUp(const ToolQuestion& question, const ToolConfig& tool, const AnswerSources& sources,
+              CancelToken& cancel) {
+  Result<std::optional<FoundAnswer>> found = FindAnswer(question, tool.name, sources, cancel);
+  Lookup lookup;
+  if (!found.ok()) {
+    AnsweredRun ended;
+    if (cancel.cancelled()) {
+      ended.outcome.kind = Outcome::Kind::kCancelled;
+      ended.outcome.failure = StatusCode::kCancelled;
+      ended.outcome.is_error = true;
+      ended.outcome.error = ToolError{"Tool " + Quote(tool.name) + " was cancelled while its question was asked", {}, false};
+    } else if (found.status().code() == StatusCode::kInvalidArgument) {
+      ended.bad_answer = found.status();
+    } else {
+      // The terminal went away (end of input): nobody can answer.
+      ended.outcome = NeedsInput(question, {});
+      ended.unanswered = true;
+    }
+    lookup.ended = std::move(ended);
+    return lookup;
+  }
+  if (!found->has_value()) {
+    AnsweredRun ended;
+    ended.outcome = NeedsInput(question, {});
+    ended.unanswered = true;
+    lookup.ended = std::move(ended);
+    return lookup;
+  }
+  lookup.answer = std::move((*found)->value);
+  return lookup;
+}
+
+// One-shot runtimes: each answer means another run with the answer added
+// to the call's answers (the jp stdio contract).
+Result<AnsweredRun> RunAnswering(ToolRuntime& runtime, ToolCall call, const ToolConfig& tool,
+                                 const AnswerSources& sources, CancelToken& cancel) {
+  for (int round = 0;; ++round) {
+    TOOLVFS_ASSIGN_OR_RETURN(Outcome outcome, runtime.Execute(call, tool, cancel));
+    if (outcome.kind != Outcome::Kind::kNeedsInput || !outcome.question || cancel.cancelled()) {
+      return AnsweredRun{.outcome = std::move(outcome)};
+    }
+    if (round == kMaxAnswerRounds) return AnsweredRun{.outcome = TooManyQuestions(tool, *outcome.question)};
+    Lookup lookup = LookUp(*outcome.question, tool, sources, cancel);
+    if (lookup.ended) {
+      lookup.ended->outcome.content = std::move(outcome.content);
+      lookup.ended->outcome.stderr_tail = std::move(outcome.stderr_tail);
+      return std::move(*lookup.ended);
+    }
+    TOOLVFS_ASSIGN_OR_RETURN(call.answers_json, AddAnswer(call.answers_json, outcome.question->id, *lookup.answer));
+  }
+}
+
+// Stateful tools: one live run; each answer is `apply {input}`.
+Result<AnsweredRun> DriveStateful(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& tool,
+                                  const AnswerSources& sources, CancelToken& cancel) {
+  TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<StatefulRun> run, runtime.Start(call, tool, cancel));
+  uint64_t seen = 0;
+  int questions = 0;
+  while (true) {
+    ToolState state = run->WaitForChange(seen);
+    seen = state.version;
+    if (state.kind == ToolState::Kind::kStopped) return AnsweredRun{.outcome = std::move(*state.outcome)};
+    if (state.kind != ToolState::Kind::kWaiting || !state.question) continue;
+    if (++questions > kMaxAnswerRounds) {
+      run->Abort();
+      return AnsweredRun{.outcome = TooManyQuestions(tool, *state.question)};
+    }
+    Lookup lookup = LookUp(*state.question, tool, sources, cancel);
+    if (lookup.ended) {
+      // The tool cannot go on without the answer: stop it (a Ctrl+C stopped
+      // it already; its own outcome says so).
+      run->Abort();
+      Outcome stopped = run->Wait();
+      if (cancel.cancelled()) return AnsweredRun{.outcome = std::move(stopped)};
+      lookup.ended->outcome.content = std::move(state.content);
+      lookup.ended->outcome.stderr_tail = std::move(stopped.stderr_tail);
+      return std::move(*lookup.ended);
+    }
+    TOOLVFS_RETURN_IF_ERROR(run->Apply(lookup.answer->ToJson()));
+  }
+}
+
+// stderr for a question nobody answered: what it asks and how to answer.
+void ReportUnanswered(const ToolConfig& tool, const ToolQuestion& question) {
+  ReportError("tool " + Quote(tool.name) + " needs input",
+              "1 question has no answer (give it with --answer ID=VALUE, or questions.ID.answer in the "
+              "config, or run on a terminal without --no-interaction)");
+  std::string line = DescribeQuestion(question) + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+}  // namespace
 
 int InvokeTool(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& tool,
                const InvocationOutput& output) {
   CancelToken cancel;
-  std::optional<Result<Outcome>> executed;
+  std::unique_ptr<QuestionAsker> asker = output.interactive ? NewTerminalQuestionAsker() : nullptr;
+  const AnswerSources sources{.given = output.answers, .configured = &tool.question_answers, .asker = asker.get()};
+  std::optional<Result<AnsweredRun>> executed;
   int interrupt_signal = 0;
   {
     InterruptScope interrupts(cancel);
-    executed.emplace(runtime.Execute(call, tool, cancel));
+    executed.emplace(tool.stateful ? DriveStateful(runtime, call, tool, sources, cancel)
+                                   : RunAnswering(runtime, call, tool, sources, cancel));
     interrupt_signal = interrupts.signal();
   }
-  Result<Outcome>& result = *executed;
+  Result<AnsweredRun>& result = *executed;
   if (!result.ok()) {
     // The run never started (the program cannot be executed, ...): a
     // problem of the configuration or the command line, or of the machine.
@@ -544,8 +652,19 @@ int InvokeTool(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& too
     }
     return ReportError("tool " + Quote(tool.name) + " could not start", result.status().message());
   }
-  const Outcome& outcome = *result;
+  if (!result->bad_answer.ok()) {
+    return ReportError("tool " + Quote(tool.name) + " got a bad answer", result->bad_answer.message());
+  }
+  const Outcome& outcome = result->outcome;
   Verdict verdict = Judge(outcome, interrupt_signal != 0 || cancel.cancelled());
+  if (result->unanswered && verdict == Verdict::kNeedsInput && outcome.question) {
+    ReportUnanswered(tool, *outcome.question);
+    if (output.json) {
+      Status written = WriteFull(STDOUT_FILENO, OutcomeJson(outcome, verdict), "standard output");
+      if (!written.ok()) ReportError("output", written.message());
+    }
+    return ExitCodeOf(verdict);
+  }
   if (output.json) {
     Status written = WriteFull(STDOUT_FILENO, OutcomeJson(outcome, verdict), "standard output");
     if (!written.ok()) ReportError("output", written.message());

@@ -16,6 +16,7 @@
 #include "core/status.h"
 #include "policy/audit.h"
 #include "policy/inquirer.h"
+#include "runtime/answers.h"
 #include "runtime/builtin_runtime.h"
 #include "runtime/tool_runtime.h"
 #include "runtime/stdio_runtime.h"
@@ -90,22 +91,32 @@ std::optional<std::string> ConfigPathInProject(const CommonOptions& common, cons
 // file.
 Result<std::string> ReadArgumentsJson(std::string_view value);
 
-// --answer ID=VALUE entries as a JSON object of strings, {"ID":"VALUE",...}.
-// InvalidArgument for an entry without '=', an empty ID, or an ID given
-// twice.
-Result<std::string> AnswersToJson(const std::vector<std::string>& answers);
-
-// How run and exec print and exit.
+// How run and exec answer the tool's questions, print and exit.
 struct InvocationOutput {
   bool json = false;  // --json: one object on stdout
+  // --answer ID=VALUE by question id (ParseAnswerFlags, runtime/answers.h),
+  // typed by the question's answer_type when it is asked.
+  std::map<std::string, std::string, std::less<>> answers;
+  // Questions no --answer or questions.ID.answer answers are asked on the
+  // terminal: true unless --no-interaction (and only when there is one).
+  bool interactive = false;
 };
 
 // Runs `call` of `tool` on `runtime` with SIGINT and SIGTERM turned into a
 // cancel request for the duration of the run (a second signal only cancels
 // again; the previous handlers are restored afterwards), prints the outcome
 // and returns the exit code (SPEC.md §10): 0 completed, 1 the tool reported
-// an error or failed, 2 the tool could not be started, 3 needs input,
-// 124 timeout, 130 cancelled.
+// an error or failed, 2 the tool could not be started or an answer does not
+// fit its question, 3 a question nobody answered, 124 timeout, 130
+// cancelled.
+//
+// Questions go through one answering chain for every runtime (SPEC.md
+// §4.6): output.answers, then tool.question_answers, then the terminal. A
+// needs_input outcome runs the tool again with the typed answer added to
+// call.answers_json (at most kMaxAnswerRounds times); a `stateful = true`
+// tool is started with runtime.Start and gets each answer as `apply
+// {input}` while it stays alive. An unanswered question ends the run (the
+// tool is aborted) with exit 3 and the question listed on stderr.
 int InvokeTool(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& tool,
                const InvocationOutput& output);
 

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +17,8 @@
 #include "core/text.h"
 #include "project/project_files.h"
 #include "protocol/json_writer.h"
+#include "runtime/builtin_runtime.h"
+#include "runtime/mcp_runtime.h"
 
 namespace toolvfs {
 namespace {
@@ -54,10 +57,84 @@ std::string OneLine(std::string_view text) {
 struct Row {
   std::string name;
   std::string runtime;        // resolved runtime, or "unsupported"
-  std::string runtime_error;  // ResolveRuntime's message when it failed
+  std::string runtime_error;  // ResolveRuntime's message when it failed, or the MCP server's
   std::string source;
   std::string description;
 };
+
+// What the MCP servers say about the config's mcp tools: the tools each
+// `source = "mcp.SERVER"` entry imports, and the server's description of
+// `mcp.SERVER.TOOL` entries that have none of their own. Listing starts
+// the servers that are needed (and only those), each under its entry's
+// sandbox; a server that fails is reported on its entry's row.
+struct McpListing {
+  ImportedMcpTools imports;
+  std::map<std::string, std::string> descriptions;  // entry name -> the server's description
+  std::map<std::string, std::string> errors;        // entry name -> why its server said nothing
+};
+
+// What a tool says it does: the config's description; for an mcp tool
+// without one, its server's; for a builtin without one, its own.
+std::string DescriptionOf(const std::string& name, const ToolConfig& tool, const McpListing& mcp) {
+  if (auto described = mcp.descriptions.find(name); described != mcp.descriptions.end()) return described->second;
+  if (tool.description.empty() && tool.source == ToolSource::kBuiltin) {
+    if (const BuiltinToolInfo* builtin = FindBuiltinTool(name)) return builtin->description;
+  }
+  return tool.description;
+}
+
+// The parameters a call is checked against: a builtin declares its own.
+const ConfigValue::Object& ParametersOf(const std::string& name, const ToolConfig& tool) {
+  if (tool.source == ToolSource::kBuiltin) {
+    if (const BuiltinToolInfo* builtin = FindBuiltinTool(name)) return builtin->parameters;
+  }
+  return tool.parameters;
+}
+
+McpListing ListMcpTools(const CommonOptions& common, ProjectFiles& store, const Config& config) {
+  McpListing listing;
+  bool needed = false;
+  for (const auto& [name, tool] : config.tools) {
+    needed = needed || IsMcpImport(tool) || (tool.source == ToolSource::kMcp && tool.description.empty());
+  }
+  if (!needed) return listing;
+  CommonOptions quiet = common;
+  quiet.no_audit = true;
+  Result<RunServices> services = PrepareRunServices(quiet, std::nullopt);
+  if (!services.ok()) {
+    for (const auto& [name, tool] : config.tools) {
+      if (tool.source == ToolSource::kMcp) listing.errors.emplace(name, services.status().message());
+    }
+    return listing;
+  }
+  McpRuntimeOptions options;
+  options.sandbox = services->sandbox_mode;
+  options.sandbox_hidden_for_testing = services->sandbox_hidden_for_testing;
+  options.warn = [](const std::string& warning) { ReportNote("warning", warning); };
+  options.host_environment = services->environment;
+  McpRuntime runtime(store, config.mcp_servers, std::move(options));
+  CancelToken cancel;
+  listing.imports = ListImportedMcpTools(runtime, config, cancel);
+  listing.errors = listing.imports.errors;
+  for (const auto& [name, tool] : config.tools) {
+    if (tool.source != ToolSource::kMcp || IsMcpImport(tool) || !tool.description.empty()) continue;
+    Result<std::vector<McpToolInfo>> tools = runtime.ListTools(tool, cancel);
+    if (!tools.ok()) {
+      listing.errors.emplace(name, tools.status().message());
+      continue;
+    }
+    bool found = false;
+    for (const McpToolInfo& info : *tools) {
+      if (info.name != tool.mcp_tool) continue;
+      listing.descriptions.emplace(name, info.description);
+      found = true;
+    }
+    if (!found) {
+      listing.errors.emplace(name, "MCP server " + Quote(tool.mcp_server) + " has no tool " + Quote(tool.mcp_tool));
+    }
+  }
+  return listing;
+}
 
 class ToolsCommand final : public Command {
  public:
@@ -76,14 +153,17 @@ class ToolsCommand final : public Command {
     if (!loaded.ok()) return ReportError("tools", loaded.status().message());
     ReportConfigWarnings(*loaded, common);
 
-    std::string out = json_ ? Json(loaded->config) : Table(*loaded);
+    const McpListing mcp = ListMcpTools(common, **store, loaded->config);
+    std::string out = json_ ? Json(loaded->config, mcp) : Table(*loaded, mcp);
     Status written = WriteFull(STDOUT_FILENO, out, "standard output");
     if (!written.ok()) return ReportError("tools", written.message());
     return kExitOk;
   }
 
  private:
-  static std::vector<Row> Rows(const Config& config) {
+  // The configured tools in name order, each import entry followed by the
+  // tools it imports (named as `toolvfs run` takes them).
+  static std::vector<Row> Rows(const Config& config, const McpListing& mcp) {
     std::vector<Row> rows;
     for (const auto& [name, tool] : config.tools) {
       Row row;
@@ -96,16 +176,26 @@ class ToolsCommand final : public Command {
         row.runtime_error = runtime.status().message();
       }
       row.source = SourceText(tool);
-      row.description = OneLine(tool.description);
+      row.description = OneLine(DescriptionOf(name, tool, mcp));
+      if (auto error = mcp.errors.find(name); error != mcp.errors.end()) row.runtime_error = error->second;
+      if (IsMcpImport(tool) && row.description.empty()) row.description = "(imports every tool of the server)";
       rows.push_back(std::move(row));
+      for (const ImportedMcpTool& imported : mcp.imports.tools) {
+        if (imported.entry != name) continue;
+        rows.push_back(Row{.name = imported.name,
+                           .runtime = "mcp",
+                           .runtime_error = {},
+                           .source = SourceText(imported.tool),
+                           .description = OneLine(imported.tool.description)});
+      }
     }
     return rows;
   }
 
-  static std::string Table(const LoadedConfig& loaded) {
+  static std::string Table(const LoadedConfig& loaded, const McpListing& mcp) {
     if (loaded.config.tools.empty()) return "No tools are configured in " + loaded.path + ".\n";
     Palette palette = MakePalette(ColorEnabled(STDOUT_FILENO));
-    std::vector<Row> rows = Rows(loaded.config);
+    std::vector<Row> rows = Rows(loaded.config, mcp);
     size_t name_width = 4, runtime_width = 7, source_width = 6;  // the headings
     for (const Row& row : rows) {
       name_width = std::max(name_width, row.name.size());
@@ -144,11 +234,12 @@ class ToolsCommand final : public Command {
     return out;
   }
 
-  static std::string Json(const Config& config) {
+  static std::string Json(const Config& config, const McpListing& mcp) {
     rapidjson::StringBuffer buffer;
     JsonWriter writer(buffer);
     writer.StartArray();
     for (const auto& [name, tool] : config.tools) {
+      std::string description = DescriptionOf(name, tool, mcp);
       writer.StartObject();
       WriteJsonKey(writer, "name");
       WriteJsonString(writer, name);
@@ -164,7 +255,11 @@ class ToolsCommand final : public Command {
       WriteJsonKey(writer, "source");
       WriteJsonString(writer, SourceText(tool));
       WriteJsonKey(writer, "description");
-      WriteJsonString(writer, tool.description);
+      WriteJsonString(writer, description);
+      if (auto error = mcp.errors.find(name); error != mcp.errors.end()) {
+        WriteJsonKey(writer, "mcp_error");
+        WriteJsonString(writer, error->second);
+      }
       if (tool.command) {
         WriteJsonKey(writer, "command");
         writer.StartArray();
@@ -173,11 +268,33 @@ class ToolsCommand final : public Command {
         writer.EndArray();
       }
       WriteJsonKey(writer, "parameters");
-      std::string parameters = ConfigValue(tool.parameters).ToJson();
+      std::string parameters = ConfigValue(ParametersOf(name, tool)).ToJson();
       writer.RawValue(parameters.data(), parameters.size(), rapidjson::kObjectType);
       WriteJsonKey(writer, "stateful");
       writer.Bool(tool.stateful);
       writer.EndObject();
+      for (const ImportedMcpTool& imported : mcp.imports.tools) {
+        if (imported.entry != name) continue;
+        writer.StartObject();
+        WriteJsonKey(writer, "name");
+        WriteJsonString(writer, imported.name);
+        WriteJsonKey(writer, "runtime");
+        WriteJsonString(writer, "mcp");
+        WriteJsonKey(writer, "source");
+        WriteJsonString(writer, SourceText(imported.tool));
+        WriteJsonKey(writer, "description");
+        WriteJsonString(writer, imported.tool.description);
+        WriteJsonKey(writer, "imported_by");
+        WriteJsonString(writer, name);
+        WriteJsonKey(writer, "parameters");
+        writer.StartObject();
+        writer.EndObject();
+        WriteJsonKey(writer, "input_schema");
+        writer.RawValue(imported.input_schema_json.data(), imported.input_schema_json.size(), rapidjson::kObjectType);
+        WriteJsonKey(writer, "stateful");
+        writer.Bool(false);
+        writer.EndObject();
+      }
     }
     writer.EndArray();
     std::string json(buffer.GetString(), buffer.GetSize());

@@ -116,7 +116,7 @@ struct ToolConfig {
   ConfigValue::Object options;  // free-form, handed to the tool
   bool stateful = false;
   // `questions.ID.answer`: static answers (a bool or a string) to questions
-  // the tool asks (issue 6's answering chain).
+  // the tool asks, typed by the question when it is asked (runtime/answers.h).
   std::map<std::string, ConfigValue> question_answers;
   // False when the tool has no `sandbox` table: the policy then applies the
   // default (project readable, everything else uncovered) and `sandbox`

@@ -115,4 +115,10 @@ class AccessGate {
   std::map<std::pair<std::string, std::string>, bool> run_answers_;
 };
 
+// The audit record of a decided request (scope.decided()), as a vfs session
+// and the builtin runtime write it: the time now, `tool`, `call_id` and the
+// scope's method, target, decision, rule and error code. The caller adds
+// bytes_in, bytes_out and duration_us.
+AuditRecord AuditRecordFor(const RequestScope& scope, std::string_view tool, std::string_view call_id);
+
 }  // namespace toolvfs

@@ -24,6 +24,8 @@ class CancelToken {
 
   void Cancel() noexcept;
   bool cancelled() const noexcept { return cancelled_.load(std::memory_order_acquire); }
+  // The flag itself, for code that polls one (RequestScope::set_cancel_flag).
+  const std::atomic<bool>& flag() const noexcept { return cancelled_; }
 
   // Readable (EPOLLIN) once Cancel() was called; -1 if no eventfd exists.
   // Never read from it: it stays readable so every poller sees it.

@@ -332,7 +332,10 @@ Result<WireMessage> ServeGrep(const Message& request, const MethodContext& conte
                                                    PolicyDecision::Allow("per file")));
   }
   const FilePolicy& files = context.gate.policy().files;
-  options.file_filter = [&files, &granted](std::string_view file) {
+  // A cancelled request (the tool's `cancel`, the session ending, a
+  // builtin's token) skips the files not yet opened and answers Cancelled.
+  options.file_filter = [&files, &granted, &scope](std::string_view file) {
+    if (scope.cancelled()) return false;
     switch (files.Check(FileAccess::kRead, file).decision) {
       case Decision::kAllow: return true;
       case Decision::kDeny: return false;
@@ -343,6 +346,7 @@ Result<WireMessage> ServeGrep(const Message& request, const MethodContext& conte
     return false;
   };
   TOOLVFS_ASSIGN_OR_RETURN(GrepResult result, context.project.Grep(pattern, options));
+  if (scope.cancelled()) return Status(StatusCode::kCancelled, "fs.grep was cancelled before it finished");
   // Presize: the lines dominate, plus about 60 bytes of keys per line.
   size_t size_hint = 64;
   for (const GrepFileMatches& file : result.matches) {

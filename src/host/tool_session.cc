@@ -49,7 +49,7 @@ constexpr size_t kMaxReadPerWakeup = size_t{4} << 20;
 constexpr int kProtocolErrorsToStop = 3;
 
 // epoll user data: which fd an event is for.
-enum Source : uint64_t { kToolStdout, kToolStdin, kToolStderr, kChildExit, kCancel, kCompletion };
+enum Source : uint64_t { kToolStdout, kToolStdin, kToolStderr, kChildExit, kCancel, kCompletion, kControl };
 
 void IgnoreSigpipeOnce() {
   // Writing to the stdin of a tool that has exited must give EPIPE, not kill
@@ -236,6 +236,9 @@ class Session {
   void Audit(const RequestScope& scope, const RequestTiming& timing, const WireMessage& answer);
   void HandleNotification(const Message& message);
   void HandleToolCancel(const Message& message);
+  void HandleState(const Message& message);
+  // Lines and the abort request from SessionControl.
+  void OnControl();
   void TakeCompletedAnswers();
   void OnChildExit();
   void OnCancel();
@@ -293,6 +296,9 @@ class Session {
   bool final_received_ = false;
   bool cancel_sent_ = false;
   bool child_exited_ = false;
+  // A stateful tool's last state was `waiting`: it waits for `apply` from
+  // the caller, so its silence is not idleness.
+  bool waiting_for_input_ = false;
 
   bool ended_ = false;
   SessionResult result_;
@@ -323,6 +329,9 @@ Status Session::Setup() {
   pidfd_ = OpenPidfd(child_.pid());
   if (pidfd_) TOOLVFS_RETURN_IF_ERROR(Watch(pidfd_.get(), kChildExit, EPOLLIN));
   if (cancel_.fd() >= 0) TOOLVFS_RETURN_IF_ERROR(Watch(cancel_.fd(), kCancel, EPOLLIN));
+  if (setup_.control != nullptr && setup_.control->fd() >= 0) {
+    TOOLVFS_RETURN_IF_ERROR(Watch(setup_.control->fd(), kControl, EPOLLIN));
+  }
   workers_ = std::make_unique<WorkerPool>(context_, setup_.worker_threads, completion_.get());
   // A handler about to ask the user tells the tool first (SPEC.md §4.4):
   // the notification goes through the workers' queue to this loop.
@@ -345,6 +354,7 @@ SessionResult Session::Run() {
   } else {
     QueueAnswer(WireMessage::Copy(setup_.init.bytes()), nullptr, "init");
     if (cancel_.cancelled()) OnCancel();
+    if (setup_.control != nullptr) OnControl();
   }
 
   epoll_event events[8];
@@ -382,6 +392,7 @@ SessionResult Session::Run() {
         case kChildExit: OnChildExit(); break;
         case kCancel: OnCancel(); break;
         case kCompletion: TakeCompletedAnswers(); break;
+        case kControl: OnControl(); break;
       }
     }
   }
@@ -407,7 +418,7 @@ std::optional<Clock::time_point> Session::NextDeadline() const {
     if (!deadline || candidate < *deadline) deadline = candidate;
   };
   // A tool waiting for its own slow request is not idle.
-  if (in_flight_.empty() && !final_received_ && !cancel_sent_) {
+  if (in_flight_.empty() && !final_received_ && !cancel_sent_ && !waiting_for_input_) {
     earliest(last_activity_ + setup_.limits.idle_timeout);
   }
   if (escalate_at_) earliest(*escalate_at_);
@@ -435,7 +446,7 @@ void Session::OnDeadline(Clock::time_point now) {
     }
     return;
   }
-  if (in_flight_.empty() && !final_received_ && !cancel_sent_ &&
+  if (in_flight_.empty() && !final_received_ && !cancel_sent_ && !waiting_for_input_ &&
       now >= last_activity_ + setup_.limits.idle_timeout) {
     std::string message = Name() + " was silent for " +
                           std::to_string(setup_.limits.idle_timeout.count() / 1000) +
@@ -625,17 +636,7 @@ void Session::SubmitToWorkers(Message message, const MethodSpec* method, Request
 
 void Session::Audit(const RequestScope& scope, const RequestTiming& timing, const WireMessage& answer) {
   if (setup_.audit == nullptr || !scope.decided()) return;
-  AuditRecord record;
-  record.timestamp_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count();
-  record.tool = setup_.tool_name;
-  record.call_id = setup_.call_id;
-  record.method = std::string(scope.method());
-  record.target = scope.target();
-  record.decision = scope.decision();
-  record.rule = scope.rule();
-  record.code = scope.error_code();
+  AuditRecord record = AuditRecordFor(scope, setup_.tool_name, setup_.call_id);
   record.bytes_in = timing.bytes_in;
   record.bytes_out = answer.size();
   record.duration_us = static_cast<uint64_t>(
@@ -667,8 +668,49 @@ void Session::HandleNotification(const Message& message) {
     HandleToolCancel(message);
     return;
   }
-  // `state` belongs to stateful tools (SPEC.md §4.6); other notifications
-  // have no answer and no effect.
+  // `state` belongs to stateful tools (SPEC.md §4.6); one-shot runs ignore
+  // it, like every other notification they do not know.
+  if (method == "state" && setup_.on_state) HandleState(message);
+}
+
+void Session::HandleState(const Message& message) {
+  const Params& params = message.params();
+  Result<std::string_view> type = params.String("type");
+  if (!type.ok()) return;  // not a state update the caller could act on
+  const bool stopped = *type == "stopped";
+  if (!stopped && *type != "running" && *type != "waiting") return;
+  waiting_for_input_ = *type == "waiting";
+  setup_.on_state(params.ToJson());
+  if (!stopped) return;
+  // The tool is done: its result is final, like a `result` notification.
+  std::optional<std::string> content = params.Json("result");
+  if (!content || *content == "null") content = params.Json("content");
+  std::string final_params = "{\"content\":" + (content ? *content : std::string("null")) + "}";
+  final_received_ = true;
+  waiting_for_input_ = false;
+  result_.final_params_json = std::move(final_params);
+  result_.end = SessionResult::End::kResult;
+  if (cancel_sent_) {
+    result_.end = SessionResult::End::kCancelled;
+    result_.message = Name() + " was cancelled";
+  } else {
+    escalate_at_ = Clock::now() + setup_.limits.cancel_grace;
+    escalation_ = 1;
+  }
+  if (child_exited_) ended_ = true;
+}
+
+void Session::OnControl() {
+  SessionControl& control = *setup_.control;
+  uint64_t count = 0;
+  [[maybe_unused]] ssize_t got = read(control.fd(), &count, sizeof count);
+  for (std::string& line : control.TakeLines()) {
+    if (final_received_ || cancel_sent_) continue;  // nobody is listening any more
+    waiting_for_input_ = false;
+    last_activity_ = Clock::now();  // the idle timeout starts again from the input
+    QueueAnswer(WireMessage::Copy(line), nullptr, "apply");
+  }
+  if (control.abort_requested()) OnCancel();
 }
 
 void Session::HandleToolCancel(const Message& message) {
@@ -840,6 +882,35 @@ void Session::KillTool() {
 }
 
 }  // namespace
+
+SessionControl::SessionControl() : event_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+void SessionControl::Send(std::string line) {
+  {
+    std::lock_guard lock(mutex_);
+    lines_.push_back(std::move(line));
+  }
+  Wake();
+}
+
+void SessionControl::Abort() {
+  abort_.store(true);
+  Wake();
+}
+
+std::vector<std::string> SessionControl::TakeLines() {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> lines;
+  lines.swap(lines_);
+  return lines;
+}
+
+void SessionControl::Wake() {
+  const uint64_t one = 1;
+  if (event_) {
+    [[maybe_unused]] ssize_t written = write(event_.get(), &one, sizeof one);
+  }
+}
 
 SessionResult RunToolSession(ChildProcess& child, const SessionSetup& setup,
                              const MethodContext& context, CancelToken& cancel) {

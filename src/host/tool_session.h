@@ -20,9 +20,13 @@
 //   and no worker is running.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <functional>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "host/cancel_token.h"
 #include "host/methods.h"
@@ -41,6 +45,33 @@ struct SessionLimits {
   size_t max_message_bytes = size_t{10} << 20;
 };
 
+// Reaches a running session from other threads (stateful tools, SPEC.md
+// §4.6): host notifications for the tool (`apply`) and the request to stop.
+// Thread-safe; the session wakes up on fd().
+class SessionControl {
+ public:
+  SessionControl();
+  SessionControl(const SessionControl&) = delete;
+  SessionControl& operator=(const SessionControl&) = delete;
+
+  // Queues one serialized notification line for the tool's stdin.
+  void Send(std::string line);
+  // Ends the run like cancellation: `cancel`, the grace, SIGTERM, SIGKILL.
+  void Abort();
+
+  // For the session loop.
+  int fd() const { return event_.get(); }
+  std::vector<std::string> TakeLines();
+  bool abort_requested() const { return abort_.load(); }
+
+ private:
+  void Wake();
+  std::mutex mutex_;
+  std::vector<std::string> lines_;
+  std::atomic<bool> abort_{false};
+  UniqueFd event_;
+};
+
 struct SessionSetup {
   std::string tool_name;  // for messages and audit records
   WireMessage init;       // sent first (BuildInitNotification)
@@ -50,6 +81,15 @@ struct SessionSetup {
   // (SPEC.md §3.4); null: no audit. Not owned.
   AuditSink* audit = nullptr;
   std::string call_id;  // the run, in audit records
+  // Stateful tools: called on the loop thread with the params of every
+  // well-formed `state` notification ({type: running|waiting|stopped, ...},
+  // compact JSON). `stopped` is then final like `result` (its `result`, or
+  // else its `content`, becomes the result's content), and while the last
+  // state is `waiting` the idle timeout does not run (the tool waits for
+  // the caller). Empty: `state` is ignored (one-shot tools).
+  std::function<void(const std::string& params_json)> on_state;
+  // Stateful tools: apply and abort from other threads; null: none.
+  SessionControl* control = nullptr;
 };
 
 struct SessionResult {

@@ -1,9 +1,349 @@
 #include "runtime/builtin_runtime.h"
 
+#include <poll.h>
+#include <simdjson.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <utility>
+
+#include "core/text.h"
+#include "core/unique_fd.h"
+#include "host/access_gate.h"
+#include "host/methods.h"
+#include "policy/tool_policy.h"
+#include "project/path.h"
+#include "protocol/json_writer.h"
+#include "runtime/argument_validation.h"
+
 namespace toolvfs {
+namespace {
+
+namespace dom = simdjson::dom;
+using Clock = std::chrono::steady_clock;
+
+// What a builtin does besides its fs.* request: the request's params from
+// the checked arguments, and the content of a successful answer.
+struct BuiltinBehaviour {
+  // The fs.* params; null: the arguments as they are (same names).
+  ConfigValue::Object (*params)(ConfigValue::Object arguments) = nullptr;
+  // The content, from the checked arguments and the fs.* `result` object.
+  Result<std::vector<ContentBlock>> (*content)(const ConfigValue::Object& arguments, dom::element result) =
+      nullptr;
+};
+
+// A builtin as declared: its schema is JSON text, parsed once.
+struct BuiltinDeclaration {
+  std::string_view name;
+  std::string_view method;
+  std::string_view description;
+  std::string_view parameters_json;
+  BuiltinBehaviour behaviour;
+};
+
+// --- Content ---------------------------------------------------------------
+
+// The argument `name` (a string after validation), or "".
+const std::string& StringArgument(const ConfigValue::Object& arguments, std::string_view name) {
+  static const std::string kEmpty;
+  auto found = arguments.find(name);
+  return found != arguments.end() && found->second.is_string() ? found->second.as_string() : kEmpty;
+}
+
+// A path argument as messages show it: normalized, quoted, "." for the
+// root. The request succeeded, so the path normalizes.
+std::string ShownPath(const ConfigValue::Object& arguments, std::string_view name) {
+  const std::string& path = StringArgument(arguments, name);
+  Result<std::string> normalized = NormalizePath(path);
+  return DisplayPath(normalized.ok() ? *normalized : path);
+}
+
+// `path` as the URI of a resource block: "project:" and the project path,
+// with every byte outside RFC 3986's unreserved set and '/' percent-encoded.
+std::string ProjectUri(std::string_view path) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string uri = "project:";
+  for (char c : path) {
+    unsigned char byte = static_cast<unsigned char>(c);
+    bool unreserved = (byte >= 'a' && byte <= 'z') || (byte >= 'A' && byte <= 'Z') ||
+                      (byte >= '0' && byte <= '9') || c == '-' || c == '.' || c == '_' || c == '~' ||
+                      c == '/';
+    if (unreserved) {
+      uri += c;
+    } else {
+      uri += '%';
+      uri += kHex[byte >> 4];
+      uri += kHex[byte & 0xf];
+    }
+  }
+  return uri;
+}
+
+// The result object as compact JSON text in one text block: listings,
+// metadata and grep matches keep the protocol's documented shape.
+Result<std::vector<ContentBlock>> JsonContent(const ConfigValue::Object&, dom::element result) {
+  return std::vector<ContentBlock>{ContentBlock::Text(simdjson::minify(result))};
+}
+
+// read_file: text as it is; anything else (fs.read sent it as base64) as a
+// resource block whose `blob` holds the bytes, like an MCP embedded
+// resource, with a line for people as its text.
+Result<std::vector<ContentBlock>> ReadContent(const ConfigValue::Object& arguments, dom::element result) {
+  std::string_view content;
+  uint64_t size = 0;
+  if (result["content"].get(content) != simdjson::SUCCESS || result["size"].get(size) != simdjson::SUCCESS) {
+    return Status(StatusCode::kInternal, "fs.read answered without content or size");
+  }
+  std::string_view encoding;
+  if (result["encoding"].get(encoding) != simdjson::SUCCESS) {
+    return std::vector<ContentBlock>{ContentBlock::Text(std::string(content))};
+  }
+  Result<std::string> normalized = NormalizePath(StringArgument(arguments, "path"));
+  std::string path = normalized.ok() ? *normalized : StringArgument(arguments, "path");
+  return std::vector<ContentBlock>{ContentBlock::Blob(
+      ProjectUri(path), "application/octet-stream", content,
+      "[" + DisplayPath(path) + ": not UTF-8 text, " + std::to_string(size) +
+          " bytes in the file; the content read is base64 in the resource's blob]")};
+}
+
+ConfigValue::Object WriteParams(ConfigValue::Object arguments) {
+  // fs.write knows one encoding name, base64; text is its default.
+  auto encoding = arguments.find("encoding");
+  if (encoding != arguments.end() && encoding->second == ConfigValue("utf-8")) arguments.erase(encoding);
+  return arguments;
+}
+
+Result<std::vector<ContentBlock>> WriteContent(const ConfigValue::Object& arguments, dom::element result) {
+  uint64_t size = 0;
+  if (result["size"].get(size) != simdjson::SUCCESS) {
+    return Status(StatusCode::kInternal, "fs.write answered without size");
+  }
+  const std::string& mode = StringArgument(arguments, "mode");
+  std::string bytes = std::to_string(size) + (size == 1 ? " byte" : " bytes");
+  std::string path = ShownPath(arguments, "path");
+  std::string line = mode == "create"   ? "Created " + path + " (" + bytes + ")"
+                     : mode == "append" ? "Appended " + bytes + " to " + path
+                                        : "Wrote " + bytes + " to " + path;
+  return std::vector<ContentBlock>{ContentBlock::Text(std::move(line))};
+}
+
+Result<std::vector<ContentBlock>> DeleteContent(const ConfigValue::Object& arguments, dom::element) {
+  return std::vector<ContentBlock>{ContentBlock::Text("Deleted " + ShownPath(arguments, "path"))};
+}
+
+Result<std::vector<ContentBlock>> MoveContent(const ConfigValue::Object& arguments, dom::element) {
+  return std::vector<ContentBlock>{
+      ContentBlock::Text("Moved " + ShownPath(arguments, "from") + " to " + ShownPath(arguments, "to"))};
+}
+
+// --- The registry ----------------------------------------------------------
+
+// Sorted by name. Defaults and bounds live here, so that a model sees them
+// in the listing and the fs.* handler gets complete params.
+constexpr BuiltinDeclaration kDeclarations[] = {
+    {"delete_file", "fs.delete",
+     "Deletes a file of the project, or a directory with everything in it when recursive is true",
+     R"json({"path":{"type":"string","required":true,"description":"Project path of the file or directory"},
+         "recursive":{"type":"boolean","default":false,"description":"Delete a directory and everything in it"}})json",
+     {.content = DeleteContent}},
+    {"file_info", "fs.metadata",
+     "Tells whether a project path is a file, a directory or a symlink, its size in bytes and when it was "
+     "last modified: JSON {kind, size, modified}",
+     R"json({"path":{"type":"string","required":true,"description":"Project path"}})json",
+     {.content = JsonContent}},
+    {"grep_files", "fs.grep",
+     "Searches the project's files with an RE2 regular expression (like ripgrep: skips .git, ignored and "
+     "binary files) and returns JSON {matches: [{path, lines: [{line_number, content, is_match}]}], "
+     "truncated}",
+     R"json({"pattern":{"type":"string","required":true,"description":"RE2 regular expression"},
+         "paths":{"type":"array","items":{"type":"string"},"description":"Files or directories to search (default: the whole project)"},
+         "extensions":{"type":"array","items":{"type":"string"},"description":"Only files with these extensions, e.g. [\"py\", \"md\"]"},
+         "context":{"type":"integer","minimum":0,"maximum":100,"default":0,"description":"Lines of context before and after each match"},
+         "case_insensitive":{"type":"boolean","default":false},
+         "max_matches":{"type":"integer","minimum":1,"maximum":100000,"default":1000,"description":"Matching lines returned at most; truncated is true when there were more"},
+         "include_ignored":{"type":"boolean","default":false,"description":"Also search files ignored by .gitignore and .ignore"}})json",
+     {.content = JsonContent}},
+    {"list_directory", "fs.list_dir",
+     "Lists a directory of the project, sorted by name: JSON {entries: [{path (the name), kind: "
+     "file|dir|symlink}], total}; page with offset and limit",
+     R"json({"path":{"type":"string","default":".","description":"Project path of the directory (default: the project root)"},
+         "offset":{"type":"integer","minimum":0,"default":0,"description":"Entries to skip"},
+         "limit":{"type":"integer","minimum":0,"default":1000,"description":"Entries returned at most; total counts them all"}})json",
+     {.content = JsonContent}},
+    {"move_file", "fs.rename",
+     "Moves or renames a file or directory of the project, creating the destination's parent directories",
+     R"json({"from":{"type":"string","required":true,"description":"Project path to move"},
+         "to":{"type":"string","required":true,"description":"Its new project path"},
+         "overwrite":{"type":"boolean","default":false,"description":"Replace what is at the destination"}})json",
+     {.content = MoveContent}},
+    {"read_file", "fs.read",
+     "Reads a file of the project: its text, or base64 for content that is not UTF-8; offset and length "
+     "read a part (in bytes)",
+     R"json({"path":{"type":"string","required":true,"description":"Project path of the file"},
+         "offset":{"type":"integer","minimum":0,"description":"First byte to read"},
+         "length":{"type":"integer","minimum":0,"description":"Bytes to read at most"}})json",
+     {.content = ReadContent}},
+    {"write_file", "fs.write",
+     "Writes a file of the project, creating its parent directories; mode create fails if it exists, "
+     "append adds to its end",
+     R"json({"path":{"type":"string","required":true,"description":"Project path of the file"},
+         "content":{"type":"string","required":true,"description":"The new content (text, or base64 with encoding base64)"},
+         "mode":{"type":"string","enum":["overwrite","create","append"],"default":"overwrite"},
+         "encoding":{"type":"string","enum":["utf-8","base64"],"default":"utf-8"}})json",
+     {.params = WriteParams, .content = WriteContent}},
+};
+
+struct Builtin {
+  BuiltinToolInfo info;
+  BuiltinBehaviour behaviour;
+};
+
+const std::vector<Builtin>& Registry() {
+  static const std::vector<Builtin> registry = [] {
+    std::vector<Builtin> builtins;
+    for (const BuiltinDeclaration& declaration : kDeclarations) {
+      Result<ConfigValue> parameters = ParseJsonValue(declaration.parameters_json);
+      if (!parameters.ok() || !parameters->is_object()) {
+        // Constant data: a typo here is caught by the first test that runs.
+        std::fprintf(stderr, "toolvfs: builtin %s: bad parameter schema: %s\n",
+                     std::string(declaration.name).c_str(),
+                     parameters.ok() ? "not an object" : parameters.status().message().c_str());
+        std::abort();
+      }
+      builtins.push_back({.info = {.name = std::string(declaration.name),
+                                   .description = std::string(declaration.description),
+                                   .parameters = std::move(parameters->as_object()),
+                                   .method = std::string(declaration.method)},
+                          .behaviour = declaration.behaviour});
+    }
+    return builtins;
+  }();
+  return registry;
+}
+
+const Builtin* FindBuiltin(std::string_view name) {
+  for (const Builtin& builtin : Registry()) {
+    if (builtin.info.name == name) return &builtin;
+  }
+  return nullptr;
+}
+
+// --- Running ---------------------------------------------------------------
+
+// While alive, ends a question on the screen once `cancel` fires: the
+// terminal inquirer waits for input and knows nothing of the token, and the
+// builtin asks on the caller's thread, so someone else has to watch.
+class QuestionCanceller {
+ public:
+  QuestionCanceller(const CancelToken& cancel, AccessGate& gate) : stop_(::eventfd(0, EFD_CLOEXEC)) {
+    if (!stop_ || cancel.fd() < 0) return;  // no way to wait: questions stay uncancellable
+    thread_ = std::thread([this, &cancel, &gate] {
+      struct pollfd fds[2] = {{cancel.fd(), POLLIN, 0}, {stop_.get(), POLLIN, 0}};
+      while (true) {
+        int ready = ::poll(fds, 2, -1);
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready < 0 || fds[1].revents != 0) return;
+        if (fds[0].revents != 0) {
+          gate.CancelQuestions();
+          return;
+        }
+      }
+    });
+  }
+  QuestionCanceller(const QuestionCanceller&) = delete;
+  QuestionCanceller& operator=(const QuestionCanceller&) = delete;
+  ~QuestionCanceller() {
+    if (!thread_.joinable()) return;
+    uint64_t one = 1;
+    static_cast<void>(::write(stop_.get(), &one, sizeof one));
+    thread_.join();
+  }
+
+ private:
+  UniqueFd stop_;
+  std::thread thread_;
+};
+
+Outcome CancelledOutcome(const ToolConfig& tool) {
+  Outcome outcome;
+  outcome.kind = Outcome::Kind::kCancelled;
+  outcome.failure = StatusCode::kCancelled;
+  outcome.is_error = true;
+  outcome.error = ToolError{"Tool " + Quote(tool.name) + " was cancelled", {}, false};
+  return outcome;
+}
+
+Outcome ErrorOutcome(std::string message) {
+  Outcome outcome;
+  outcome.is_error = true;
+  outcome.error = ToolError{std::move(message), {}, false};
+  return outcome;
+}
+
+std::string BuiltinNames() {
+  std::string names;
+  for (const Builtin& builtin : Registry()) {
+    if (!names.empty()) names += ", ";
+    names += builtin.info.name;
+  }
+  return names;
+}
+
+// The checked arguments of `call`, defaults filled in.
+Result<ConfigValue::Object> CheckArguments(const ToolCall& call, const ToolConfig& tool, const Builtin& builtin) {
+  auto invalid = [&](const std::string& why) {
+    return Status(StatusCode::kInvalidArgument, "Tool " + Quote(tool.name) + ": " + why);
+  };
+  Result<ConfigValue> arguments = ParseJsonValue(call.arguments_json);
+  if (!arguments.ok()) return invalid("the arguments are " + arguments.status().message());
+  if (arguments->is_null()) *arguments = ConfigValue(ConfigValue::Object());
+  Result<ConfigValue> checked = ValidateArguments(builtin.info.parameters, *arguments);
+  if (!checked.ok()) return invalid(checked.status().message());
+  return std::move(checked->as_object());
+}
+
+// The request line of `method` with `params`, as a tool would send it.
+std::string RequestLine(std::string_view method, const ConfigValue::Object& params) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter writer(buffer);
+  writer.StartObject();
+  WriteJsonKey(writer, "jsonrpc");
+  WriteJsonString(writer, "2.0");
+  WriteJsonKey(writer, "id");
+  writer.Int64(1);
+  WriteJsonKey(writer, "method");
+  WriteJsonString(writer, method);
+  WriteJsonKey(writer, "params");
+  std::string params_json = ConfigValue(params).ToJson();
+  writer.RawValue(params_json.data(), params_json.size(), rapidjson::kObjectType);
+  writer.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+// The handlers word some errors for a tool that speaks the protocol; the
+// builtin's caller never saw params.
+std::string WithoutProtocolPrefix(std::string_view message) {
+  constexpr std::string_view kPrefix = "Invalid params: ";
+  if (message.starts_with(kPrefix)) message.remove_prefix(kPrefix.size());
+  return std::string(message);
+}
+
+}  // namespace
 
 const std::vector<BuiltinToolInfo>& BuiltinTools() {
-  static const std::vector<BuiltinToolInfo> tools;
+  static const std::vector<BuiltinToolInfo> tools = [] {
+    std::vector<BuiltinToolInfo> infos;
+    for (const Builtin& builtin : Registry()) infos.push_back(builtin.info);
+    return infos;
+  }();
   return tools;
 }
 
@@ -18,9 +358,82 @@ BuiltinRuntime::BuiltinRuntime(ProjectFiles& project, BuiltinRuntimeOptions opti
     : project_(project), options_(std::move(options)) {}
 
 Result<Outcome> BuiltinRuntime::Execute(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel) {
-  (void)call;
-  (void)cancel;
-  return Status(StatusCode::kUnsupported, "Tool '" + tool.name + "': the builtin runtime is being built");
+  const Builtin* builtin = FindBuiltin(tool.name);
+  if (builtin == nullptr) {
+    return Status(StatusCode::kInvalidArgument,
+                  "Tool " + Quote(tool.name) + " has source \"builtin\", but there is no builtin named " +
+                      Quote(tool.name) + "; the builtins are " + BuiltinNames());
+  }
+  const MethodSpec* method = FindMethod(builtin->info.method);
+  if (method == nullptr) {
+    return Status(StatusCode::kInternal, "builtin " + Quote(tool.name) + ": the host has no method " +
+                                             builtin->info.method);
+  }
+  TOOLVFS_ASSIGN_OR_RETURN(ConfigValue::Object arguments, CheckArguments(call, tool, *builtin));
+  if (cancel.cancelled()) return CancelledOutcome(tool);
+
+  ConfigValue::Object params = builtin->behaviour.params ? builtin->behaviour.params(arguments) : arguments;
+  std::string line = RequestLine(method->name, params);
+  MessageParser parser;
+  ParsedLine parsed = parser.Parse(line);
+  if (!parsed.is_message() || parsed.message().kind() != MessageKind::kRequest) {
+    return Status(StatusCode::kInternal, "builtin " + Quote(tool.name) + " built an unreadable request");
+  }
+  const Message& request = parsed.message();
+
+  ToolPolicy policy = ToolPolicy::ForTool(tool, options_.config_project_path);
+  std::unique_ptr<Inquirer> denying;
+  Inquirer* inquirer = options_.inquirer;
+  if (inquirer == nullptr) {
+    denying = NewDenyingInquirer();
+    inquirer = denying.get();
+  }
+  AccessGate gate(policy, *inquirer);
+  MethodContext context{.project = project_, .gate = gate};
+  // On the caller's thread, which may wait for the user: questions are
+  // asked right here (may_block), and end when the run is cancelled.
+  RequestScope scope(request.id(), method->name, /*may_block=*/true);
+  scope.set_cancel_flag(&cancel.flag());
+  const Clock::time_point started = Clock::now();
+  WireMessage answer = [&] {
+    std::optional<QuestionCanceller> canceller;
+    if (inquirer->asks_user()) canceller.emplace(cancel, gate);
+    return method->handler(request, context, scope);
+  }();
+  if (options_.audit != nullptr && scope.decided()) {
+    AuditRecord record = AuditRecordFor(scope, tool.name, call.id.empty() ? NewCallId() : call.id);
+    record.bytes_in = line.size() + 1;  // with its newline, as a tool's line is counted
+    record.bytes_out = answer.size();
+    record.duration_us = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started).count());
+    options_.audit->Record(record);
+  }
+
+  std::string_view answer_line = answer.bytes();
+  if (answer_line.ends_with('\n')) answer_line.remove_suffix(1);
+  ParsedLine response = parser.Parse(answer_line);
+  if (!response.is_message() || response.message().kind() != MessageKind::kResponse) {
+    return Status(StatusCode::kInternal, "builtin " + Quote(tool.name) + ": " + builtin->info.method +
+                                             " gave an unreadable answer");
+  }
+  const Message& reply = response.message();
+  if (reply.is_error()) {
+    // A grep stopped between files, a question ended unanswered: the run
+    // was cancelled, whatever the handler made of it.
+    if (cancel.cancelled()) return CancelledOutcome(tool);
+    return ErrorOutcome(WithoutProtocolPrefix(reply.error_message()));
+  }
+  dom::parser result_parser;
+  dom::element result;
+  if (result_parser.parse(reply.result_json()).get(result) != simdjson::SUCCESS || !result.is_object()) {
+    return Status(StatusCode::kInternal, "builtin " + Quote(tool.name) + ": " + builtin->info.method +
+                                             " answered without a result object");
+  }
+  Result<std::vector<ContentBlock>> content = builtin->behaviour.content(arguments, result);
+  if (!content.ok()) return ErrorOutcome(content.status().message());
+  Outcome outcome;
+  outcome.content = std::move(content).value();
+  return outcome;
 }
 
 }  // namespace toolvfs

@@ -3,10 +3,17 @@
 // tool's policy, inquiry and audit, like a vfs tool's requests do. No
 // process, no sandbox: the policy is the only boundary, so every file a
 // builtin touches goes through the same decision point (AccessGate).
+//
+// One core: each builtin is one fs.* request (host/methods.h) built from
+// its checked arguments and served by the vfs host's own handler, so
+// policy decisions, sensitive paths, the walks below a deleted or moved
+// directory and grep's per-file filter are the protocol's, not a copy.
+// Each decided request gets one audit record, as in a vfs session.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config_value.h"
@@ -18,11 +25,12 @@
 namespace toolvfs {
 
 // One builtin tool as it is listed and validated: the schema is declared
-// once and used for both.
+// once and used for both (ValidateArguments, `toolvfs tools`, MCP).
 struct BuiltinToolInfo {
   std::string name;
   std::string description;
   ConfigValue::Object parameters;  // name -> schema, as a config's `parameters`
+  std::string method;              // the fs.* method that does the work
 };
 
 // Every builtin tool, sorted by name.
@@ -32,8 +40,8 @@ const std::vector<BuiltinToolInfo>& BuiltinTools();
 const BuiltinToolInfo* FindBuiltinTool(std::string_view name);
 
 struct BuiltinRuntimeOptions {
-  // Asked about requests the policy does not cover; null: such requests are
-  // denied (non-interactive). Not owned.
+  // Asked about requests the policy does not cover, on the caller's thread;
+  // null: such requests are denied (non-interactive). Not owned.
   Inquirer* inquirer = nullptr;
   // Receives one audit record per decided file access; null: none. Not owned.
   AuditSink* audit = nullptr;
@@ -47,8 +55,17 @@ class BuiltinRuntime final : public ToolRuntime {
   BuiltinRuntime(ProjectFiles& project, BuiltinRuntimeOptions options);
 
   // Runs the builtin named by the tool's config name under the tool's
-  // policy. An unknown builtin fails to start (an error Status naming the
-  // known ones); invalid arguments too.
+  // policy (ToolPolicy::ForTool), on the caller's thread. An unknown
+  // builtin fails to start (InvalidArgument naming the known ones); so do
+  // arguments that do not fit the builtin's schema. Everything after that
+  // is an Outcome: a denied, missing or unreadable path is is_error with
+  // the host's one-line message. Content (docs/runtimes.md): read_file a
+  // text block with the file's text, or a resource block with a `blob`
+  // (base64) for content that is not UTF-8; write_file, delete_file and
+  // move_file a one-line text; list_directory, file_info and grep_files
+  // the JSON result of fs.list_dir, fs.metadata and fs.grep as text.
+  // Cancelling `cancel` ends a question on the screen and stops a grep
+  // between files; the outcome is then kCancelled.
   Result<Outcome> Execute(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel) override;
 
  private:

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "core/text.h"
+#include "runtime/answers.h"
 #include "runtime/argument_validation.h"
 #include "runtime/command_template.h"
 #include "runtime/confined_launch.h"
@@ -29,44 +30,6 @@ constexpr size_t kStderrTailBytes = size_t{64} << 10;
 constexpr int kPollSliceMs = 50;
 
 Status Invalid(std::string message) { return Status(StatusCode::kInvalidArgument, std::move(message)); }
-
-// {id, text, answer_type} of a needs_input question; InvalidArgument
-// naming the first thing wrong.
-Result<ToolQuestion> ParseQuestion(dom::element question) {
-  if (!question.is_object()) return Invalid("'question' is not an object");
-  ToolQuestion parsed;
-  std::string_view id;
-  std::string_view text;
-  if (question["id"].get_string().get(id) != simdjson::SUCCESS || id.empty()) {
-    return Invalid("the question has no string 'id'");
-  }
-  if (question["text"].get_string().get(text) != simdjson::SUCCESS) {
-    return Invalid("the question has no string 'text'");
-  }
-  dom::element answer_type;
-  if (question["answer_type"].get(answer_type) != simdjson::SUCCESS) {
-    return Invalid("the question has no 'answer_type'");
-  }
-  std::string_view type_name;
-  if (answer_type.get_string().get(type_name) == simdjson::SUCCESS) {
-    if (type_name != "Boolean" && type_name != "Text" && type_name != "Select") {
-      return Invalid("the question's answer_type " + Quote(type_name) + " is not Boolean, Text or Select");
-    }
-    dom::array options;
-    if (type_name == "Select" && question["options"].get_array().get(options) != simdjson::SUCCESS) {
-      return Invalid("the Select question has no 'options' array");
-    }
-  } else {
-    dom::array options;
-    if (answer_type["Select"]["options"].get_array().get(options) != simdjson::SUCCESS) {
-      return Invalid("the question's answer_type is neither a name nor {\"Select\":{\"options\":[...]}}");
-    }
-  }
-  parsed.id = std::string(id);
-  parsed.text = std::string(text);
-  parsed.json = simdjson::minify(question);
-  return parsed;
-}
 
 // The outcome of a JSON object on stdout, or nullopt when the object is
 // none of the shapes (then stdout is raw text).

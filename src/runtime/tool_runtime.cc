@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <random>
 
+#include "core/text.h"
 #include "protocol/json_writer.h"
+#include "runtime/stateful_tool.h"
 
 namespace toolvfs {
 
@@ -19,6 +21,30 @@ std::string NewCallId() {
   char buffer[48];
   std::snprintf(buffer, sizeof buffer, "c-%lld-%08x", static_cast<long long>(now_ms), suffix);
   return buffer;
+}
+
+ContentBlock ContentBlock::Blob(std::string_view uri, std::string_view mime_type, std::string_view base64,
+                                std::string text) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter writer(buffer);
+  writer.StartObject();
+  WriteJsonKey(writer, "type");
+  WriteJsonString(writer, "resource");
+  WriteJsonKey(writer, "resource");
+  writer.StartObject();
+  WriteJsonKey(writer, "uri");
+  WriteJsonString(writer, uri);
+  WriteJsonKey(writer, "mimeType");
+  WriteJsonString(writer, mime_type);
+  WriteJsonKey(writer, "blob");
+  WriteJsonString(writer, base64);
+  writer.EndObject();
+  writer.EndObject();
+  ContentBlock block;
+  block.type = "resource";
+  block.json.assign(buffer.GetString(), buffer.GetSize());
+  block.text = std::move(text);
+  return block;
 }
 
 ContentBlock ContentBlock::Text(std::string text) {
@@ -35,6 +61,11 @@ ContentBlock ContentBlock::Text(std::string text) {
   block.json.assign(buffer.GetString(), buffer.GetSize());
   block.text = std::move(text);
   return block;
+}
+
+Result<std::unique_ptr<StatefulRun>> ToolRuntime::Start(const ToolCall&, const ToolConfig& tool, CancelToken&) {
+  return Status(StatusCode::kInvalidArgument,
+                "Tool " + Quote(tool.name) + " has stateful = true, which only vfs tools support (runtime = \"vfs\")");
 }
 
 }  // namespace toolvfs

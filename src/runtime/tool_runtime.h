@@ -4,8 +4,10 @@
 // tool call into an Outcome.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config.h"
@@ -39,6 +41,11 @@ struct ContentBlock {
   std::string json;
 
   static ContentBlock Text(std::string text);
+  // An embedded resource holding bytes: {"type":"resource","resource":
+  // {"uri","mimeType","blob"}} with `base64` as the blob; `text` is the
+  // line people read in its place.
+  static ContentBlock Blob(std::string_view uri, std::string_view mime_type, std::string_view base64,
+                           std::string text);
 };
 
 // The `error` notification of a tool (RFD 009 ToolError), or an error of the
@@ -49,10 +56,17 @@ struct ToolError {
   bool transient = false;
 };
 
-// A question the tool asks (SPEC.md §4.6); the raw JSON of the question.
+// How a question wants to be answered (RFD 009 AnswerType).
+enum class AnswerType { kBoolean, kText, kSelect };
+
+// A question the tool asks (SPEC.md §4.6), as ParseQuestion (answers.h)
+// read it; `json` is the question as the tool sent it (compact).
 struct ToolQuestion {
   std::string id;
   std::string text;
+  AnswerType answer_type = AnswerType::kText;
+  std::vector<std::string> options;    // kSelect: the choices, at least one
+  std::optional<std::string> default_answer;  // `default`, as text ("true" for a boolean)
   std::string json;
 };
 
@@ -76,6 +90,8 @@ struct Outcome {
   std::string stderr_tail;
 };
 
+class StatefulRun;
+
 class ToolRuntime {
  public:
   virtual ~ToolRuntime() = default;
@@ -86,6 +102,13 @@ class ToolRuntime {
   // run as SPEC.md §4.4 says (cancel, grace, SIGTERM, SIGKILL).
   virtual Result<Outcome> Execute(const ToolCall& call, const ToolConfig& tool,
                                   CancelToken& cancel) = 0;
+
+  // Starts `call` of a `stateful = true` tool and returns the handle of the
+  // live run (stateful_tool.h): the caller fetches its state, applies input
+  // and aborts it. `cancel` works as for Execute and must outlive the run.
+  // Runtimes without stateful tools (all but vfs) return InvalidArgument.
+  virtual Result<std::unique_ptr<StatefulRun>> Start(const ToolCall& call, const ToolConfig& tool,
+                                                     CancelToken& cancel);
 };
 
 }  // namespace toolvfs

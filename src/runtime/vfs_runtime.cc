@@ -3,7 +3,10 @@
 #include <simdjson.h>
 
 #include <chrono>
+#include <map>
+#include <memory>
 #include <mutex>
+#include <set>
 #include <utility>
 
 #include "core/text.h"
@@ -14,6 +17,7 @@
 #include "protocol/json_writer.h"
 #include "runtime/confined_launch.h"
 #include "runtime/outcome_json.h"
+#include "runtime/stateful_tool.h"
 #include "sandbox/private_temp_dir.h"
 
 namespace toolvfs {
@@ -96,27 +100,64 @@ Result<ChildProcess> VfsRuntime::LaunchConfined(const LaunchSpec& spec, const To
                                                     .config_project_path = options_.config_project_path});
 }
 
-Result<Outcome> VfsRuntime::Execute(const ToolCall& call, const ToolConfig& tool,
-                                    CancelToken& cancel) {
+// Everything one run of a vfs tool owns, from the launch to the end of its
+// session: the tool process, its temporary directory, its policy and gate,
+// the lazily materialized project directory. Heap-allocated and never
+// moved: the method context refers to its members.
+struct VfsRuntime::PreparedRun {
+  PreparedRun(ProjectFiles& project, const ToolConfig& tool_config, ToolPolicy tool_policy, Inquirer* inquirer)
+      : tool(tool_config),
+        policy(std::move(tool_policy)),
+        denying(inquirer == nullptr ? NewDenyingInquirer() : nullptr),
+        gate(policy, inquirer == nullptr ? *denying : *inquirer),
+        context{.project = project, .gate = gate} {}
+
+  ToolConfig tool;
+  ToolPolicy policy;
+  std::unique_ptr<Inquirer> denying;
+  AccessGate gate;
+  MethodContext context;
+  SessionSetup setup;
+  std::optional<PrivateTempDir> temp;
+  std::optional<ChildProcess> child;
+  // process.run children work in the project's real directory, made on the
+  // first process.run (a synced copy for stores without one) and synced
+  // back when the run ends.
+  std::once_flag materialize_once;
+  Result<std::unique_ptr<MaterializedView>> view = Status(StatusCode::kNoProject, "not materialized");
+
+  SessionResult Run(CancelToken& cancel) { return RunToolSession(*child, setup, context, cancel); }
+};
+
+VfsRuntime::~VfsRuntime() = default;
+
+Result<std::unique_ptr<VfsRuntime::PreparedRun>> VfsRuntime::Prepare(const ToolCall& call, const ToolConfig& tool) {
   if (!tool.command) {
     return Status(StatusCode::kInvalidArgument,
                   "Tool " + Quote(tool.name) + " has no command to run");
   }
+  auto run = std::make_unique<PreparedRun>(project_, tool, ToolPolicy::ForTool(tool, options_.config_project_path),
+                                           options_.inquirer);
   TOOLVFS_ASSIGN_OR_RETURN(PrivateTempDir temp, PrivateTempDir::Create());
+  run->temp.emplace(std::move(temp));
 
   LaunchSpec spec;
   spec.program = tool.command->program;
   spec.args = tool.command->args;
   spec.working_directory = options_.working_directory;
-  spec.environment = FixedEnvironment(temp);
+  spec.environment = FixedEnvironment(*run->temp);
   // The Python SDK is importable as `import toolvfs_tool`.
   spec.environment.push_back(std::string("PYTHONPATH=") + TOOLVFS_SDK_DIR);
+  // ... without leaving __pycache__ in the SDK's directory (a tool run
+  // without the sandbox could write it).
+  spec.environment.push_back("PYTHONDONTWRITEBYTECODE=1");
   // The tool itself never sees the project's directory; its rules only
   // keep install prefixes out of it, where there is one on disk.
   const std::string& root = project_.DisplayRoot();
   Result<ChildProcess> child =
       LaunchConfined(spec, tool, ToolKind::kVfs, root.starts_with('/') ? root : std::string());
   if (!child.ok()) return std::move(child).status();
+  run->child.emplace(std::move(child).value());
 
   InitInfo init;
   init.tool_name = tool.name;
@@ -126,7 +167,7 @@ Result<Outcome> VfsRuntime::Execute(const ToolCall& call, const ToolConfig& tool
   init.root = project_.DisplayRoot();
 
   const LimitsConfig& limits = tool.sandbox.limits;
-  SessionSetup setup{
+  run->setup = SessionSetup{
       .tool_name = tool.name,
       .init = BuildInitNotification(init),
       .limits = {.total_timeout = Seconds(limits.timeout_s),
@@ -135,40 +176,81 @@ Result<Outcome> VfsRuntime::Execute(const ToolCall& call, const ToolConfig& tool
                  .max_message_bytes = static_cast<size_t>(limits.max_message_mb) << 20},
       .worker_threads = options_.worker_threads,
   };
-  setup.audit = options_.audit;
-  setup.call_id = call.id.empty() ? NewCallId() : call.id;
+  run->setup.audit = options_.audit;
+  run->setup.call_id = call.id.empty() ? NewCallId() : call.id;
 
-  ToolPolicy policy = ToolPolicy::ForTool(tool, options_.config_project_path);
-  std::unique_ptr<Inquirer> denying;
-  Inquirer* inquirer = options_.inquirer;
-  if (inquirer == nullptr) {
-    denying = NewDenyingInquirer();
-    inquirer = denying.get();
+  PreparedRun* prepared = run.get();
+  auto project_directory = [prepared, this]() -> Result<std::string> {
+    std::call_once(prepared->materialize_once, [&] { prepared->view = project_.Materialize(); });
+    if (!prepared->view.ok()) return prepared->view.status();
+    return prepared->view.value()->path();
+  };
+  run->context.host_environment = options_.host_environment;
+  run->context.process_working_directory = project_directory;
+  run->context.launch_process = [prepared, project_directory, this](const LaunchSpec& process) -> Result<ChildProcess> {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string directory, project_directory());
+    return LaunchConfined(process, prepared->tool, ToolKind::kProcessChild, directory);
+  };
+  run->context.http = options_.http;
+  return run;
+}
+
+Result<std::unique_ptr<StatefulRun>> VfsRuntime::Start(const ToolCall& call, const ToolConfig& tool,
+                                                       CancelToken& cancel) {
+  TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> prepared, Prepare(call, tool));
+  std::shared_ptr<PreparedRun> run(std::move(prepared));
+  return std::make_unique<StatefulRun>(
+      tool.name, [run, &cancel](SessionControl& control, std::function<void(const std::string&)> on_state) mutable {
+        run->setup.control = &control;
+        run->setup.on_state = std::move(on_state);
+        Outcome outcome = MapSessionResult(run->Run(cancel), run->tool.name);
+        // The process group is gone; the materialized view is synced back
+        // and the temporary directory removed before the run counts as
+        // stopped.
+        run.reset();
+        return outcome;
+      });
+}
+
+Result<Outcome> VfsRuntime::Execute(const ToolCall& call, const ToolConfig& tool,
+                                    CancelToken& cancel) {
+  if (tool.stateful) return ExecuteStateful(call, tool, cancel);
+  TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> run, Prepare(call, tool));
+  return MapSessionResult(run->Run(cancel), tool.name);
+}
+
+// A stateful tool for a caller that makes one call: the tool's questions
+// are answered from call.answers_json (each at most once per run); the
+// first question without an answer there ends the run as needs_input, for
+// the caller to call again with the answer added.
+Result<Outcome> VfsRuntime::ExecuteStateful(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel) {
+  std::map<std::string, std::string, std::less<>> answers;
+  dom::parser parser;
+  dom::object given;
+  if (parser.parse(call.answers_json).get_object().get(given) == simdjson::SUCCESS) {
+    for (auto [key, value] : given) answers.emplace(std::string(key), simdjson::minify(value));
   }
-  AccessGate gate(policy, *inquirer);
-  // process.run children work in the project's real directory, made on the
-  // first process.run (a synced copy for stores without one) and synced
-  // back when the run ends.
-  std::once_flag materialize_once;
-  Result<std::unique_ptr<MaterializedView>> view = Status(StatusCode::kNoProject, "not materialized");
-  auto project_directory = [&]() -> Result<std::string> {
-    std::call_once(materialize_once, [&] { view = project_.Materialize(); });
-    if (!view.ok()) return view.status();
-    return view.value()->path();
-  };
-  MethodContext context{
-      .project = project_,
-      .gate = gate,
-      .host_environment = options_.host_environment,
-      .process_working_directory = project_directory,
-      .launch_process = [&](const LaunchSpec& process) -> Result<ChildProcess> {
-        TOOLVFS_ASSIGN_OR_RETURN(std::string directory, project_directory());
-        return LaunchConfined(process, tool, ToolKind::kProcessChild, directory);
-      },
-      .http = options_.http,
-  };
-  SessionResult session = RunToolSession(child.value(), setup, context, cancel);
-  return MapSessionResult(std::move(session), tool.name);
+  TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<StatefulRun> run, Start(call, tool, cancel));
+  std::set<std::string, std::less<>> applied;
+  uint64_t seen = 0;
+  while (true) {
+    ToolState state = run->WaitForChange(seen);
+    seen = state.version;
+    if (state.kind == ToolState::Kind::kStopped) return std::move(*state.outcome);
+    if (state.kind != ToolState::Kind::kWaiting || !state.question) continue;
+    auto answer = answers.find(state.question->id);
+    if (answer == answers.end() || applied.contains(state.question->id)) {
+      run->Abort();
+      Outcome outcome;
+      outcome.kind = Outcome::Kind::kNeedsInput;
+      outcome.question = std::move(state.question);
+      outcome.content = std::move(state.content);
+      outcome.stderr_tail = run->Wait().stderr_tail;
+      return outcome;
+    }
+    applied.insert(answer->first);
+    TOOLVFS_RETURN_IF_ERROR(run->Apply(answer->second));
+  }
 }
 
 }  // namespace toolvfs

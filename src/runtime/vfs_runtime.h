@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include <map>
@@ -57,15 +58,33 @@ struct VfsRuntimeOptions {
 class VfsRuntime : public ToolRuntime {
  public:
   VfsRuntime(ProjectFiles& project, VfsRuntimeOptions options);
+  ~VfsRuntime() override;
 
   // `tool.command` is the program and its arguments; `tool.sandbox.limits`
   // gives the timeouts and the message limit; `tool.options` goes into
   // init; the tool's policy (ToolPolicy::ForTool) decides every request. The tool gets a fixed environment (PATH, LANG, HOME and TMPDIR
   // in a private temporary directory removed after the run).
+  //
+  // A `stateful = true` tool runs through Start: its questions (`state
+  // waiting`) are answered from call.answers_json, each at most once; the
+  // first one without an answer there aborts the tool and is returned as
+  // needs_input (with the state's content), so a caller that makes single
+  // calls re-runs it with the answer added.
   Result<Outcome> Execute(const ToolCall& call, const ToolConfig& tool,
                           CancelToken& cancel) override;
 
+  // The live run of a stateful tool (stateful_tool.h): the session runs on
+  // the handle's thread with `state` tracked and `apply`/abort reaching the
+  // tool. `cancel` must outlive the handle. The runtime and its store too.
+  Result<std::unique_ptr<StatefulRun>> Start(const ToolCall& call, const ToolConfig& tool,
+                                             CancelToken& cancel) override;
+
  private:
+  struct PreparedRun;
+  // Launches the tool and sets up what its session needs.
+  Result<std::unique_ptr<PreparedRun>> Prepare(const ToolCall& call, const ToolConfig& tool);
+  Result<Outcome> ExecuteStateful(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel);
+
   // Starts `spec` as `kind` (the tool, or one of its process.run children)
   // under the sandbox the options ask for.
   Result<ChildProcess> LaunchConfined(const LaunchSpec& spec, const ToolConfig& tool, ToolKind kind,

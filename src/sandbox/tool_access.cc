@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <memory>
@@ -29,6 +30,11 @@ constexpr std::string_view kSystemLibraryDirectories[] = {
 // What a process.run child also gets so it can exec ordinary programs.
 constexpr std::string_view kSystemProgramDirectories[] = {"/usr",   "/bin",  "/sbin",
                                                           "/lib",   "/lib32", "/lib64"};
+
+// What an MCP server also reads: node (the runtime of the reference
+// servers) loads OpenSSL's config at startup and exits (status 13) when it
+// cannot read it; the file holds no secrets.
+constexpr std::string_view kMcpServerReadFiles[] = {"/etc/ssl/openssl.cnf"};
 
 // Single files every tool needs: the loader cache, the time zone, entropy.
 constexpr std::string_view kSystemReadFiles[] = {"/etc/ld.so.cache", "/etc/localtime",
@@ -276,6 +282,34 @@ Status AddProjectPrefixes(DerivationContext& context) {
   return OkStatus();
 }
 
+// The package tree of the script at `script` (canonical) for an MCP server
+// (kMcpServer): the nearest enclosing package root directory, else the
+// nearest directory holding a package.json; nothing when neither exists
+// or the candidate overlaps the project.
+void AddPackageTree(DerivationContext& context, const std::string& script) {
+  constexpr std::string_view kPackageRoots[] = {"node_modules", "site-packages", "dist-packages"};
+  std::string tree;
+  std::string nearest_package;
+  for (std::string_view directory = DirectoryOf(script); directory != "/" && directory != ".";
+       directory = DirectoryOf(directory)) {
+    const std::string_view name = BaseNameOf(directory);
+    if (std::find(std::begin(kPackageRoots), std::end(kPackageRoots), name) != std::end(kPackageRoots)) {
+      tree = std::string(directory);
+      break;
+    }
+    if (nearest_package.empty() && IsRegularFile(JoinPath(directory, "package.json"))) {
+      nearest_package = std::string(directory);
+    }
+  }
+  if (tree.empty()) tree = nearest_package;
+  if (tree.empty()) return;
+  if (!context.project_root.empty() &&
+      (IsWithin(tree, context.project_root) || IsWithin(context.project_root, tree))) {
+    return;
+  }
+  context.rules.Add(Rule(std::move(tree), /*read=*/true, /*write=*/false, /*execute=*/false));
+}
+
 }  // namespace
 
 Result<std::string> FindProgramOnPath(std::string_view name, std::string_view search_path,
@@ -339,6 +373,10 @@ Result<LandlockRules> ToolAccessRules(const ToolAccessRequest& request) {
     program = AbsolutePath(*found, request.working_directory);
   }
   TOOLVFS_RETURN_IF_ERROR(AddExecutable(context, program, /*depth=*/0));
+  if (request.kind == ToolKind::kMcpServer) {
+    const std::string resolved = CanonicalPath(program);
+    if (!resolved.empty()) AddPackageTree(context, resolved);
+  }
 
   for (const std::string& argument : request.args) {
     if (argument.empty() || argument.starts_with('-')) continue;
@@ -346,6 +384,7 @@ Result<LandlockRules> ToolAccessRules(const ToolAccessRequest& request) {
     if (!IsRegularFile(path)) continue;
     const std::string resolved = CanonicalPath(path);
     context.rules.Add(Rule(resolved.empty() ? path : resolved, /*read=*/true, false, false));
+    if (request.kind == ToolKind::kMcpServer && !resolved.empty()) AddPackageTree(context, resolved);
   }
 
   if (!request.sdk_dir.empty()) context.rules.Add(Rule(request.sdk_dir, true, false, false));
@@ -362,6 +401,11 @@ Result<LandlockRules> ToolAccessRules(const ToolAccessRequest& request) {
   }
   for (std::string_view file : kSystemReadFiles) {
     context.rules.Add(Rule(std::string(file), /*read=*/true, false, false));
+  }
+  if (request.kind == ToolKind::kMcpServer) {
+    for (std::string_view file : kMcpServerReadFiles) {
+      context.rules.Add(Rule(std::string(file), /*read=*/true, false, false));
+    }
   }
   context.rules.Add(Rule("/dev/null", /*read=*/true, /*write=*/true, /*execute=*/false));
   for (const std::string& path : request.system_read) {

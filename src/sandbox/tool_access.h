@@ -25,6 +25,7 @@ enum class ToolKind {
   kVfs,           // a vfs-runtime tool: nothing of the project, no network
   kStdio,         // a stdio-runtime tool: the project per its policy
   kProcessChild,  // a process.run child: the calling tool's policy + system dirs
+  kMcpServer,     // an MCP server: kStdio's rules plus its package tree
 };
 
 struct ToolAccessRequest {
@@ -73,10 +74,17 @@ struct ToolAccessRequest {
 //  - read+write: /dev/null, the private temp dir;
 //  - signal and abstract unix socket scoping on.
 // kVfs: nothing else; TCP denied.
-// kStdio and kProcessChild: plus the project prefixes (read, or
-//   read+write; a process.run child may also execute there), read+execute
-//   of /usr, /bin, /sbin, /lib, /lib32, /lib64 so they can exec real
-//   programs; TCP denied unless `network_allowed`.
+// kStdio, kMcpServer and kProcessChild: plus the project prefixes (read,
+//   or read+write; a process.run child may also execute there),
+//   read+execute of /usr, /bin, /sbin, /lib, /lib32, /lib64 so they can
+//   exec real programs; TCP denied unless `network_allowed`.
+// kMcpServer: plus read of the package tree of each script on its command
+//   line (the program, resolved, and the files named in `args`): the
+//   nearest enclosing `node_modules`, `site-packages` or `dist-packages`
+//   directory (a package's dependencies lie beside it there), else the
+//   nearest enclosing directory with a package.json; never one that is
+//   inside or contains the project (the policy decides about the project);
+//   and read of /etc/ssl/openssl.cnf, without which node exits at startup.
 // Paths that do not exist are kept: BuildLandlockRuleset skips them.
 // Fails with one line naming the path and the reason, e.g.
 //   "Cannot sandbox 'tool.py': its shebang names '/usr/bin/nope', which does

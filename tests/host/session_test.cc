@@ -57,7 +57,7 @@ class SessionTest : public ::testing::Test {
   }
 
   // Runs `body` (Python, after the prelude) as a vfs tool.
-  Outcome Run(std::string_view body, std::string arguments = "{}") {
+  Outcome Run(std::string_view body, std::string arguments = "{}", std::string answers = "{}") {
     std::string script = dir_.Join("tool.py");
     std::ofstream(script) << kPrelude << body << "\n";
     ToolConfig tool = tool_;
@@ -68,7 +68,7 @@ class SessionTest : public ::testing::Test {
                                    .sandbox = sandbox_,
                                    .inquirer = inquirer_,
                                    .audit = audit_});
-    ToolCall call{.name = "t", .arguments_json = std::move(arguments)};
+    ToolCall call{.name = "t", .arguments_json = std::move(arguments), .answers_json = std::move(answers)};
     auto started = std::chrono::steady_clock::now();
     Result<Outcome> outcome = runtime.Execute(call, tool, cancel_);
     elapsed_ = std::chrono::steady_clock::now() - started;
@@ -125,6 +125,31 @@ class SessionTest : public ::testing::Test {
   CancelToken cancel_;
   std::chrono::steady_clock::duration elapsed_{};
 };
+
+// `state` belongs to stateful tools: in a one-shot run even `stopped` is no
+// final message, and a raw stateful tool gets `apply` answers with its typed
+// input (tool_.stateful, answered from the call's answers by Execute).
+TEST_F(SessionTest, StateIsIgnoredByOneShotRunsAndDrivesStatefulOnes) {
+  std::string_view body = R"PY(
+send({"jsonrpc": "2.0", "method": "state", "params": {"type": "waiting",
+      "question": {"id": "n", "text": "How many?", "answer_type": "Text"}}})
+if not STATEFUL:
+    send({"jsonrpc": "2.0", "method": "state", "params": {"type": "stopped", "result": "not final"}})
+    result("one-shot")
+else:
+    applied = recv()
+    assert applied["method"] == "apply", applied
+    send({"jsonrpc": "2.0", "method": "state", "params": {"type": "stopped", "result": [{"type": "text", "text": "got " + json.dumps(applied["params"]["input"])}]}})
+)PY";
+  EXPECT_EQ(Text(Run("STATEFUL = False\n" + std::string(body))), "one-shot");
+  tool_.stateful = true;
+  Outcome asked = Run("STATEFUL = True\n" + std::string(body));
+  EXPECT_EQ(asked.kind, Outcome::Kind::kNeedsInput);
+  ASSERT_TRUE(asked.question);
+  EXPECT_EQ(asked.question->id, "n");
+  std::string script = "STATEFUL = True\n" + std::string(body);
+  EXPECT_EQ(Text(Run(script, "{}", R"({"n":"seven"})")), "got \"seven\"");
+}
 
 TEST_F(SessionTest, InitCarriesToolHostAndMethods) {
   Outcome outcome = Run(R"PY(

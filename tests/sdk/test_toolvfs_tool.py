@@ -436,6 +436,10 @@ class NotificationsTest(HostTestCase):
                          '{"jsonrpc":"2.0","method":"state","params":{"type":"running","content":"Next hunk"}}')
         self.assertEqual(self.host.read_message()["params"]["question"]["id"], "stage")
         self.assertEqual(self.host.read_message()["params"], {"type": "stopped", "result": "Staged 3 hunks."})
+        # stopped is final: tool_main sends no result after it, and a second final message is refused.
+        self.assertTrue(tool.finished)
+        with self.assertRaises(tv.InvalidRequest):
+            tool.result("again")
         with self.assertRaises(tv.InvalidParams):
             tool.state("paused")
         self.host.send({"jsonrpc": "2.0", "method": "cancel"})

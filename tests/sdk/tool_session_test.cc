@@ -517,6 +517,9 @@ TEST_F(SdkSessionTest, StatefulToolGetsApplyAndSendsState) {
             R"({"jsonrpc":"2.0","method":"state","params":{"type":"waiting","content":"Stage it?",)"
             R"("question":{"id":"stage","text":"Stage?","answer_type":"Boolean"}}})");
   EXPECT_EQ(host_.ReadLine().value(), R"({"jsonrpc":"2.0","method":"state","params":{"type":"stopped","result":"Staged 3 hunks."}})");
+  // stopped is final: tool_main sends no result after it, and a second final message is refused.
+  EXPECT_TRUE(tool.finished());
+  EXPECT_EQ(tool.result(Json("again")).error().code, kInvalidRequest);
   host_.Send(R"({"jsonrpc":"2.0","method":"cancel"})");
   EXPECT_EQ(tool.next_apply().error().code, kCancelled);
 }
