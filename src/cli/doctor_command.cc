@@ -95,8 +95,13 @@ std::vector<EnforcementRow> EnforcementTable() {
     return yes_no(profile.limits().processes != ResourceLimits::kInherit,
                   "needs user ns");
   });
-  add("user, IPC, mount namespaces", [&](size_t, const SandboxProfile& profile) {
+  add("user namespace", [&](size_t, const SandboxProfile& profile) {
     return yes_no(profile.namespaces().has_value(), "no user ns");
+  });
+  add("IPC, mount namespaces", [&](size_t index, const SandboxProfile& profile) {
+    // seccomp denies a vfs tool every SysV IPC, message-queue and mount call.
+    if (kKinds[index] == ToolKind::kVfs) return std::string("n/a: no IPC calls");
+    return yes_no(profile.namespaces() && profile.namespaces()->isolate_ipc_and_mounts, "no user ns");
   });
   add("network namespace", [&](size_t index, const SandboxProfile& profile) {
     // A vfs tool cannot open a network socket at all (seccomp), so it

@@ -50,7 +50,7 @@ pid_t WaitPidRetrying(pid_t pid, int* wait_status) noexcept {
 NamespacePlan PlanNamespaces(const NamespaceOptions& options) {
   NamespacePlan plan;
   plan.enabled = true;
-  plan.flags = CLONE_NEWIPC | CLONE_NEWNS;
+  plan.flags = options.isolate_ipc_and_mounts ? CLONE_NEWIPC | CLONE_NEWNS : 0;
   if (options.isolate_network) plan.flags |= CLONE_NEWNET;
   if (options.own_process_tree) plan.flags |= CLONE_NEWPID;
   plan.pid_namespace = options.own_process_tree;
@@ -71,6 +71,7 @@ int EnterUserNamespace(const NamespacePlan& plan) noexcept {
 }
 
 int EnterNamespaces(const NamespacePlan& plan) noexcept {
+  if (plan.flags == 0) return 0;  // the user namespace alone
   if (unshare(plan.flags) != 0) return errno;
   // No mount event of the tool's namespace reaches the host, nor the other
   // way round (a new mount namespace in a user namespace already turns

@@ -52,11 +52,12 @@
 
 namespace toolvfs {
 
-// Which namespaces a profile asks for (the user, IPC and mount namespaces
-// come with every profile that has namespaces at all).
+// Which namespaces a profile asks for (the user namespace comes with every
+// profile that has namespaces at all).
 struct NamespaceOptions {
   bool isolate_network = true;    // CLONE_NEWNET
   bool own_process_tree = false;  // CLONE_NEWPID with a tiny init
+  bool isolate_ipc_and_mounts = true;  // CLONE_NEWIPC | CLONE_NEWNS
   friend bool operator==(const NamespaceOptions&, const NamespaceOptions&) = default;
 };
 

@@ -93,6 +93,10 @@ Result<SandboxProfile> SandboxProfile::Build(const SandboxRequest& request, Sand
         // create processes (process.run children) get it as a backstop.
         .isolate_network = !request.access.network_allowed && request.seccomp.allow_process_creation,
         .own_process_tree = request.seccomp.allow_process_creation,
+        // vfs tools skip them too: seccomp denies them every SysV IPC and
+        // POSIX message-queue call and every mount call, so the two
+        // namespaces would only cost ~80 µs per start and ~100 µs at exit.
+        .isolate_ipc_and_mounts = request.seccomp.allow_process_creation,
     };
   } else {
     // Not a refusal under kRequire: namespaces are a backstop "where the

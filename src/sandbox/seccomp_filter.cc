@@ -56,6 +56,15 @@ constexpr std::string_view kAlwaysDeniedSyscalls[] = {
 // created with clone(CLONE_THREAD | ...), handled apart).
 constexpr std::string_view kProcessCreationSyscalls[] = {"fork", "vfork"};
 
+// Denied with EPERM for tools that may not create processes: System V IPC
+// and POSIX message queues, which reach objects of other processes of the
+// same user. Programs that create processes get an IPC namespace instead
+// (make, compilers and test runners may use them among themselves).
+constexpr std::string_view kInterProcessSyscalls[] = {
+    "shmget", "shmat", "shmdt", "shmctl", "semget", "semop", "semtimedop", "semctl", "msgget",
+    "msgsnd", "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive",
+    "mq_notify", "mq_getsetattr"};
+
 // Namespace flags that turn clone() into unshare(). CLONE_NEWTIME is absent:
 // for clone() that bit is part of the exit signal (clone3 and unshare only).
 constexpr uint64_t kCloneNamespaceFlags[] = {CLONE_NEWNS,  CLONE_NEWUTS, CLONE_NEWIPC,
@@ -128,6 +137,7 @@ void AddRules(const SeccompOptions& options, RuleWriter& rules) {
   }
   if (!options.allow_process_creation) {
     for (const std::string_view name : kProcessCreationSyscalls) rules.Deny(name, deny);
+    for (const std::string_view name : kInterProcessSyscalls) rules.Deny(name, deny);
     // The kernel makes CLONE_THREAD imply CLONE_SIGHAND and CLONE_VM, so
     // checking that one flag admits exactly the threads of this process.
     rules.Deny("clone", deny, {SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)});

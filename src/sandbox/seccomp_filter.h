@@ -58,7 +58,8 @@ namespace toolvfs {
 
 struct SeccompOptions {
   // false: fork, vfork and clone without CLONE_THREAD fail with EPERM, so
-  // only threads can be created (pthread_create, std::thread).
+  // only threads can be created (pthread_create, std::thread); System V
+  // IPC and POSIX message queues fail with EPERM too (no IPC namespace).
   bool allow_process_creation = false;
   // true: socket() and socketpair() fail with EACCES for every family but
   // AF_UNIX. false: AF_INET, AF_INET6 and AF_NETLINK (getaddrinfo) are

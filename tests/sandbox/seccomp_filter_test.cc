@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/ipc.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -263,6 +264,25 @@ TEST_F(SeccompFilterTest, VfsToolsCannotCreateProcessesButCanCreateThreads) {
     std::thread thread([&value] { value = 42; });
     thread.join();
     return value == 42 ? 0 : 1;
+  });
+}
+
+// vfs tools have no IPC namespace: the filter denies System V IPC and POSIX
+// message queues instead (other processes of the same user own those).
+TEST_F(SeccompFilterTest, VfsToolsCannotUseSystemVIpcOrMessageQueues) {
+  const SeccompProgram vfs = Build(kVfsTool);
+  ExpectErrno(vfs, EPERM, "shmget", [] { return ErrnoOf(syscall(SYS_shmget, IPC_PRIVATE, 4096, 0600)); });
+  ExpectErrno(vfs, EPERM, "semget", [] { return ErrnoOf(syscall(SYS_semget, IPC_PRIVATE, 1, 0600)); });
+  ExpectErrno(vfs, EPERM, "msgget", [] { return ErrnoOf(syscall(SYS_msgget, IPC_PRIVATE, 0600)); });
+  ExpectErrno(vfs, EPERM, "mq_open",
+              [] { return ErrnoOf(syscall(SYS_mq_open, "toolvfs-test", O_RDONLY, 0, nullptr)); });
+  // Programs that create processes keep them, inside their IPC namespace.
+  const SeccompProgram stdio = Build(kStdioToolWithNetwork);
+  ExpectErrno(stdio, 0, "shmget", [] {
+    const long id = syscall(SYS_shmget, IPC_PRIVATE, 4096, 0600);
+    if (id < 0) return errno;
+    syscall(SYS_shmctl, id, IPC_RMID, nullptr);
+    return 0;
   });
 }
 
