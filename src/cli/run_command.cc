@@ -40,10 +40,7 @@ bool HasMcpImports(const Config& config) {
 // environment for the variables a server's `env` lists.
 McpRuntimeOptions McpOptions(const RunServices& services) {
   McpRuntimeOptions options;
-  options.sandbox = services.sandbox_mode;
-  options.sandbox_hidden_for_testing = services.sandbox_hidden_for_testing;
-  options.warn = [](const std::string& warning) { ReportNote("warning", warning); };
-  options.host_environment = services.environment;
+  services.ConfigureRuntime(options);
   return options;
 }
 
@@ -153,7 +150,9 @@ class RunCommand final : public Command {
     // the audit log is opened for the call itself.
     CommonOptions listing = common;
     listing.no_audit = true;
-    TOOLVFS_ASSIGN_OR_RETURN(RunServices services, PrepareRunServices(listing, std::nullopt));
+    // The config file in use is sensitive for the servers started here too
+    // (the call reuses them).
+    TOOLVFS_ASSIGN_OR_RETURN(RunServices services, PrepareRunServices(listing, ConfigPath(common)));
     mcp = std::make_unique<McpRuntime>(store, config.mcp_servers, McpOptions(services));
     std::optional<std::string> only_entry;
     if (const size_t dot = tool_name_.find('.'); dot != std::string::npos) {

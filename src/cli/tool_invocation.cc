@@ -408,6 +408,14 @@ void RunServices::ConfigureRuntime(StdioRuntimeOptions& options) const {
   options.warn = [](const std::string& warning) { ReportNote("warning", warning); };
 }
 
+void RunServices::ConfigureRuntime(McpRuntimeOptions& options) const {
+  options.sandbox = sandbox_mode;
+  options.sandbox_hidden_for_testing = sandbox_hidden_for_testing;
+  options.warn = [](const std::string& warning) { ReportNote("warning", warning); };
+  options.host_environment = environment;
+  options.config_project_path = config_project_path;
+}
+
 void RunServices::ConfigureRuntime(BuiltinRuntimeOptions& options) const {
   options.inquirer = inquirer.get();
   options.audit = audit.get();
@@ -614,7 +622,10 @@ Result<AnsweredRun> DriveStateful(ToolRuntime& runtime, const ToolCall& call, co
       lookup.ended->outcome.stderr_tail = std::move(stopped.stderr_tail);
       return std::move(*lookup.ended);
     }
-    TOOLVFS_RETURN_IF_ERROR(run->Apply(lookup.answer->ToJson()));
+    // The tool may have stopped meanwhile (crashed, timed out while the
+    // user thought): then its own outcome is the next state, not an error.
+    Status applied = run->Apply(lookup.answer->ToJson());
+    if (!applied.ok() && run->Fetch().kind != ToolState::Kind::kStopped) return applied;
   }
 }
 

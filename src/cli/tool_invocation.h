@@ -18,6 +18,7 @@
 #include "policy/inquirer.h"
 #include "runtime/answers.h"
 #include "runtime/builtin_runtime.h"
+#include "runtime/mcp_runtime.h"
 #include "runtime/tool_runtime.h"
 #include "runtime/stdio_runtime.h"
 #include "runtime/vfs_runtime.h"
@@ -69,6 +70,8 @@ struct RunServices {
   void ConfigureRuntime(StdioRuntimeOptions& options) const;
   // The policy services of a builtin runtime (in process: no sandbox).
   void ConfigureRuntime(BuiltinRuntimeOptions& options) const;
+  // The sandbox settings and the environment of MCP servers.
+  void ConfigureRuntime(McpRuntimeOptions& options) const;
 };
 
 // The terminal inquirer when a terminal is there and --no-interaction is not

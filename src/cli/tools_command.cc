@@ -100,7 +100,7 @@ McpListing ListMcpTools(const CommonOptions& common, ProjectFiles& store, const 
   if (!needed) return listing;
   CommonOptions quiet = common;
   quiet.no_audit = true;
-  Result<RunServices> services = PrepareRunServices(quiet, std::nullopt);
+  Result<RunServices> services = PrepareRunServices(quiet, ConfigPath(common));
   if (!services.ok()) {
     for (const auto& [name, tool] : config.tools) {
       if (tool.source == ToolSource::kMcp) listing.errors.emplace(name, services.status().message());
@@ -108,10 +108,7 @@ McpListing ListMcpTools(const CommonOptions& common, ProjectFiles& store, const 
     return listing;
   }
   McpRuntimeOptions options;
-  options.sandbox = services->sandbox_mode;
-  options.sandbox_hidden_for_testing = services->sandbox_hidden_for_testing;
-  options.warn = [](const std::string& warning) { ReportNote("warning", warning); };
-  options.host_environment = services->environment;
+  services->ConfigureRuntime(options);
   McpRuntime runtime(store, config.mcp_servers, std::move(options));
   CancelToken cancel;
   listing.imports = ListImportedMcpTools(runtime, config, cancel);
@@ -177,12 +174,13 @@ class ToolsCommand final : public Command {
       }
       row.source = SourceText(tool);
       row.description = OneLine(DescriptionOf(name, tool, mcp));
-      if (auto error = mcp.errors.find(name); error != mcp.errors.end()) row.runtime_error = error->second;
+      // What a server says reaches the terminal escaped, like descriptions.
+      if (auto error = mcp.errors.find(name); error != mcp.errors.end()) row.runtime_error = OneLine(error->second);
       if (IsMcpImport(tool) && row.description.empty()) row.description = "(imports every tool of the server)";
       rows.push_back(std::move(row));
       for (const ImportedMcpTool& imported : mcp.imports.tools) {
         if (imported.entry != name) continue;
-        rows.push_back(Row{.name = imported.name,
+        rows.push_back(Row{.name = OneLine(imported.name),
                            .runtime = "mcp",
                            .runtime_error = {},
                            .source = SourceText(imported.tool),

@@ -329,7 +329,11 @@ Status Session::Setup() {
   pidfd_ = OpenPidfd(child_.pid());
   if (pidfd_) TOOLVFS_RETURN_IF_ERROR(Watch(pidfd_.get(), kChildExit, EPOLLIN));
   if (cancel_.fd() >= 0) TOOLVFS_RETURN_IF_ERROR(Watch(cancel_.fd(), kCancel, EPOLLIN));
-  if (setup_.control != nullptr && setup_.control->fd() >= 0) {
+  if (setup_.control != nullptr) {
+    // Without its eventfd no `apply` or abort could ever reach the loop.
+    if (setup_.control->fd() < 0) {
+      return Status(StatusCode::kResourceExhausted, "cannot create the session's control eventfd");
+    }
     TOOLVFS_RETURN_IF_ERROR(Watch(setup_.control->fd(), kControl, EPOLLIN));
   }
   workers_ = std::make_unique<WorkerPool>(context_, setup_.worker_threads, completion_.get());
@@ -646,6 +650,9 @@ void Session::Audit(const RequestScope& scope, const RequestTiming& timing, cons
 
 void Session::HandleNotification(const Message& message) {
   const std::string_view method = message.method();
+  // The first final message counts; whatever the tool says after it (a
+  // second result, a `waiting` state) would ask about a finished run.
+  if (final_received_ && (method == "result" || method == "error" || method == "state")) return;
   if (method == "result" || method == "error") {
     final_received_ = true;
     result_.final_params_json = message.params().ToJson();

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -67,7 +68,10 @@ class Walker {
       unsigned char type = entry->d_type;
       if (type == DT_UNKNOWN) {
         struct stat status;
-        if (fstatat(dirfd(directory), entry->d_name, &status, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone
+        if (fstatat(dirfd(directory), entry->d_name, &status, AT_SYMLINK_NOFOLLOW) != 0) {
+          errno = 0;  // gone meanwhile: not readdir's error
+          continue;
+        }
         type = S_ISDIR(status.st_mode) ? DT_DIR : S_ISLNK(status.st_mode) ? DT_LNK : DT_REG;
       }
       entries.push_back({std::string(name), type == DT_DIR, type == DT_LNK});
@@ -94,11 +98,19 @@ class Walker {
       }
       UniqueFd child(openat(directory_fd, entry.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (!child.valid()) {
-        if (errno == ENOENT) continue;  // removed meanwhile
-        return WalkError(entry_path, errno);
+        // Unreadable for this user (lost+found, another user's volume),
+        // removed or replaced meanwhile: nothing below it is granted, and
+        // the start goes on — the process could not open it either way.
+        whole = false;
+        continue;
       }
-      TOOLVFS_ASSIGN_OR_RETURN(bool child_whole, WalkDirectory(child.get(), entry_path));
-      if (child_whole) {
+      Result<bool> child_whole = WalkDirectory(child.get(), entry_path);
+      if (!child_whole.ok()) {
+        if (child_whole.status().code() == StatusCode::kResourceExhausted) return child_whole.status();
+        whole = false;  // unlistable: as above
+        continue;
+      }
+      if (*child_whole) {
         whole_entries.push_back(entry_path);
       } else {
         whole = false;
@@ -155,21 +167,29 @@ Result<std::vector<std::string>> AllowedSubtrees(
       if (S_ISREG(status.st_mode)) granted.push_back(*prefix);
       continue;
     }
-    UniqueFd directory(openat(root_fd.get(), relative.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    // Through the fd just checked, not the path again: the path could be
+    // swapped for a symlink in between.
+    UniqueFd directory(openat(entry.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!directory.valid()) return WalkError(*prefix, errno);
     TOOLVFS_ASSIGN_OR_RETURN(bool whole, walker.WalkDirectory(directory.get(), *prefix));
     if (whole) granted.push_back(*prefix);
   }
-  // Sorted, deduplicated, nothing below something already granted.
-  std::sort(granted.begin(), granted.end());
-  std::vector<std::string> minimal;
+  // Sorted, deduplicated, nothing below something already granted: a path
+  // is kept unless it or one of its ancestors is. Shorter paths first, so
+  // ancestors are judged before what lies below them.
+  std::sort(granted.begin(), granted.end(), [](const std::string& a, const std::string& b) {
+    return a.size() != b.size() ? a.size() < b.size() : a < b;
+  });
+  std::set<std::string, std::less<>> kept;
   for (std::string& path : granted) {
-    bool covered = std::any_of(minimal.begin(), minimal.end(), [&](const std::string& kept) {
-      return kept.empty() || path == kept || (path.starts_with(kept) && path[kept.size()] == '/');
-    });
-    if (!covered) minimal.push_back(std::move(path));
+    if (kept.contains("")) break;  // the whole project
+    bool covered = kept.contains(path);
+    for (size_t slash = path.find('/'); !covered && slash != std::string::npos; slash = path.find('/', slash + 1)) {
+      covered = kept.contains(std::string_view(path).substr(0, slash));
+    }
+    if (!covered) kept.insert(std::move(path));
   }
-  return minimal;
+  return std::vector<std::string>(kept.begin(), kept.end());
 }
 
 }  // namespace toolvfs

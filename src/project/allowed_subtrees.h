@@ -36,10 +36,13 @@ struct AllowedSubtreesOptions {
 // and for every entry below it; otherwise, recursively, the parts of it that
 // do. `allowed(path, is_directory)` gets normalized project paths
 // ("src/a.txt") and is asked about every entry at most once per prefix.
-// Symlinks are never followed. Returns project paths, sorted, without
-// duplicates and without a path below another returned one. Fails naming
-// the path for an unreadable directory, or when more than
-// options.max_entries entries would be walked.
+// Symlinks are never followed. A directory below a prefix that this process
+// cannot open or list (lost+found, another user's volume, one replaced
+// mid-walk) is treated like a denied entry: nothing below it is granted.
+// Returns project paths, sorted, without duplicates and without a path
+// below another returned one. Fails naming the path when `root` or a
+// prefix cannot be read, or when more than options.max_entries entries
+// would be walked.
 Result<std::vector<std::string>> AllowedSubtrees(
     const std::string& root, const std::vector<std::string>& prefixes,
     const std::function<bool(std::string_view path, bool is_directory)>& allowed,

@@ -30,6 +30,11 @@ constexpr size_t kStderrTailBytes = size_t{64} << 10;
 // The longest wait of one poll, so deadlines and the child's exit are
 // noticed promptly even when nothing is written.
 constexpr int kPollSliceMs = 50;
+// What may wait to be written to a server's stdin.
+constexpr size_t kMaxQueuedInputBytes = size_t{4} << 20;
+// stderr read per pump: a server printing without pause cannot keep the
+// client from its deadline.
+constexpr int kStderrReadsPerPump = 4;
 // After the server closed its stdout: how long to wait for its exit status.
 constexpr auto kExitStatusWait = std::chrono::seconds(2);
 // How much of an offending line an error message quotes.
@@ -170,6 +175,13 @@ Status McpClient::Initialize(CancelToken& cancel) {
 }
 
 Status McpClient::Send(std::string_view line) {
+  // A server that sends requests (pings) but never reads its stdin would
+  // make the queue of answers grow without end.
+  if (io_->to_write.size() + line.size() > kMaxQueuedInputBytes) {
+    return Status(StatusCode::kResourceExhausted, ServerName(server_name()) + " does not read its stdin (over " +
+                                                      std::to_string(kMaxQueuedInputBytes >> 20) +
+                                                      " MiB queued for it)");
+  }
   io_->to_write.append(line);
   io_->to_write += '\n';
   return Pump(0, -1);
@@ -264,7 +276,8 @@ Result<McpResponse> McpClient::Await(int64_t id, std::string_view method, std::c
                     what + " did not answer " + std::string(method) + " within " + DurationText(timeout));
     }
     const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
-    Status pumped = Pump(static_cast<int>(std::min<int64_t>(remaining + 1, kPollSliceMs)), cancel.fd());
+    Status pumped =
+        Pump(static_cast<int>(std::min<int64_t>(remaining + 1, kPollSliceMs)), cancel.fd(), /*read_stdout=*/true);
     if (!pumped.ok()) {
       Shutdown();
       return pumped;
@@ -337,14 +350,14 @@ Status McpClient::HandleLine(std::string_view line, int64_t id, std::optional<Mc
   return OkStatus();
 }
 
-Status McpClient::Pump(int timeout_ms, int cancel_fd) {
+Status McpClient::Pump(int timeout_ms, int cancel_fd, bool read_stdout) {
   pollfd fds[4];
   nfds_t count = 0;
   UniqueFd& in = child_.stdin_fd();
   UniqueFd& out = child_.stdout_fd();
   UniqueFd& err = child_.stderr_fd();
   if (in.valid() && !io_->to_write.empty()) fds[count++] = pollfd{.fd = in.get(), .events = POLLOUT, .revents = 0};
-  if (out.valid()) fds[count++] = pollfd{.fd = out.get(), .events = POLLIN, .revents = 0};
+  if (out.valid() && read_stdout) fds[count++] = pollfd{.fd = out.get(), .events = POLLIN, .revents = 0};
   if (err.valid()) fds[count++] = pollfd{.fd = err.get(), .events = POLLIN, .revents = 0};
   if (cancel_fd >= 0) fds[count++] = pollfd{.fd = cancel_fd, .events = POLLIN, .revents = 0};
   if (poll(fds, count, timeout_ms) < 0 && errno != EINTR) return ErrnoToStatus(errno, "poll");
@@ -364,7 +377,7 @@ Status McpClient::Pump(int timeout_ms, int cancel_fd) {
   }
   // One chunk of stdout per pump: its lines are consumed before the next
   // read reuses the splitter's buffer.
-  if (out.valid()) {
+  if (out.valid() && read_stdout) {
     std::span<char> space = io_->lines.PrepareAppend();
     const ssize_t received = read(out.get(), space.data(), space.size());
     if (received > 0) {
@@ -378,7 +391,7 @@ Status McpClient::Pump(int timeout_ms, int cancel_fd) {
     }
   }
   char buffer[16384];
-  while (err.valid()) {
+  for (int reads = 0; err.valid() && reads < kStderrReadsPerPump; ++reads) {
     const ssize_t received = read(err.get(), buffer, sizeof buffer);
     if (received > 0) {
       io_->stderr_text.append(buffer, static_cast<size_t>(received));
@@ -439,7 +452,7 @@ void McpClient::Shutdown() {
       // Keep reading, so a server writing on its way out is not stuck on a
       // full pipe.
       if (child_.stdout_fd().valid() || child_.stderr_fd().valid()) {
-        (void)Pump(10, -1);
+        (void)Pump(10, -1, /*read_stdout=*/true);
         while (io_->lines.Next()) {
         }
       } else {

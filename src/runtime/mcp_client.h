@@ -144,9 +144,11 @@ class McpClient {
   // to `id`.
   Status HandleLine(std::string_view line, int64_t id, std::optional<McpResponse>& answer);
   // Waits up to `timeout_ms` for the pipes (or `cancel_fd`), writes what is
-  // queued for stdin, reads one chunk of stdout into the splitter and all
-  // of stderr that is there.
-  Status Pump(int timeout_ms, int cancel_fd);
+  // queued for stdin, reads a bounded amount of stderr and, with
+  // `read_stdout`, one chunk of stdout into the splitter. Only Await reads
+  // stdout: it consumes the lines of each chunk before the next read, which
+  // keeps the splitter's memory bounded however fast the server writes.
+  Status Pump(int timeout_ms, int cancel_fd, bool read_stdout = false);
   std::string ExitedMessage(std::string_view during);
   void SendCancelled(int64_t id, std::string_view reason);
 

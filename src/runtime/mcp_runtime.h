@@ -40,6 +40,9 @@ struct McpRuntimeOptions {
   // The host's environment: a server receives the variables its
   // `mcp_servers.NAME.env` lists, nothing else of it.
   std::map<std::string, std::string> host_environment;
+  // The project path of the toolvfs.toml in use when it lies inside the
+  // project: sensitive, so a server can never read or rewrite its policy.
+  std::optional<std::string> config_project_path;
   // Startup (initialize) and tools/list take at most this long, whatever
   // the tool's limits.timeout_s (which bounds each tools/call).
   std::chrono::milliseconds startup_timeout{std::chrono::seconds(30)};

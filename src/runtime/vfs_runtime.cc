@@ -15,6 +15,8 @@
 #include "host/tool_session.h"
 #include "policy/tool_policy.h"
 #include "protocol/json_writer.h"
+#include "runtime/answers.h"
+#include "runtime/argument_validation.h"
 #include "runtime/confined_launch.h"
 #include "runtime/outcome_json.h"
 #include "runtime/stateful_tool.h"
@@ -249,7 +251,19 @@ Result<Outcome> VfsRuntime::ExecuteStateful(const ToolCall& call, const ToolConf
       return outcome;
     }
     applied.insert(answer->first);
-    TOOLVFS_RETURN_IF_ERROR(run->Apply(answer->second));
+    // Typed by the question like every other answer (SPEC.md §4.6): "yes"
+    // for a Boolean question is applied as true.
+    Result<ConfigValue> given_answer = ParseJsonValue(answer->second);
+    if (!given_answer.ok()) return given_answer.status();
+    Result<ConfigValue> typed = TypeConfigAnswer(*state.question, *given_answer, "the call's answers");
+    if (!typed.ok()) {
+      run->Abort();
+      run->Wait();
+      return typed.status();
+    }
+    Status sent = run->Apply(typed->ToJson());
+    // A tool that stopped meanwhile: its own outcome is the next state.
+    if (!sent.ok() && run->Fetch().kind != ToolState::Kind::kStopped) return sent;
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +10,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "core/unique_fd.h"
 #include "sandbox/private_temp_dir.h"
@@ -282,10 +285,29 @@ Status AddProjectPrefixes(DerivationContext& context) {
   return OkStatus();
 }
 
+// Whether `directory` is a home directory or holds one (then a package.json
+// in it says nothing about a package: `npm install` run at home leaves
+// one, and granting it would open ~/.ssh and the rest).
+bool HoldsAHomeDirectory(std::string_view directory) {
+  std::vector<std::string> homes;
+  if (const char* home = getenv("HOME"); home != nullptr && home[0] == '/') homes.emplace_back(home);
+  passwd entry;
+  passwd* user = nullptr;
+  char buffer[4096];
+  // getpwuid_r: this may run on several threads at once.
+  if (getpwuid_r(geteuid(), &entry, buffer, sizeof buffer, &user) == 0 && user != nullptr &&
+      user->pw_dir != nullptr && user->pw_dir[0] == '/') {
+    homes.emplace_back(user->pw_dir);
+  }
+  return std::any_of(homes.begin(), homes.end(),
+                     [&](const std::string& home) { return IsWithin(home, std::string(directory)); });
+}
+
 // The package tree of the script at `script` (canonical) for an MCP server
 // (kMcpServer): the nearest enclosing package root directory, else the
-// nearest directory holding a package.json; nothing when neither exists
-// or the candidate overlaps the project.
+// nearest directory holding a package.json that is not a home directory or
+// above one; nothing when neither exists or the candidate overlaps the
+// project.
 void AddPackageTree(DerivationContext& context, const std::string& script) {
   constexpr std::string_view kPackageRoots[] = {"node_modules", "site-packages", "dist-packages"};
   std::string tree;
@@ -297,7 +319,8 @@ void AddPackageTree(DerivationContext& context, const std::string& script) {
       tree = std::string(directory);
       break;
     }
-    if (nearest_package.empty() && IsRegularFile(JoinPath(directory, "package.json"))) {
+    if (nearest_package.empty() && IsRegularFile(JoinPath(directory, "package.json")) &&
+        !HoldsAHomeDirectory(directory)) {
       nearest_package = std::string(directory);
     }
   }

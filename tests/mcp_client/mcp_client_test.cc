@@ -83,6 +83,11 @@ for line in sys.stdin:
             send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32602, "message": "Unknown tool: rpc-error"}})
         elif name == "structured":
             send({"jsonrpc": "2.0", "id": request_id, "result": {"content": [], "structuredContent": {"temperature": 21}}})
+        elif name == "flood":
+            # Requests without end, never reading stdin again: the client
+            # must still honour its timeout and bound its memory.
+            while True:
+                send({"jsonrpc": "2.0", "id": "p", "method": "ping"})
         elif name == "audio":
             send({"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}]}})
         else:
@@ -456,6 +461,47 @@ TEST_F(McpTest, TheSandboxKeepsTheServerToItsPolicy) {
   ASSERT_TRUE(default_policy.ok()) << default_policy.status().message();
   EXPECT_EQ(Text(*default_policy), "top secret\n\n");
   EXPECT_NE(runtime->RunningServer(read)->pid(), runtime->RunningServer(Tool("files", "x"))->pid());
+}
+
+TEST_F(McpTest, TheConfigFileIsOutOfTheServersReach) {
+  // Even with the whole project writable, toolvfs.toml (sensitive) can be
+  // neither read nor rewritten by the server: it would rewrite its policy.
+  WriteRealFile(dir_.Join("toolvfs.toml"), "# the policy\n");
+  McpRuntimeOptions options;
+  options.config_project_path = "toolvfs.toml";
+  std::unique_ptr<McpRuntime> runtime = Runtime({Filesystem({dir_.path()})}, std::move(options));
+  ToolConfig read = Tool("files", "read_text_file");
+  read.has_sandbox_table = true;
+  read.sandbox.filesystem_allow = {""};
+  read.sandbox.filesystem_writable.all = true;
+  Result<Outcome> config = Call(*runtime, read, R"({"path":")" + dir_.Join("toolvfs.toml") + R"("})");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_TRUE(config->is_error) << Text(*config);
+  EXPECT_THAT(Text(*config), Not(HasSubstr("the policy")));
+  ToolConfig write = read;
+  write.name = write.mcp_tool = "write_file";
+  Result<Outcome> rewrite =
+      Call(*runtime, write, R"({"path":")" + dir_.Join("toolvfs.toml") + R"(","content":"# tampered"})");
+  ASSERT_TRUE(rewrite.ok()) << rewrite.status().message();
+  EXPECT_TRUE(rewrite->is_error) << Text(*rewrite);
+  EXPECT_EQ(ReadRealFile(dir_.Join("toolvfs.toml")), "# the policy\n");
+  Result<Outcome> allowed = Call(*runtime, read, R"({"path":")" + dir_.Join("src/a.txt") + R"("})");
+  ASSERT_TRUE(allowed.ok()) << allowed.status().message();
+  EXPECT_EQ(Text(*allowed), "alpha\n\n");
+}
+
+TEST_F(McpTest, AServerFloodingRequestsStillTimesOut) {
+  std::unique_ptr<McpRuntime> runtime = Runtime({Scripted("normal")});
+  ToolConfig flood = Tool("scripted", "flood");
+  flood.sandbox.limits.timeout_s = 2;
+  const Clock::time_point start = Clock::now();
+  Result<Outcome> outcome = Call(*runtime, flood);
+  ASSERT_TRUE(outcome.ok() || outcome.status().code() == StatusCode::kResourceExhausted)
+      << outcome.status().message();
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(10));
+  if (outcome.ok()) {
+    EXPECT_TRUE(outcome->is_error) << Text(*outcome);
+  }
 }
 
 TEST_F(McpTest, TimeoutCancelsTheRequestAndKeepsTheServer) {

@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -82,6 +83,27 @@ TEST_F(AllowedSubtreesTest, SymlinksAreNeverGrantedOneByOne) {
               ElementsAre(".toolvfs", "README.md", "config", "docs", "src"));
   // A prefix that is itself a symlink grants nothing.
   EXPECT_THAT(Run({"linkdir"}, {}), IsEmpty());
+}
+
+TEST_F(AllowedSubtreesTest, AnUnreadableDirectoryIsLeftOutNotAnError) {
+  // As root every directory opens; drop the search bit for all and check
+  // as an unprivileged user only where the test runs as one.
+  WriteRealFile(dir_.Join("private/data"), "x");
+  ASSERT_EQ(chmod(dir_.Join("private").c_str(), 0), 0);
+  if (geteuid() == 0) {
+    EXPECT_THAT(Run({""}, {}), ElementsAre(""));  // root reads it: whole
+  } else {
+    EXPECT_THAT(Run({""}, {}),
+                ElementsAre(".env", ".toolvfs", "README.md", "config", "docs", "src"));
+  }
+  chmod(dir_.Join("private").c_str(), 0755);
+}
+
+TEST_F(AllowedSubtreesTest, AncestorsCoverWhatLiesBelowThemWhateverTheSortOrder) {
+  // "src-gen" sorts between "src" and "src/lib": it must neither hide nor
+  // be hidden by them.
+  WriteRealFile(dir_.Join("src-gen/x.c"), "x");
+  EXPECT_THAT(Run({"src/lib", "src-gen", "src"}, {}), ElementsAre("src", "src-gen"));
 }
 
 TEST_F(AllowedSubtreesTest, TooManyEntriesFailWithTheLimit) {
