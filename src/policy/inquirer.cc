@@ -112,6 +112,15 @@ std::string Prompt(const Inquiry& inquiry) {
   return prompt;
 }
 
+}  // namespace
+
+std::mutex& TerminalPromptMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+namespace {
+
 class TerminalInquirer final : public Inquirer {
  public:
   TerminalInquirer(UniqueFd input, UniqueFd output) : input_(std::move(input)), output_(std::move(output)) {
@@ -129,7 +138,7 @@ class TerminalInquirer final : public Inquirer {
   Result<InquiryAnswer> Ask(const Inquiry& inquiry) override {
     if (!open_error_.ok()) return open_error_;
     if (!input_.valid() || !output_.valid()) return InvalidArgumentError("The inquirer has no terminal");
-    std::lock_guard question(question_mutex_);
+    std::lock_guard question(TerminalPromptMutex());
     if (cancelled_.load()) return CancelledError("Cancelled while asking the user");
     // Keys pressed before the question was on the screen answer nothing:
     // a stray "y" typed earlier must not grant what the user never read.
@@ -196,7 +205,6 @@ class TerminalInquirer final : public Inquirer {
   UniqueFd wake_read_;
   UniqueFd wake_write_;
   std::atomic<bool> cancelled_{false};
-  std::mutex question_mutex_;
 };
 
 class DenyingInquirer final : public Inquirer {

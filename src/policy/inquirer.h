@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +56,12 @@ class Inquirer {
 // TerminalAvailable() first.
 std::unique_ptr<Inquirer> NewTerminalInquirer();
 bool TerminalAvailable();
+
+// Held by whoever has a question on the terminal: this inquirer and a
+// tool's own questions (runtime/answers.h) may ask from different threads
+// of one run, and two prompts reading one terminal would split the user's
+// keystrokes between them.
+std::mutex& TerminalPromptMutex();
 
 // The terminal inquirer on explicit descriptors (a pseudo-terminal in
 // tests, or an embedder's own terminal): reads answers from `input`,

@@ -241,6 +241,7 @@ class TerminalQuestionAsker final : public QuestionAsker {
   TerminalQuestionAsker(UniqueFd input, UniqueFd output) : input_(std::move(input)), output_(std::move(output)) {}
 
   Result<std::string> Ask(const ToolQuestion& question, std::string_view tool_name, CancelToken& cancel) override {
+    std::lock_guard prompt(TerminalPromptMutex());  // one question on the terminal at a time
     // Keys pressed before the question was on the screen answer nothing.
     static_cast<void>(::tcflush(input_.get(), TCIFLUSH));
     TOOLVFS_RETURN_IF_ERROR(Write(Prompt(question, tool_name)));

@@ -10,7 +10,9 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -90,6 +92,29 @@ TEST(TerminalInquirerTest, PromptShowsToolOperationExactTargetAndTheFullConfigKe
   EXPECT_THAT(asked.prompt, HasSubstr("y: allow once"));
   EXPECT_THAT(asked.prompt, HasSubstr("d: deny for this run"));
   EXPECT_THAT(asked.prompt, testing::EndsWith("Allow? [y/a/n/d] "));
+}
+
+TEST(TerminalInquirerTest, WaitsWhileAnotherQuestionHoldsTheTerminal) {
+  // A tool's own question (runtime/answers.h) holds the prompt lock: the
+  // policy's question must not print, nor read, until it is answered.
+  Pipe input = MakePipe();
+  Pipe output = MakePipe();
+  ASSERT_TRUE(WriteFull(input.write.get(), "y\n", "input").ok());
+  input.write.reset();
+  std::unique_ptr<Inquirer> inquirer = NewTerminalInquirer(std::move(input.read), std::move(output.write));
+  std::unique_lock other_question(TerminalPromptMutex());
+  std::atomic<bool> answered = false;
+  std::thread asking([&] {
+    EXPECT_EQ(inquirer->Ask(WriteInquiry()).value(), InquiryAnswer::kAllowOnce);
+    answered = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(answered.load()) << "asked while another question held the terminal";
+  pollfd ready{.fd = output.read.get(), .events = POLLIN, .revents = 0};
+  EXPECT_EQ(::poll(&ready, 1, 0), 0) << "a prompt was printed over the other question";
+  other_question.unlock();
+  asking.join();
+  EXPECT_TRUE(answered.load());
 }
 
 TEST(TerminalInquirerTest, AnythingElseAsksAgain) {
