@@ -21,6 +21,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "cli/pseudo_terminal.h"
 #include "core/io.h"
 #include "host/access_gate.h"
 #include "policy/tool_policy.h"
@@ -173,65 +174,13 @@ TEST(TerminalInquirerTest, CancelEndsAnAskInProgressAndLaterOnes) {
   EXPECT_EQ(inquirer->Ask(WriteInquiry()).status().code(), StatusCode::kCancelled);
 }
 
-// A pseudo-terminal: the inquirer reads and writes the slave side, the test
-// plays the user on the master side. Echo is off so the master reads only
-// what the inquirer wrote.
-class PseudoTerminal {
- public:
-  PseudoTerminal() {
-    int master, slave;
-    if (::openpty(&master, &slave, nullptr, nullptr, nullptr) != 0) return;
-    master_.reset(master);
-    slave_.reset(slave);
-    struct termios settings;
-    ::tcgetattr(slave, &settings);
-    settings.c_lflag &= ~static_cast<tcflag_t>(ECHO);
-    ::tcsetattr(slave, TCSANOW, &settings);
-  }
-
-  bool ok() const { return master_.valid(); }
-  int master() const { return master_.get(); }
-  int slave() const { return slave_.get(); }
-
-  std::unique_ptr<Inquirer> NewInquirer() {
-    return NewTerminalInquirer(UniqueFd(::dup(slave_.get())), UniqueFd(::dup(slave_.get())));
-  }
-
-  // Types `text` as the user.
-  void Type(std::string_view text) { ASSERT_TRUE(WriteFull(master_.get(), text, "pty").ok()); }
-
-  // Waits until the terminal has a whole typed line ready to be read.
-  bool LineReady() {
-    struct pollfd ready = {slave_.get(), POLLIN, 0};
-    return ::poll(&ready, 1, 5000) == 1;
-  }
-
-  // Reads what the inquirer wrote until `marker` appears (5 s at most).
-  std::string ReadUntil(std::string_view marker) {
-    std::string seen;
-    while (seen.find(marker) == std::string::npos) {
-      struct pollfd ready = {master_.get(), POLLIN, 0};
-      if (::poll(&ready, 1, 5000) != 1) break;
-      char buffer[4096];
-      ssize_t got = ::read(master_.get(), buffer, sizeof buffer);
-      if (got <= 0) break;
-      seen.append(buffer, static_cast<size_t>(got));
-    }
-    return seen;
-  }
-
- private:
-  UniqueFd master_;
-  UniqueFd slave_;
-};
-
 TEST(TerminalInquirerTest, TypeAheadIsDiscardedOnATerminal) {
   PseudoTerminal terminal;
   ASSERT_TRUE(terminal.ok()) << "openpty failed";
   // "y" typed before the question is on the screen must not answer it.
   terminal.Type("y\n");
   ASSERT_TRUE(terminal.LineReady());
-  std::unique_ptr<Inquirer> inquirer = terminal.NewInquirer();
+  std::unique_ptr<Inquirer> inquirer = NewTerminalInquirer(terminal.DupSlave(), terminal.DupSlave());
   std::optional<Result<InquiryAnswer>> answer;
   std::thread asking([&] { answer = inquirer->Ask(WriteInquiry()); });
   std::string prompt = terminal.ReadUntil("[y/a/n/d] ");
@@ -246,7 +195,7 @@ TEST(TerminalInquirerTest, TypeAheadIsDiscardedOnATerminal) {
 TEST(TerminalInquirerTest, ATerminalClosedWhileAskingFails) {
   PseudoTerminal terminal;
   ASSERT_TRUE(terminal.ok()) << "openpty failed";
-  std::unique_ptr<Inquirer> inquirer = terminal.NewInquirer();
+  std::unique_ptr<Inquirer> inquirer = NewTerminalInquirer(terminal.DupSlave(), terminal.DupSlave());
   std::optional<Result<InquiryAnswer>> answer;
   std::thread asking([&] { answer = inquirer->Ask(WriteInquiry()); });
   terminal.ReadUntil("[y/a/n/d] ");

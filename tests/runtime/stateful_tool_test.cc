@@ -20,6 +20,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "cli/pseudo_terminal.h"
 #include "core/io.h"
 #include "project/fs_store.h"
 #include "project/test_util.h"
@@ -299,47 +300,12 @@ TEST(AnswerTypingTest, AddAnswerKeepsTheOthers) {
   EXPECT_EQ(*AddAnswer(R"({"a":"x"})", "b", ConfigValue("y")), R"({"a":"x","b":"y"})");
 }
 
-// --- The terminal asker on a pseudo-terminal ---------------------------------
-
-class Pty {
- public:
-  Pty() {
-    int master, slave;
-    if (::openpty(&master, &slave, nullptr, nullptr, nullptr) != 0) return;
-    master_.reset(master);
-    slave_.reset(slave);
-    struct termios settings;
-    ::tcgetattr(slave, &settings);
-    settings.c_lflag &= ~static_cast<tcflag_t>(ECHO);
-    ::tcsetattr(slave, TCSANOW, &settings);
-  }
-  bool ok() const { return master_.valid(); }
-  std::unique_ptr<QuestionAsker> NewAsker() {
-    return NewTerminalQuestionAsker(UniqueFd(::dup(slave_.get())), UniqueFd(::dup(slave_.get())));
-  }
-  void Type(std::string_view text) { ASSERT_TRUE(WriteFull(master_.get(), text, "pty").ok()); }
-  std::string ReadUntil(std::string_view marker) {
-    std::string seen;
-    while (seen.find(marker) == std::string::npos) {
-      struct pollfd ready = {master_.get(), POLLIN, 0};
-      if (::poll(&ready, 1, 5000) != 1) break;
-      char buffer[4096];
-      ssize_t got = ::read(master_.get(), buffer, sizeof buffer);
-      if (got <= 0) break;
-      seen.append(buffer, static_cast<size_t>(got));
-    }
-    return seen;
-  }
-
- private:
-  UniqueFd master_;
-  UniqueFd slave_;
-};
+// --- The terminal asker on a pseudo-terminal (cli/pseudo_terminal.h) --------
 
 TEST(TerminalQuestionAskerTest, SelectByNumberAfterAWrongAnswerWithControlsEscaped) {
-  Pty terminal;
+  PseudoTerminal terminal;
   ASSERT_TRUE(terminal.ok()) << "openpty failed";
-  std::unique_ptr<QuestionAsker> asker = terminal.NewAsker();
+  std::unique_ptr<QuestionAsker> asker = NewTerminalQuestionAsker(terminal.DupSlave(), terminal.DupSlave());
   ToolQuestion select =
       Question(R"({"id":"c","text":"Pick\u001b[2J one","answer_type":{"Select":{"options":["red","gr\u001béen"]}}})");
   CancelToken cancel;
@@ -358,9 +324,9 @@ TEST(TerminalQuestionAskerTest, SelectByNumberAfterAWrongAnswerWithControlsEscap
 }
 
 TEST(TerminalQuestionAskerTest, BooleanYesNoAndCancel) {
-  Pty terminal;
+  PseudoTerminal terminal;
   ASSERT_TRUE(terminal.ok()) << "openpty failed";
-  std::unique_ptr<QuestionAsker> asker = terminal.NewAsker();
+  std::unique_ptr<QuestionAsker> asker = NewTerminalQuestionAsker(terminal.DupSlave(), terminal.DupSlave());
   ToolQuestion boolean = Question(R"({"id":"go","text":"Go?","answer_type":"Boolean"})");
   CancelToken cancel;
   std::optional<Result<std::string>> answer;
