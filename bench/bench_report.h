@@ -2,9 +2,13 @@
 // the machine the figures came from (docs/benchmarks.md quotes both).
 #pragma once
 
+#include <errno.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <string_view>
@@ -42,6 +46,26 @@ inline std::string Machine() {
   for (int field = 0; field < 3 && end != std::string::npos; ++field) end = load.find(' ', end + 1);
   return std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) + " CPUs (" + model + "), load average " +
          load.substr(0, end);
+}
+
+// "grep_bench: <message>" on stderr and exit status 2: a benchmark that
+// cannot measure what it says says why and stops.
+[[noreturn]] inline void Fail(const std::string& message) {
+  std::fprintf(stderr, "%s: %s\n", program_invocation_short_name, message.c_str());
+  std::exit(2);
+}
+
+// Parses the command line into the options `app` declares; --help prints
+// the usage and exits 0, bad options Fail with CLI11's one-line reason.
+inline void ParseCommandLine(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(app.help().c_str(), stdout);
+    std::exit(0);
+  } catch (const CLI::ParseError& error) {
+    Fail(std::string(error.what()) + " (see --help)");
+  }
 }
 
 }  // namespace toolvfs::bench

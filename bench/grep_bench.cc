@@ -26,12 +26,15 @@
 #include <string_view>
 #include <vector>
 
+#include "bench_report.h"
+
 extern char** environ;
 
 namespace toolvfs {
 namespace {
 
 namespace fs = std::filesystem;
+using bench::Fail;
 
 constexpr std::string_view kDefaultTree = "/tmp/toolvfs-bench-tree";
 constexpr std::string_view kMarkerName = ".toolvfs-bench-tree";
@@ -54,11 +57,6 @@ constexpr Pattern kPatterns[] = {
     {"alternation", "ENOENT|EACCES|EPERM", false},
     {"many", "uint32_t", false},
 };
-
-[[noreturn]] void Fail(const std::string& message) {
-  std::fprintf(stderr, "grep_bench: %s\n", message.c_str());
-  std::exit(2);
-}
 
 struct Run {
   int exit_code = -1;
@@ -324,43 +322,19 @@ std::string SaveSorted(const std::string& output, const std::string& path) {
   return path;
 }
 
-void Usage() {
-  std::printf(
-      "usage: grep_bench [--toolvfs PATH] [--tree DIR] [--runs N] [--rebuild]\n"
-      "  --toolvfs PATH  the toolvfs binary (default: next to grep_bench, or its parent dir)\n"
-      "  --tree DIR      benchmark tree, built on first use (default: %s)\n"
-      "  --runs N        timed runs per tool and pattern, after one warm-up (default: 5)\n"
-      "  --rebuild       delete and rebuild the tree\n",
-      std::string(kDefaultTree).c_str());
-}
-
 int Main(int argc, char** argv) {
   std::string toolvfs;
   std::string tree(kDefaultTree);
   int runs = 5;
   bool rebuild = false;
-  for (int index = 1; index < argc; ++index) {
-    std::string_view argument = argv[index];
-    auto value = [&]() -> std::string {
-      if (index + 1 >= argc) Fail(std::string(argument) + " needs a value (see grep_bench --help)");
-      return argv[++index];
-    };
-    if (argument == "--toolvfs") {
-      toolvfs = value();
-    } else if (argument == "--tree") {
-      tree = value();
-    } else if (argument == "--runs") {
-      runs = std::atoi(value().c_str());
-      if (runs < 1) Fail("--runs must be at least 1");
-    } else if (argument == "--rebuild") {
-      rebuild = true;
-    } else if (argument == "--help" || argument == "-h") {
-      Usage();
-      return 0;
-    } else {
-      Fail("unknown argument '" + std::string(argument) + "' (see grep_bench --help)");
-    }
-  }
+  CLI::App app("toolvfs grep against ripgrep on a tree of real text", "grep_bench");
+  app.add_option("--toolvfs", toolvfs, "The toolvfs binary (default: next to grep_bench, or its parent dir)");
+  app.add_option("--tree", tree, "Benchmark tree, built on first use")->capture_default_str();
+  app.add_option("--runs", runs, "Timed runs per tool and pattern, after one warm-up")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_flag("--rebuild", rebuild, "Delete and rebuild the tree");
+  bench::ParseCommandLine(app, argc, argv);
 
   if (toolvfs.empty()) {
     std::optional<std::string> found = FindToolvfsNextToSelf();

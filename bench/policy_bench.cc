@@ -30,11 +30,7 @@ using bench::Machine;
 using bench::Median;
 using Clock = std::chrono::steady_clock;
 
-[[noreturn]] void Fail(const std::string& message) {
-  std::fprintf(stderr, "policy_bench: %s\n", message.c_str());
-  std::exit(2);
-}
-
+using bench::Fail;
 // Median ns per call of `work` over `rounds` rounds of `calls` calls.
 template <typename Work>
 double NanosecondsPerCall(int rounds, int calls, Work&& work) {

@@ -63,6 +63,7 @@
 namespace toolvfs {
 namespace {
 
+using bench::Fail;
 using bench::Median;
 using bench::Machine;
 
@@ -78,11 +79,6 @@ constexpr size_t kReadSize = 256 * 1024;
 constexpr double kSmallTarget = 0.5;  // (b) / (a, 1 KiB), issue 3
 constexpr double kLargeTarget = 0.4;  // (c) / (a, 1 MiB), issue 3
 
-[[noreturn]] void Fail(const std::string& message) {
-  std::fprintf(stderr, "protocol_bench: %s\n", message.c_str());
-  std::exit(2);
-}
-
 struct Options {
   int rounds = 5;
   uint64_t small_iterations = 20000;
@@ -95,40 +91,28 @@ struct Options {
 
 Options ParseOptions(int argc, char** argv) {
   Options options;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) Fail(std::string(arg) + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--quick") {
-      options.rounds = 3;
-      options.small_iterations = 2000;
-      options.large_iterations = 40;
-    } else if (arg == "--rounds") {
-      options.rounds = std::max(1, std::atoi(value().c_str()));
-    } else if (arg == "--case") {
-      std::string which = value();
-      if (which != "small" && which != "large") Fail("--case takes small or large");
-      options.run_small = which == "small";
-      options.run_large = which == "large";
-    } else if (arg == "--subject-only") {
-      options.run_reference = false;
-    } else if (arg == "--tool") {
-      options.tool = value();
-    } else if (arg == "--help" || arg == "-h") {
-      std::printf(
-          "usage: protocol_bench [--quick] [--rounds N] [--case small|large] [--subject-only] [--tool PATH]\n"
-          "  --quick         3 rounds of 2000 small and 40 large reads (default 5 x 20000 / 400)\n"
-          "  --rounds N      alternating rounds; the medians are reported\n"
-          "  --case          only the 1 KiB (small) or the 1 MiB (large) measurement\n"
-          "  --subject-only  only the tool through toolvfs, no references: for profiling\n"
-          "  --tool PATH     the protocol_tool binary (default: the one built with this program)\n");
-      std::exit(0);
-    } else {
-      Fail("unknown option " + std::string(arg) + " (see --help)");
-    }
+  CLI::App app("fs.read through the vfs runtime against a bare pipe ping-pong", "protocol_bench");
+  bool quick = false;
+  std::string only_case;
+  bool subject_only = false;
+  app.add_flag("--quick", quick, "3 rounds of 2000 small and 40 large reads (default 5 x 20000 / 400)");
+  app.add_option("--rounds", options.rounds, "Alternating rounds; the medians are reported")
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--case", only_case, "Only the 1 KiB (small) or the 1 MiB (large) measurement")
+      ->check(CLI::IsMember({"small", "large"}));
+  app.add_flag("--subject-only", subject_only, "Only the tool through toolvfs, no references: for profiling");
+  app.add_option("--tool", options.tool, "The protocol_tool binary (default: the one built with this program)");
+  bench::ParseCommandLine(app, argc, argv);
+  if (quick) {
+    if (app.count("--rounds") == 0) options.rounds = 3;
+    options.small_iterations = 2000;
+    options.large_iterations = 40;
   }
+  if (!only_case.empty()) {
+    options.run_small = only_case == "small";
+    options.run_large = only_case == "large";
+  }
+  options.run_reference = !subject_only;
   if (options.tool.empty() || access(options.tool.c_str(), X_OK) != 0) {
     Fail("the tool '" + options.tool + "' is not an executable; pass --tool PATH");
   }

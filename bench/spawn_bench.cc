@@ -62,6 +62,7 @@
 namespace toolvfs {
 namespace {
 
+using bench::Fail;
 using bench::Median;
 using bench::FirstLineOf;
 using bench::Machine;
@@ -74,11 +75,6 @@ constexpr double kBwrapTarget = 2.5;     // (c) / (b) at least, issue 5
 constexpr int kProfileBuilds = 15;       // builds timed for the one-time cost
 constexpr int kWarmupStarts = 20;        // per variant, before the rounds
 
-[[noreturn]] void Fail(const std::string& message) {
-  std::fprintf(stderr, "spawn_bench: %s\n", message.c_str());
-  std::exit(2);
-}
-
 struct Options {
   int rounds = 9;
   int starts = 300;  // per variant per round
@@ -90,48 +86,29 @@ struct Options {
 
 Options ParseOptions(int argc, char** argv) {
   Options options;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) Fail(std::string(arg) + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--quick") {
-      options.rounds = 3;
-      options.starts = 100;
-    } else if (arg == "--rounds") {
-      options.rounds = std::max(1, std::atoi(value().c_str()));
-    } else if (arg == "--starts") {
-      options.starts = std::max(1, std::atoi(value().c_str()));
-    } else if (arg == "--parent-mib") {
-      options.parent_mib = static_cast<size_t>(std::max(0, std::atoi(value().c_str())));
-    } else if (arg == "--only") {
-      std::string which = value();
-      const std::string letters = "asnbpc";
-      if (which.size() != 1 || letters.find(which[0]) == std::string::npos) {
-        Fail("--only takes a, s, n, b, p or c");
-      }
-      options.only = static_cast<int>(letters.find(which[0]));  // the order of enum Variant
-      options.bwrap = which == "c";
-    } else if (arg == "--no-bwrap") {
-      options.bwrap = false;
-    } else if (arg == "--tool") {
-      options.tool = value();
-    } else if (arg == "--help" || arg == "-h") {
-      std::printf(
-          "usage: spawn_bench [--quick] [--rounds N] [--starts N] [--parent-mib N] [--no-bwrap] [--only a|s|b|c]\n"
-          "                   [--tool PATH]\n"
-          "  --quick          3 rounds of 100 starts per variant (default 9 x 300)\n"
-          "  --rounds N       alternating rounds; the medians are reported\n"
-          "  --starts N       starts of each variant per round\n"
-          "  --parent-mib N   touch N MiB in this process first (fork copies page tables; a host is larger)\n"
-          "  --no-bwrap       leave out the bwrap column\n"
-          "  --only V         measure only variant V, no ratios (for perf, strace)\n"
-          "  --tool PATH      the program to start (default: bench/exit_at_once)\n");
-      std::exit(0);
-    } else {
-      Fail("unknown option " + std::string(arg) + " (see --help)");
-    }
+  CLI::App app("Starts a tool that exits at once: plain, through the launcher, and under bwrap", "spawn_bench");
+  bool quick = false;
+  std::string only;
+  app.add_flag("--quick", quick, "3 rounds of 100 starts per variant (default 9 x 300)");
+  app.add_option("--rounds", options.rounds, "Alternating rounds; the medians are reported")
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--starts", options.starts, "Starts of each variant per round")->check(CLI::Range(1, 1000000));
+  app.add_option("--parent-mib", options.parent_mib,
+                 "Touch N MiB in this process first (fork copies page tables; a host is larger)");
+  bool no_bwrap = false;
+  app.add_flag("--no-bwrap", no_bwrap, "Leave out the bwrap column");
+  app.add_option("--only", only, "Measure only this variant, no ratios (for perf, strace)")
+      ->check(CLI::IsMember({"a", "s", "n", "b", "p", "c"}));
+  app.add_option("--tool", options.tool, "The program to start (default: bench/exit_at_once)");
+  bench::ParseCommandLine(app, argc, argv);
+  if (quick) {
+    if (app.count("--rounds") == 0) options.rounds = 3;
+    if (app.count("--starts") == 0) options.starts = 100;
+  }
+  options.bwrap = !no_bwrap;
+  if (!only.empty()) {
+    options.only = static_cast<int>(std::string_view("asnbpc").find(only[0]));  // the order of enum Variant
+    options.bwrap = only == "c";
   }
   if (options.tool.empty()) Fail("no tool to start: pass --tool PATH");
   return options;
