@@ -23,6 +23,7 @@
 
 #include "core/unique_fd.h"
 #include "project/test_util.h"
+#include "stdio_ask_tool.h"
 #include "subprocess.h"
 
 namespace toolvfs {
@@ -34,16 +35,6 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using Clock = std::chrono::steady_clock;
 
-// A jp-style stdio tool: asks `go` (Boolean) unless answered, then reports
-// the answer as JSON (so its type shows).
-constexpr char kStdioAsk[] = R"(import json, sys
-answers = json.loads(sys.argv[1])
-if "go" not in answers:
-    print(json.dumps({"type": "needs_input",
-                      "question": {"id": "go", "text": "Go on?", "answer_type": "Boolean"}}))
-else:
-    print(json.dumps({"type": "success", "content": "went: " + json.dumps(answers["go"])}))
-)";
 
 // Every process whose command line contains `marker`.
 std::vector<std::string> ProcessesWith(const std::string& marker) {

@@ -18,6 +18,7 @@
 
 #include "live_process.h"
 #include "project/test_util.h"
+#include "stdio_ask_tool.h"
 #include "subprocess.h"
 
 namespace toolvfs {
@@ -159,15 +160,6 @@ command = "tool.wasm"
 source = "builtin"
 )";
 
-// A jp-style stdio tool: asks to confirm unless answered, then succeeds.
-constexpr char kStdioAsk[] = R"(import json, sys
-answers = json.loads(sys.argv[1])
-if "go" not in answers:
-    print(json.dumps({"type": "needs_input",
-                      "question": {"id": "go", "text": "Go on?", "answer_type": "Boolean"}}))
-else:
-    print(json.dumps({"type": "success", "content": "went: " + json.dumps(answers["go"])}))
-)";
 
 rapidjson::Document ParseJson(const std::string& text) {
   rapidjson::Document document;
