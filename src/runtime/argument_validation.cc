@@ -292,4 +292,18 @@ Result<ConfigValue> ValidateArguments(const ConfigValue::Object& parameters, con
   return checked;
 }
 
+Result<ConfigValue> CheckCallArguments(std::string_view tool_name, std::string_view arguments_json,
+                                       const ConfigValue::Object& parameters) {
+  auto invalid = [&](const std::string& why) {
+    return Status(StatusCode::kInvalidArgument, "Tool " + Quote(tool_name) + ": " + why);
+  };
+  Result<ConfigValue> arguments = ParseJsonValue(arguments_json);
+  if (!arguments.ok()) return invalid("the arguments are " + arguments.status().message());
+  if (arguments->is_null()) *arguments = ConfigValue(ConfigValue::Object());
+  if (parameters.empty()) return arguments;
+  Result<ConfigValue> checked = ValidateArguments(parameters, *arguments);
+  if (!checked.ok()) return invalid(checked.status().message());
+  return checked;
+}
+
 }  // namespace toolvfs

@@ -37,4 +37,11 @@ Result<ConfigValue> ParseJsonValue(std::string_view json);
 // 'path'", "argument 'opts.depth' must be integer, got \"x\"".
 Result<ConfigValue> ValidateArguments(const ConfigValue::Object& parameters, const ConfigValue& arguments);
 
+// What every runtime does first with a call: `arguments_json` parsed (null
+// counts as {}) and checked by ValidateArguments against `parameters`;
+// with no parameters declared (an ad-hoc `toolvfs exec` tool, free-form
+// input) passed on unchecked. InvalidArgument "Tool 'NAME': <why>".
+Result<ConfigValue> CheckCallArguments(std::string_view tool_name, std::string_view arguments_json,
+                                       const ConfigValue::Object& parameters);
+
 }  // namespace toolvfs

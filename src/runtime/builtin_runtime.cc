@@ -299,15 +299,12 @@ std::string BuiltinNames() {
 
 // The checked arguments of `call`, defaults filled in.
 Result<ConfigValue::Object> CheckArguments(const ToolCall& call, const ToolConfig& tool, const Builtin& builtin) {
-  auto invalid = [&](const std::string& why) {
-    return Status(StatusCode::kInvalidArgument, "Tool " + Quote(tool.name) + ": " + why);
-  };
-  Result<ConfigValue> arguments = ParseJsonValue(call.arguments_json);
-  if (!arguments.ok()) return invalid("the arguments are " + arguments.status().message());
-  if (arguments->is_null()) *arguments = ConfigValue(ConfigValue::Object());
-  Result<ConfigValue> checked = ValidateArguments(builtin.info.parameters, *arguments);
-  if (!checked.ok()) return invalid(checked.status().message());
-  return std::move(checked->as_object());
+  TOOLVFS_ASSIGN_OR_RETURN(ConfigValue checked,
+                           CheckCallArguments(tool.name, call.arguments_json, builtin.info.parameters));
+  if (!checked.is_object()) {
+    return Status(StatusCode::kInvalidArgument, "Tool " + Quote(tool.name) + ": the arguments must be a JSON object");
+  }
+  return std::move(checked.as_object());
 }
 
 // The request line of `method` with `params`, as a tool would send it.

@@ -226,13 +226,8 @@ Result<Outcome> McpRuntime::Execute(const ToolCall& call, const ToolConfig& tool
     return Invalid("Tool " + Quote(tool.name) + " imports every tool of MCP server " + Quote(tool.mcp_server) +
                    "; run one of them as " + tool.name + ".TOOL (toolvfs tools lists them)");
   }
-  Result<ConfigValue> arguments = ParseJsonValue(call.arguments_json);
-  if (!arguments.ok()) return Invalid("Tool " + Quote(tool.name) + ": the arguments are " + arguments.status().message());
-  if (arguments->is_null()) *arguments = ConfigValue(ConfigValue::Object());
-  Result<ConfigValue> checked =
-      tool.parameters.empty() ? std::move(arguments) : ValidateArguments(tool.parameters, *arguments);
-  if (!checked.ok()) return Invalid("Tool " + Quote(tool.name) + ": " + checked.status().message());
-  if (!checked->is_object()) return Invalid("Tool " + Quote(tool.name) + ": the arguments must be a JSON object");
+  TOOLVFS_ASSIGN_OR_RETURN(ConfigValue checked, CheckCallArguments(tool.name, call.arguments_json, tool.parameters));
+  if (!checked.is_object()) return Invalid("Tool " + Quote(tool.name) + ": the arguments must be a JSON object");
 
   TOOLVFS_ASSIGN_OR_RETURN(McpClient * client, Server(tool, cancel));
   rapidjson::StringBuffer buffer;
@@ -241,7 +236,7 @@ Result<Outcome> McpRuntime::Execute(const ToolCall& call, const ToolConfig& tool
   WriteJsonKey(writer, "name");
   WriteJsonString(writer, tool.mcp_tool);
   WriteJsonKey(writer, "arguments");
-  const std::string arguments_json = checked->ToJson();
+  const std::string arguments_json = checked.ToJson();
   writer.RawValue(arguments_json.data(), arguments_json.size(), rapidjson::kObjectType);
   writer.EndObject();
 

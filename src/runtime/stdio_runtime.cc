@@ -195,15 +195,8 @@ StdioRuntime::StdioRuntime(ProjectFiles& project, StdioRuntimeOptions options)
 
 Result<Outcome> StdioRuntime::Execute(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel) {
   if (!tool.command) return Invalid("Tool " + Quote(tool.name) + " has no command to run");
-  Result<ConfigValue> arguments = ParseJsonValue(call.arguments_json);
-  if (!arguments.ok()) return Invalid("Tool " + Quote(tool.name) + ": the arguments are " + arguments.status().message());
-  if (arguments->is_null()) *arguments = ConfigValue(ConfigValue::Object());
-  // No `parameters` declared (an ad-hoc `toolvfs exec` tool, a tool that
-  // takes free-form input): the arguments are passed on unchecked.
-  Result<ConfigValue> checked = tool.parameters.empty()
-                                    ? std::move(arguments)
-                                    : ValidateArguments(tool.parameters, *arguments);
-  if (!checked.ok()) return Invalid("Tool " + Quote(tool.name) + ": " + checked.status().message());
+  Result<ConfigValue> checked = CheckCallArguments(tool.name, call.arguments_json, tool.parameters);
+  if (!checked.ok()) return checked.status();
   Result<ConfigValue> answers = ParseJsonValue(call.answers_json);
   if (!answers.ok()) return Invalid("Tool " + Quote(tool.name) + ": the answers are " + answers.status().message());
 

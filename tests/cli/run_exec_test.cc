@@ -160,7 +160,6 @@ command = "tool.wasm"
 source = "builtin"
 )";
 
-
 rapidjson::Document ParseJson(const std::string& text) {
   rapidjson::Document document;
   document.Parse(text.c_str(), text.size());
