@@ -391,29 +391,25 @@ std::optional<std::string> PathInProject(const std::string& project_directory, c
 
 }  // namespace
 
+ConfinementOptions RunServices::Confinement() const {
+  return ConfinementOptions{.sandbox = sandbox_mode,
+                            .hidden_for_testing = sandbox_hidden_for_testing,
+                            .warn = [](const std::string& warning) { ReportNote("warning", warning); },
+                            .config_project_path = config_project_path};
+}
+
 void RunServices::ConfigureRuntime(VfsRuntimeOptions& options) const {
-  options.sandbox = sandbox_mode;
-  options.sandbox_hidden_for_testing = sandbox_hidden_for_testing;
-  options.warn = [](const std::string& warning) { ReportNote("warning", warning); };
+  options.confinement = Confinement();
   options.inquirer = inquirer.get();
   options.audit = audit.get();
   options.host_environment = &environment;
-  options.config_project_path = config_project_path;
 }
 
-void RunServices::ConfigureRuntime(StdioRuntimeOptions& options) const {
-  options.config_project_path = config_project_path;
-  options.sandbox = sandbox_mode;
-  options.sandbox_hidden_for_testing = sandbox_hidden_for_testing;
-  options.warn = [](const std::string& warning) { ReportNote("warning", warning); };
-}
+void RunServices::ConfigureRuntime(StdioRuntimeOptions& options) const { options.confinement = Confinement(); }
 
 void RunServices::ConfigureRuntime(McpRuntimeOptions& options) const {
-  options.sandbox = sandbox_mode;
-  options.sandbox_hidden_for_testing = sandbox_hidden_for_testing;
-  options.warn = [](const std::string& warning) { ReportNote("warning", warning); };
+  options.confinement = Confinement();
   options.host_environment = environment;
-  options.config_project_path = config_project_path;
 }
 
 void RunServices::ConfigureRuntime(BuiltinRuntimeOptions& options) const {

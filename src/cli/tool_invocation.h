@@ -63,6 +63,8 @@ struct RunServices {
   // TOOLVFS_TEST_HIDE_SANDBOX=landlock,seccomp (a test seam, docs/sandbox.md).
   std::vector<std::string> sandbox_hidden_for_testing;
 
+  // The sandbox settings every runtime that starts processes shares.
+  ConfinementOptions Confinement() const;
   // Points `options` at the services (which must outlive the runtime).
   void ConfigureRuntime(VfsRuntimeOptions& options) const;
   // The sandbox settings for a stdio runtime (it asks nobody and audits

@@ -198,10 +198,7 @@ Result<McpClient*> McpRuntime::Server(const ToolConfig& entry, CancelToken& canc
   client_options.server.name = configured->first;
   client_options.working_directory = view_->path();
   client_options.policy = entry;
-  client_options.confinement = ConfinementOptions{.sandbox = options_.sandbox,
-                                                  .hidden_for_testing = options_.sandbox_hidden_for_testing,
-                                                  .warn = options_.warn,
-                                                  .config_project_path = options_.config_project_path};
+  client_options.confinement = options_.confinement;
   client_options.host_environment = options_.host_environment;
   // Not bounded by the tool's timeout_s: the process outlives this call
   // and serves tools with other limits; the call itself is bounded below.

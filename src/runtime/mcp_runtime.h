@@ -25,24 +25,18 @@
 #include "project/project_files.h"
 #include "runtime/mcp_client.h"
 #include "runtime/tool_runtime.h"
+#include "runtime/confined_launch.h"
 #include "sandbox/sandbox_profile.h"
 
 namespace toolvfs {
 
 struct McpRuntimeOptions {
-  // The OS sandbox (SPEC.md §5): kRequire fails the start when a mechanism
-  // is missing, kBestEffort starts without it (and calls `warn`); nullopt:
-  // none.
-  std::optional<SandboxMode> sandbox = SandboxMode::kRequire;
-  std::vector<std::string> sandbox_hidden_for_testing;  // SandboxRequest::hidden_for_testing
-  // Receives one-line warnings (mechanisms not enforced). Empty: dropped.
-  std::function<void(const std::string&)> warn;
+  // The OS sandbox of its processes (SPEC.md §5): the mode, what to warn
+  // about, and the config file that must stay out of their reach.
+  ConfinementOptions confinement;
   // The host's environment: a server receives the variables its
   // `mcp_servers.NAME.env` lists, nothing else of it.
   std::map<std::string, std::string> host_environment;
-  // The project path of the toolvfs.toml in use when it lies inside the
-  // project: sensitive, so a server can never read or rewrite its policy.
-  std::optional<std::string> config_project_path;
   // Startup (initialize) and tools/list take at most this long, whatever
   // the tool's limits.timeout_s (which bounds each tools/call).
   std::chrono::milliseconds startup_timeout{std::chrono::seconds(30)};

@@ -218,10 +218,7 @@ Result<Outcome> StdioRuntime::Execute(const ToolCall& call, const ToolConfig& to
   spec.environment = FixedEnvironment(temp);
   Result<ChildProcess> child =
       LaunchConfined(spec, tool, ToolKind::kStdio, view->path(),
-                     ConfinementOptions{.sandbox = options_.sandbox,
-                                        .hidden_for_testing = options_.sandbox_hidden_for_testing,
-                                        .warn = options_.warn,
-                                        .config_project_path = options_.config_project_path});
+                     options_.confinement);
   if (!child.ok()) return std::move(child).status();
 
   const LimitsConfig& limits = tool.sandbox.limits;

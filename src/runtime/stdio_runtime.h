@@ -15,20 +15,15 @@
 #include "project/project_files.h"
 #include "runtime/tool_runtime.h"
 #include "sandbox/launcher.h"
+#include "runtime/confined_launch.h"
 #include "sandbox/sandbox_profile.h"
 
 namespace toolvfs {
 
 struct StdioRuntimeOptions {
-  // The OS sandbox (SPEC.md §5): kRequire fails the run when a mechanism is
-  // missing, kBestEffort runs without it (and calls `warn`); nullopt: none.
-  std::optional<SandboxMode> sandbox = SandboxMode::kRequire;
-  std::vector<std::string> sandbox_hidden_for_testing;  // SandboxRequest::hidden_for_testing
-  // Receives one-line warnings (mechanisms not enforced). Empty: dropped.
-  std::function<void(const std::string&)> warn;
-  // The project path of the toolvfs.toml in use when it lies inside the
-  // project: sensitive, so the tool's process can never read or change it.
-  std::optional<std::string> config_project_path;
+  // The OS sandbox of its processes (SPEC.md §5): the mode, what to warn
+  // about, and the config file that must stay out of their reach.
+  ConfinementOptions confinement;
   // More stdout than this fails the run (the process is killed).
   size_t max_stdout_bytes = size_t{10} << 20;
 };

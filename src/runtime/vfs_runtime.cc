@@ -96,10 +96,7 @@ Result<ChildProcess> VfsRuntime::LaunchConfined(const LaunchSpec& spec, const To
                                                 ToolKind kind, const std::string& project_directory) {
   if (options_.launcher) return options_.launcher(spec, tool);
   return toolvfs::LaunchConfined(spec, tool, kind, project_directory,
-                                 ConfinementOptions{.sandbox = options_.sandbox,
-                                                    .hidden_for_testing = options_.sandbox_hidden_for_testing,
-                                                    .warn = options_.warn,
-                                                    .config_project_path = options_.config_project_path});
+                                 options_.confinement);
 }
 
 // Everything one run of a vfs tool owns, from the launch to the end of its
@@ -138,7 +135,7 @@ Result<std::unique_ptr<VfsRuntime::PreparedRun>> VfsRuntime::Prepare(const ToolC
     return Status(StatusCode::kInvalidArgument,
                   "Tool " + Quote(tool.name) + " has no command to run");
   }
-  auto run = std::make_unique<PreparedRun>(project_, tool, ToolPolicy::ForTool(tool, options_.config_project_path),
+  auto run = std::make_unique<PreparedRun>(project_, tool, ToolPolicy::ForTool(tool, options_.confinement.config_project_path),
                                            options_.inquirer);
   TOOLVFS_ASSIGN_OR_RETURN(PrivateTempDir temp, PrivateTempDir::Create());
   run->temp.emplace(std::move(temp));

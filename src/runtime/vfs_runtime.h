@@ -15,6 +15,7 @@
 #include "project/project_files.h"
 #include "runtime/tool_runtime.h"
 #include "sandbox/launcher.h"
+#include "runtime/confined_launch.h"
 #include "sandbox/sandbox_profile.h"
 
 namespace toolvfs {
@@ -33,22 +34,16 @@ struct VfsRuntimeOptions {
   // Replaces the built-in launch for tests and embedders with their own
   // confinement; empty: Launch() with the sandbox below.
   ToolLauncher launcher;
-  // The OS sandbox of the tool and its process.run children (SPEC.md §5):
-  // kRequire fails the run when a mechanism is missing, kBestEffort runs
-  // without it (and calls `warn`); nullopt: no sandbox at all.
-  std::optional<SandboxMode> sandbox = SandboxMode::kRequire;
-  std::vector<std::string> sandbox_hidden_for_testing;  // SandboxRequest::hidden_for_testing
-  // Receives one-line warnings (mechanisms not enforced). Empty: dropped.
-  std::function<void(const std::string&)> warn;
+  // The OS sandbox of the tool and its process.run children (SPEC.md §5).
+  // Its config_project_path is the policy's too: the toolvfs.toml in use,
+  // when it lies inside the project, is a sensitive path for every request.
+  ConfinementOptions confinement;
 
   // Asked about requests the policy does not cover; null: every such
   // request is denied at once (non-interactive). Not owned.
   Inquirer* inquirer = nullptr;
   // Receives the audit records of every run; null: no audit. Not owned.
   AuditSink* audit = nullptr;
-  // The project path of the toolvfs.toml in use when it lies inside the
-  // project (a sensitive path: a tool must not rewrite its own policy).
-  std::optional<std::string> config_project_path;
   // The host's environment for ${VAR} in http.* headers and process.run's
   // forwarded variables; null: none. Not owned.
   const std::map<std::string, std::string>* host_environment = nullptr;

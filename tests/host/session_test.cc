@@ -65,7 +65,7 @@ class SessionTest : public ::testing::Test {
     tool.command = CommandSpec{.program = "python3", .args = {script}};
     tool.sandbox.limits = limits_;
     VfsRuntime runtime(*project_, {.working_directory = dir_.path(),
-                                   .sandbox = sandbox_,
+                                   .confinement = {.sandbox = sandbox_},
                                    .inquirer = inquirer_,
                                    .audit = audit_});
     ToolCall call{.name = "t", .arguments_json = std::move(arguments), .answers_json = std::move(answers)};

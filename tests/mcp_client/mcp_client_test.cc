@@ -468,7 +468,7 @@ TEST_F(McpTest, TheConfigFileIsOutOfTheServersReach) {
   // neither read nor rewritten by the server: it would rewrite its policy.
   WriteRealFile(dir_.Join("toolvfs.toml"), "# the policy\n");
   McpRuntimeOptions options;
-  options.config_project_path = "toolvfs.toml";
+  options.confinement.config_project_path = "toolvfs.toml";
   std::unique_ptr<McpRuntime> runtime = Runtime({Filesystem({dir_.path()})}, std::move(options));
   ToolConfig read = Tool("files", "read_text_file");
   read.has_sandbox_table = true;

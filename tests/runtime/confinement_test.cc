@@ -130,7 +130,7 @@ TEST_F(ConfinementTest, SensitivePathsAreOutOfReachWithTheDefaultPolicy) {
   WriteRealFile(dir_.Join("toolvfs.toml"), "");
   ToolConfig tool = ProbeTool();  // no sandbox table: the project readable
   StdioRuntimeOptions options;
-  options.config_project_path = "toolvfs.toml";
+  options.confinement.config_project_path = "toolvfs.toml";
   StdioRuntime runtime(*store_, std::move(options));
   CancelToken cancel;
   Result<Outcome> outcome = runtime.Execute(

@@ -76,7 +76,7 @@ class StatefulToolTest : public ::testing::Test {
   }
 
   VfsRuntime Runtime() {
-    return VfsRuntime(*store_, VfsRuntimeOptions{.working_directory = dir_.path(), .sandbox = sandbox_});
+    return VfsRuntime(*store_, VfsRuntimeOptions{.working_directory = dir_.path(), .confinement = {.sandbox = sandbox_}});
   }
 
   // Waits for the next state that is not `running`.
