@@ -151,6 +151,20 @@ else:
   EXPECT_EQ(Text(Run(script, "{}", R"({"n":"seven"})")), "got \"seven\"");
 }
 
+TEST_F(SessionTest, NothingAfterTheFinalStateCounts) {
+  // A stateful tool that stops, then asks: the run is over, nobody is asked.
+  tool_.stateful = true;
+  Outcome outcome = Run(R"PY(
+send({"jsonrpc": "2.0", "method": "state", "params": {"type": "stopped", "result": "done"}})
+send({"jsonrpc": "2.0", "method": "state", "params": {"type": "waiting",
+      "question": {"id": "late", "text": "Again?", "answer_type": "Text"}}})
+send({"jsonrpc": "2.0", "method": "result", "params": {"content": "second result"}})
+)PY");
+  EXPECT_EQ(outcome.kind, Outcome::Kind::kCompleted);
+  EXPECT_FALSE(outcome.question);
+  EXPECT_EQ(Text(outcome), "done");
+}
+
 TEST_F(SessionTest, InitCarriesToolHostAndMethods) {
   Outcome outcome = Run(R"PY(
 p = INIT["params"]

@@ -594,6 +594,24 @@ TEST(McpServerAccessTest, ReadsThePackageTreeOfItsScriptAndNothingMoreThanStdio)
   ASSERT_TRUE(rules.ok()) << rules.status().message();
   EXPECT_NE(FindRule(*rules, packages.Join("checkout")), nullptr);
 
+  // A package.json in a home directory says nothing about a package (npm
+  // run at home leaves one): a script below it gets no tree, never ~/.
+  WriteRealFile(packages.Join("home/package.json"), "{}\n");
+  WriteRealFile(packages.Join("home/bin/server.js"), "// a loose script\n");
+  const char* saved_home = getenv("HOME");
+  const std::string previous_home = saved_home == nullptr ? "" : saved_home;
+  setenv("HOME", packages.Join("home").c_str(), 1);
+  request.args = {packages.Join("home/bin/server.js")};
+  rules = ToolAccessRules(request);
+  if (saved_home == nullptr) {
+    unsetenv("HOME");
+  } else {
+    setenv("HOME", previous_home.c_str(), 1);
+  }
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  EXPECT_EQ(FindRule(*rules, packages.Join("home")), nullptr);
+  EXPECT_NE(FindRule(*rules, packages.Join("home/bin/server.js")), nullptr);  // the script itself
+
   // A script inside the project widens nothing: the policy decides there.
   WriteRealFile(project.Join("node_modules/local/index.js"), "//\n");
   request.args = {project.Join("node_modules/local/index.js")};

@@ -213,6 +213,17 @@ TEST_F(StatefulToolTest, ExecuteAnswersFromTheCallOrReturnsTheQuestion) {
       ToolCall{.name = "survey", .answers_json = R"({"color":"blue","proceed":false})"}, tool_, cancel_);
   ASSERT_TRUE(done.ok()) << done.status().message();
   EXPECT_EQ(Text(*done), "proceed=false color=blue");
+  // Answers are typed by the question like every other source: "yes" for
+  // a Boolean is applied as true; one that fits no type is an error.
+  Result<Outcome> typed = runtime.Execute(
+      ToolCall{.name = "survey", .answers_json = R"({"color":"blue","proceed":"yes"})"}, tool_, cancel_);
+  ASSERT_TRUE(typed.ok()) << typed.status().message();
+  EXPECT_EQ(Text(*typed), "proceed=true color=blue");
+  Result<Outcome> wrong =
+      runtime.Execute(ToolCall{.name = "survey", .answers_json = R"({"proceed":"maybe"})"}, tool_, cancel_);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(wrong.status().message(), HasSubstr("'maybe'"));
 }
 
 TEST_F(StatefulToolTest, CancelWhileWaitingEndsTheRun) {
