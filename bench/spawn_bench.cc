@@ -20,7 +20,8 @@
 // "MISSED".
 //
 //   spawn_bench [--quick] [--rounds N] [--starts N] [--parent-mib N]
-//               [--no-bwrap] [--only a|s|n|b|p|c] [--tool PATH]
+//               [--no-bwrap] [--only a|s|n|b|p|c] [--hide landlock,seccomp]
+//               [--tool PATH]
 //
 // Exit status: 0 after measuring (a missed target is printed, not an
 // error), 2 on a setup error.
@@ -81,6 +82,7 @@ struct Options {
   size_t parent_mib = 0;
   bool bwrap = true;
   int only = -1;  // a Variant: measure only that one (for perf, strace)
+  std::vector<std::string> hide;  // mechanisms (n) goes without besides namespaces
   std::string tool = EXIT_AT_ONCE_TOOL;
 };
 
@@ -99,6 +101,10 @@ Options ParseOptions(int argc, char** argv) {
   app.add_flag("--no-bwrap", no_bwrap, "Leave out the bwrap column");
   app.add_option("--only", only, "Measure only this variant, no ratios (for perf, strace)")
       ->check(CLI::IsMember({"a", "s", "n", "b", "p", "c"}));
+  app.add_option("--hide", options.hide,
+                 "Leave these out of (n) too, to price each mechanism (best-effort profile)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"landlock", "seccomp"}));
   app.add_option("--tool", options.tool, "The program to start (default: bench/exit_at_once)");
   bench::ParseCommandLine(app, argc, argv);
   if (quick) {
@@ -358,13 +364,17 @@ int main(int argc, char** argv) {
     subjects.profile.emplace(std::move(profile).value());
   }
   subjects.sandboxed.sandbox = &*subjects.profile;
+  std::vector<std::string> hidden_in_n = {"namespaces"};
+  hidden_in_n.insert(hidden_in_n.end(), options.hide.begin(), options.hide.end());
   for (auto [spec, profile, kind, hidden] :
        {std::tuple{&subjects.without_namespaces, &subjects.profile_without_namespaces, ToolKind::kVfs,
-                   std::vector<std::string>{"namespaces"}},
+                   hidden_in_n},
         std::tuple{&subjects.process_child, &subjects.process_child_profile, ToolKind::kProcessChild,
                    std::vector<std::string>{}}}) {
     *spec = subjects.unsandboxed;
-    Result<SandboxProfile> built = BuildProfile(*spec, project_dir->path(), kind, mode, hidden);
+    // A hidden mechanism is missing as far as kRequire is concerned.
+    const SandboxMode hidden_mode = hidden.size() > 1 ? SandboxMode::kBestEffort : mode;
+    Result<SandboxProfile> built = BuildProfile(*spec, project_dir->path(), kind, hidden_mode, hidden);
     if (!built.ok()) Fail("cannot build a sandbox profile: " + built.status().message());
     profile->emplace(std::move(built).value());
     spec->sandbox = &**profile;
@@ -403,6 +413,11 @@ int main(int argc, char** argv) {
   std::printf("vfs tool sandbox profile (rlimits, Landlock, seccomp: %s), built once: %.0f µs (median of %d builds)\n",
               seccomp ? (std::to_string(seccomp->len) + " BPF instructions").c_str() : "none", Median(build_us),
               kProfileBuilds);
+  if (!options.hide.empty()) {
+    std::string list;
+    for (const std::string& name : options.hide) list += (list.empty() ? "" : ", ") + name;
+    std::printf("(n) is also without: %s (--hide)\n", list.c_str());
+  }
   if (bwrap_skipped) std::printf("(c) bwrap skipped: %s\n", bwrap_skipped->c_str());
   std::printf("\n");
   std::fflush(stdout);

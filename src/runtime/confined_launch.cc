@@ -63,6 +63,7 @@ DirectProjectAccess DirectAccessOf(const ToolConfig& tool, ToolKind kind) {
 SandboxRequest ConfinementRequest(const LaunchSpec& spec, const ToolConfig& tool, ToolKind kind,
                                   const std::string& project_directory) {
   SandboxRequest request;
+  request.tool_name = tool.name;
   ToolAccessRequest& access = request.access;
   access.kind = kind;
   access.program = spec.program;

@@ -198,21 +198,24 @@ int RunToolInPidNamespace(void* plan_pointer) {
     }
   }
 
-  // Everything above 2 except the error pipe and the Landlock ruleset,
-  // both close-on-exec.
-  int kept_low = plan.error_fd;
-  int kept_high = plan.landlock_ruleset_fd;
-  if (kept_high < kept_low) {
-    int swap = kept_low;
-    kept_low = kept_high;
-    kept_high = swap;
+  // Everything above 2 except the error pipe, the Landlock ruleset and the
+  // shared user namespace, all close-on-exec.
+  int kept[3] = {plan.error_fd, plan.landlock_ruleset_fd, plan.namespaces.shared_user_namespace_fd};
+  for (int i = 1; i < 3; ++i) {  // sorted, -1 first
+    for (int j = i; j > 0 && kept[j] < kept[j - 1]; --j) {
+      const int swap = kept[j];
+      kept[j] = kept[j - 1];
+      kept[j - 1] = swap;
+    }
   }
-  bool closed = kept_low < 0
-                    ? CloseFdRange(3, kept_high - 1, plan.fd_limit) &&
-                          CloseFdRange(kept_high + 1, -1, plan.fd_limit)
-                    : CloseFdRange(3, kept_low - 1, plan.fd_limit) &&
-                          CloseFdRange(kept_low + 1, kept_high - 1, plan.fd_limit) &&
-                          CloseFdRange(kept_high + 1, -1, plan.fd_limit);
+  bool closed = true;
+  int next_to_close = 3;
+  for (const int fd : kept) {
+    if (fd < next_to_close) continue;  // -1, or a duplicate
+    closed = closed && CloseFdRange(next_to_close, fd - 1, plan.fd_limit);
+    next_to_close = fd + 1;
+  }
+  closed = closed && CloseFdRange(next_to_close, -1, plan.fd_limit);
   if (!closed) FailChildStep(plan.error_fd, kCloseFds, errno);
 
   if (plan.sandboxed) {
@@ -462,7 +465,8 @@ Result<ChildProcess> Launch(const LaunchSpec& spec) {
       .fd_limit = fd_limit_value,
       .sandboxed = spec.sandbox != nullptr,
       .namespaces = spec.sandbox != nullptr && spec.sandbox->namespaces()
-                        ? PlanNamespaces(*spec.sandbox->namespaces())
+                        ? PlanNamespaces(*spec.sandbox->namespaces(),
+                                         spec.sandbox->shared_user_namespace_fd())
                         : NamespacePlan(),
       .resource_limits = ChildResourceLimits(spec.sandbox),
       .landlock_ruleset_fd = spec.sandbox != nullptr ? spec.sandbox->landlock_ruleset_fd() : -1,

@@ -9,9 +9,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
+
+#include "core/unique_fd.h"
 
 namespace toolvfs {
 namespace {
@@ -47,9 +53,10 @@ pid_t WaitPidRetrying(pid_t pid, int* wait_status) noexcept {
 
 }  // namespace
 
-NamespacePlan PlanNamespaces(const NamespaceOptions& options) {
+NamespacePlan PlanNamespaces(const NamespaceOptions& options, int shared_user_namespace_fd) {
   NamespacePlan plan;
   plan.enabled = true;
+  plan.shared_user_namespace_fd = shared_user_namespace_fd;
   plan.flags = options.isolate_ipc_and_mounts ? CLONE_NEWIPC | CLONE_NEWNS : 0;
   if (options.isolate_network) plan.flags |= CLONE_NEWNET;
   if (options.own_process_tree) plan.flags |= CLONE_NEWPID;
@@ -62,6 +69,9 @@ NamespacePlan PlanNamespaces(const NamespaceOptions& options) {
 }
 
 int EnterUserNamespace(const NamespacePlan& plan) noexcept {
+  if (plan.shared_user_namespace_fd >= 0) {
+    return setns(plan.shared_user_namespace_fd, CLONE_NEWUSER) == 0 ? 0 : errno;
+  }
   if (unshare(CLONE_NEWUSER) != 0) return errno;
   // Without CAP_SETGID in the parent namespace, gid_map may only be written
   // once setgroups() is denied (else dropping a group could grant access).
@@ -111,6 +121,83 @@ pid_t ForkPidNamespaceInit(int fd_limit) noexcept {
     }
     sigwaitinfo(&child_signal, nullptr);
   }
+}
+
+namespace {
+
+// A child that enters a new user namespace as a tool start would, reports
+// the outcome, and stays until released so the namespace can be opened
+// through /proc/PID/ns/user; the open fd then keeps it alive.
+Result<UniqueFd> CreateUserNamespace() {
+  constexpr std::string_view kWhat = "Cannot create the tool's user namespace";
+  int report[2];
+  int release[2];
+  if (pipe2(report, O_CLOEXEC) != 0) return ErrnoToStatus(errno, kWhat);
+  UniqueFd report_read(report[0]);
+  UniqueFd report_write(report[1]);
+  if (pipe2(release, O_CLOEXEC) != 0) return ErrnoToStatus(errno, kWhat);
+  UniqueFd release_read(release[0]);
+  UniqueFd release_write(release[1]);
+  const NamespacePlan plan = PlanNamespaces(NamespaceOptions{});
+
+  // No handler of ours may run in the child (Ctrl+C reaches it too).
+  sigset_t all_signals;
+  sigset_t previous_mask;
+  sigfillset(&all_signals);
+  pthread_sigmask(SIG_SETMASK, &all_signals, &previous_mask);
+  const pid_t child = ForkWithoutHandlers();
+  if (child == 0) {
+    // Async-signal-safe calls only: the host may have other threads.
+    int error = EnterUserNamespace(plan);
+    ssize_t ignored = write(report[1], &error, sizeof error);
+    char byte;
+    ignored = read(release[0], &byte, 1);  // a byte, or EOF if the host died
+    (void)ignored;
+    _exit(0);
+  }
+  const int fork_error = errno;
+  pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
+  if (child < 0) return ErrnoToStatus(fork_error, kWhat);
+  report_write.reset();
+  release_read.reset();
+
+  int child_error = 0;
+  ssize_t got;
+  do {
+    got = read(report_read.get(), &child_error, sizeof child_error);
+  } while (got < 0 && errno == EINTR);
+  if (got != sizeof child_error) child_error = got < 0 ? errno : EIO;
+  UniqueFd user_namespace;
+  if (child_error == 0) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/ns/user", static_cast<int>(child));
+    user_namespace = UniqueFd(open(path, O_RDONLY | O_CLOEXEC));
+    if (!user_namespace) child_error = errno;
+  }
+  const char byte = 0;
+  ssize_t ignored = write(release_write.get(), &byte, 1);
+  (void)ignored;
+  int wait_status = 0;
+  WaitPidRetrying(child, &wait_status);
+  if (child_error != 0) return ErrnoToStatus(child_error, kWhat);
+  return user_namespace;
+}
+
+}  // namespace
+
+Result<int> SharedUserNamespace(const std::string& key) {
+  static std::mutex mutex;
+  static std::map<std::string, UniqueFd, std::less<>>* namespaces =
+      new std::map<std::string, UniqueFd, std::less<>>();  // never destroyed: fds live until exit
+  // Its id maps name the ids it was made with.
+  const std::string full_key = std::to_string(geteuid()) + ":" + std::to_string(getegid()) + ":" + key;
+  std::lock_guard lock(mutex);
+  auto found = namespaces->find(full_key);
+  if (found != namespaces->end()) return found->second.get();
+  TOOLVFS_ASSIGN_OR_RETURN(UniqueFd created, CreateUserNamespace());
+  const int fd = created.get();
+  namespaces->emplace(full_key, std::move(created));
+  return fd;
 }
 
 pid_t ForkWithoutHandlers() noexcept {

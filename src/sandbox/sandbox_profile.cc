@@ -1,6 +1,10 @@
 #include "sandbox/sandbox_profile.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <mutex>
+#include <utility>
 
 #include "core/text.h"
 #include "sandbox/kernel_features.h"
@@ -22,6 +26,24 @@ const FeatureProbe& UserNamespaceProbe() {
   static const FeatureProbe probe = ProbeUserNamespaces();
   return probe;
 }
+// The seccomp program depends on SeccompOptions alone and takes ~150 µs to
+// build, so each variant is built once per process (issue 5: "once per
+// tool configuration"); failures are not kept, the next build retries.
+Result<std::shared_ptr<const SeccompProgram>> SharedSeccompProgram(const SeccompOptions& options) {
+  static std::mutex mutex;
+  static std::vector<std::pair<SeccompOptions, std::shared_ptr<const SeccompProgram>>> built;
+  std::lock_guard lock(mutex);
+  for (const auto& [built_options, program] : built) {
+    if (built_options.allow_process_creation == options.allow_process_creation &&
+        built_options.deny_network_sockets == options.deny_network_sockets) {
+      return program;
+    }
+  }
+  TOOLVFS_ASSIGN_OR_RETURN(SeccompProgram program, BuildSeccompProgram(options));
+  auto shared = std::make_shared<const SeccompProgram>(std::move(program));
+  built.emplace_back(options, shared);
+  return shared;
+}
 }  // namespace
 
 bool IsSandboxUnavailable(const Status& status) {
@@ -31,6 +53,11 @@ bool IsSandboxUnavailable(const Status& status) {
 std::optional<sock_fprog> SandboxProfile::seccomp_program() const {
   if (!seccomp_) return std::nullopt;
   return seccomp_->program();
+}
+
+int SandboxProfile::shared_user_namespace_fd() const {
+  if (geteuid() != shared_user_namespace_uid_ || getegid() != shared_user_namespace_gid_) return -1;
+  return shared_user_namespace_fd_;
 }
 
 Result<SandboxProfile> SandboxProfile::Build(const SandboxRequest& request, SandboxMode mode) {
@@ -67,9 +94,10 @@ Result<SandboxProfile> SandboxProfile::Build(const SandboxRequest& request, Sand
     return std::move(landlock).status();
   }
 
-  Result<SeccompProgram> seccomp =
-      hidden("seccomp") ? Result<SeccompProgram>(Status(StatusCode::kUnsupported, "hidden for testing"))
-                        : BuildSeccompProgram(request.seccomp);
+  Result<std::shared_ptr<const SeccompProgram>> seccomp =
+      hidden("seccomp")
+          ? Result<std::shared_ptr<const SeccompProgram>>(Status(StatusCode::kUnsupported, "hidden for testing"))
+          : SharedSeccompProgram(request.seccomp);
   if (seccomp.ok()) {
     profile.seccomp_ = std::move(seccomp).value();
   } else if (seccomp.status().code() == StatusCode::kUnsupported && mode == SandboxMode::kBestEffort) {
@@ -98,6 +126,18 @@ Result<SandboxProfile> SandboxProfile::Build(const SandboxRequest& request, Sand
         // namespaces would only cost ~80 µs per start and ~100 µs at exit.
         .isolate_ipc_and_mounts = request.seccomp.allow_process_creation,
     };
+    if (*profile.namespaces_ == NamespaceOptions{.isolate_network = false,
+                                                 .own_process_tree = false,
+                                                 .isolate_ipc_and_mounts = false}) {
+      // The user namespace alone (a vfs tool): joined, not created, per
+      // start. Should making it fail, each start creates its own as before
+      // and reports a failure there, naming the step.
+      if (Result<int> shared = SharedUserNamespace(request.tool_name); shared.ok()) {
+        profile.shared_user_namespace_fd_ = *shared;
+        profile.shared_user_namespace_uid_ = geteuid();
+        profile.shared_user_namespace_gid_ = getegid();
+      }
+    }
   } else {
     // Not a refusal under kRequire: namespaces are a backstop "where the
     // kernel allows them"; `toolvfs doctor` shows the probe.

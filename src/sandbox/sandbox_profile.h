@@ -12,6 +12,9 @@
 // Launch calls.
 #pragma once
 
+#include <sys/types.h>
+
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +43,9 @@ struct SandboxRequest {
   ToolAccessRequest access;  // what the process may touch (Landlock)
   SeccompOptions seccomp;
   ResourceLimits limits;
+  // Which tool this is: the starts of one vfs tool share a user namespace
+  // (namespaces.h, SharedUserNamespace).
+  std::string tool_name;
   // Test seam: mechanisms ("landlock", "seccomp", "namespaces") treated as if the kernel
   // lacked them, so --sandbox=require/best-effort can be tested on a
   // kernel that has everything. The CLI fills it from the environment
@@ -77,13 +83,22 @@ class SandboxProfile {
   const ResourceLimits& limits() const { return limits_; }
   // For the child: nullopt when no namespaces are created.
   const std::optional<NamespaceOptions>& namespaces() const { return namespaces_; }
+  // For the child: the user namespace to join instead of creating one (a
+  // vfs tool's, shared by its starts), or -1. Also -1 when the calling
+  // process's effective ids are no longer those the namespace maps (a
+  // process that changed uid after building the profile creates its own).
+  int shared_user_namespace_fd() const;
 
  private:
   SandboxProfile() = default;
   ResourceLimits limits_;
   std::optional<LandlockRuleset> landlock_;
-  std::optional<SeccompProgram> seccomp_;
+  // Shared: one program per SeccompOptions is built per process.
+  std::shared_ptr<const SeccompProgram> seccomp_;
   std::optional<NamespaceOptions> namespaces_;
+  int shared_user_namespace_fd_ = -1;
+  uid_t shared_user_namespace_uid_ = 0;
+  gid_t shared_user_namespace_gid_ = 0;
   std::vector<std::string> unenforced_;
 };
 

@@ -63,6 +63,7 @@ struct ProfileOptions {
   bool namespaces_only = false;
   bool network_allowed = false;
   uint64_t processes = ResourceLimits::kInherit;
+  std::string tool_name;
 };
 
 SandboxProfile BuildProfile(const TempProject& project, const ProfileOptions& options) {
@@ -75,6 +76,7 @@ SandboxProfile BuildProfile(const TempProject& project, const ProfileOptions& op
   request.seccomp.allow_process_creation = options.kind != ToolKind::kVfs;
   request.seccomp.deny_network_sockets = !options.network_allowed;
   request.limits.processes = options.processes;
+  request.tool_name = options.tool_name;
   if (options.namespaces_only) request.hidden_for_testing = {"landlock", "seccomp"};
   Result<SandboxProfile> profile = SandboxProfile::Build(
       request, options.namespaces_only ? SandboxMode::kBestEffort : SandboxMode::kRequire);
@@ -183,6 +185,33 @@ TEST(NamespacesTest, ToolKeepsItsUidAndGid) {
   const SandboxProfile profile = BuildProfile(project, {});
   EXPECT_EQ(RunShell("id -u; id -g", profile),
             std::to_string(geteuid()) + "\n" + std::to_string(getegid()) + "\n");
+}
+
+TEST(NamespacesTest, StartsOfOneVfsToolShareItsUserNamespace) {
+  SKIP_WITHOUT_USER_NAMESPACES();
+  TempProject project;
+  auto vfs_tool = [&](const std::string& name) {
+    return BuildProfile(project, {.kind = ToolKind::kVfs, .namespaces_only = true, .tool_name = name});
+  };
+  const SandboxProfile first = vfs_tool("shared-ns-first");
+  const SandboxProfile again = vfs_tool("shared-ns-first");  // a second build of the same tool
+  const SandboxProfile second = vfs_tool("shared-ns-second");
+  ASSERT_GE(first.shared_user_namespace_fd(), 0);
+  const std::string script = "readlink /proc/self/ns/user; id -u; id -g";
+  const std::string ids = std::to_string(geteuid()) + "\n" + std::to_string(getegid()) + "\n";
+  const std::string first_run = RunShell(script, first);
+  ASSERT_TRUE(first_run.ends_with(ids)) << first_run;  // ids map to themselves, as a created one
+  const std::string first_namespace = first_run.substr(0, first_run.size() - ids.size());
+  EXPECT_NE(first_namespace, OwnNamespace("user") + "\n");
+  EXPECT_EQ(RunShell(script, first), first_run);  // the next start joins it
+  EXPECT_EQ(RunShell(script, again), first_run);
+  const std::string second_run = RunShell(script, second);
+  EXPECT_TRUE(second_run.ends_with(ids)) << second_run;
+  EXPECT_NE(second_run, first_run);  // another tool, another namespace
+  // Tools that create processes get a user namespace of their own per start.
+  const SandboxProfile process_child = BuildProfile(project, {.namespaces_only = true, .tool_name = "shared-ns-first"});
+  EXPECT_EQ(process_child.shared_user_namespace_fd(), -1);
+  EXPECT_NE(RunShell("readlink /proc/self/ns/user", process_child), RunShell("readlink /proc/self/ns/user", process_child));
 }
 
 TEST(NamespacesTest, ProcessCreatingToolIsPid2UnderATinyInit) {
