@@ -419,6 +419,7 @@ Figures ToolOnBareHost(const Options& options, const fs::path& root, const Workl
   spec.program = options.tool;
   spec.environment = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"};
   spec.working_directory = root.string();
+  spec.stdin_pipe_bytes = kToolStdinPipeBytes;  // the transport VfsRuntime gives the tool
   Result<ChildProcess> launched = Launch(spec);
   if (!launched.ok()) Fail("cannot start the tool: " + launched.status().message());
   ChildProcess& child = launched.value();

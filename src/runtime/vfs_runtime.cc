@@ -144,6 +144,7 @@ Result<std::unique_ptr<VfsRuntime::PreparedRun>> VfsRuntime::Prepare(const ToolC
   spec.program = tool.command->program;
   spec.args = tool.command->args;
   spec.working_directory = options_.working_directory;
+  spec.stdin_pipe_bytes = kToolStdinPipeBytes;
   spec.environment = FixedEnvironment(*run->temp);
   // The Python SDK is importable as `import toolvfs_tool`.
   spec.environment.push_back(std::string("PYTHONPATH=") + TOOLVFS_SDK_DIR);

@@ -25,6 +25,17 @@ namespace toolvfs {
 // that applies the tool's policy between fork and exec.
 using ToolLauncher = std::function<Result<ChildProcess>(const LaunchSpec&, const ToolConfig&)>;
 
+// The capacity of a vfs tool's stdin pipe, which carries the host's
+// answers. With the default 64 KiB a 1 MiB fs.read answer takes sixteen
+// non-blocking writes, each followed by an epoll wait for the tool to
+// drain the pipe; with 256 KiB, four — the size of the SDK's reads, and
+// enough: a larger pipe measured the same (docs/benchmarks.md, "Protocol
+// round trip"). Pipe pages are allocated as data arrives, so an idle tool
+// costs nothing more; the capacity counts against an unprivileged user's
+// fs.pipe-user-pages-soft (64 MiB: 256 tools at once), past which the
+// kernel refuses and the default stays.
+inline constexpr int kToolStdinPipeBytes = 256 * 1024;
+
 struct VfsRuntimeOptions {
   // The working directory of tool processes, against which a relative
   // program or script on the command line is found: the directory of

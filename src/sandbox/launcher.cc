@@ -443,6 +443,7 @@ Result<ChildProcess> Launch(const LaunchSpec& spec) {
   TOOLVFS_RETURN_IF_ERROR(MakePipe(stderr_read, stderr_write, what + ": stderr pipe"));
   TOOLVFS_RETURN_IF_ERROR(MakePipe(error_read, error_write, what + ": error pipe"));
   TOOLVFS_RETURN_IF_ERROR(SetNonBlocking(stdin_write, what + ": stdin pipe"));
+  if (spec.stdin_pipe_bytes > 0) (void)fcntl(stdin_write.get(), F_SETPIPE_SZ, spec.stdin_pipe_bytes);
   TOOLVFS_RETURN_IF_ERROR(SetNonBlocking(stdout_read, what + ": stdout pipe"));
   TOOLVFS_RETURN_IF_ERROR(SetNonBlocking(stderr_read, what + ": stderr pipe"));
 

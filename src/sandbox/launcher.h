@@ -45,6 +45,12 @@ struct LaunchSpec {
   std::vector<std::string> environment;
   // The child's working directory; empty keeps the launcher's.
   std::string working_directory;
+  // > 0: the capacity to ask for the child's stdin pipe (F_SETPIPE_SZ,
+  // rounded up by the kernel to a power of two pages). 0 keeps the default
+  // (64 KiB). Where the kernel refuses (above fs.pipe-max-size, or the
+  // user is over fs.pipe-user-pages-soft) the default stays: a larger pipe
+  // only saves wake-ups, it is never needed.
+  int stdin_pipe_bytes = 0;
   // The confinement to apply between fork and exec (sandbox_profile.h);
   // null: none (tests of the launcher itself, and --sandbox=best-effort on a
   // kernel with nothing to offer). Must outlive the call.

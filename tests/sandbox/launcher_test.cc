@@ -50,6 +50,23 @@ TEST(LauncherTest, StdinIsAPipeAndClosingItEndsInput) {
   EXPECT_TRUE(status->success());
 }
 
+TEST(LauncherTest, StdinPipeHasTheAskedCapacity) {
+  Result<ChildProcess> plain = Launch(LaunchSpec{.program = "/bin/cat"});
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(fcntl(plain->stdin_fd().get(), F_GETPIPE_SZ), 64 * 1024);  // the kernel's default
+  // 256 KiB is under the default fs.pipe-max-size (1 MiB), so any user gets it.
+  Result<ChildProcess> larger = Launch(LaunchSpec{.program = "/bin/cat", .stdin_pipe_bytes = 256 * 1024});
+  ASSERT_TRUE(larger.ok()) << larger.status().ToString();
+  EXPECT_EQ(fcntl(larger->stdin_fd().get(), F_GETPIPE_SZ), 256 * 1024);
+  // One write of that size fits without the child reading.
+  const std::string block(256 * 1024, 'x');
+  EXPECT_EQ(write(larger->stdin_fd().get(), block.data(), block.size()), static_cast<ssize_t>(block.size()));
+  // More than the kernel allows an unprivileged user is not an error.
+  Result<ChildProcess> refused = Launch(LaunchSpec{.program = "/bin/cat", .stdin_pipe_bytes = 1 << 30});
+  ASSERT_TRUE(refused.ok()) << refused.status().ToString();
+  EXPECT_GE(fcntl(refused->stdin_fd().get(), F_GETPIPE_SZ), 64 * 1024);
+}
+
 TEST(LauncherTest, ParentEndsAreNonBlocking) {
   Result<ChildProcess> child = Launch(LaunchSpec{.program = "/bin/cat"});
   ASSERT_TRUE(child.ok()) << child.status().ToString();
