@@ -1,6 +1,7 @@
 #include "sandbox/landlock.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <linux/landlock.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -99,9 +100,19 @@ Status AddPathRule(int ruleset_fd, const LandlockPathRule& rule, uint64_t handle
                                 "': the path must be absolute");
   }
   // O_PATH: no read permission needed, and opening a FIFO or device does not
-  // block or have side effects. It follows symlinks, so the rule lands on the
+  // block or have side effects. Following symlinks, the rule lands on the
   // target, which is what the kernel checks on access.
-  UniqueFd path_fd(open(rule.path.c_str(), O_PATH | O_CLOEXEC));
+  UniqueFd path_fd;
+  if (rule.follow_symlinks) {
+    path_fd.reset(open(rule.path.c_str(), O_PATH | O_CLOEXEC));
+  } else {
+    struct open_how how = {};
+    how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    path_fd.reset(static_cast<int>(syscall(SYS_openat2, AT_FDCWD, rule.path.c_str(), &how, sizeof how)));
+    // A symlink on the way: not the entry that was checked; nothing granted.
+    if (!path_fd && errno == ELOOP) return OkStatus();
+  }
   if (!path_fd) {
     if (errno == ENOENT || errno == ENOTDIR) return OkStatus();
     return ErrnoToStatus(errno, "Cannot open '" + rule.path + "' for a Landlock rule");

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/unique_fd.h"
@@ -57,6 +58,7 @@ class RuleList {
       existing.read |= rule.read;
       existing.write |= rule.write;
       existing.execute |= rule.execute;
+      existing.follow_symlinks &= rule.follow_symlinks;
       return;
     }
     rules_.push_back(rule);
@@ -274,13 +276,17 @@ Status AddProjectPrefixes(DerivationContext& context) {
   // A process.run child may run the project's own scripts (./configure,
   // gradlew) where it may read; a stdio tool is a server, not a shell.
   const bool execute = request.kind == ToolKind::kProcessChild;
-  for (const std::string& prefix : request.readable_prefixes) {
-    TOOLVFS_ASSIGN_OR_RETURN(std::string path, ProjectPath(context, prefix));
-    context.rules.Add(Rule(std::move(path), /*read=*/true, /*write=*/false, execute));
-  }
-  for (const std::string& prefix : request.writable_prefixes) {
-    TOOLVFS_ASSIGN_OR_RETURN(std::string path, ProjectPath(context, prefix));
-    context.rules.Add(Rule(std::move(path), /*read=*/true, /*write=*/true, execute));
+  // The project root is canonical, so a symlink anywhere in these paths is
+  // one inside the project, which the tree walk (AllowedSubtrees) never
+  // grants; one that appears after the walk grants nothing either.
+  for (const auto& [prefixes, write] : {std::pair{&request.readable_prefixes, false},
+                                        std::pair{&request.writable_prefixes, true}}) {
+    for (const std::string& prefix : *prefixes) {
+      TOOLVFS_ASSIGN_OR_RETURN(std::string path, ProjectPath(context, prefix));
+      LandlockPathRule rule = Rule(std::move(path), /*read=*/true, write, execute);
+      rule.follow_symlinks = false;
+      context.rules.Add(rule);
+    }
   }
   return OkStatus();
 }

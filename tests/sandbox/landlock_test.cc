@@ -87,6 +87,31 @@ TEST(LandlockTest, ReadsAllowedFileButNotEtcPasswd) {
   EXPECT_EQ(OpenError("/etc/passwd", O_RDONLY), 0);
 }
 
+TEST(LandlockTest, ARuleThatMayNotFollowSymlinksGrantsNothingThroughOne) {
+  SKIP_WITHOUT_LANDLOCK_ABI(1, "filesystem restriction");
+  TempDir project;
+  TempDir elsewhere;
+  WriteRealFile(elsewhere.Join("secret.txt"), "outside");
+  WriteRealFile(project.Join("real/own.txt"), "inside");
+  // An entry that was a directory when the policy was checked, now a
+  // symlink to somewhere else; and one below a symlinked directory.
+  ASSERT_EQ(symlink(elsewhere.path().c_str(), project.Join("swapped").c_str()), 0);
+  const std::string through_link = project.Join("swapped");
+  const std::string below_link = project.Join("swapped/secret.txt");
+  for (const std::string& path : {through_link, below_link}) {
+    const LandlockRuleset strict = Build(OnlyPaths(
+        {{.path = path, .read = true, .follow_symlinks = false},
+         {.path = project.Join("real"), .read = true, .follow_symlinks = false}}));
+    EXPECT_EQ(RunRestricted(strict, [&] { return OpenError(elsewhere.Join("secret.txt"), O_RDONLY); }), EACCES)
+        << path;
+    EXPECT_EQ(RunRestricted(strict, [&] { return OpenError(project.Join("real/own.txt"), O_RDONLY); }), 0)
+        << path;
+  }
+  // The same rule following symlinks lands on the target.
+  const LandlockRuleset following = Build(OnlyPaths({{.path = through_link, .read = true}}));
+  EXPECT_EQ(RunRestricted(following, [&] { return OpenError(elsewhere.Join("secret.txt"), O_RDONLY); }), 0);
+}
+
 TEST(LandlockTest, WritesOnlyWhereWritable) {
   SKIP_WITHOUT_LANDLOCK_ABI(1, "filesystem restriction");
   TempDir writable, readable;

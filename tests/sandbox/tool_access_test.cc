@@ -49,6 +49,11 @@ LandlockPathRule ReadOnly(std::string path) {
 LandlockPathRule ReadWrite(std::string path) {
   return {.path = std::move(path), .read = true, .write = true, .execute = false};
 }
+// Project paths: opened without following symlinks (landlock.h).
+LandlockPathRule InProject(LandlockPathRule rule) {
+  rule.follow_symlinks = false;
+  return rule;
+}
 
 void MakeExecutable(const std::string& path) { ASSERT_EQ(chmod(path.c_str(), 0755), 0); }
 
@@ -187,9 +192,9 @@ TEST(ToolAccessTest, StdioToolGetsTheProjectPerItsPolicy) {
                             .readable_prefixes = {"src", "./docs/"},
                             .writable_prefixes = {"out"}};
   LandlockRules rules = RulesOrDie(request);
-  EXPECT_EQ(RuleFor(rules, project.Join("src")), ReadOnly(project.Join("src")));
-  EXPECT_EQ(RuleFor(rules, project.Join("docs")), ReadOnly(project.Join("docs")));
-  EXPECT_EQ(RuleFor(rules, project.Join("out")), ReadWrite(project.Join("out")));
+  EXPECT_EQ(RuleFor(rules, project.Join("src")), InProject(ReadOnly(project.Join("src"))));
+  EXPECT_EQ(RuleFor(rules, project.Join("docs")), InProject(ReadOnly(project.Join("docs"))));
+  EXPECT_EQ(RuleFor(rules, project.Join("out")), InProject(ReadWrite(project.Join("out"))));
   EXPECT_FALSE(AnyRuleCovers(rules, project.Join("secret.txt")));
   EXPECT_TRUE(rules.deny_tcp_bind_connect);
   EXPECT_TRUE(AnyRuleCovers(rules, "/usr/bin/python3"));  // stdio tools run system programs
@@ -198,7 +203,7 @@ TEST(ToolAccessTest, StdioToolGetsTheProjectPerItsPolicy) {
   request.readable_prefixes = {"."};
   rules = RulesOrDie(request);
   EXPECT_FALSE(rules.deny_tcp_bind_connect);
-  EXPECT_EQ(RuleFor(rules, project.path()), ReadOnly(project.path()));
+  EXPECT_EQ(RuleFor(rules, project.path()), InProject(ReadOnly(project.path())));
 
   request.kind = ToolKind::kVfs;
   rules = RulesOrDie(request);
@@ -216,7 +221,7 @@ TEST(ToolAccessTest, ProcessChildCanExecSystemProgramsAndProjectScripts) {
                                           .writable_prefixes = {"build"}});
   EXPECT_EQ(RuleFor(rules, "/usr"), ReadExecute("/usr"));
   EXPECT_EQ(RuleFor(rules, "/bin"), ReadExecute("/bin"));
-  EXPECT_EQ(RuleFor(rules, project.path()), ReadExecute(project.path()));
+  EXPECT_EQ(RuleFor(rules, project.path()), InProject(ReadExecute(project.path())));
   const std::optional<LandlockPathRule> build = RuleFor(rules, project.Join("build"));
   ASSERT_TRUE(build.has_value());
   EXPECT_TRUE(build->write);
