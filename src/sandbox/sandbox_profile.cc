@@ -26,7 +26,7 @@ const FeatureProbe& UserNamespaceProbe() {
   static const FeatureProbe probe = ProbeUserNamespaces();
   return probe;
 }
-// The seccomp program depends on SeccompOptions alone and takes ~150 µs to
+// The seccomp program depends on SeccompOptions alone and takes ~100 µs to
 // build, so each variant is built once per process (issue 5: "once per
 // tool configuration"); failures are not kept, the next build retries.
 Result<std::shared_ptr<const SeccompProgram>> SharedSeccompProgram(const SeccompOptions& options) {
