@@ -1,5 +1,6 @@
 #include "core/io.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,6 +16,14 @@ Status WriteFull(int fd, std::string_view data, std::string_view what) {
     }
     data.remove_prefix(static_cast<size_t>(written));
   }
+  return OkStatus();
+}
+
+Status MoveAboveStandardStreams(UniqueFd& fd, std::string_view what) {
+  if (fd.get() >= 3) return OkStatus();
+  const int moved = fcntl(fd.get(), F_DUPFD_CLOEXEC, 3);
+  if (moved < 0) return ErrnoToStatus(errno, what);
+  fd.reset(moved);
   return OkStatus();
 }
 

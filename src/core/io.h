@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/status.h"
+#include "core/unique_fd.h"
 
 namespace toolvfs {
 
@@ -20,6 +21,11 @@ Status WriteFull(int fd, std::string_view data, std::string_view what);
 // size from fstat: a short read once that many bytes are in ends the read.
 Result<std::string> ReadToEnd(int fd, uint64_t limit, std::string_view what,
                               uint64_t size_hint = 0);
+
+// Moves `fd` to a number >= 3 (close-on-exec) if it is 0, 1 or 2: a host
+// started with stdin, stdout or stderr closed gets those numbers from open()
+// and pipe(), and a launched child's dup2 onto 0-2 would then replace them.
+Status MoveAboveStandardStreams(UniqueFd& fd, std::string_view what);
 
 // Formats a byte count for messages: "10 MiB", "512 KiB", "17 bytes".
 std::string FormatBytes(uint64_t bytes);

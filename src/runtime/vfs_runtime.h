@@ -31,9 +31,11 @@ using ToolLauncher = std::function<Result<ChildProcess>(const LaunchSpec&, const
 // drain the pipe; with 256 KiB, four — the size of the SDK's reads, and
 // enough: a larger pipe measured the same (docs/benchmarks.md, "Protocol
 // round trip"). Pipe pages are allocated as data arrives, so an idle tool
-// costs nothing more; the capacity counts against an unprivileged user's
-// fs.pipe-user-pages-soft (64 MiB: 256 tools at once), past which the
-// kernel refuses and the default stays.
+// costs no memory; but the kernel counts each pipe's capacity against an
+// unprivileged user's fs.pipe-user-pages-soft (16384 pages): a tool's four
+// pipes then count 64 + 3 × 16 = 112 pages instead of 64, and past that
+// limit (about 146 tools at once for one user) the kernel gives every new
+// pipe of that user, this one included, 2 pages. Root is exempt.
 inline constexpr int kToolStdinPipeBytes = 256 * 1024;
 
 struct VfsRuntimeOptions {

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "core/io.h"
 #include "sandbox/kernel_features.h"
 
 // The generic syscall table numbers, the same on every architecture; the
@@ -110,7 +111,8 @@ Status AddPathRule(int ruleset_fd, const LandlockPathRule& rule, uint64_t handle
     how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
     how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
     path_fd.reset(static_cast<int>(syscall(SYS_openat2, AT_FDCWD, rule.path.c_str(), &how, sizeof how)));
-    // A symlink on the way: not the entry that was checked; nothing granted.
+    // A symlink on the way to the last component: not the entry that was
+    // checked; nothing granted.
     if (!path_fd && errno == ELOOP) return OkStatus();
   }
   if (!path_fd) {
@@ -121,6 +123,9 @@ Status AddPathRule(int ruleset_fd, const LandlockPathRule& rule, uint64_t handle
   if (fstat(path_fd.get(), &info) != 0) {
     return ErrnoToStatus(errno, "Cannot stat '" + rule.path + "' for a Landlock rule");
   }
+  // The last component a symlink (O_NOFOLLOW opened the link itself):
+  // not what was checked, nothing granted.
+  if (!rule.follow_symlinks && S_ISLNK(info.st_mode)) return OkStatus();
   const bool directory = S_ISDIR(info.st_mode);
   uint64_t rights = 0;
   if (rule.read) rights |= directory ? kReadDirectoryRights : kReadFileRights;
@@ -201,6 +206,8 @@ Result<LandlockRuleset> BuildLandlockRulesetForAbi(const LandlockRules& rules, i
                          "Cannot create a Landlock ruleset for ABI " + std::to_string(abi));
   }
   UniqueFd ruleset(static_cast<int>(ruleset_fd));  // the kernel sets O_CLOEXEC
+  // The launcher child keeps it open across its dup2 onto 0-2.
+  TOOLVFS_RETURN_IF_ERROR(MoveAboveStandardStreams(ruleset, "Cannot keep the Landlock ruleset"));
   for (const LandlockPathRule& rule : rules.paths) {
     TOOLVFS_RETURN_IF_ERROR(AddPathRule(ruleset.get(), rule, attributes.handled_access_fs));
   }

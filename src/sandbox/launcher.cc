@@ -17,6 +17,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/io.h"
 #include "sandbox/namespaces.h"
 #include "sandbox/vfork_clone.h"
 
@@ -260,13 +261,8 @@ Status MakePipe(UniqueFd& read_end, UniqueFd& write_end, std::string_view what) 
   if (pipe2(fds, O_CLOEXEC) != 0) return ErrnoToStatus(errno, what);
   read_end.reset(fds[0]);
   write_end.reset(fds[1]);
-  for (UniqueFd* end : {&read_end, &write_end}) {
-    if (end->get() >= 3) continue;
-    const int moved = fcntl(end->get(), F_DUPFD_CLOEXEC, 3);
-    if (moved < 0) return ErrnoToStatus(errno, what);
-    end->reset(moved);
-  }
-  return OkStatus();
+  TOOLVFS_RETURN_IF_ERROR(MoveAboveStandardStreams(read_end, what));
+  return MoveAboveStandardStreams(write_end, what);
 }
 
 // For a pipe end fresh from MakePipe: it has no other status flag to keep
@@ -443,7 +439,10 @@ Result<ChildProcess> Launch(const LaunchSpec& spec) {
   TOOLVFS_RETURN_IF_ERROR(MakePipe(stderr_read, stderr_write, what + ": stderr pipe"));
   TOOLVFS_RETURN_IF_ERROR(MakePipe(error_read, error_write, what + ": error pipe"));
   TOOLVFS_RETURN_IF_ERROR(SetNonBlocking(stdin_write, what + ": stdin pipe"));
-  if (spec.stdin_pipe_bytes > 0) (void)fcntl(stdin_write.get(), F_SETPIPE_SZ, spec.stdin_pipe_bytes);
+  // Only ever larger: with 64 KiB pages the default is already 1 MiB.
+  if (spec.stdin_pipe_bytes > 0 && fcntl(stdin_write.get(), F_GETPIPE_SZ) < spec.stdin_pipe_bytes) {
+    (void)fcntl(stdin_write.get(), F_SETPIPE_SZ, spec.stdin_pipe_bytes);
+  }
   TOOLVFS_RETURN_IF_ERROR(SetNonBlocking(stdout_read, what + ": stdout pipe"));
   TOOLVFS_RETURN_IF_ERROR(SetNonBlocking(stderr_read, what + ": stderr pipe"));
 

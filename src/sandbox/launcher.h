@@ -45,11 +45,13 @@ struct LaunchSpec {
   std::vector<std::string> environment;
   // The child's working directory; empty keeps the launcher's.
   std::string working_directory;
-  // > 0: the capacity to ask for the child's stdin pipe (F_SETPIPE_SZ,
-  // rounded up by the kernel to a power of two pages). 0 keeps the default
-  // (64 KiB). Where the kernel refuses (above fs.pipe-max-size, or the
-  // user is over fs.pipe-user-pages-soft) the default stays: a larger pipe
-  // only saves wake-ups, it is never needed.
+  // > 0: the least capacity wanted for the child's stdin pipe
+  // (F_SETPIPE_SZ; the kernel rounds up to a power of two pages). A pipe
+  // that already holds that much (the default is 16 pages: 64 KiB with
+  // 4 KiB pages) is left alone. Where the kernel refuses (above
+  // fs.pipe-max-size, or with the user over fs.pipe-user-pages-soft; root
+  // is exempt from both) the pipe keeps what it has: a larger pipe only
+  // saves wake-ups, it is never needed. 0: as the kernel made it.
   int stdin_pipe_bytes = 0;
   // The confinement to apply between fork and exec (sandbox_profile.h);
   // null: none (tests of the launcher itself, and --sandbox=best-effort on a

@@ -17,6 +17,7 @@
 #include <map>
 #include <mutex>
 
+#include "core/io.h"
 #include "core/unique_fd.h"
 
 namespace toolvfs {
@@ -145,13 +146,29 @@ Result<UniqueFd> CreateUserNamespace() {
   sigset_t previous_mask;
   sigfillset(&all_signals);
   pthread_sigmask(SIG_SETMASK, &all_signals, &previous_mask);
+  const pid_t parent = getpid();
   const pid_t child = ForkWithoutHandlers();
   if (child == 0) {
-    // Async-signal-safe calls only: the host may have other threads.
-    int error = EnterUserNamespace(plan);
-    ssize_t ignored = write(report[1], &error, sizeof error);
+    // Async-signal-safe calls only: the host may have other threads. No
+    // copy of the host's fds stays open here (a tool's stdin pipe would not
+    // see EOF), the release pipe's write end included, so the read below
+    // ends with EOF when the host dies; and the child dies with the host.
+    const int report_fd = report[1];
+    const int release_fd = release[0];
+    const int low = report_fd < release_fd ? report_fd : release_fd;
+    const int high = report_fd < release_fd ? release_fd : report_fd;
+    if (close_range(0, static_cast<unsigned>(low) - 1, 0) != 0 ||
+        close_range(static_cast<unsigned>(low) + 1, static_cast<unsigned>(high) - 1, 0) != 0 ||
+        close_range(static_cast<unsigned>(high) + 1, ~0U, 0) != 0) {
+      for (int fd = 0; fd < 1024; ++fd) {  // kernels before 5.9: the usual limit
+        if (fd != report_fd && fd != release_fd) close(fd);
+      }
+    }
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int error = getppid() == parent ? EnterUserNamespace(plan) : ESRCH;
+    ssize_t ignored = write(report_fd, &error, sizeof error);
     char byte;
-    ignored = read(release[0], &byte, 1);  // a byte, or EOF if the host died
+    ignored = read(release_fd, &byte, 1);  // a byte, or EOF if the host died
     (void)ignored;
     _exit(0);
   }
@@ -172,7 +189,11 @@ Result<UniqueFd> CreateUserNamespace() {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/ns/user", static_cast<int>(child));
     user_namespace = UniqueFd(open(path, O_RDONLY | O_CLOEXEC));
-    if (!user_namespace) child_error = errno;
+    if (!user_namespace) {
+      child_error = errno;
+    } else if (Status moved = MoveAboveStandardStreams(user_namespace, kWhat); !moved.ok()) {
+      child_error = EMFILE;
+    }
   }
   const char byte = 0;
   ssize_t ignored = write(release_write.get(), &byte, 1);

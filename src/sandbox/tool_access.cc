@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -291,6 +293,56 @@ Status AddProjectPrefixes(DerivationContext& context) {
   return OkStatus();
 }
 
+// Where `path` (absolute) leads when it reaches into the project: its
+// symlinks are followed while outside the project (an ancestor such as
+// /home -> /data/home), and the canonical path is returned once the walk is
+// in the project, provided no symlink lies inside it on the way. nullopt
+// when the path does not lead into the project (granted where its symlinks
+// lead: system files, interpreters), or cannot be walked; "" when a symlink
+// in the project is on the way (nothing may be granted).
+std::optional<std::string> PathInProject(const DerivationContext& context, const std::string& path) {
+  if (context.project_root.empty()) return std::nullopt;
+  std::vector<std::string> pending;  // components still to walk, last first
+  const auto push_components = [&pending](std::string_view text) {
+    std::vector<std::string> components;
+    for (size_t position = 0; position <= text.size();) {
+      size_t slash = text.find('/', position);
+      if (slash == std::string_view::npos) slash = text.size();
+      if (slash > position) components.emplace_back(text.substr(position, slash - position));
+      position = slash + 1;
+    }
+    pending.insert(pending.end(), components.rbegin(), components.rend());
+  };
+  push_components(path);
+  std::string current = "/";
+  int symlinks_followed = 0;
+  while (!pending.empty()) {
+    const std::string component = std::move(pending.back());
+    pending.pop_back();
+    if (component == ".") continue;
+    if (component == "..") {
+      current = std::filesystem::path(current).parent_path().string();
+      continue;
+    }
+    const std::string next = JoinPath(current, component);
+    struct stat info;
+    if (lstat(next.c_str(), &info) != 0) return std::nullopt;
+    if (!S_ISLNK(info.st_mode)) {
+      current = next;
+      continue;
+    }
+    if (IsWithin(next, context.project_root)) return std::string();
+    if (++symlinks_followed > 40) return std::nullopt;  // as the kernel's ELOOP
+    char target[PATH_MAX];
+    const ssize_t length = readlink(next.c_str(), target, sizeof target - 1);
+    if (length <= 0) return std::nullopt;
+    if (target[0] == '/') current = "/";
+    push_components(std::string_view(target, static_cast<size_t>(length)));
+  }
+  if (!IsWithin(current, context.project_root)) return std::nullopt;
+  return current;
+}
+
 // Whether `directory` is a home directory or holds one (then a package.json
 // in it says nothing about a package: `npm install` run at home leaves
 // one, and granting it would open ~/.ssh and the rest).
@@ -411,6 +463,18 @@ Result<LandlockRules> ToolAccessRules(const ToolAccessRequest& request) {
     if (argument.empty() || argument.starts_with('-')) continue;
     const std::string path = AbsolutePath(argument, request.working_directory);
     if (!IsRegularFile(path)) continue;
+    // A file in the project is granted as written, through no symlink: the
+    // project is writable by tools (a process.run child, a stdio tool), and
+    // a script or data file swapped for a symlink to ~/.ssh/id_rsa must not
+    // carry the grant to its target at the next start.
+    if (std::optional<std::string> in_project = PathInProject(context, path)) {
+      if (in_project->empty()) continue;
+      LandlockPathRule rule = Rule(std::move(*in_project), /*read=*/true, false, false);
+      rule.follow_symlinks = false;
+      if (request.kind == ToolKind::kMcpServer) AddPackageTree(context, rule.path);
+      context.rules.Add(rule);
+      continue;
+    }
     const std::string resolved = CanonicalPath(path);
     context.rules.Add(Rule(resolved.empty() ? path : resolved, /*read=*/true, false, false));
     if (request.kind == ToolKind::kMcpServer && !resolved.empty()) AddPackageTree(context, resolved);

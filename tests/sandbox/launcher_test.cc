@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <fstream>
@@ -51,15 +52,23 @@ TEST(LauncherTest, StdinIsAPipeAndClosingItEndsInput) {
 }
 
 TEST(LauncherTest, StdinPipeHasTheAskedCapacity) {
+  int fresh[2];
+  ASSERT_EQ(pipe(fresh), 0);
+  const int kernel_default = fcntl(fresh[1], F_GETPIPE_SZ);  // 64 KiB with 4 KiB pages
+  close(fresh[0]);
+  close(fresh[1]);
   Result<ChildProcess> plain = Launch(LaunchSpec{.program = "/bin/cat"});
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
-  EXPECT_EQ(fcntl(plain->stdin_fd().get(), F_GETPIPE_SZ), 64 * 1024);  // the kernel's default
-  // 256 KiB is under the default fs.pipe-max-size (1 MiB), so any user gets it.
+  EXPECT_EQ(fcntl(plain->stdin_fd().get(), F_GETPIPE_SZ), kernel_default);
+  // 256 KiB is under the default fs.pipe-max-size (1 MiB), so any user gets
+  // it; a pipe that already holds more is never shrunk.
   Result<ChildProcess> larger = Launch(LaunchSpec{.program = "/bin/cat", .stdin_pipe_bytes = 256 * 1024});
   ASSERT_TRUE(larger.ok()) << larger.status().ToString();
-  EXPECT_EQ(fcntl(larger->stdin_fd().get(), F_GETPIPE_SZ), 256 * 1024);
-  // One write of that size fits without the child reading.
-  const std::string block(256 * 1024, 'x');
+  EXPECT_EQ(fcntl(larger->stdin_fd().get(), F_GETPIPE_SZ), std::max(256 * 1024, kernel_default));
+  Result<ChildProcess> smaller = Launch(LaunchSpec{.program = "/bin/cat", .stdin_pipe_bytes = 4096});
+  ASSERT_TRUE(smaller.ok()) << smaller.status().ToString();
+  EXPECT_EQ(fcntl(smaller->stdin_fd().get(), F_GETPIPE_SZ), kernel_default);
+  const std::string block(256 * 1024, 'x');  // fits without the child reading
   EXPECT_EQ(write(larger->stdin_fd().get(), block.data(), block.size()), static_cast<ssize_t>(block.size()));
   // More than the kernel allows an unprivileged user is not an error.
   Result<ChildProcess> refused = Launch(LaunchSpec{.program = "/bin/cat", .stdin_pipe_bytes = 1 << 30});

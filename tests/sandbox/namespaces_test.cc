@@ -214,6 +214,39 @@ TEST(NamespacesTest, StartsOfOneVfsToolShareItsUserNamespace) {
   EXPECT_NE(RunShell("readlink /proc/self/ns/user", process_child), RunShell("readlink /proc/self/ns/user", process_child));
 }
 
+TEST(NamespacesTest, AHostWithItsStandardStreamsClosedStartsSandboxedTools) {
+  // open() then hands out 0-2 for the shared user namespace and the
+  // Landlock ruleset, which the launcher child's dup2 onto 0-2 would
+  // replace: every start of the tool failed.
+  SKIP_WITHOUT_USER_NAMESPACES();
+  TempProject project;
+  const ForkedChildOutcome outcome = RunInForkedChild([&](int report_fd) {
+    for (int fd = 0; fd < 3; ++fd) close(fd);
+    SandboxRequest request;
+    request.access.kind = ToolKind::kVfs;
+    request.access.program = "/bin/true";
+    request.access.project_root = project.path();
+    request.tool_name = "closed-streams-" + std::to_string(getpid());  // made here, not inherited
+    Result<SandboxProfile> profile = SandboxProfile::Build(request, SandboxMode::kRequire);
+    if (!profile.ok()) {
+      (void)!write(report_fd, profile.status().message().data(), profile.status().message().size());
+      return 1;
+    }
+    if (profile->shared_user_namespace_fd() < 3 || profile->landlock_ruleset_fd() < 3) return 2;
+    for (int start = 0; start < 2; ++start) {
+      Result<ChildProcess> child = Launch(LaunchSpec{.program = "/bin/true", .sandbox = &*profile});
+      if (!child.ok()) {
+        (void)!write(report_fd, child.status().message().data(), child.status().message().size());
+        return 3;
+      }
+      Result<ExitStatus> status = child->Wait();
+      if (!status.ok() || !status->success()) return 4;
+    }
+    return 0;
+  });
+  EXPECT_TRUE(outcome.exited && outcome.code == 0) << outcome.Describe() << ": " << outcome.report;
+}
+
 TEST(NamespacesTest, ProcessCreatingToolIsPid2UnderATinyInit) {
   SKIP_WITHOUT_USER_NAMESPACES();
   TempProject project;

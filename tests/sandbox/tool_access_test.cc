@@ -108,11 +108,52 @@ TEST(ToolAccessTest, ScriptOnTheCommandLineIsReadable) {
                                           .args = {"-u", "tool.py", "notes.txt", "tool.py"},
                                           .working_directory = project.path(),
                                           .project_root = project.path()});
-  EXPECT_EQ(RuleFor(rules, project.Join("tool.py")), ReadOnly(project.Join("tool.py")));
+  EXPECT_EQ(RuleFor(rules, project.Join("tool.py")), InProject(ReadOnly(project.Join("tool.py"))));
   EXPECT_FALSE(RuleFor(rules, project.Join("notes.txt")).has_value());  // does not exist
   EXPECT_FALSE(AnyRuleCovers(rules, project.Join("other.py")));
   const std::string python = Canonical("/usr/bin/python3");
   EXPECT_EQ(RuleFor(rules, python), ReadExecute(python));
+}
+
+TEST(ToolAccessTest, AFileOnTheCommandLineSwappedForASymlinkInTheProjectGrantsNothing) {
+  // Tools may write the project: a data file or a directory on the way
+  // replaced by a symlink must not carry the grant to its target.
+  TempDir directory;
+  const std::string project = directory.Join("project");
+  WriteRealFile(directory.Join("home/.ssh/id_rsa"), "key");
+  WriteRealFile(project + "/.env", "secret");
+  WriteRealFile(project + "/data/real.json", "{}");
+  MakeSymlink(directory.Join("home/.ssh/id_rsa"), project + "/notes.txt");
+  MakeSymlink(project + "/.env", project + "/settings.json");
+  MakeSymlink(directory.Join("home/.ssh"), project + "/keys");
+  MakeSymlink(project + "/data", project + "/linked");
+  const LandlockRules rules = RulesOrDie({.kind = ToolKind::kVfs,
+                                          .program = "python3",
+                                          .args = {"notes.txt", "settings.json", "keys/id_rsa",
+                                                   "linked/real.json", "data/real.json"},
+                                          .working_directory = project,
+                                          .project_root = project});
+  EXPECT_FALSE(AnyRuleCovers(rules, directory.Join("home/.ssh/id_rsa")));
+  EXPECT_FALSE(AnyRuleCovers(rules, project + "/.env"));
+  EXPECT_FALSE(AnyRuleCovers(rules, project + "/notes.txt"));
+  EXPECT_FALSE(AnyRuleCovers(rules, project + "/linked/real.json"));
+  // The file named without a symlink on the way is granted, and only it.
+  EXPECT_EQ(RuleFor(rules, project + "/data/real.json"), InProject(ReadOnly(project + "/data/real.json")));
+}
+
+TEST(ToolAccessTest, AFileReachedThroughASymlinkAboveTheProjectIsGranted) {
+  // /home -> /data/home: the project's own path may go through a symlink;
+  // only symlinks inside the project count.
+  TempDir directory;
+  const std::string project = directory.Join("data/project");
+  WriteRealFile(project + "/tool.py", "print(1)\n");
+  MakeSymlink(directory.Join("data"), directory.Join("home"));
+  const LandlockRules rules = RulesOrDie({.kind = ToolKind::kVfs,
+                                          .program = "python3",
+                                          .args = {directory.Join("home/project/tool.py")},
+                                          .working_directory = directory.Join("home/project"),
+                                          .project_root = directory.Join("home/project")});
+  EXPECT_EQ(RuleFor(rules, project + "/tool.py"), InProject(ReadOnly(project + "/tool.py")));
 }
 
 TEST(ToolAccessTest, SymlinkedInterpreterGetsBothPrefixes) {
