@@ -1,6 +1,7 @@
 #include "core/io.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <thread>
@@ -57,6 +58,32 @@ TEST(IoTest, ReadToEndStopsAtTheLimit) {
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), StatusCode::kTooLarge);
   EXPECT_EQ(got.status().message(), "Cannot read 'big': larger than the read limit of 2 KiB");
+}
+
+// Large reads may land a few bytes further into the buffer and be moved
+// back (ReadShift in io.cc): the content comes out exact whether the size
+// hint is right, too small (the buffer grows) or too large, and the limit
+// still counts the file's bytes only. With a fixed mmap threshold malloc
+// maps every buffer from 64 KiB on, 16 bytes past a page, so the shifted
+// path is the one taken (in this test binary only, which is small).
+TEST(IoTest, ReadToEndOfLargeFilesIsExactAtEveryHint) {
+  ASSERT_EQ(::mallopt(M_MMAP_THRESHOLD, 64 * 1024), 1);
+  char path[] = "/tmp/toolvfs_io_test_XXXXXX";
+  UniqueFd file(::mkstemp(path));
+  ASSERT_TRUE(file.valid());
+  ::unlink(path);
+  std::string data((1 << 20) + 3, 'x');
+  for (size_t i = 0; i < data.size(); i += 97) data[i] = static_cast<char>('a' + i % 26);
+  ASSERT_TRUE(WriteFull(file.get(), data, "file").ok());
+  for (uint64_t hint : {uint64_t{0}, uint64_t{70000}, uint64_t{data.size()}, uint64_t{data.size() + 4096}}) {
+    ASSERT_EQ(::lseek(file.get(), 0, SEEK_SET), 0);
+    Result<std::string> got = ReadToEnd(file.get(), data.size(), "file", hint);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(*got, data) << "hint " << hint;
+  }
+  ASSERT_EQ(::lseek(file.get(), 0, SEEK_SET), 0);
+  Result<std::string> over = ReadToEnd(file.get(), data.size() - 1, "file", data.size());
+  EXPECT_EQ(over.status().code(), StatusCode::kTooLarge);
 }
 
 TEST(IoTest, WriteToAClosedPipeIsAnError) {
