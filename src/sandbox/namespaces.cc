@@ -157,8 +157,10 @@ Result<UniqueFd> CreateUserNamespace() {
     const int release_fd = release[0];
     const int low = report_fd < release_fd ? report_fd : release_fd;
     const int high = report_fd < release_fd ? release_fd : report_fd;
-    if (close_range(0, static_cast<unsigned>(low) - 1, 0) != 0 ||
-        close_range(static_cast<unsigned>(low) + 1, static_cast<unsigned>(high) - 1, 0) != 0 ||
+    const auto close_between = [](int first, int last) {  // [first, last]; empty is fine
+      return first > last || close_range(static_cast<unsigned>(first), static_cast<unsigned>(last), 0) == 0;
+    };
+    if (!close_between(0, low - 1) || !close_between(low + 1, high - 1) ||
         close_range(static_cast<unsigned>(high) + 1, ~0U, 0) != 0) {
       for (int fd = 0; fd < 1024; ++fd) {  // kernels before 5.9: the usual limit
         if (fd != report_fd && fd != release_fd) close(fd);
