@@ -89,7 +89,11 @@ struct ChildPlan {
   char* const* envp;
   const char* working_directory;  // nullptr: keep the current one
   int stdio[3];                   // child ends for fds 0, 1, 2 (all >= 3)
-  int error_fd;                   // write end of the error pipe (>= 3)
+  // Where a failing step is reported: into `shared_failure` when the child
+  // shares our memory (CLONE_VM, as glibc's posix_spawn reports), else to
+  // `error_fd`, the write end of the error pipe (>= 3; -1 when shared).
+  ChildFailure* shared_failure;
+  int error_fd;
   pid_t parent_pid;
   int fd_limit;  // the fallback close loop runs up to here
   // The sandbox (null: none). Its Landlock ruleset fd stays open across the
@@ -102,11 +106,16 @@ struct ChildPlan {
   sock_fprog seccomp_program;
 };
 
-[[noreturn]] void FailChildStep(int error_fd, ChildStep step, int error_number) {
+[[noreturn]] void FailChildStep(const ChildPlan& plan, ChildStep step, int error_number) {
+  if (plan.shared_failure != nullptr) {
+    plan.shared_failure->step = step;
+    plan.shared_failure->error_number = error_number;
+    _exit(127);
+  }
   ChildFailure failure{step, error_number};
   ssize_t written;
   do {
-    written = write(error_fd, &failure, sizeof failure);
+    written = write(plan.error_fd, &failure, sizeof failure);
   } while (written < 0 && errno == EINTR);
   _exit(127);
 }
@@ -130,22 +139,22 @@ bool CloseFdRange(int first, int last, int loop_limit) {
 [[noreturn]] void ConfineAndExec(const ChildPlan& plan) {
   if (plan.sandboxed) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-      FailChildStep(plan.error_fd, kNoNewPrivileges, errno);
+      FailChildStep(plan, kNoNewPrivileges, errno);
     }
     if (plan.landlock_ruleset_fd >= 0) {
       if (int error = ApplyLandlockRuleset(plan.landlock_ruleset_fd); error != 0) {
-        FailChildStep(plan.error_fd, kLandlock, error);
+        FailChildStep(plan, kLandlock, error);
       }
     }
     if (plan.apply_seccomp) {
       if (int error = ApplySeccompProgram(plan.seccomp_program); error != 0) {
-        FailChildStep(plan.error_fd, kSeccomp, error);
+        FailChildStep(plan, kSeccomp, error);
       }
     }
   }
 
   if (plan.working_directory != nullptr && chdir(plan.working_directory) != 0) {
-    FailChildStep(plan.error_fd, kChdir, errno);
+    FailChildStep(plan, kChdir, errno);
   }
 
   // All signals were blocked across the start (so no handler of the host
@@ -161,11 +170,11 @@ bool CloseFdRange(int first, int last, int loop_limit) {
   sigset_t empty_set;
   sigemptyset(&empty_set);
   if (sigprocmask(SIG_SETMASK, &empty_set, nullptr) != 0) {
-    FailChildStep(plan.error_fd, kResetSignals, errno);
+    FailChildStep(plan, kResetSignals, errno);
   }
 
   execve(plan.program_path, plan.argv, plan.envp);
-  FailChildStep(plan.error_fd, kExecve, errno);
+  FailChildStep(plan, kExecve, errno);
 }
 
 // The tool in a PID namespace (PID 2), started by the supervisor with
@@ -176,7 +185,7 @@ bool CloseFdRange(int first, int last, int loop_limit) {
 int RunToolInPidNamespace(void* plan_pointer) {
   const ChildPlan& plan = *static_cast<const ChildPlan*>(plan_pointer);
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
-    FailChildStep(plan.error_fd, kToolParentDeathSignal, errno);
+    FailChildStep(plan, kToolParentDeathSignal, errno);
   }
   ConfineAndExec(plan);
 }
@@ -185,17 +194,17 @@ int RunToolInPidNamespace(void* plan_pointer) {
 // only. Without a PID namespace the child shares the parent's memory
 // (vfork_clone.h): it reads `plan` and writes nothing else of the parent's.
 [[noreturn]] void RunChild(const ChildPlan& plan) {
-  if (setsid() < 0) FailChildStep(plan.error_fd, kSetsid, errno);
+  if (setsid() < 0) FailChildStep(plan, kSetsid, errno);
 
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
-    FailChildStep(plan.error_fd, kParentDeathSignal, errno);
+    FailChildStep(plan, kParentDeathSignal, errno);
   }
   // The parent may have died before PR_SET_PDEATHSIG took effect.
-  if (getppid() != plan.parent_pid) FailChildStep(plan.error_fd, kParentAlive, ESRCH);
+  if (getppid() != plan.parent_pid) FailChildStep(plan, kParentAlive, ESRCH);
 
   for (int target = 0; target < 3; ++target) {
     if (dup2(plan.stdio[target], target) < 0) {
-      FailChildStep(plan.error_fd, kRedirectStdio, errno);
+      FailChildStep(plan, kRedirectStdio, errno);
     }
   }
 
@@ -217,20 +226,20 @@ int RunToolInPidNamespace(void* plan_pointer) {
     next_to_close = fd + 1;
   }
   closed = closed && CloseFdRange(next_to_close, -1, plan.fd_limit);
-  if (!closed) FailChildStep(plan.error_fd, kCloseFds, errno);
+  if (!closed) FailChildStep(plan, kCloseFds, errno);
 
   if (plan.sandboxed) {
     if (plan.namespaces.enabled) {
       if (int error = EnterUserNamespace(plan.namespaces); error != 0) {
-        FailChildStep(plan.error_fd, kUserNamespace, error);
+        FailChildStep(plan, kUserNamespace, error);
       }
     }
     if (int error = ApplyResourceLimits(plan.resource_limits); error != 0) {
-      FailChildStep(plan.error_fd, kResourceLimits, error);
+      FailChildStep(plan, kResourceLimits, error);
     }
     if (plan.namespaces.enabled) {
       if (int error = EnterNamespaces(plan.namespaces); error != 0) {
-        FailChildStep(plan.error_fd, kNamespaces, error);
+        FailChildStep(plan, kNamespaces, error);
       }
     }
     if (plan.namespaces.pid_namespace) {
@@ -242,9 +251,9 @@ int RunToolInPidNamespace(void* plan_pointer) {
       // process's memory); the tool shares it only until its execve, like
       // the launcher child without a PID namespace.
       const pid_t init = ForkPidNamespaceInit(plan.fd_limit);
-      if (init < 0) FailChildStep(plan.error_fd, kPidNamespaceInit, errno);
+      if (init < 0) FailChildStep(plan, kPidNamespaceInit, errno);
       const pid_t tool = CloneVfork(RunToolInPidNamespace, const_cast<ChildPlan*>(&plan));
-      if (tool < 0) FailChildStep(plan.error_fd, kForkIntoPidNamespace, errno);
+      if (tool < 0) FailChildStep(plan, kForkIntoPidNamespace, errno);
       SuperviseTool(tool, init, plan.fd_limit);
     }
   }
@@ -437,7 +446,16 @@ Result<ChildProcess> Launch(const LaunchSpec& spec) {
   TOOLVFS_RETURN_IF_ERROR(MakePipe(stdin_read, stdin_write, what + ": stdin pipe"));
   TOOLVFS_RETURN_IF_ERROR(MakePipe(stdout_read, stdout_write, what + ": stdout pipe"));
   TOOLVFS_RETURN_IF_ERROR(MakePipe(stderr_read, stderr_write, what + ": stderr pipe"));
-  TOOLVFS_RETURN_IF_ERROR(MakePipe(error_read, error_write, what + ": error pipe"));
+  // The child shares our memory and we sleep until it has exec'ed
+  // (vfork_clone.h: no page-table copy), except with a PID namespace:
+  // there the child stays, as the tool's supervisor, until the tool ends,
+  // so it needs an address space of its own (fork). Only that child
+  // reports a failing step through a pipe; the others write it into
+  // `failure` below, as glibc's posix_spawn does.
+  const bool own_memory = spec.sandbox != nullptr && spec.sandbox->namespaces() &&
+                          spec.sandbox->namespaces()->own_process_tree;
+  if (own_memory) TOOLVFS_RETURN_IF_ERROR(MakePipe(error_read, error_write, what + ": error pipe"));
+  ChildFailure failure{-1, 0};
   TOOLVFS_RETURN_IF_ERROR(SetNonBlocking(stdin_write, what + ": stdin pipe"));
   // Only ever larger: with 64 KiB pages the default is already 1 MiB.
   if (spec.stdin_pipe_bytes > 0 && fcntl(stdin_write.get(), F_GETPIPE_SZ) < spec.stdin_pipe_bytes) {
@@ -460,7 +478,8 @@ Result<ChildProcess> Launch(const LaunchSpec& spec) {
       .working_directory =
           spec.working_directory.empty() ? nullptr : spec.working_directory.c_str(),
       .stdio = {stdin_read.get(), stdout_write.get(), stderr_write.get()},
-      .error_fd = error_write.get(),
+      .shared_failure = own_memory ? nullptr : &failure,
+      .error_fd = own_memory ? error_write.get() : -1,
       .parent_pid = getpid(),
       .fd_limit = fd_limit_value,
       .sandboxed = spec.sandbox != nullptr,
@@ -479,11 +498,6 @@ Result<ChildProcess> Launch(const LaunchSpec& spec) {
   // Block every signal across the start so no handler of ours runs in the
   // child; the child restores defaults before unblocking.
   //
-  // The child shares our memory and we sleep until it has exec'ed
-  // (vfork_clone.h: no page-table copy), except with a PID namespace:
-  // there the child stays, as the tool's supervisor, until the tool ends,
-  // so it needs an address space of its own (fork).
-  const bool own_memory = plan.namespaces.pid_namespace;
   // The forked child starts the tool with CloneVfork (RunChild).
   if (own_memory) {
     if (const int error = PrepareCloneVfork(); error != 0) {
@@ -514,14 +528,18 @@ Result<ChildProcess> Launch(const LaunchSpec& spec) {
   ChildProcess child(pid, std::move(stdin_write), std::move(stdout_read),
                      std::move(stderr_read));
 
-  ChildFailure failure{};
-  ssize_t received;
-  do {
-    received = read(error_read.get(), &failure, sizeof failure);
-  } while (received < 0 && errno == EINTR);
-  if (received == 0) return child;  // EOF: execve closed the pipe.
-  if (received < 0) return ErrnoToStatus(errno, what + ": reading the error pipe failed");
-  if (received != sizeof failure || failure.step < 0 || failure.step >= kChildStepCount) {
+  if (own_memory) {
+    ssize_t received;
+    do {
+      received = read(error_read.get(), &failure, sizeof failure);
+    } while (received < 0 && errno == EINTR);
+    if (received == 0) return child;  // EOF: execve closed the pipe.
+    if (received < 0) return ErrnoToStatus(errno, what + ": reading the error pipe failed");
+    if (received != sizeof failure) return InternalError(what + ": garbled report from the child");
+  } else if (failure.step < 0) {
+    return child;  // it has exec'ed (or was killed first: its exit status says so)
+  }
+  if (failure.step < 0 || failure.step >= kChildStepCount) {
     return InternalError(what + ": garbled report from the child");
   }
   (void)child.Wait();  // it has _exit(127)ed; the destructor would reap it too
