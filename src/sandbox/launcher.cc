@@ -25,7 +25,7 @@ namespace toolvfs {
 namespace {
 
 // The child's steps between fork and exec, in the order they run. The values
-// index kChildStepNames and travel over the error pipe.
+// index kChildStepNames and are what a failing child reports.
 //
 // The OS sandbox (SPEC.md §5) runs between kCloseFds and kChdir: the user
 // namespace; resource limits (after it, so RLIMIT_NPROC counts in it); the
@@ -74,8 +74,8 @@ constexpr std::string_view kChildStepNames[kChildStepCount] = {
     "execve",
 };
 
-// What a failing child step writes to the error pipe (one write < PIPE_BUF,
-// so it arrives whole).
+// What a failing child step reports: into the parent's memory, or written
+// to the error pipe (one write < PIPE_BUF, so it arrives whole).
 struct ChildFailure {
   int step;
   int error_number;
@@ -208,7 +208,7 @@ int RunToolInPidNamespace(void* plan_pointer) {
     }
   }
 
-  // Everything above 2 except the error pipe, the Landlock ruleset and the
+  // Everything above 2 except the error pipe (if any), the Landlock ruleset and the
   // shared user namespace, all close-on-exec.
   int kept[3] = {plan.error_fd, plan.landlock_ruleset_fd, plan.namespaces.shared_user_namespace_fd};
   for (int i = 1; i < 3; ++i) {  // sorted, -1 first

@@ -6,9 +6,10 @@
 // (argv, envp, the resolved program, the fd limit) is prepared before the
 // child starts; between its start and exec the child only makes
 // async-signal-safe syscalls, with no allocation and no logging. A failing
-// child step writes {step, errno} to a close-on-exec pipe and _exits, so
-// Launch() returns one precise Status instead of a child that silently exits
-// 127.
+// child step records {step, errno} in the caller's memory, which it shares
+// (as glibc's posix_spawn does; a PID namespace's forked supervisor writes
+// it to a close-on-exec pipe instead), and _exits, so Launch() returns one
+// precise Status instead of a child that silently exits 127.
 //
 // The child starts like posix_spawn's, with clone(CLONE_VM | CLONE_VFORK)
 // (vfork_clone.h): it runs on the caller's memory, which is not copied, and
