@@ -553,6 +553,24 @@ void EndError(JsonWriter& writer, WireMessage& message) {
 
 }  // namespace jsonrpc_internal
 
+WireMessage SerializeRequest(int64_t id, std::string_view method, std::string_view params_json) {
+  WireMessage wire(params_json.size() + method.size() + 64);
+  JsonWriter writer(wire.buffer());
+  writer.StartObject();
+  WriteJsonKey(writer, "jsonrpc");
+  writer.String("2.0", 3);
+  WriteJsonKey(writer, "id");
+  writer.Int64(id);
+  WriteJsonKey(writer, "method");
+  WriteJsonString(writer, method);
+  if (!params_json.empty()) {
+    WriteJsonKey(writer, "params");
+    writer.RawValue(params_json.data(), params_json.size(), rapidjson::kObjectType);
+  }
+  jsonrpc_internal::EndMessage(writer, wire);
+  return wire;
+}
+
 WireMessage SerializeEmptyResult(const RequestId& id) {
   return SerializeResult(id, [](JsonWriter& writer) {
     writer.StartObject();

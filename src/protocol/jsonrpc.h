@@ -244,6 +244,12 @@ class WireMessage {
   // A copy of a serialized message (e.g. one built once, sent per run).
   static WireMessage Copy(std::string_view bytes);
   std::string_view bytes() const { return {buffer_.GetString(), buffer_.GetSize()}; }
+  // bytes() without the final '\n' (for a transport that adds its own).
+  std::string_view line() const {
+    std::string_view all = bytes();
+    if (all.ends_with('\n')) all.remove_suffix(1);
+    return all;
+  }
   size_t size() const { return buffer_.GetSize(); }
   std::string ToString() const { return std::string(bytes()); }
 
@@ -307,6 +313,12 @@ WireMessage SerializeNotification(std::string_view method, WriteParams&& write_p
 
 // {"jsonrpc":"2.0","method":M}\n: a notification without params (cancel).
 WireMessage SerializeNotification(std::string_view method);
+
+// {"jsonrpc":"2.0","id":ID,"method":M,"params":PARAMS}\n, for the requests
+// toolvfs itself sends (to MCP servers, and the builtins' requests to the
+// host's own handlers). `params_json` is a serialized object, or empty for
+// none.
+WireMessage SerializeRequest(int64_t id, std::string_view method, std::string_view params_json);
 
 namespace jsonrpc_internal {
 void BeginError(JsonWriter& writer, const RequestId& id, int code, std::string_view message);

@@ -21,7 +21,7 @@
 #include "host/methods.h"
 #include "policy/tool_policy.h"
 #include "project/path.h"
-#include "protocol/json_writer.h"
+#include "protocol/jsonrpc.h"
 #include "runtime/argument_validation.h"
 
 namespace toolvfs {
@@ -307,24 +307,6 @@ Result<ConfigValue::Object> CheckArguments(const ToolCall& call, const ToolConfi
   return std::move(checked.as_object());
 }
 
-// The request line of `method` with `params`, as a tool would send it.
-std::string RequestLine(std::string_view method, const ConfigValue::Object& params) {
-  rapidjson::StringBuffer buffer;
-  JsonWriter writer(buffer);
-  writer.StartObject();
-  WriteJsonKey(writer, "jsonrpc");
-  WriteJsonString(writer, "2.0");
-  WriteJsonKey(writer, "id");
-  writer.Int64(1);
-  WriteJsonKey(writer, "method");
-  WriteJsonString(writer, method);
-  WriteJsonKey(writer, "params");
-  std::string params_json = ConfigValue(params).ToJson();
-  writer.RawValue(params_json.data(), params_json.size(), rapidjson::kObjectType);
-  writer.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
-}
-
 // The handlers word some errors for a tool that speaks the protocol; the
 // builtin's caller never saw params.
 std::string WithoutProtocolPrefix(std::string_view message) {
@@ -370,9 +352,10 @@ Result<Outcome> BuiltinRuntime::Execute(const ToolCall& call, const ToolConfig& 
   if (cancel.cancelled()) return CancelledOutcome(tool);
 
   ConfigValue::Object params = builtin->behaviour.params ? builtin->behaviour.params(arguments) : arguments;
-  std::string line = RequestLine(method->name, params);
+  // The request as a tool would send it, through the host's own parser.
+  const WireMessage line = SerializeRequest(1, method->name, ConfigValue(params).ToJson());
   MessageParser parser;
-  ParsedLine parsed = parser.Parse(line);
+  ParsedLine parsed = parser.Parse(line.line());
   if (!parsed.is_message() || parsed.message().kind() != MessageKind::kRequest) {
     return Status(StatusCode::kInternal, "builtin " + Quote(tool.name) + " built an unreadable request");
   }

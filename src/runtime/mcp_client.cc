@@ -13,6 +13,7 @@
 
 #include "core/text.h"
 #include "protocol/json_writer.h"
+#include "protocol/jsonrpc.h"
 #include "protocol/ndjson.h"
 #include "runtime/outcome_json.h"
 
@@ -216,21 +217,7 @@ Result<McpResponse> McpClient::Request(std::string_view method, std::string_view
   const std::string what = ServerName(server_name());
   if (!alive_) return Status(StatusCode::kInternal, what + " is not running");
   const int64_t id = next_id_++;
-  rapidjson::StringBuffer buffer;
-  JsonWriter writer(buffer);
-  writer.StartObject();
-  WriteJsonKey(writer, "jsonrpc");
-  WriteJsonString(writer, "2.0");
-  WriteJsonKey(writer, "id");
-  writer.Int64(id);
-  WriteJsonKey(writer, "method");
-  WriteJsonString(writer, method);
-  if (!params_json.empty()) {
-    WriteJsonKey(writer, "params");
-    writer.RawValue(params_json.data(), params_json.size(), rapidjson::kObjectType);
-  }
-  writer.EndObject();
-  Status sent = Send(std::string_view(buffer.GetString(), buffer.GetSize()));
+  Status sent = Send(SerializeRequest(id, method, params_json).line());
   if (!sent.ok()) {
     Shutdown();
     return sent;

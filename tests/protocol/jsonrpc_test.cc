@@ -482,6 +482,18 @@ TEST(SerializeTest, ExactWireText) {
             "\"reason\":\"awaiting user approval\"}}\n");
 }
 
+TEST(SerializeTest, RequestsWithAndWithoutParams) {
+  const WireMessage with = SerializeRequest(7, "tools/call", R"({"name":"x"})");
+  EXPECT_EQ(with.ToString(), "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"x\"}}\n");
+  EXPECT_EQ(with.line(), with.bytes().substr(0, with.size() - 1));
+  EXPECT_EQ(SerializeRequest(1, "ping", "").ToString(), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
+  // What the host's parser reads back.
+  MessageParser parser;
+  ParsedLine parsed = parser.Parse(with.line());
+  ASSERT_TRUE(parsed.is_message());
+  EXPECT_EQ(parsed.message().method(), "tools/call");
+}
+
 TEST(SerializeTest, ProtocolErrorsAnswerWithTheirIdAndCode) {
   MessageParser parser;
   for (const char* line : {"garbage", "[]", R"({"jsonrpc":"2.0","id":5})",
