@@ -149,8 +149,7 @@ Status McpClient::Initialize(CancelToken& cancel) {
       Request("initialize", std::string_view(buffer.GetString(), buffer.GetSize()), options_.startup_timeout, cancel));
   if (response.error) {
     Shutdown();
-    return Status(StatusCode::kInternal, what + " refused initialize: error " + std::to_string(response.error->code) +
-                                             ": " + response.error->message);
+    return Status(StatusCode::kInternal, what + " refused initialize: " + response.error->Describe());
   }
   dom::element result;
   std::string_view version;
@@ -472,8 +471,7 @@ Result<std::vector<McpToolInfo>> McpClient::ListTools(std::chrono::milliseconds 
     }
     TOOLVFS_ASSIGN_OR_RETURN(McpResponse response, Request("tools/list", params, timeout, cancel));
     if (response.error) {
-      return Status(StatusCode::kInternal, what + " refused tools/list: error " + std::to_string(response.error->code) +
-                                               ": " + response.error->message);
+      return Status(StatusCode::kInternal, what + " refused tools/list: " + response.error->Describe());
     }
     dom::element result;
     dom::array list;

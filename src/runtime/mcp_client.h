@@ -81,6 +81,8 @@ struct McpToolInfo {
 struct McpRequestError {
   int64_t code = 0;
   std::string message;
+  // "error CODE: MESSAGE", for "... refused METHOD: " messages.
+  std::string Describe() const { return "error " + std::to_string(code) + ": " + message; }
 };
 
 // The answer to one request: the `result` member as compact JSON, or the

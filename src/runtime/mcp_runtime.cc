@@ -252,8 +252,7 @@ Result<Outcome> McpRuntime::Execute(const ToolCall& call, const ToolConfig& tool
     Outcome outcome;
     outcome.is_error = true;
     outcome.error = ToolError{"MCP server " + Quote(tool.mcp_server) + " refused tools/call of " +
-                                  Quote(tool.mcp_tool) + ": error " + std::to_string(response->error->code) + ": " +
-                                  response->error->message,
+                                  Quote(tool.mcp_tool) + ": " + response->error->Describe(),
                               {},
                               false};
     outcome.stderr_tail = stderr_tail;
