@@ -39,6 +39,7 @@
 
 #include "sandbox/forked_child.h"
 #include "sandbox/kernel_features.h"
+#include "sandbox/sandbox_profile.h"
 
 extern char** environ;
 
@@ -584,6 +585,28 @@ TEST(SeccompProgramTest, OnlyArgumentCheckedSyscallsReadArgumentsAndPathsAreShor
     }
   }
 #endif
+}
+
+// The program depends on SeccompOptions alone: profiles built for the same
+// options share one, built once per process (issue 5: "once per tool
+// configuration"), and other options get their own.
+TEST(SeccompProgramTest, ProfilesShareOneProgramPerOptions) {
+  auto build = [](bool allow_process_creation) {
+    SandboxRequest request;
+    request.access.kind = allow_process_creation ? ToolKind::kProcessChild : ToolKind::kVfs;
+    request.access.program = "/bin/true";
+    request.seccomp.allow_process_creation = allow_process_creation;
+    request.hidden_for_testing = {"landlock", "namespaces"};
+    Result<SandboxProfile> profile = SandboxProfile::Build(request, SandboxMode::kBestEffort);
+    EXPECT_TRUE(profile.ok()) << profile.status().ToString();
+    return std::move(profile).value();
+  };
+  const SandboxProfile first = build(false);
+  const SandboxProfile second = build(false);
+  const SandboxProfile other = build(true);
+  ASSERT_TRUE(first.seccomp_program() && second.seccomp_program() && other.seccomp_program());
+  EXPECT_EQ(first.seccomp_program()->filter, second.seccomp_program()->filter);
+  EXPECT_NE(first.seccomp_program()->filter, other.seccomp_program()->filter);
 }
 
 }  // namespace
