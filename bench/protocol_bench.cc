@@ -18,12 +18,25 @@
 // (c)/(a) in MB/s against the targets of issue 3, and the CPU time each
 // side spends per round trip.
 //
+// Where the two processes run decides what a round trip costs more than
+// anything either of them does: on one CPU a wake-up is a context switch
+// (about 1 µs); across two CPUs of a VM whose idle CPUs halt it is an
+// inter-processor interrupt and a VM exit (about 20 µs on the machine of
+// docs/benchmarks.md). Left to the kernel, a run lands in one regime or
+// the other by chance. So every measurement runs in both placements, each
+// pinned for all three columns alike:
+//   same:  answering side (host, reference child) and asking side (tool,
+//          reference parent) on one CPU;
+//   split: the answering side on one CPU, the asking side on another;
+//   kernel (on request): no pinning, as the kernel places them.
+//
 //   protocol_bench [--quick] [--rounds N] [--case small|large] [--subject-only]
-//                  [--tool PATH]
+//                  [--placement same,split,kernel] [--tool PATH]
 //
 // Exit status: 0 after measuring (a missed target is printed, not an
 // error), 2 on a setup error.
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -86,6 +99,7 @@ struct Options {
   bool run_small = true;
   bool run_large = true;
   bool run_reference = true;  // (a) and (s)
+  std::vector<std::string> placements = {"same", "split"};
   std::string tool = PROTOCOL_TOOL;
 };
 
@@ -101,6 +115,10 @@ Options ParseOptions(int argc, char** argv) {
   app.add_option("--case", only_case, "Only the 1 KiB (small) or the 1 MiB (large) measurement")
       ->check(CLI::IsMember({"small", "large"}));
   app.add_flag("--subject-only", subject_only, "Only the tool through toolvfs, no references: for profiling");
+  app.add_option("--placement", options.placements,
+                 "Where the two sides run: same (one CPU), split (two CPUs), kernel (not pinned); default same,split")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"same", "split", "kernel"}));
   app.add_option("--tool", options.tool, "The protocol_tool binary (default: the one built with this program)");
   bench::ParseCommandLine(app, argc, argv);
   if (quick) {
@@ -298,6 +316,59 @@ bool AnswerRead(int fd, std::string_view request, CannedAnswers& answers) {
   return WriteAll(fd, found->second.WithId(id));
 }
 
+// Where the answering and the asking side run: a CPU each, or -1 for
+// wherever the kernel puts them (the CPUs this program may use).
+struct Placement {
+  std::string name;
+  std::string description;
+  int answerer_cpu = -1;
+  int asker_cpu = -1;
+};
+
+cpu_set_t AllowedCpus() {
+  static const cpu_set_t allowed = [] {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) Fail("sched_getaffinity failed");
+    return set;
+  }();
+  return allowed;
+}
+
+// The placements named on the command line, on the first two CPUs this
+// program may use; "split" is left out (with a note) on one CPU.
+std::vector<Placement> MakePlacements(const std::vector<std::string>& names) {
+  cpu_set_t allowed = AllowedCpus();
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE && cpus.size() < 2; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
+  }
+  std::vector<Placement> placements;
+  for (const std::string& name : names) {
+    if (name == "same") {
+      placements.push_back({name, "host and tool on one CPU (" + std::to_string(cpus[0]) + ")", cpus[0], cpus[0]});
+    } else if (name == "split" && cpus.size() < 2) {
+      std::printf("placement split skipped: this program may use only CPU %d\n", cpus[0]);
+    } else if (name == "split") {
+      placements.push_back({name, "host on CPU " + std::to_string(cpus[0]) + ", tool on CPU " + std::to_string(cpus[1]),
+                            cpus[0], cpus[1]});
+    } else {
+      placements.push_back({name, "placed by the kernel (not pinned)", -1, -1});
+    }
+  }
+  return placements;
+}
+
+// Moves the calling thread (and what it forks or spawns from now on) to
+// `cpu`, or back to every allowed CPU for -1.
+void RunOn(int cpu) {
+  cpu_set_t set = AllowedCpus();
+  if (cpu >= 0) {
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+  }
+  if (sched_setaffinity(0, sizeof set, &set) != 0) Fail("cannot move to CPU " + std::to_string(cpu));
+}
+
 // CPU time and rate of one measured loop.
 struct Figures {
   double round_trips_per_second = 0;
@@ -317,8 +388,8 @@ struct Workload {
 };
 
 // (a): `iterations` exchanges after `warmup` ones between this process and
-// a forked child, both bare loops.
-Figures PipeReference(const Workload& work, CannedAnswers& answers) {
+// a forked child, both bare loops. The child answers, like the host.
+Figures PipeReference(const Workload& work, CannedAnswers& answers, const Placement& placement) {
   int to_child[2];
   int to_parent[2];
   if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(to_parent, O_CLOEXEC) != 0) Fail("pipe2 failed");
@@ -332,6 +403,7 @@ Figures PipeReference(const Workload& work, CannedAnswers& answers) {
     requests.push_back(ReadRequest(i + 1, work.paths[i % work.paths.size()]));
   }
   std::fflush(stdout);
+  RunOn(placement.answerer_cpu);  // the child's CPU
   pid_t pid = fork();
   if (pid < 0) Fail("fork failed");
   if (pid == 0) {
@@ -344,6 +416,7 @@ Figures PipeReference(const Workload& work, CannedAnswers& answers) {
   }
   close(to_child[0]);
   close(to_parent[1]);
+  RunOn(placement.asker_cpu);
   const double cpu_start = ThreadCpuMicroseconds();
   Clock::time_point start = Clock::now();
   for (uint64_t i = 0; i < work.warmup + work.iterations; ++i) {
@@ -354,6 +427,7 @@ Figures PipeReference(const Workload& work, CannedAnswers& answers) {
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   const double requester_cpu_us = ThreadCpuMicroseconds() - cpu_start;
+  RunOn(placement.answerer_cpu);
   close(to_child[1]);
   close(to_parent[0]);
   int status = 0;
@@ -365,11 +439,12 @@ Figures PipeReference(const Workload& work, CannedAnswers& answers) {
           CpuMicroseconds(child_usage) / exchanges};
 }
 
-std::string ArgumentsJson(const Workload& work) {
+// The tool's arguments; "cpu" puts it on the asking side's CPU.
+std::string ArgumentsJson(const Workload& work, const Placement& placement) {
   std::string json = "{\"paths\":[";
   for (size_t i = 0; i < work.paths.size(); ++i) json += (i ? ",\"" : "\"") + work.paths[i] + "\"";
   return json + "],\"iterations\":" + std::to_string(work.iterations) +
-         ",\"warmup\":" + std::to_string(work.warmup) + "}";
+         ",\"warmup\":" + std::to_string(work.warmup) + ",\"cpu\":" + std::to_string(placement.asker_cpu) + "}";
 }
 
 double NumberAfter(const std::string& text, std::string_view key) {
@@ -393,10 +468,12 @@ void TakeToolReport(const std::string& text, const Workload& work, double answer
 // (b), (c): the tool through the whole vfs runtime. The answering side's
 // CPU time is the thread running the session loop, tool start and session
 // set-up included (spread over the reads).
-Figures ToolThroughToolvfs(VfsRuntime& runtime, const ToolConfig& tool, const Workload& work) {
+Figures ToolThroughToolvfs(VfsRuntime& runtime, const ToolConfig& tool, const Workload& work,
+                           const Placement& placement) {
+  RunOn(placement.answerer_cpu);
   ToolCall call;
   call.name = tool.name;
-  call.arguments_json = ArgumentsJson(work);
+  call.arguments_json = ArgumentsJson(work, placement);
   CancelToken cancel;
   const double cpu_start = ThreadCpuMicroseconds();
   Result<Outcome> outcome = runtime.Execute(call, tool, cancel);
@@ -414,7 +491,8 @@ Figures ToolThroughToolvfs(VfsRuntime& runtime, const ToolConfig& tool, const Wo
 // (s): the same tool against the bare answering loop: init, then each
 // fs.read answered with its canned answer, until the tool's result.
 Figures ToolOnBareHost(const Options& options, const fs::path& root, const Workload& work,
-                       CannedAnswers& answers) {
+                       CannedAnswers& answers, const Placement& placement) {
+  RunOn(placement.answerer_cpu);
   LaunchSpec spec;
   spec.program = options.tool;
   spec.environment = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"};
@@ -429,7 +507,7 @@ Figures ToolOnBareHost(const Options& options, const fs::path& root, const Workl
   }
   InitInfo init;
   init.tool_name = "protocol_tool";
-  init.arguments_json = ArgumentsJson(work);
+  init.arguments_json = ArgumentsJson(work, placement);
   init.root = root.string();
   const double cpu_start = ThreadCpuMicroseconds();
   if (!WriteAll(child.stdin_fd().get(), BuildInitNotification(init).bytes())) Fail("cannot send init");
@@ -472,7 +550,7 @@ struct Series {
 };
 
 struct Case {
-  const char* label;
+  std::string label;
   double content_bytes;
   double target;
   bool throughput;  // report MB/s rather than round trips/s
@@ -511,7 +589,7 @@ void Report(const Case& c) {
                                                  c.reference.MedianOf(&Figures::round_trips_per_second));
     return text;
   };
-  std::printf("%s\n", c.label);
+  std::printf("%s\n", c.label.c_str());
   std::printf("  %-34s %18s %18s %18s\n", "", "(a) pipe reference", "(s) SDK, bare host", "toolvfs");
   std::printf("  %-34s %18s %18s %18s\n", c.throughput ? "throughput" : "round trips", rate(c.reference).c_str(),
               rate(c.bare_host).c_str(), rate(c.toolvfs).c_str());
@@ -593,20 +671,34 @@ int main(int argc, char** argv) {
               small_answer.size_with_id(2), large_answer.size_with_id(2),
               ReadRequest(10, small.paths[0]).size());
 
-  Case small_case{"(b) fs.read of 1 KiB files (64 files in turn)", kSmallBytes, kSmallTarget, false, {}, {}, {}};
-  Case large_case{"(c) fs.read of a 1 MiB text file", kLargeBytes, kLargeTarget, true, {}, {}, {}};
+  std::vector<Placement> placements = MakePlacements(options.placements);
+  std::vector<Case> cases;  // per placement: small, large
+  for (const Placement& placement : placements) {
+    cases.push_back({"(b) fs.read of 1 KiB files (64 files in turn); " + placement.description, kSmallBytes,
+                     kSmallTarget, false, {}, {}, {}});
+    cases.push_back({"(c) fs.read of a 1 MiB text file; " + placement.description, kLargeBytes, kLargeTarget,
+                     true, {}, {}, {}});
+  }
+  // Rounds alternate over placements and cases, so that a change in the
+  // machine's state mid-run shows in every column alike.
   for (int round = 0; round < options.rounds; ++round) {
-    for (auto [run, work, answers, c] : {std::tuple{options.run_small, &small, &small_answers, &small_case},
-                                         std::tuple{options.run_large, &large, &large_answers, &large_case}}) {
-      if (!run) continue;
-      if (options.run_reference) {
-        c->reference.rounds.push_back(PipeReference(*work, *answers));
-        c->bare_host.rounds.push_back(ToolOnBareHost(options, root, *work, *answers));
+    for (size_t index = 0; index < placements.size(); ++index) {
+      const Placement& placement = placements[index];
+      for (auto [run, work, answers, c] :
+           {std::tuple{options.run_small, &small, &small_answers, &cases[2 * index]},
+            std::tuple{options.run_large, &large, &large_answers, &cases[2 * index + 1]}}) {
+        if (!run) continue;
+        if (options.run_reference) {
+          c->reference.rounds.push_back(PipeReference(*work, *answers, placement));
+          c->bare_host.rounds.push_back(ToolOnBareHost(options, root, *work, *answers, placement));
+        }
+        c->toolvfs.rounds.push_back(ToolThroughToolvfs(runtime, tool, *work, placement));
       }
-      c->toolvfs.rounds.push_back(ToolThroughToolvfs(runtime, tool, *work));
     }
   }
-  if (options.run_small) Report(small_case);
-  if (options.run_large) Report(large_case);
+  RunOn(-1);
+  for (size_t index = 0; index < cases.size(); ++index) {
+    if (index % 2 == 0 ? options.run_small : options.run_large) Report(cases[index]);
+  }
   return 0;
 }

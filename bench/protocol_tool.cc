@@ -7,6 +7,7 @@
 //   paths       array of project paths, read in turn (cycled)
 //   iterations  timed reads
 //   warmup      untimed reads before them
+//   cpu         optional: the CPU to run on (protocol_bench's placements)
 // Result: one text block with a JSON object,
 //   {"reads":N,"seconds":S,"bytes":B,"median_us":M,"cpu_us":C,"page_faults":F,
 //    "parse_us":P}
@@ -15,6 +16,7 @@
 // in the timed loop, and parse_us the
 // time the SDK's Json::parse takes on an answer line equivalent to the last
 // one received (the same content, re-serialized by the SDK's writer).
+#include <sched.h>
 #include <sys/resource.h>
 #include <toolvfs/tool.h>
 
@@ -77,6 +79,14 @@ std::string Run(Tool& tool) {
   if (paths.empty()) throw std::runtime_error("protocol_tool: argument 'paths' is empty");
   const uint64_t iterations = tool.arguments()["iterations"].as_uint(1000);
   const uint64_t warmup = tool.arguments()["warmup"].as_uint(iterations / 10);
+  if (const int64_t cpu = tool.arguments()["cpu"].as_int(-1); cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(static_cast<int>(cpu), &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) {
+      throw std::runtime_error("protocol_tool: cannot move to CPU " + std::to_string(cpu));
+    }
+  }
 
   std::string content;
   for (uint64_t i = 0; i < warmup; ++i) content = tool.read(paths[i % paths.size()]).value();
