@@ -50,6 +50,11 @@ size_t ReadShift(const std::string& buffer, size_t capacity) {
 
 Result<std::string> ReadToEnd(int fd, uint64_t limit, std::string_view what,
                               uint64_t size_hint) {
+  return ReadToEnd(fd, limit, [what] { return std::string(what); }, size_hint);
+}
+
+Result<std::string> ReadToEnd(int fd, uint64_t limit, const std::function<std::string()>& what,
+                              uint64_t size_hint) {
   std::string buffer;
   // One byte past the hint lets a file of exactly hint bytes finish in one
   // read plus the read that sees end of file.
@@ -69,7 +74,7 @@ Result<std::string> ReadToEnd(int fd, uint64_t limit, std::string_view what,
     ssize_t got = ::read(fd, buffer.data() + shift + used, wanted);
     if (got < 0) {
       if (errno == EINTR) continue;
-      return ErrnoToStatus(errno, what);
+      return ErrnoToStatus(errno, what());
     }
     if (got == 0) break;
     used += static_cast<size_t>(got);
@@ -79,7 +84,7 @@ Result<std::string> ReadToEnd(int fd, uint64_t limit, std::string_view what,
     if (size_hint > 0 && used >= size_hint && static_cast<size_t>(got) < wanted) break;
   }
   if (used > limit) {
-    return TooLargeError(std::string(what) + ": larger than the read limit of " +
+    return TooLargeError(what() + ": larger than the read limit of " +
                          FormatBytes(limit));
   }
   buffer.resize(shift + used);

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,12 @@ Status WriteFull(int fd, std::string_view data, std::string_view what);
 // for a regular file (the only kind of fd a caller may give one for), is its
 // size from fstat: a short read once that many bytes are in ends the read.
 Result<std::string> ReadToEnd(int fd, uint64_t limit, std::string_view what,
+                              uint64_t size_hint = 0);
+
+// The same with `what` built only if the read fails: the fs store reads
+// files by the thousand, and naming each one up front cost a quoted,
+// escaped copy of its path per read.
+Result<std::string> ReadToEnd(int fd, uint64_t limit, const std::function<std::string()>& what,
                               uint64_t size_hint = 0);
 
 // Moves `fd` to a number >= 3 (close-on-exec) if it is 0, 1 or 2: a host

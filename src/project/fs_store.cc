@@ -245,7 +245,7 @@ class FsStore final : public ProjectFiles {
     if (file.size > options_.max_read_bytes) {
       return ReadLimitError(path, file.size, options_.max_read_bytes);
     }
-    return ReadToEnd(file.fd.get(), options_.max_read_bytes, context.What(), file.size);
+    return ReadToEnd(file.fd.get(), options_.max_read_bytes, [&] { return context.What(); }, file.size);
   }
 
   Result<FileRange> ReadRange(std::string_view raw_path, uint64_t offset,
@@ -382,7 +382,8 @@ class FsStore final : public ProjectFiles {
     if (range) return ReadOpenedRange(file, path, range->offset, range->length, context);
     if (file.size > options_.max_read_bytes) return ReadLimitError(path, file.size, options_.max_read_bytes);
     TOOLVFS_ASSIGN_OR_RETURN(std::string content,
-                             ReadToEnd(file.fd.get(), options_.max_read_bytes, context.What(), file.size));
+                             ReadToEnd(file.fd.get(), options_.max_read_bytes,
+                                       [&] { return context.What(); }, file.size));
     uint64_t size = content.size();
     return FileRange{std::move(content), size};
   }
