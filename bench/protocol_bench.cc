@@ -319,7 +319,6 @@ bool AnswerRead(int fd, std::string_view request, CannedAnswers& answers) {
 // Where the answering and the asking side run: a CPU each, or -1 for
 // wherever the kernel puts them (the CPUs this program may use).
 struct Placement {
-  std::string name;
   std::string description;
   int answerer_cpu = -1;
   int asker_cpu = -1;
@@ -345,14 +344,14 @@ std::vector<Placement> MakePlacements(const std::vector<std::string>& names) {
   std::vector<Placement> placements;
   for (const std::string& name : names) {
     if (name == "same") {
-      placements.push_back({name, "host and tool on one CPU (" + std::to_string(cpus[0]) + ")", cpus[0], cpus[0]});
+      placements.push_back({"host and tool on one CPU (" + std::to_string(cpus[0]) + ")", cpus[0], cpus[0]});
     } else if (name == "split" && cpus.size() < 2) {
       std::printf("placement split skipped: this program may use only CPU %d\n", cpus[0]);
     } else if (name == "split") {
-      placements.push_back({name, "host on CPU " + std::to_string(cpus[0]) + ", tool on CPU " + std::to_string(cpus[1]),
+      placements.push_back({"host on CPU " + std::to_string(cpus[0]) + ", tool on CPU " + std::to_string(cpus[1]),
                             cpus[0], cpus[1]});
     } else {
-      placements.push_back({name, "placed by the kernel (not pinned)", -1, -1});
+      placements.push_back({"placed by the kernel (not pinned)", -1, -1});
     }
   }
   return placements;
