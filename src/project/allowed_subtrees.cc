@@ -11,6 +11,7 @@
 #include <set>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <utility>
 
 #include "core/text.h"
@@ -19,10 +20,6 @@
 
 namespace toolvfs {
 namespace {
-
-std::string JoinPath(std::string_view parent, std::string_view name) {
-  return parent.empty() ? std::string(name) : std::string(parent) + "/" + std::string(name);
-}
 
 Status WalkError(std::string_view path, int error) {
   return Status(error == EACCES ? StatusCode::kPermissionDenied : StatusCode::kIo,
@@ -36,19 +33,15 @@ class Walker {
          std::vector<std::string>& granted)
       : allowed_(allowed), options_(options), granted_(granted) {}
 
-  // Walks the directory `directory_fd` at project path `path` (itself
-  // allowed). Returns whether the whole subtree is allowed; if not, the
-  // allowed parts have been appended to `granted_`.
-  Result<bool> WalkDirectory(int directory_fd, const std::string& path) {
-    // fdopendir takes the fd; duplicate so the caller keeps its own.
-    int walk_fd = fcntl(directory_fd, F_DUPFD_CLOEXEC, 0);
-    if (walk_fd < 0) return WalkError(path, errno);
-    DIR* directory = fdopendir(walk_fd);
-    if (directory == nullptr) {
-      int error = errno;
-      close(walk_fd);
-      return WalkError(path, error);
-    }
+  // Walks the directory `directory_fd` (taken: it is closed with the
+  // listing) at project path `path` (itself allowed). Returns whether the
+  // whole subtree is allowed; if not, the allowed parts have been appended
+  // to `granted_`.
+  Result<bool> WalkDirectory(UniqueFd directory_fd, const std::string& path) {
+    std::unique_ptr<DIR, int (*)(DIR*)> listing(fdopendir(directory_fd.get()), closedir);
+    if (listing == nullptr) return WalkError(path, errno);
+    directory_fd.release();
+    DIR* directory = listing.get();
     struct Entry {
       std::string name;
       bool is_directory;
@@ -60,7 +53,6 @@ class Walker {
       std::string_view name = entry->d_name;
       if (name == "." || name == "..") continue;
       if (++walked_ > options_.max_entries) {
-        closedir(directory);
         return Status(StatusCode::kResourceExhausted,
                       "the project has more than " + std::to_string(options_.max_entries) +
                           " entries below the policy's prefixes; too many to build sandbox rules for");
@@ -77,13 +69,13 @@ class Walker {
       entries.push_back({std::string(name), type == DT_DIR, type == DT_LNK});
       errno = 0;
     }
-    int read_error = errno;
-    closedir(directory);
-    if (read_error != 0) return WalkError(path, read_error);
+    if (errno != 0) return WalkError(path, errno);
     std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
 
     // Per entry: allowed whole (kept until we know whether the directory is
-    // whole), or partly (its parts are already granted).
+    // whole), or partly (its parts are already granted). A symlink allowed
+    // whole keeps the directory whole but is never granted by itself: that
+    // would grant its target.
     std::vector<std::string> whole_entries;
     bool whole = true;
     for (const Entry& entry : entries) {
@@ -93,10 +85,10 @@ class Walker {
         continue;
       }
       if (!entry.is_directory) {
-        whole_entries.push_back(entry_path);
+        if (!entry.is_symlink) whole_entries.push_back(entry_path);
         continue;
       }
-      UniqueFd child(openat(directory_fd, entry.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      UniqueFd child(openat(dirfd(directory), entry.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (!child.valid()) {
         // Unreadable for this user (lost+found, another user's volume),
         // removed or replaced meanwhile: nothing below it is granted, and
@@ -104,7 +96,7 @@ class Walker {
         whole = false;
         continue;
       }
-      Result<bool> child_whole = WalkDirectory(child.get(), entry_path);
+      Result<bool> child_whole = WalkDirectory(std::move(child), entry_path);
       if (!child_whole.ok()) {
         if (child_whole.status().code() == StatusCode::kResourceExhausted) return child_whole.status();
         whole = false;  // unlistable: as above
@@ -117,14 +109,7 @@ class Walker {
       }
     }
     if (whole) return true;
-    // Granted one by one: never a symlink, which would grant its target.
-    for (std::string& entry_path : whole_entries) {
-      auto found = std::find_if(entries.begin(), entries.end(), [&](const Entry& entry) {
-        return JoinPath(path, entry.name) == entry_path;
-      });
-      if (found != entries.end() && found->is_symlink) continue;
-      granted_.push_back(std::move(entry_path));
-    }
+    for (std::string& entry_path : whole_entries) granted_.push_back(std::move(entry_path));
     return false;
   }
 
@@ -171,7 +156,7 @@ Result<std::vector<std::string>> AllowedSubtrees(
     // swapped for a symlink in between.
     UniqueFd directory(openat(entry.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!directory.valid()) return WalkError(*prefix, errno);
-    TOOLVFS_ASSIGN_OR_RETURN(bool whole, walker.WalkDirectory(directory.get(), *prefix));
+    TOOLVFS_ASSIGN_OR_RETURN(bool whole, walker.WalkDirectory(std::move(directory), *prefix));
     if (whole) granted.push_back(*prefix);
   }
   // Sorted, deduplicated, nothing below something already granted: a path
