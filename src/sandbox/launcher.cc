@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "core/io.h"
+#include "sandbox/close_fds.h"
 #include "sandbox/namespaces.h"
 #include "sandbox/vfork_clone.h"
 
@@ -120,20 +121,6 @@ struct ChildPlan {
   _exit(127);
 }
 
-// Closes [first, last] (last == -1: through the highest possible fd) with
-// close_range where the kernel has it, else with a plain loop up to
-// `loop_limit` (the RLIMIT_NOFILE soft limit; no /proc walk, which would
-// allocate).
-bool CloseFdRange(int first, int last, int loop_limit) {
-  const unsigned range_end = last < 0 ? ~0U : static_cast<unsigned>(last);
-  if (last >= 0 && first > last) return true;
-  if (close_range(static_cast<unsigned>(first), range_end, 0) == 0) return true;
-  if (errno != ENOSYS && errno != EPERM) return false;  // EPERM: a seccomp filter
-  const int loop_end = last < 0 ? loop_limit - 1 : last;
-  for (int fd = first; fd <= loop_end; ++fd) close(fd);
-  return true;
-}
-
 // The steps after the namespaces, in the process that becomes the tool:
 // PR_SET_NO_NEW_PRIVS, Landlock, seccomp, chdir, signal defaults, execve.
 [[noreturn]] void ConfineAndExec(const ChildPlan& plan) {
@@ -211,21 +198,7 @@ int RunToolInPidNamespace(void* plan_pointer) {
   // Everything above 2 except the error pipe (if any), the Landlock ruleset and the
   // shared user namespace, all close-on-exec.
   int kept[3] = {plan.error_fd, plan.landlock_ruleset_fd, plan.namespaces.shared_user_namespace_fd};
-  for (int i = 1; i < 3; ++i) {  // sorted, -1 first
-    for (int j = i; j > 0 && kept[j] < kept[j - 1]; --j) {
-      const int swap = kept[j];
-      kept[j] = kept[j - 1];
-      kept[j - 1] = swap;
-    }
-  }
-  bool closed = true;
-  int next_to_close = 3;
-  for (const int fd : kept) {
-    if (fd < next_to_close) continue;  // -1, or a duplicate
-    closed = closed && CloseFdRange(next_to_close, fd - 1, plan.fd_limit);
-    next_to_close = fd + 1;
-  }
-  closed = closed && CloseFdRange(next_to_close, -1, plan.fd_limit);
+  const bool closed = CloseFdsExcept(3, kept, 3, plan.fd_limit);
   if (!closed) FailChildStep(plan, kCloseFds, errno);
 
   if (plan.sandboxed) {
@@ -464,12 +437,6 @@ Result<ChildProcess> Launch(const LaunchSpec& spec) {
   TOOLVFS_RETURN_IF_ERROR(SetNonBlocking(stdout_read, what + ": stdout pipe"));
   TOOLVFS_RETURN_IF_ERROR(SetNonBlocking(stderr_read, what + ": stderr pipe"));
 
-  struct rlimit fd_limit;
-  int fd_limit_value = 1 << 20;
-  if (getrlimit(RLIMIT_NOFILE, &fd_limit) == 0 && fd_limit.rlim_cur != RLIM_INFINITY &&
-      fd_limit.rlim_cur < static_cast<rlim_t>(fd_limit_value)) {
-    fd_limit_value = static_cast<int>(fd_limit.rlim_cur);
-  }
 
   const ChildPlan plan{
       .program_path = program_path.c_str(),
@@ -481,7 +448,7 @@ Result<ChildProcess> Launch(const LaunchSpec& spec) {
       .shared_failure = own_memory ? nullptr : &failure,
       .error_fd = own_memory ? error_write.get() : -1,
       .parent_pid = getpid(),
-      .fd_limit = fd_limit_value,
+      .fd_limit = FdLoopLimit(),
       .sandboxed = spec.sandbox != nullptr,
       .namespaces = spec.sandbox != nullptr && spec.sandbox->namespaces()
                         ? PlanNamespaces(*spec.sandbox->namespaces(),

@@ -19,6 +19,7 @@
 
 #include "core/io.h"
 #include "core/unique_fd.h"
+#include "sandbox/close_fds.h"
 
 namespace toolvfs {
 namespace {
@@ -38,11 +39,6 @@ int WriteProcFile(const char* path, const char* text) noexcept {
   return error;
 }
 
-// Every fd of the calling process, with close_range where the kernel has it.
-void CloseAllFds(int fd_limit) noexcept {
-  if (close_range(0, ~0U, 0) == 0) return;
-  for (int fd = 0; fd < fd_limit; ++fd) close(fd);
-}
 
 pid_t WaitPidRetrying(pid_t pid, int* wait_status) noexcept {
   pid_t result;
@@ -110,7 +106,7 @@ pid_t ForkPidNamespaceInit(int fd_limit) noexcept {
   // Every signal stays blocked: blocked signals are queued, not dropped,
   // so SIGCHLD wakes sigwaitinfo; SIGKILL from the supervisor or the host
   // ends it, and with it the namespace.
-  CloseAllFds(fd_limit);
+  CloseFdRange(0, -1, fd_limit);
   // If the supervisor died before this, the host's kill of the process
   // group (which the init is in) still ends it.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -147,6 +143,7 @@ Result<UniqueFd> CreateUserNamespace() {
   sigfillset(&all_signals);
   pthread_sigmask(SIG_SETMASK, &all_signals, &previous_mask);
   const pid_t parent = getpid();
+  const int fd_loop_limit = FdLoopLimit();
   const pid_t child = ForkWithoutHandlers();
   if (child == 0) {
     // Async-signal-safe calls only: the host may have other threads. No
@@ -155,17 +152,8 @@ Result<UniqueFd> CreateUserNamespace() {
     // ends with EOF when the host dies; and the child dies with the host.
     const int report_fd = report[1];
     const int release_fd = release[0];
-    const int low = report_fd < release_fd ? report_fd : release_fd;
-    const int high = report_fd < release_fd ? release_fd : report_fd;
-    const auto close_between = [](int first, int last) {  // [first, last]; empty is fine
-      return first > last || close_range(static_cast<unsigned>(first), static_cast<unsigned>(last), 0) == 0;
-    };
-    if (!close_between(0, low - 1) || !close_between(low + 1, high - 1) ||
-        close_range(static_cast<unsigned>(high) + 1, ~0U, 0) != 0) {
-      for (int fd = 0; fd < 1024; ++fd) {  // kernels before 5.9: the usual limit
-        if (fd != report_fd && fd != release_fd) close(fd);
-      }
-    }
+    int kept[2] = {report_fd, release_fd};
+    CloseFdsExcept(0, kept, 2, fd_loop_limit);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     int error = getppid() == parent ? EnterUserNamespace(plan) : ESRCH;
     ssize_t ignored = write(report_fd, &error, sizeof error);
@@ -231,7 +219,7 @@ pid_t ForkWithoutHandlers() noexcept {
 }
 
 void SuperviseTool(pid_t tool, pid_t init, int fd_limit) noexcept {
-  CloseAllFds(fd_limit);
+  CloseFdRange(0, -1, fd_limit);
   int wait_status = 0;
   const bool waited = WaitPidRetrying(tool, &wait_status) == tool;
   // Killing the init makes the kernel kill every process of the namespace,

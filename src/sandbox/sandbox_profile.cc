@@ -34,10 +34,7 @@ Result<std::shared_ptr<const SeccompProgram>> SharedSeccompProgram(const Seccomp
   static std::vector<std::pair<SeccompOptions, std::shared_ptr<const SeccompProgram>>> built;
   std::lock_guard lock(mutex);
   for (const auto& [built_options, program] : built) {
-    if (built_options.allow_process_creation == options.allow_process_creation &&
-        built_options.deny_network_sockets == options.deny_network_sockets) {
-      return program;
-    }
+    if (built_options == options) return program;
   }
   TOOLVFS_ASSIGN_OR_RETURN(SeccompProgram program, BuildSeccompProgram(options));
   auto shared = std::make_shared<const SeccompProgram>(std::move(program));

@@ -75,6 +75,7 @@ struct SeccompOptions {
   // allowed too. Other families (AF_PACKET, AF_ALG, AF_VSOCK, ...) are
   // always denied.
   bool deny_network_sockets = true;
+  friend bool operator==(const SeccompOptions&, const SeccompOptions&) = default;
 };
 
 // A compiled filter: classic BPF instructions ready for seccomp(2).
