@@ -382,16 +382,14 @@ Result<Outcome> BuiltinRuntime::Execute(const ToolCall& call, const ToolConfig& 
   }();
   if (options_.audit != nullptr && scope.decided()) {
     AuditRecord record = AuditRecordFor(scope, tool.name, call.id.empty() ? NewCallId() : call.id);
-    record.bytes_in = line.size() + 1;  // with its newline, as a tool's line is counted
+    record.bytes_in = line.size();  // with its newline, as a tool's line is counted
     record.bytes_out = answer.size();
     record.duration_us = static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started).count());
     options_.audit->Record(record);
   }
 
-  std::string_view answer_line = answer.bytes();
-  if (answer_line.ends_with('\n')) answer_line.remove_suffix(1);
-  ParsedLine response = parser.Parse(answer_line);
+  ParsedLine response = parser.Parse(answer.line());
   if (!response.is_message() || response.message().kind() != MessageKind::kResponse) {
     return Status(StatusCode::kInternal, "builtin " + Quote(tool.name) + ": " + builtin->info.method +
                                              " gave an unreadable answer");
