@@ -547,10 +547,7 @@ Lookup LookUp(const ToolQuestion& question, const ToolConfig& tool, const Answer
   if (!found.ok()) {
     AnsweredRun ended;
     if (cancel.cancelled()) {
-      ended.outcome.kind = Outcome::Kind::kCancelled;
-      ended.outcome.failure = StatusCode::kCancelled;
-      ended.outcome.is_error = true;
-      ended.outcome.error = ToolError{"Tool " + Quote(tool.name) + " was cancelled while its question was asked", {}, false};
+      ended.outcome = CancelledOutcome("Tool " + Quote(tool.name) + " was cancelled while its question was asked");
     } else if (found.status().code() == StatusCode::kInvalidArgument) {
       ended.bad_answer = found.status();
     } else {

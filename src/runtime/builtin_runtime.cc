@@ -23,6 +23,7 @@
 #include "project/path.h"
 #include "protocol/jsonrpc.h"
 #include "runtime/argument_validation.h"
+#include "runtime/outcome_json.h"
 
 namespace toolvfs {
 namespace {
@@ -273,12 +274,7 @@ class QuestionCanceller {
 };
 
 Outcome CancelledOutcome(const ToolConfig& tool) {
-  Outcome outcome;
-  outcome.kind = Outcome::Kind::kCancelled;
-  outcome.failure = StatusCode::kCancelled;
-  outcome.is_error = true;
-  outcome.error = ToolError{"Tool " + Quote(tool.name) + " was cancelled", {}, false};
-  return outcome;
+  return toolvfs::CancelledOutcome("Tool " + Quote(tool.name) + " was cancelled");
 }
 
 Outcome ErrorOutcome(std::string message) {

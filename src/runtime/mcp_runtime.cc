@@ -100,23 +100,13 @@ std::string JoinedText(const std::vector<ContentBlock>& blocks) {
 }
 
 Outcome ErrorOutcome(const Status& status, const std::string& stderr_tail) {
-  if (status.code() == StatusCode::kCancelled) {
-    Outcome outcome;
-    outcome.kind = Outcome::Kind::kCancelled;
-    outcome.failure = StatusCode::kCancelled;
-    outcome.is_error = true;
-    outcome.error = ToolError{status.message(), {}, false};
-    outcome.stderr_tail = stderr_tail;
-    return outcome;
-  }
+  if (status.code() == StatusCode::kCancelled) return CancelledOutcome(status.message(), stderr_tail);
   const StatusCode failure = status.code() == StatusCode::kTimeout ? StatusCode::kTimeout : StatusCode::kInternal;
   Outcome outcome = FailedOutcome(failure, status.message(), stderr_tail);
   outcome.error->transient = failure == StatusCode::kTimeout;
   outcome.stderr_tail = stderr_tail;
   return outcome;
 }
-
-std::chrono::milliseconds Seconds(int64_t seconds) { return std::chrono::milliseconds(seconds * 1000); }
 
 }  // namespace
 
@@ -238,7 +228,7 @@ Result<Outcome> McpRuntime::Execute(const ToolCall& call, const ToolConfig& tool
   writer.EndObject();
 
   Result<McpResponse> response = client->Request("tools/call", std::string_view(buffer.GetString(), buffer.GetSize()),
-                                                 Seconds(tool.sandbox.limits.timeout_s), cancel);
+                                                 std::chrono::seconds(tool.sandbox.limits.timeout_s), cancel);
   const std::string stderr_tail = client->StderrTail();
   if (!response.ok()) {
     Status status = response.status();

@@ -114,4 +114,14 @@ Outcome FailedOutcome(StatusCode failure, std::string message, const std::string
   return outcome;
 }
 
+Outcome CancelledOutcome(std::string message, std::string stderr_tail) {
+  Outcome outcome;
+  outcome.kind = Outcome::Kind::kCancelled;
+  outcome.failure = StatusCode::kCancelled;
+  outcome.is_error = true;
+  outcome.error = ToolError{std::move(message), {}, false};
+  outcome.stderr_tail = std::move(stderr_tail);
+  return outcome;
+}
+
 }  // namespace toolvfs

@@ -33,4 +33,7 @@ std::vector<std::string> LastLines(std::string_view text, size_t count);
 // lines as the trace.
 Outcome FailedOutcome(StatusCode failure, std::string message, const std::string& stderr_tail);
 
+// A cancelled run (kind kCancelled, is_error): the message, no trace.
+Outcome CancelledOutcome(std::string message, std::string stderr_tail = {});
+
 }  // namespace toolvfs

@@ -155,7 +155,6 @@ Result<ProcessRun> Supervise(ChildProcess& child, CancelToken& cancel, std::chro
   return run;
 }
 
-std::chrono::milliseconds Seconds(int64_t seconds) { return std::chrono::milliseconds(seconds * 1000); }
 
 }  // namespace
 
@@ -222,8 +221,8 @@ Result<Outcome> StdioRuntime::Execute(const ToolCall& call, const ToolConfig& to
   if (!child.ok()) return std::move(child).status();
 
   const LimitsConfig& limits = tool.sandbox.limits;
-  TOOLVFS_ASSIGN_OR_RETURN(ProcessRun run, Supervise(*child, cancel, Seconds(limits.timeout_s),
-                                                     Seconds(limits.cancel_grace_s), options_.max_stdout_bytes));
+  TOOLVFS_ASSIGN_OR_RETURN(ProcessRun run, Supervise(*child, cancel, std::chrono::seconds(limits.timeout_s),
+                                                     std::chrono::seconds(limits.cancel_grace_s), options_.max_stdout_bytes));
   Status synced = view->Release();
   Outcome outcome;
   switch (run.end) {
@@ -231,11 +230,7 @@ Result<Outcome> StdioRuntime::Execute(const ToolCall& call, const ToolConfig& to
       outcome = ParseStdioOutput(run.capture, tool.name);
       break;
     case RunEnd::kCancelled:
-      outcome.kind = Outcome::Kind::kCancelled;
-      outcome.failure = StatusCode::kCancelled;
-      outcome.is_error = true;
-      outcome.error = ToolError{"Tool " + Quote(tool.name) + " was cancelled", {}, false};
-      outcome.stderr_tail = run.capture.stderr_tail;
+      outcome = CancelledOutcome("Tool " + Quote(tool.name) + " was cancelled", run.capture.stderr_tail);
       break;
     case RunEnd::kTimeout:
       outcome = FailedOutcome(StatusCode::kTimeout,

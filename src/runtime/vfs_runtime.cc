@@ -27,10 +27,6 @@ namespace {
 
 namespace dom = simdjson::dom;
 
-std::chrono::milliseconds Seconds(int64_t seconds) {
-  return std::chrono::milliseconds(seconds * 1000);
-}
-
 Outcome MapSessionResult(SessionResult session, const std::string& tool_name) {
   Outcome outcome;
   using End = SessionResult::End;
@@ -62,10 +58,7 @@ Outcome MapSessionResult(SessionResult session, const std::string& tool_name) {
       break;
     }
     case End::kCancelled:
-      outcome.kind = Outcome::Kind::kCancelled;
-      outcome.failure = StatusCode::kCancelled;
-      outcome.is_error = true;
-      outcome.error = ToolError{session.message, {}, false};
+      outcome = CancelledOutcome(session.message);
       break;
     case End::kIdleTimeout:
     case End::kTotalTimeout:
@@ -170,9 +163,9 @@ Result<std::unique_ptr<VfsRuntime::PreparedRun>> VfsRuntime::Prepare(const ToolC
   run->setup = SessionSetup{
       .tool_name = tool.name,
       .init = BuildInitNotification(init),
-      .limits = {.total_timeout = Seconds(limits.timeout_s),
-                 .idle_timeout = Seconds(limits.idle_timeout_s),
-                 .cancel_grace = Seconds(limits.cancel_grace_s),
+      .limits = {.total_timeout = std::chrono::seconds(limits.timeout_s),
+                 .idle_timeout = std::chrono::seconds(limits.idle_timeout_s),
+                 .cancel_grace = std::chrono::seconds(limits.cancel_grace_s),
                  .max_message_bytes = static_cast<size_t>(limits.max_message_mb) << 20},
       .worker_threads = options_.worker_threads,
   };
