@@ -36,8 +36,8 @@ namespace {
 // Zen 3) when the destination sits 1-31 bytes past the source modulo
 // 4 KiB (docs/benchmarks.md, "Where the time goes"). malloc puts a large
 // buffer exactly there, 16 bytes past a page, whenever it maps it or
-// carves it from a freshly trimmed heap, so whether a 1 MiB read took 65
-// or 250 µs depended on what had been freed before. Such a buffer is read
+// carves it from a freshly trimmed heap, so whether a 1 MiB read took
+// about 3x longer depended on what had been freed before. Such a buffer is read
 // this many bytes further on and moved back (a user-space move of 1 MiB
 // costs about 30 µs, at any alignment). Small reads are left alone.
 size_t ReadShift(const std::string& buffer, size_t capacity) {
