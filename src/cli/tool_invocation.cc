@@ -596,10 +596,8 @@ Result<AnsweredRun> DriveStateful(ToolRuntime& runtime, const ToolCall& call, co
   uint64_t seen = 0;
   int questions = 0;
   while (true) {
-    ToolState state = run->WaitForChange(seen);
-    seen = state.version;
+    ToolState state = run->WaitForQuestion(seen);
     if (state.kind == ToolState::Kind::kStopped) return AnsweredRun{.outcome = std::move(*state.outcome)};
-    if (state.kind != ToolState::Kind::kWaiting || !state.question) continue;
     if (++questions > kMaxAnswerRounds) {
       run->Abort();
       return AnsweredRun{.outcome = TooManyQuestions(tool, *state.question)};
@@ -615,10 +613,9 @@ Result<AnsweredRun> DriveStateful(ToolRuntime& runtime, const ToolCall& call, co
       lookup.ended->outcome.stderr_tail = std::move(stopped.stderr_tail);
       return std::move(*lookup.ended);
     }
-    // The tool may have stopped meanwhile (crashed, timed out while the
-    // user thought): then its own outcome is the next state, not an error.
-    Status applied = run->Apply(lookup.answer->ToJson());
-    if (!applied.ok() && run->Fetch().kind != ToolState::Kind::kStopped) return applied;
+    // Refused only by a tool that stopped meanwhile (crashed, timed out
+    // while the user thought): then its own outcome is the next state.
+    static_cast<void>(run->Apply(lookup.answer->ToJson()));
   }
 }
 

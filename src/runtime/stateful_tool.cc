@@ -67,6 +67,16 @@ ToolState StatefulRun::WaitForChange(uint64_t version) const {
   return state_;
 }
 
+ToolState StatefulRun::WaitForQuestion(uint64_t& seen) const {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] {
+    return state_.version > seen && (state_.kind == ToolState::Kind::kStopped ||
+                                     (state_.kind == ToolState::Kind::kWaiting && state_.question));
+  });
+  seen = state_.version;
+  return state_;
+}
+
 Status StatefulRun::Apply(const std::string& input_json) {
   {
     std::lock_guard lock(mutex_);

@@ -64,6 +64,10 @@ class StatefulRun {
   ToolState Fetch() const;
   // Blocks until the state's version is past `version`; returns that state.
   ToolState WaitForChange(uint64_t version) const;
+  // Blocks until a state past `seen` is stopped or waits with a question
+  // (states in between are passed over); returns it and moves `seen` there.
+  // What a caller that answers questions loops on.
+  ToolState WaitForQuestion(uint64_t& seen) const;
   // Sends `apply {input}` with `input` (compact JSON). InvalidArgument
   // once the run has stopped.
   Status Apply(const std::string& input_json);

@@ -217,20 +217,19 @@ Result<Outcome> VfsRuntime::Execute(const ToolCall& call, const ToolConfig& tool
 // first question without an answer there ends the run as needs_input, for
 // the caller to call again with the answer added.
 Result<Outcome> VfsRuntime::ExecuteStateful(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel) {
-  std::map<std::string, std::string, std::less<>> answers;
-  dom::parser parser;
-  dom::object given;
-  if (parser.parse(call.answers_json).get_object().get(given) == simdjson::SUCCESS) {
-    for (auto [key, value] : given) answers.emplace(std::string(key), simdjson::minify(value));
+  Result<ConfigValue> given = ParseJsonValue(call.answers_json);
+  if (given.ok() && !given->is_object()) given = Status(StatusCode::kInvalidArgument, "not a JSON object");
+  if (!given.ok()) {
+    return Status(StatusCode::kInvalidArgument,
+                  "Tool " + Quote(tool.name) + ": the answers are " + given.status().message());
   }
+  const ConfigValue::Object& answers = given->as_object();
   TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<StatefulRun> run, Start(call, tool, cancel));
   std::set<std::string, std::less<>> applied;
   uint64_t seen = 0;
   while (true) {
-    ToolState state = run->WaitForChange(seen);
-    seen = state.version;
+    ToolState state = run->WaitForQuestion(seen);
     if (state.kind == ToolState::Kind::kStopped) return std::move(*state.outcome);
-    if (state.kind != ToolState::Kind::kWaiting || !state.question) continue;
     auto answer = answers.find(state.question->id);
     if (answer == answers.end() || applied.contains(state.question->id)) {
       run->Abort();
@@ -244,17 +243,11 @@ Result<Outcome> VfsRuntime::ExecuteStateful(const ToolCall& call, const ToolConf
     applied.insert(answer->first);
     // Typed by the question like every other answer (SPEC.md §4.6): "yes"
     // for a Boolean question is applied as true.
-    Result<ConfigValue> given_answer = ParseJsonValue(answer->second);
-    if (!given_answer.ok()) return given_answer.status();
-    Result<ConfigValue> typed = TypeConfigAnswer(*state.question, *given_answer, "the call's answers");
-    if (!typed.ok()) {
-      run->Abort();
-      run->Wait();
-      return typed.status();
-    }
-    Status sent = run->Apply(typed->ToJson());
-    // A tool that stopped meanwhile: its own outcome is the next state.
-    if (!sent.ok() && run->Fetch().kind != ToolState::Kind::kStopped) return sent;
+    Result<ConfigValue> typed = TypeConfigAnswer(*state.question, answer->second, "the call's answers");
+    if (!typed.ok()) return typed.status();  // the handle's destructor stops the tool
+    // Refused only by a tool that stopped meanwhile: its own outcome is the
+    // next state.
+    static_cast<void>(run->Apply(typed->ToJson()));
   }
 }
 

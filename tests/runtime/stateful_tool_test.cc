@@ -80,14 +80,6 @@ class StatefulToolTest : public ::testing::Test {
   }
 
   // Waits for the next state that is not `running`.
-  static ToolState NextSettled(StatefulRun& run, uint64_t& seen) {
-    while (true) {
-      ToolState state = run.WaitForChange(seen);
-      seen = state.version;
-      if (state.kind != ToolState::Kind::kRunning) return state;
-    }
-  }
-
   TempDir dir_;
   std::unique_ptr<ProjectFiles> store_;
   ToolConfig tool_;
@@ -102,7 +94,7 @@ TEST_F(StatefulToolTest, FetchApplyUntilStopped) {
   StatefulRun& run = **started;
   uint64_t seen = 0;
 
-  ToolState first = NextSettled(run, seen);
+  ToolState first = run.WaitForQuestion(seen);
   ASSERT_EQ(first.kind, ToolState::Kind::kWaiting) << (first.outcome ? Text(*first.outcome) : "");
   ASSERT_TRUE(first.question);
   EXPECT_EQ(first.question->id, "proceed");
@@ -113,7 +105,7 @@ TEST_F(StatefulToolTest, FetchApplyUntilStopped) {
   EXPECT_EQ(run.Fetch().version, first.version);
   ASSERT_TRUE(run.Apply("true").ok());
 
-  ToolState second = NextSettled(run, seen);
+  ToolState second = run.WaitForQuestion(seen);
   ASSERT_EQ(second.kind, ToolState::Kind::kWaiting);
   ASSERT_TRUE(second.question);
   EXPECT_EQ(second.question->id, "color");
@@ -123,7 +115,7 @@ TEST_F(StatefulToolTest, FetchApplyUntilStopped) {
   EXPECT_EQ(ReadRealFile(dir_.Join("survey/progress.txt")), "proceed=true\n");
   ASSERT_TRUE(run.Apply("\"green\"").ok());
 
-  ToolState stopped = NextSettled(run, seen);
+  ToolState stopped = run.WaitForQuestion(seen);
   ASSERT_EQ(stopped.kind, ToolState::Kind::kStopped);
   ASSERT_TRUE(stopped.outcome);
   EXPECT_EQ(Text(*stopped.outcome), "proceed=true color=green");
@@ -137,11 +129,11 @@ TEST_F(StatefulToolTest, WaitingForTheCallerIsNotIdleness) {
   Result<std::unique_ptr<StatefulRun>> started = runtime.Start(ToolCall{.name = "survey"}, tool_, cancel_);
   ASSERT_TRUE(started.ok()) << started.status().message();
   uint64_t seen = 0;
-  ASSERT_EQ(NextSettled(**started, seen).kind, ToolState::Kind::kWaiting);
+  ASSERT_EQ((*started)->WaitForQuestion(seen).kind, ToolState::Kind::kWaiting);
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // past the idle timeout
   ASSERT_EQ((*started)->Fetch().kind, ToolState::Kind::kWaiting);
   ASSERT_TRUE((*started)->Apply("true").ok());
-  ASSERT_EQ(NextSettled(**started, seen).kind, ToolState::Kind::kWaiting);
+  ASSERT_EQ((*started)->WaitForQuestion(seen).kind, ToolState::Kind::kWaiting);
   ASSERT_TRUE((*started)->Apply("\"red\"").ok());
   EXPECT_EQ(Text((*started)->Wait()), "proceed=true color=red");
 }
@@ -151,7 +143,7 @@ TEST_F(StatefulToolTest, AnswerOfTheWrongTypeIsTheToolsError) {
   Result<std::unique_ptr<StatefulRun>> started = runtime.Start(ToolCall{.name = "survey"}, tool_, cancel_);
   ASSERT_TRUE(started.ok()) << started.status().message();
   uint64_t seen = 0;
-  ASSERT_EQ(NextSettled(**started, seen).kind, ToolState::Kind::kWaiting);
+  ASSERT_EQ((*started)->WaitForQuestion(seen).kind, ToolState::Kind::kWaiting);
   ASSERT_TRUE((*started)->Apply("\"yes\"").ok());  // untyped: the tool wants a boolean
   Outcome outcome = (*started)->Wait();
   EXPECT_EQ(Text(outcome), "ERROR: proceed must be a JSON boolean, got \"yes\"");
@@ -164,7 +156,7 @@ TEST_F(StatefulToolTest, AbortLeavesNoProcessBehind) {
       runtime.Start(ToolCall{.name = "survey", .arguments_json = R"({"fork":true})"}, tool_, cancel_);
   ASSERT_TRUE(started.ok()) << started.status().message();
   uint64_t seen = 0;
-  ASSERT_EQ(NextSettled(**started, seen).kind, ToolState::Kind::kWaiting);
+  ASSERT_EQ((*started)->WaitForQuestion(seen).kind, ToolState::Kind::kWaiting);
   std::istringstream pids(ReadRealFile(dir_.Join("survey/pids.txt")));
   pid_t tool_pid = 0, child_pid = 0;
   pids >> tool_pid >> child_pid;
@@ -191,7 +183,7 @@ TEST_F(StatefulToolTest, DestroyingALiveHandleAbortsTheTool) {
     Result<std::unique_ptr<StatefulRun>> started = runtime.Start(ToolCall{.name = "survey"}, tool_, cancel_);
     ASSERT_TRUE(started.ok()) << started.status().message();
     uint64_t seen = 0;
-    ASSERT_EQ(NextSettled(**started, seen).kind, ToolState::Kind::kWaiting);
+    ASSERT_EQ((*started)->WaitForQuestion(seen).kind, ToolState::Kind::kWaiting);
   }
   SUCCEED();  // the destructor returned: the session ended and was joined
 }
@@ -224,6 +216,14 @@ TEST_F(StatefulToolTest, ExecuteAnswersFromTheCallOrReturnsTheQuestion) {
   ASSERT_FALSE(wrong.ok());
   EXPECT_EQ(wrong.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(wrong.status().message(), HasSubstr("'maybe'"));
+  // Answers that are not one JSON object are refused before the tool starts.
+  for (const char* malformed : {"[1]", "{\"proceed\":", "null"}) {
+    Result<Outcome> refused =
+        runtime.Execute(ToolCall{.name = "survey", .answers_json = malformed}, tool_, cancel_);
+    ASSERT_FALSE(refused.ok()) << malformed;
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(refused.status().message(), HasSubstr("the answers are")) << malformed;
+  }
 }
 
 TEST_F(StatefulToolTest, CancelWhileWaitingEndsTheRun) {
@@ -231,7 +231,7 @@ TEST_F(StatefulToolTest, CancelWhileWaitingEndsTheRun) {
   Result<std::unique_ptr<StatefulRun>> started = runtime.Start(ToolCall{.name = "survey"}, tool_, cancel_);
   ASSERT_TRUE(started.ok()) << started.status().message();
   uint64_t seen = 0;
-  ASSERT_EQ(NextSettled(**started, seen).kind, ToolState::Kind::kWaiting);
+  ASSERT_EQ((*started)->WaitForQuestion(seen).kind, ToolState::Kind::kWaiting);
   cancel_.Cancel();
   EXPECT_EQ((*started)->Wait().kind, Outcome::Kind::kCancelled);
 }
