@@ -237,6 +237,9 @@ class Session {
   void HandleNotification(const Message& message);
   void HandleToolCancel(const Message& message);
   void HandleState(const Message& message);
+  // The tool's final message (result, error, a stopped state) arrived:
+  // the run's end, unless the user cancelled; the tool gets the grace to exit.
+  void Finish(std::string final_params_json, SessionResult::End end);
   // Lines and the abort request from SessionControl.
   void OnControl();
   void TakeCompletedAnswers();
@@ -654,21 +657,8 @@ void Session::HandleNotification(const Message& message) {
   // second result, a `waiting` state) would ask about a finished run.
   if (final_received_ && (method == "result" || method == "error" || method == "state")) return;
   if (method == "result" || method == "error") {
-    final_received_ = true;
-    result_.final_params_json = message.params().ToJson();
-    result_.end = method == "result" ? SessionResult::End::kResult : SessionResult::End::kToolError;
-    if (cancel_sent_) {
-      // The user asked to stop; a tool that wraps up politely is still a
-      // cancelled run (its final params are kept).
-      result_.end = SessionResult::End::kCancelled;
-      result_.message = Name() + " was cancelled";
-    }
-    // The tool is about to exit; if it does not, it is stopped after the grace.
-    if (!cancel_sent_) {
-      escalate_at_ = Clock::now() + setup_.limits.cancel_grace;
-      escalation_ = 1;
-    }
-    if (child_exited_) ended_ = true;
+    Finish(message.params().ToJson(),
+           method == "result" ? SessionResult::End::kResult : SessionResult::End::kToolError);
     return;
   }
   if (method == "cancel") {
@@ -692,15 +682,21 @@ void Session::HandleState(const Message& message) {
   // The tool is done: its result is final, like a `result` notification.
   std::optional<std::string> content = params.Json("result");
   if (!content || *content == "null") content = params.Json("content");
-  std::string final_params = "{\"content\":" + (content ? *content : std::string("null")) + "}";
-  final_received_ = true;
   waiting_for_input_ = false;
-  result_.final_params_json = std::move(final_params);
-  result_.end = SessionResult::End::kResult;
+  Finish("{\"content\":" + (content ? *content : std::string("null")) + "}", SessionResult::End::kResult);
+}
+
+void Session::Finish(std::string final_params_json, SessionResult::End end) {
+  final_received_ = true;
+  result_.final_params_json = std::move(final_params_json);
+  result_.end = end;
   if (cancel_sent_) {
+    // The user asked to stop; a tool that wraps up politely is still a
+    // cancelled run (its final params are kept).
     result_.end = SessionResult::End::kCancelled;
     result_.message = Name() + " was cancelled";
   } else {
+    // The tool is about to exit; if it does not, it is stopped after the grace.
     escalate_at_ = Clock::now() + setup_.limits.cancel_grace;
     escalation_ = 1;
   }
