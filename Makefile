@@ -42,7 +42,8 @@ test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS)
 
 # Reconfigures first: --bench installs packages (ripgrep, nlohmann-json for
-# json_bench) that an earlier configure did not find.
+# json_bench) that an earlier configure did not find. protocol_bench also
+# measures the MCP filesystem server, for scale (npm, as for the tests).
 # PROTOCOL_BENCH_FLAGS=--quick: fewer rounds and round trips (docs/benchmarks.md).
 PROTOCOL_BENCH_FLAGS ?=
 # SPAWN_BENCH_FLAGS=--quick: 3 rounds of 100 starts per variant.
@@ -80,6 +81,7 @@ deps:
 
 bench-deps:
 	@scripts/install-deps.sh --bench
+	@scripts/install-mcp-servers.sh
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/subprocess.h"
+#include "mcp_servers.h"
 #include "project/fs_store.h"
 #include "project/test_util.h"
 #include "runtime/mcp_client.h"
@@ -32,24 +33,6 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using Clock = std::chrono::steady_clock;
-
-// Where scripts/install-mcp-servers.sh puts the servers, found the way it
-// finds it: $TOOLVFS_MCP_SERVERS_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/
-// toolvfs/npm, else the directory CMake saw at configure time.
-std::string ServersDirectory() {
-  const auto set = [](const char* name) -> const char* {
-    const char* value = getenv(name);
-    return value != nullptr && value[0] != '\0' ? value : nullptr;
-  };
-  if (const char* configured = set("TOOLVFS_MCP_SERVERS_DIR")) return configured;
-  if (const char* cache = set("XDG_CACHE_HOME")) return std::string(cache) + "/toolvfs/npm";
-  if (const char* home = set("HOME")) return std::string(home) + "/.cache/toolvfs/npm";
-  return TOOLVFS_MCP_SERVERS_DEFAULT_DIR;
-}
-
-std::string ServerScript(std::string_view package) {
-  return ServersDirectory() + "/node_modules/@modelcontextprotocol/" + std::string(package) + "/dist/index.js";
-}
 
 // A scripted MCP server: argv[1] picks the behaviour.
 constexpr std::string_view kScriptedServer = R"PY(
@@ -98,8 +81,8 @@ class McpTest : public ::testing::Test {
  protected:
   void SetUp() override {
     for (std::string_view package : {"server-everything", "server-filesystem"}) {
-      ASSERT_TRUE(fs::exists(ServerScript(package)))
-          << "The MCP reference servers are not installed in " << ServersDirectory()
+      ASSERT_TRUE(fs::exists(McpServerScript(package)))
+          << "The MCP reference servers are not installed in " << McpServersDirectory()
           << ": run scripts/install-mcp-servers.sh (make test runs it; TOOLVFS_MCP_SERVERS_DIR names another "
              "directory)";
     }
@@ -114,11 +97,11 @@ class McpTest : public ::testing::Test {
 
   static McpServerConfig Everything() {
     return McpServerConfig{.name = "everything", .command = TOOLVFS_TEST_NODE,
-                           .args = {ServerScript("server-everything"), "stdio"}, .env = {}};
+                           .args = {McpServerScript("server-everything"), "stdio"}, .env = {}};
   }
   McpServerConfig Filesystem(std::vector<std::string> directories) const {
     McpServerConfig server{.name = "files", .command = TOOLVFS_TEST_NODE,
-                           .args = {ServerScript("server-filesystem")}, .env = {}};
+                           .args = {McpServerScript("server-filesystem")}, .env = {}};
     for (std::string& directory : directories) server.args.push_back(std::move(directory));
     return server;
   }
@@ -637,7 +620,7 @@ class McpCliTest : public McpTest {
     WriteRealFile(dir_.Join("toolvfs.toml"),
                   "[mcp_servers.everything]\n"
                   "command = \"" TOOLVFS_TEST_NODE "\"\n"
-                  "args = [\"" + ServerScript("server-everything") + "\", \"stdio\"]\n"
+                  "args = [\"" + McpServerScript("server-everything") + "\", \"stdio\"]\n"
                   "env = [\"MCP_CLI_VISIBLE\"]\n"
                   "\n"
                   "[tools.echo]\n"
