@@ -2,18 +2,17 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <set>
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <set>
 #include <utility>
 
+#include "core/open_without_symlinks.h"
 #include "core/text.h"
 #include "core/unique_fd.h"
 #include "project/path.h"
@@ -135,11 +134,7 @@ Result<std::vector<std::string>> AllowedSubtrees(
     if (!prefix.ok()) return prefix.status();
     // Resolved beneath the root without following symlinks, like the rules'
     // own paths: a prefix that is a symlink grants nothing here.
-    struct open_how how = {};
-    how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS;
-    std::string relative = prefix->empty() ? "." : *prefix;
-    UniqueFd entry(static_cast<int>(syscall(SYS_openat2, root_fd.get(), relative.c_str(), &how, sizeof(how))));
+    UniqueFd entry = OpenWithoutSymlinks(root_fd.get(), *prefix, O_PATH | O_NOFOLLOW, /*beneath=*/true);
     if (!entry.valid()) {
       if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR || errno == EXDEV) continue;
       return WalkError(*prefix, errno);

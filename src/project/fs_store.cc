@@ -489,9 +489,6 @@ class FsStore final : public ProjectFiles {
 
   const std::string& DisplayRoot() const override { return root_path_; }
 
-  // Opens normalized `path`, following symlinks that stay inside, with
-  // `flags` (O_CLOEXEC is added; with O_NOFOLLOW a final symlink is not
-  // followed and the open fails).
   // Opens normalized, non-empty `path` with `flags` if no symlink lies on
   // the way (openat2 RESOLVE_NO_SYMLINKS), so the path is its own
   // resolution. An empty fd otherwise, errno telling why (ELOOP: a
@@ -517,6 +514,9 @@ class FsStore final : public ProjectFiles {
     return UniqueFd();
   }
 
+  // Opens normalized `path`, following symlinks that stay inside, with
+  // `flags` (O_CLOEXEC is added; with O_NOFOLLOW a final symlink is not
+  // followed and the open fails).
   Result<UniqueFd> OpenResolved(std::string_view path, int flags, const ErrorContext& context) {
     if (use_openat2_.load(std::memory_order_relaxed)) {
       std::string path_string(path.empty() ? std::string_view(".") : path);

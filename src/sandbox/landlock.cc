@@ -1,7 +1,6 @@
 #include "sandbox/landlock.h"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <linux/landlock.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -12,6 +11,7 @@
 #include <cstdint>
 
 #include "core/io.h"
+#include "core/open_without_symlinks.h"
 #include "sandbox/kernel_features.h"
 
 // The generic syscall table numbers, the same on every architecture; the
@@ -107,10 +107,7 @@ Status AddPathRule(int ruleset_fd, const LandlockPathRule& rule, uint64_t handle
   if (rule.follow_symlinks) {
     path_fd.reset(open(rule.path.c_str(), O_PATH | O_CLOEXEC));
   } else {
-    struct open_how how = {};
-    how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
-    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    path_fd.reset(static_cast<int>(syscall(SYS_openat2, AT_FDCWD, rule.path.c_str(), &how, sizeof how)));
+    path_fd = OpenWithoutSymlinks(AT_FDCWD, rule.path, O_PATH | O_NOFOLLOW, /*beneath=*/false);
     // A symlink on the way to the last component: not the entry that was
     // checked; nothing granted.
     if (!path_fd && errno == ELOOP) return OkStatus();

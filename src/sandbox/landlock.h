@@ -43,7 +43,7 @@ struct LandlockPathRule {
                          // kernel maps them during exec)
   // true: the rule lands on what the path resolves to (system paths such as
   // /lib -> usr/lib). false: no symlink anywhere in the path is followed
-  // (openat2 RESOLVE_NO_SYMLINKS), and a path that has one grants nothing.
+  // (OpenWithoutSymlinks), and a path that has one grants nothing.
   // For project paths, which were checked against the policy by walking
   // the tree: an entry swapped for a symlink after that walk must not
   // carry the grant to its target.

@@ -207,6 +207,7 @@ class CorpusTest : public ::testing::TestWithParam<As> {
     if (Unprivileged()) {
       argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"};
     }
+    argv.insert(argv.end(), host_wrapper_.begin(), host_wrapper_.end());
     argv.push_back(ToolvfsBinary());
     argv.insert(argv.end(), args.begin(), args.end());
     set_env.push_back("TMPDIR=/tmp");
@@ -256,6 +257,9 @@ class CorpusTest : public ::testing::TestWithParam<As> {
   fs::path project_;
   fs::path tools_;
   fs::path outside_;  // a path directly in /tmp an attack tries to create
+  // Runs toolvfs itself: a program and its first arguments (e.g. the
+  // without_openat2 stand-in for a container's seccomp profile).
+  std::vector<std::string> host_wrapper_;
 };
 
 const std::set<std::string> kFilesystemDenied = {"EACCES", "EPERM"};
@@ -607,6 +611,27 @@ TEST_P(ProcessRunTest, AChildOfAReadOnlyToolWritesNowhere) {
   EXPECT_FALSE(fs::exists(project_ / inside)) << "a read-only tool's child wrote in the project\n" << run;
   EXPECT_NE(ExitCodeOf(report, outside_.string()), 0) << run;
   EXPECT_FALSE(fs::exists(outside_)) << outside_ << " was created by a process.run child";
+}
+
+// Where a container's seccomp profile refuses openat2 (ENOSYS on older
+// kernels and profiles, EPERM on some), the host builds the sandbox's
+// per-entry rules by walking the path instead (OpenWithoutSymlinks): the
+// tool starts, and its child still writes only where the policy lets it.
+TEST_P(ProcessRunTest, WhereOpenat2IsRefusedTheSandboxIsBuiltAndHolds) {
+  WriteConfig();
+  for (const char* refusal : {"ENOSYS", "EPERM"}) {
+    SCOPED_TRACE(refusal);
+    host_wrapper_ = {Tool("without_openat2"), refusal};
+    const std::string inside = std::string("src/created-without-openat2-") + refusal + ".txt";
+    ProcessResult run = RunTool("writer", R"({"targets": [")" + inside + R"(", ")" + outside_.string() + R"("]})");
+    ASSERT_FALSE(run.deadline_passed) << run;
+    ASSERT_EQ(run.exit_code, 0) << run;
+    rapidjson::Document report = Report(run);
+    EXPECT_EQ(ExitCodeOf(report, inside), 0) << run;
+    EXPECT_TRUE(fs::exists(project_ / inside)) << run;
+    EXPECT_NE(ExitCodeOf(report, outside_.string()), 0) << "the child wrote outside the project\n" << run;
+    EXPECT_FALSE(fs::exists(outside_)) << outside_ << " was created by a process.run child";
+  }
 }
 
 // The unprivileged run really is unprivileged.

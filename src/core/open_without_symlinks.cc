@@ -1,0 +1,103 @@
+#include "core/open_without_symlinks.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <string>
+
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+
+namespace toolvfs {
+namespace {
+
+// False once openat2 was refused with ENOSYS (an old kernel) or EPERM (a
+// container's seccomp filter): the answer will not change in this process.
+std::atomic<bool> openat2_works{true};
+
+// Returns an fd, or -1 with errno set; -2 when openat2 is not usable here.
+int OpenWithOpenat2(int directory_fd, const std::string& path, int flags, bool beneath) {
+  struct open_how how = {};
+  how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | (beneath ? RESOLVE_BENEATH : 0);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    long fd = syscall(SYS_openat2, directory_fd, path.c_str(), &how, sizeof how);
+    if (fd >= 0) return static_cast<int>(fd);
+    if (errno == ENOSYS || errno == EPERM) {
+      // EPERM is also what a path refused by a security module gives;
+      // the walk then fails the same way, with the same errno.
+      openat2_works.store(false, std::memory_order_relaxed);
+      return -2;
+    }
+    if (errno != EAGAIN && errno != EINTR) break;  // EAGAIN: a concurrent rename; retry
+  }
+  return -1;
+}
+
+// The caller has refused ".." and absolute paths for `beneath` already.
+UniqueFd OpenByWalk(int directory_fd, std::string_view path, int flags) {
+  UniqueFd owned;  // the directory reached so far, once it is not `directory_fd`
+  int at = directory_fd;
+  if (!path.empty() && path.front() == '/') {
+    owned.reset(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!owned) return UniqueFd();
+    at = owned.get();
+  }
+  // The components, "" and "." dropped; the last one is opened with `flags`.
+  std::string last = ".";
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    std::string_view component = path.substr(start, slash - start);
+    start = slash + 1;
+    if (component.empty() || component == ".") continue;
+    if (last != ".") {  // the previous component was not the last: step into it
+      UniqueFd next(openat(at, last.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+      if (!next) return UniqueFd();
+      struct stat status;
+      if (fstat(next.get(), &status) != 0) return UniqueFd();
+      if (!S_ISDIR(status.st_mode)) {
+        errno = S_ISLNK(status.st_mode) ? ELOOP : ENOTDIR;
+        return UniqueFd();
+      }
+      owned = std::move(next);
+      at = owned.get();
+    }
+    last.assign(component);
+  }
+  return UniqueFd(openat(at, last.c_str(), flags | O_NOFOLLOW | O_CLOEXEC));
+}
+
+// Whether `path` has a ".." component. openat2's RESOLVE_BENEATH allows one
+// that stays beneath ("a/../b"); the walk cannot tell without tracking
+// depth, so both refuse them alike.
+bool HasParentComponent(std::string_view path) {
+  for (size_t at = path.find(".."); at != std::string_view::npos; at = path.find("..", at + 1)) {
+    if ((at == 0 || path[at - 1] == '/') && (at + 2 == path.size() || path[at + 2] == '/')) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+UniqueFd OpenWithoutSymlinks(int directory_fd, std::string_view path, int flags, bool beneath,
+                             SymlinkFreeMethod method) {
+  if (beneath && (HasParentComponent(path) || (!path.empty() && path.front() == '/'))) {
+    errno = EXDEV;
+    return UniqueFd();
+  }
+  if (method == SymlinkFreeMethod::kAuto && openat2_works.load(std::memory_order_relaxed)) {
+    int fd = OpenWithOpenat2(directory_fd, std::string(path.empty() ? "." : path), flags, beneath);
+    if (fd != -2) return UniqueFd(fd);
+  }
+  return OpenByWalk(directory_fd, path, flags);
+}
+
+}  // namespace toolvfs
