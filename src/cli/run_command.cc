@@ -74,14 +74,40 @@ class RunCommand final : public Command {
     ReportConfigWarnings(*loaded, common);
     const Config& config = loaded->config;
 
+    // The call's own input first, so that a mistake in it is reported
+    // before any MCP server is started to look the tool up.
+    ToolCall call;
+    if (arguments_) {
+      Result<std::string> arguments = ReadArgumentsJson(*arguments_);
+      if (!arguments.ok()) return ReportError("--args", arguments.status().message());
+      call.arguments_json = std::move(arguments).value();
+    }
+    auto answers = ParseAnswerFlags(answers_);  // typed when the tool asks (runtime/answers.h)
+    if (!answers.ok()) return ReportError("--answer", answers.status().message());
+
+    // A name the config does not list can only be a tool an MCP import
+    // offers. MCP servers and stdio tools read files themselves, confined
+    // by the sandbox: their calls have no requests to audit, so no audit
+    // log is opened for them.
+    auto found = config.tools.find(tool_name_);
+    std::optional<RuntimeKind> runtime;
+    if (found != config.tools.end()) {
+      Result<RuntimeKind> resolved = ResolveRuntime(found->second);
+      if (!resolved.ok()) return ReportError("run", resolved.status().message());
+      runtime = *resolved;
+    }
+    CommonOptions for_services = common;
+    if (!runtime || *runtime == RuntimeKind::kMcp || *runtime == RuntimeKind::kStdio) for_services.no_audit = true;
+    Result<RunServices> services = PrepareRunServices(for_services, loaded->path);
+    if (!services.ok()) return ReportError("run", services.status().message());
+
     // MCP servers, started lazily; kept for the run once a lookup started them.
     std::unique_ptr<McpRuntime> mcp;
     std::optional<ToolConfig> imported;
-    auto found = config.tools.find(tool_name_);
     if (found == config.tools.end()) {
       std::string offered;
       if (HasMcpImports(config)) {
-        Result<std::optional<ImportedMcpTool>> resolved = FindImportedTool(common, **store, config, mcp, offered);
+        Result<std::optional<ImportedMcpTool>> resolved = FindImportedTool(**store, config, *services, mcp, offered);
         if (!resolved.ok()) return ReportError("run", resolved.status().message());
         if (*resolved) imported = (*resolved)->tool;
       }
@@ -93,24 +119,11 @@ class RunCommand final : public Command {
         return ReportError("run", "Unknown tool " + Quote(tool_name_) + "; " + loaded->path +
                                       " configures: " + ToolNames(config) + offered);
       }
+      runtime = RuntimeKind::kMcp;
     }
     const ToolConfig& tool = imported ? *imported : found->second;
-
-    Result<RuntimeKind> runtime = ResolveRuntime(tool);
-    if (!runtime.ok()) return ReportError("run", runtime.status().message());
-
-    ToolCall call;
     call.name = tool.name;
-    if (arguments_) {
-      Result<std::string> arguments = ReadArgumentsJson(*arguments_);
-      if (!arguments.ok()) return ReportError("--args", arguments.status().message());
-      call.arguments_json = std::move(arguments).value();
-    }
-    auto answers = ParseAnswerFlags(answers_);  // typed when the tool asks (runtime/answers.h)
-    if (!answers.ok()) return ReportError("--answer", answers.status().message());
 
-    Result<RunServices> services = PrepareRunServices(common, loaded->path);
-    if (!services.ok()) return ReportError("run", services.status().message());
     const InvocationOutput output{
         .json = json_, .answers = std::move(answers).value(), .interactive = !common.no_interaction};
     if (*runtime == RuntimeKind::kMcp) {
@@ -143,16 +156,9 @@ class RunCommand final : public Command {
   // entry's server and must be offered by exactly one. nullopt when no
   // import offers it (`offered` then lists what they do offer, for the
   // message). Leaves the runtime in `mcp` so the call reuses the servers.
-  Result<std::optional<ImportedMcpTool>> FindImportedTool(const CommonOptions& common, ProjectFiles& store,
-                                                          const Config& config, std::unique_ptr<McpRuntime>& mcp,
-                                                          std::string& offered) {
-    // Only the sandbox settings and the environment are needed to list:
-    // the audit log is opened for the call itself.
-    CommonOptions listing = common;
-    listing.no_audit = true;
-    // The config file in use is sensitive for the servers started here too
-    // (the call reuses them).
-    TOOLVFS_ASSIGN_OR_RETURN(RunServices services, PrepareRunServices(listing, ConfigPath(common)));
+  Result<std::optional<ImportedMcpTool>> FindImportedTool(ProjectFiles& store, const Config& config,
+                                                          const RunServices& services,
+                                                          std::unique_ptr<McpRuntime>& mcp, std::string& offered) {
     mcp = std::make_unique<McpRuntime>(store, config.mcp_servers, McpOptions(services));
     std::optional<std::string> only_entry;
     if (const size_t dot = tool_name_.find('.'); dot != std::string::npos) {

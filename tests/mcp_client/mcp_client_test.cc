@@ -681,6 +681,33 @@ TEST_F(McpCliTest, RunsImportedToolsByNameOrQualifiedName) {
   EXPECT_THAT(result.err, HasSubstr("run one of them as everything.TOOL"));
 }
 
+// The call's own input is checked before a server is started to look an
+// imported tool up: the error names the flag, not the server.
+TEST_F(McpCliTest, BadArgumentsOrAnswersFailBeforeAnyServerStarts) {
+  WriteRealFile(dir_.Join("toolvfs.toml"),
+                "[mcp_servers.broken]\n"
+                "command = \"/nonexistent/server\"\n"
+                "\n"
+                "[tools.imports]\n"
+                "source = \"mcp.broken\"\n");
+  ProcessResult result = Toolvfs({"run", "some-tool", "--args", "[1]"});
+  EXPECT_EQ(result.exit_code, 2) << result;
+  ExpectOneLineError(result);
+  EXPECT_THAT(result.err, AllOf(HasSubstr("--args"), Not(HasSubstr("cannot start"))));
+  result = Toolvfs({"run", "some-tool", "--answer", "no-equals-sign"});
+  EXPECT_EQ(result.exit_code, 2) << result;
+  ExpectOneLineError(result);
+  EXPECT_THAT(result.err, AllOf(HasSubstr("--answer"), Not(HasSubstr("cannot start"))));
+}
+
+// An MCP server reads files itself, confined by the sandbox: its calls have
+// nothing to audit, and no audit log is created for them.
+TEST_F(McpCliTest, McpRunsOpenNoAuditLog) {
+  ASSERT_EQ(Toolvfs({"run", "echo", "--args", R"({"message":"a"})"}).exit_code, 0);
+  ASSERT_EQ(Toolvfs({"run", "get-sum", "--args", R"({"a":1,"b":2})"}).exit_code, 0);
+  EXPECT_FALSE(fs::exists(dir_.Join(".toolvfs/audit.jsonl")));
+}
+
 TEST_F(McpCliTest, ToolErrorsAndKilledServersExitWithOne) {
   ProcessResult result = Toolvfs({"run", "sum", "--args", R"({"a":"x","b":1})"});
   EXPECT_EQ(result.exit_code, 1) << result;
