@@ -123,6 +123,68 @@ TEST_F(StatefulToolTest, FetchApplyUntilStopped) {
   EXPECT_FALSE(run.Apply("1").ok());  // nobody listens any more
 }
 
+// A raw NDJSON stateful tool (no SDK) that sends one `waiting` state:
+// "free" without a question, then stops with what `apply` brought;
+// "malformed" with a question of an answer type that does not exist.
+constexpr std::string_view kRawStatefulTool = R"PY(
+import json, sys
+sys.stdin.readline()  # init
+def state(params):
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "method": "state", "params": params}) + "\n")
+    sys.stdout.flush()
+if sys.argv[1] == "free":
+    state({"type": "waiting", "content": "Your name?"})
+    applied = json.loads(sys.stdin.readline())
+    state({"type": "stopped", "result": "hello " + applied["params"]["input"]})
+else:
+    state({"type": "waiting", "question": {"id": "q", "text": "?", "answer_type": "Colour"}})
+    sys.stdin.readline()
+)PY";
+
+class RawStatefulToolTest : public StatefulToolTest {
+ protected:
+  void UseRawTool(const std::string& mode) {
+    WriteRealFile(scripts_.Join("raw_stateful.py"), std::string(kRawStatefulTool));
+    tool_.name = "raw";
+    tool_.command = CommandSpec{.program = TOOLVFS_TEST_PYTHON3, .args = {scripts_.Join("raw_stateful.py"), mode}};
+  }
+  TempDir scripts_;  // outside the project: named on the command line, so readable
+};
+
+TEST_F(RawStatefulToolTest, AWaitingStateWithoutAQuestionAsksForFreeText) {
+  UseRawTool("free");
+  VfsRuntime runtime = Runtime();
+  Result<std::unique_ptr<StatefulRun>> started = runtime.Start(ToolCall{.name = "raw"}, tool_, cancel_);
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  StatefulRun& run = **started;
+  uint64_t seen = 0;
+  ToolState waiting = run.WaitForQuestion(seen);
+  ASSERT_EQ(waiting.kind, ToolState::Kind::kWaiting) << (waiting.outcome ? Text(*waiting.outcome) : "");
+  ASSERT_TRUE(waiting.question);
+  EXPECT_EQ(waiting.question->id, "input");
+  EXPECT_EQ(waiting.question->answer_type, AnswerType::kText);
+  EXPECT_EQ(waiting.question->text, "Your name?");
+  ASSERT_TRUE(run.Apply("\"Ada\"").ok());
+  ToolState stopped = run.WaitForQuestion(seen);
+  ASSERT_EQ(stopped.kind, ToolState::Kind::kStopped);
+  ASSERT_TRUE(stopped.outcome);
+  EXPECT_EQ(Text(*stopped.outcome), "hello Ada");
+}
+
+TEST_F(RawStatefulToolTest, AMalformedQuestionFailsTheRunAndStopsTheTool) {
+  UseRawTool("malformed");
+  VfsRuntime runtime = Runtime();
+  Result<std::unique_ptr<StatefulRun>> started = runtime.Start(ToolCall{.name = "raw"}, tool_, cancel_);
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  uint64_t seen = 0;
+  ToolState stopped = (*started)->WaitForQuestion(seen);
+  ASSERT_EQ(stopped.kind, ToolState::Kind::kStopped);
+  ASSERT_TRUE(stopped.outcome);
+  EXPECT_TRUE(stopped.outcome->is_error);
+  EXPECT_THAT(Text(*stopped.outcome), HasSubstr("Tool 'raw' asked an invalid question: "));
+  EXPECT_THAT(Text(*stopped.outcome), HasSubstr("Colour"));
+}
+
 TEST_F(StatefulToolTest, WaitingForTheCallerIsNotIdleness) {
   tool_.sandbox.limits.idle_timeout_s = 1;
   VfsRuntime runtime = Runtime();
@@ -354,6 +416,46 @@ TEST(TerminalQuestionAskerTest, BooleanYesNoAndCancel) {
   waiting.join();
   ASSERT_TRUE(answer);
   EXPECT_EQ(answer->status().code(), StatusCode::kCancelled);
+}
+
+TEST(TerminalQuestionAskerTest, AnEmptyLineTakesTheDefaultWhereThereIsOne) {
+  PseudoTerminal terminal;
+  ASSERT_TRUE(terminal.ok()) << "openpty failed";
+  std::unique_ptr<QuestionAsker> asker = NewTerminalQuestionAsker(terminal.DupSlave(), terminal.DupSlave());
+  CancelToken cancel;
+  std::optional<Result<std::string>> answer;
+  auto ask = [&](const ToolQuestion& question, std::string_view prompt_end, std::string_view typed) {
+    std::thread asking([&] { answer = asker->Ask(question, "t", cancel); });
+    std::string prompt = terminal.ReadUntil(prompt_end);
+    terminal.Type(typed);
+    asking.join();
+    return prompt;
+  };
+
+  ToolQuestion select = Question(
+      R"({"id":"c","text":"Colour?","answer_type":{"Select":{"options":["red","green"]}},"default":"green"})");
+  EXPECT_THAT(ask(select, "[default: green]: ", "\n"), HasSubstr("choose 1-2 [default: green]: "));
+  ASSERT_TRUE(answer && answer->ok()) << (answer ? answer->status().message() : "");
+  EXPECT_EQ(**answer, "green");
+
+  ToolQuestion text = Question(R"({"id":"n","text":"Name?","answer_type":"Text","default":"Ada"})");
+  ask(text, "[default: Ada]: ", "\n");
+  ASSERT_TRUE(answer && answer->ok());
+  EXPECT_EQ(**answer, "Ada");
+  ask(text, "[default: Ada]: ", "Grace\n");  // a typed answer wins
+  ASSERT_TRUE(answer && answer->ok());
+  EXPECT_EQ(**answer, "Grace");
+
+  // Without a default an empty line is no answer to a yes/no question.
+  ToolQuestion boolean = Question(R"({"id":"go","text":"Go?","answer_type":"Boolean"})");
+  std::thread asking([&] { answer = asker->Ask(boolean, "t", cancel); });
+  terminal.ReadUntil("[y/n] ");
+  terminal.Type("\n");
+  terminal.ReadUntil("Please answer y or n. [y/n] ");
+  terminal.Type("y\n");
+  asking.join();
+  ASSERT_TRUE(answer && answer->ok());
+  EXPECT_EQ(**answer, "true");
 }
 
 }  // namespace
