@@ -171,16 +171,17 @@ Status McpClient::Initialize(CancelToken& cancel) {
     return Status(StatusCode::kUnsupported, message);
   }
   protocol_version_ = std::string(version);
-  return Send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  Status sent = Send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  if (!sent.ok()) return Status(sent.code(), what + " " + sent.message() + " after initialize");
+  return sent;
 }
 
 Status McpClient::Send(std::string_view line) {
   // A server that sends requests (pings) but never reads its stdin would
   // make the queue of answers grow without end.
   if (io_->to_write.size() + line.size() > kMaxQueuedInputBytes) {
-    return Status(StatusCode::kResourceExhausted, ServerName(server_name()) + " does not read its stdin (over " +
-                                                      std::to_string(kMaxQueuedInputBytes >> 20) +
-                                                      " MiB queued for it)");
+    return Status(StatusCode::kResourceExhausted,
+                  "does not read its stdin (over " + std::to_string(kMaxQueuedInputBytes >> 20) + " MiB queued for it)");
   }
   io_->to_write.append(line);
   io_->to_write += '\n';
@@ -219,7 +220,7 @@ Result<McpResponse> McpClient::Request(std::string_view method, std::string_view
   Status sent = Send(SerializeRequest(id, method, params_json).line());
   if (!sent.ok()) {
     Shutdown();
-    return sent;
+    return Status(sent.code(), what + " " + sent.message() + " during " + std::string(method));
   }
   return Await(id, method, timeout, cancel);
 }

@@ -137,6 +137,8 @@ class McpClient {
   McpClient(McpClientOptions options, PrivateTempDir temp, ChildProcess child);
 
   struct Pending;
+  // Queues `line` for the server's stdin and writes what it can. Its
+  // errors do not name the server: the caller says which one, and when.
   Status Send(std::string_view line);
   Status Initialize(CancelToken& cancel);
   // Pumps I/O until the answer to `id` arrives or `deadline` passes.

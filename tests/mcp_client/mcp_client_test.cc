@@ -71,6 +71,8 @@ for line in sys.stdin:
             # must still honour its timeout and bound its memory.
             while True:
                 send({"jsonrpc": "2.0", "id": "p", "method": "ping"})
+        elif name == "big":
+            send({"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": "x" * (2 << 20)}]}})
         elif name == "audio":
             send({"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}]}})
         else:
@@ -485,6 +487,38 @@ TEST_F(McpTest, AServerFloodingRequestsStillTimesOut) {
   if (outcome.ok()) {
     EXPECT_TRUE(outcome->is_error) << Text(*outcome);
   }
+}
+
+// A server that sends requests but never reads its stdin again: the
+// answers queued for it stop at 4 MiB, and the call fails saying so long
+// before its (here generous) timeout.
+TEST_F(McpTest, AnswersQueuedForAServerThatDoesNotReadStopAtFourMiB) {
+  std::unique_ptr<McpRuntime> runtime = Runtime({Scripted("normal")});
+  ToolConfig flood = Tool("scripted", "flood");
+  flood.sandbox.limits.timeout_s = 60;
+  const Clock::time_point start = Clock::now();
+  Result<Outcome> outcome = Call(*runtime, flood);
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(30));
+  ASSERT_TRUE(outcome.ok()) << outcome.status().message();
+  EXPECT_TRUE(outcome->is_error);
+  EXPECT_EQ(ErrorOf(*outcome),
+            "MCP server 'scripted' does not read its stdin (over 4 MiB queued for it) during tools/call");
+}
+
+// `max_message_mb` bounds one line from the server: a larger answer fails
+// the call, naming the limit, instead of growing the buffer without end.
+TEST_F(McpTest, AnAnswerOverTheMessageLimitFailsTheCall) {
+  std::unique_ptr<McpRuntime> runtime = Runtime({Scripted("normal")});
+  ToolConfig big = Tool("scripted", "big");
+  big.sandbox.limits.max_message_mb = 1;
+  Result<Outcome> outcome = Call(*runtime, big);
+  std::string failure = outcome.ok() ? ErrorOf(*outcome) : outcome.status().message();
+  EXPECT_THAT(failure, HasSubstr("MCP server 'scripted' sent a message longer than 1048576 bytes during tools/call"));
+  // Within the default limit (10 MiB) the same answer arrives whole.
+  std::unique_ptr<McpRuntime> roomy = Runtime({Scripted("normal")});
+  Result<Outcome> whole = Call(*roomy, Tool("scripted", "big"));
+  ASSERT_TRUE(whole.ok()) << whole.status().message();
+  EXPECT_EQ(Text(*whole), std::string(size_t{2} << 20, 'x') + "\n");
 }
 
 TEST_F(McpTest, TimeoutCancelsTheRequestAndKeepsTheServer) {
