@@ -17,8 +17,8 @@
 //   (m) for scale: the official MCP filesystem server (Node.js,
 //       @modelcontextprotocol/server-filesystem from
 //       scripts/install-mcp-servers.sh) answering read_text_file calls of
-//       the same files from the same kind of bare asking loop; fewer round
-//       trips, as it is about 50 times slower. Skipped, with a note, when
+//       the same files from the same kind of bare asking loop; a tenth of
+//       the round trips, as it is 10 to 70 times slower. Skipped, with a note, when
 //       the server is not installed. Issue 3 quotes it at "about 0.15x";
 //       which placement gives that figure says which one the targets were
 //       set in (docs/benchmarks.md, "Which placement the targets mean").
@@ -133,7 +133,7 @@ Options ParseOptions(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"same", "split", "kernel"}));
   app.add_option("--tool", options.tool, "The protocol_tool binary (default: the one built with this program)");
-  std::string mcp_server = McpServerScript("server-filesystem");
+  std::string mcp_server;
   bool no_mcp = false;
   app.add_option("--mcp-server", mcp_server,
                  "server-filesystem's dist/index.js for (m) (default: where scripts/install-mcp-servers.sh puts it)");
@@ -150,11 +150,14 @@ Options ParseOptions(int argc, char** argv) {
   }
   options.run_reference = !subject_only;
   if (options.run_reference && !no_mcp) {
-    if (access(mcp_server.c_str(), R_OK) != 0) {
-      std::printf("(m) skipped: no MCP filesystem server at %s (run scripts/install-mcp-servers.sh)\n",
-                  mcp_server.c_str());
-    } else {
+    if (!mcp_server.empty()) {
+      if (access(mcp_server.c_str(), R_OK) != 0) Fail("--mcp-server " + mcp_server + ": " + std::strerror(errno));
       options.mcp_server = mcp_server;
+    } else if (std::string installed = McpServerScript("server-filesystem"); access(installed.c_str(), R_OK) == 0) {
+      options.mcp_server = installed;
+    } else {
+      std::printf("(m) skipped: no MCP filesystem server at %s (run scripts/install-mcp-servers.sh)\n",
+                  installed.c_str());
     }
   }
   if (options.tool.empty() || access(options.tool.c_str(), X_OK) != 0) {
@@ -563,18 +566,15 @@ Figures ToolOnBareHost(const Options& options, const fs::path& root, const Workl
 
 // --- (m): the official MCP filesystem server, for scale
 
-// The CPU time of every thread of process `pid` so far (the first field of
-// each /proc/PID/task/TID/schedstat, in ns): node's main thread and its
-// libuv workers, which do the file reads.
+// The CPU time of process `pid` so far, all its threads (node's main
+// thread and its libuv workers, which do the file reads), exited ones too.
 double ProcessCpuMicroseconds(pid_t pid) {
-  double total_ns = 0;
-  std::error_code error;
-  for (const fs::directory_entry& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", error)) {
-    std::ifstream schedstat(task.path() / "schedstat");
-    double on_cpu_ns = 0;
-    if (schedstat >> on_cpu_ns) total_ns += on_cpu_ns;
+  clockid_t clock;
+  timespec now{};
+  if (clock_getcpuclockid(pid, &clock) != 0 || clock_gettime(clock, &now) != 0) {
+    Fail("cannot read the CPU time of process " + std::to_string(pid));
   }
-  return total_ns / 1e3;
+  return static_cast<double>(now.tv_sec) * 1e6 + static_cast<double>(now.tv_nsec) / 1e3;
 }
 
 // The tools/call request for read_text_file of `path`, with its '\n'.
@@ -591,6 +591,14 @@ Workload McpWorkload(const Workload& work) {
   fewer.iterations = std::max<uint64_t>(1, work.iterations / 10);
   fewer.warmup = std::max<uint64_t>(work.paths.size() > 1 ? 50 : 2, fewer.iterations / 10);
   return fewer;
+}
+
+// Fails with `what` and what the MCP server wrote to stderr (otherwise a
+// start-up line: far from filling its pipe, so it is only read here).
+[[noreturn]] void FailQuotingStderr(ChildProcess& server, const std::string& what) {
+  char text[4096];
+  ssize_t got = read(server.stderr_fd().get(), text, sizeof text);
+  Fail(what + (got > 0 ? "; its stderr: " + std::string(text, static_cast<size_t>(got)) : std::string()));
 }
 
 // (m): server-filesystem on the answering side's CPU, serving `root`; this
@@ -621,14 +629,14 @@ Figures McpServerReference(const Options& options, const fs::path& root, const W
       size_t after = at + id_field.size();
       if (after == line->size() || (*line)[after] == '}' || (*line)[after] == ',') return *line;
     }
-    Fail("the MCP filesystem server stopped answering");
+    FailQuotingStderr(server, "the MCP filesystem server stopped answering");
   };
   const std::string initialize =
       "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
       "\"capabilities\":{},\"clientInfo\":{\"name\":\"protocol_bench\",\"version\":\"1\"}}}\n"
       "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
-  if (!WriteAll(server.stdin_fd().get(), initialize)) Fail("cannot write to the MCP filesystem server");
-  if (answer(0).find("\"result\"") == std::string_view::npos) Fail("the MCP filesystem server refused initialize");
+  if (!WriteAll(server.stdin_fd().get(), initialize)) FailQuotingStderr(server, "cannot write to the MCP filesystem server");
+  if (answer(0).find("\"result\"") == std::string_view::npos) FailQuotingStderr(server, "the MCP filesystem server refused initialize");
   std::vector<std::string> requests;
   for (uint64_t i = 0; i < work.warmup + work.iterations; ++i) {
     requests.push_back(McpReadRequest(i + 1, (root / work.paths[i % work.paths.size()]).string()));
@@ -642,10 +650,10 @@ Figures McpServerReference(const Options& options, const fs::path& root, const W
       cpu_start = ThreadCpuMicroseconds();
       start = Clock::now();
     }
-    if (!WriteAll(server.stdin_fd().get(), requests[i])) Fail("cannot write to the MCP filesystem server");
+    if (!WriteAll(server.stdin_fd().get(), requests[i])) FailQuotingStderr(server, "cannot write to the MCP filesystem server");
     std::string_view line = answer(i + 1);
     if (line.find("\"result\"") == std::string_view::npos || line.find("\"isError\":true") != std::string_view::npos) {
-      Fail("the MCP filesystem server failed: " + std::string(line.substr(0, 300)));
+      FailQuotingStderr(server, "the MCP filesystem server failed: " + std::string(line.substr(0, 300)));
     }
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();

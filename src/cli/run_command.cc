@@ -74,8 +74,18 @@ class RunCommand final : public Command {
     ReportConfigWarnings(*loaded, common);
     const Config& config = loaded->config;
 
-    // The call's own input first, so that a mistake in it is reported
-    // before any MCP server is started to look the tool up.
+    // A name the config does not list can only be a tool an MCP import offers.
+    auto found = config.tools.find(tool_name_);
+    if (found == config.tools.end() && !HasMcpImports(config)) return UnknownTool(*loaded, "");
+    std::optional<RuntimeKind> runtime;
+    if (found != config.tools.end()) {
+      Result<RuntimeKind> resolved = ResolveRuntime(found->second);
+      if (!resolved.ok()) return ReportError("run", resolved.status().message());
+      runtime = *resolved;
+    }
+
+    // The call's own input before any MCP server is started to look an
+    // imported tool up, so that a mistake in it is reported at once.
     ToolCall call;
     if (arguments_) {
       Result<std::string> arguments = ReadArgumentsJson(*arguments_);
@@ -85,17 +95,9 @@ class RunCommand final : public Command {
     auto answers = ParseAnswerFlags(answers_);  // typed when the tool asks (runtime/answers.h)
     if (!answers.ok()) return ReportError("--answer", answers.status().message());
 
-    // A name the config does not list can only be a tool an MCP import
-    // offers. MCP servers and stdio tools read files themselves, confined
-    // by the sandbox: their calls have no requests to audit, so no audit
-    // log is opened for them.
-    auto found = config.tools.find(tool_name_);
-    std::optional<RuntimeKind> runtime;
-    if (found != config.tools.end()) {
-      Result<RuntimeKind> resolved = ResolveRuntime(found->second);
-      if (!resolved.ok()) return ReportError("run", resolved.status().message());
-      runtime = *resolved;
-    }
+    // MCP servers and stdio tools read files themselves, confined by the
+    // sandbox: their calls have no requests to audit, so no audit log is
+    // opened for them (nor for the lookup of an imported tool).
     CommonOptions for_services = common;
     if (!runtime || *runtime == RuntimeKind::kMcp || *runtime == RuntimeKind::kStdio) for_services.no_audit = true;
     Result<RunServices> services = PrepareRunServices(for_services, loaded->path);
@@ -106,19 +108,10 @@ class RunCommand final : public Command {
     std::optional<ToolConfig> imported;
     if (found == config.tools.end()) {
       std::string offered;
-      if (HasMcpImports(config)) {
-        Result<std::optional<ImportedMcpTool>> resolved = FindImportedTool(**store, config, *services, mcp, offered);
-        if (!resolved.ok()) return ReportError("run", resolved.status().message());
-        if (*resolved) imported = (*resolved)->tool;
-      }
-      if (!imported) {
-        if (config.tools.empty()) {
-          return ReportError("run", "Unknown tool " + Quote(tool_name_) + ": " + loaded->path +
-                                        " configures no tools");
-        }
-        return ReportError("run", "Unknown tool " + Quote(tool_name_) + "; " + loaded->path +
-                                      " configures: " + ToolNames(config) + offered);
-      }
+      Result<std::optional<ImportedMcpTool>> resolved = FindImportedTool(**store, config, *services, mcp, offered);
+      if (!resolved.ok()) return ReportError("run", resolved.status().message());
+      if (!*resolved) return UnknownTool(*loaded, offered);
+      imported = (*resolved)->tool;
       runtime = RuntimeKind::kMcp;
     }
     const ToolConfig& tool = imported ? *imported : found->second;
@@ -182,6 +175,15 @@ class RunCommand final : public Command {
     if (!listed.errors.empty()) return Status(StatusCode::kInvalidArgument, listed.errors.begin()->second);
     if (!names.empty()) offered = "; its MCP imports offer: " + names;
     return std::optional<ImportedMcpTool>();
+  }
+
+  // "Unknown tool": what the config lists, and `offered` by its MCP imports.
+  int UnknownTool(const LoadedConfig& loaded, const std::string& offered) const {
+    if (loaded.config.tools.empty()) {
+      return ReportError("run", "Unknown tool " + Quote(tool_name_) + ": " + loaded.path + " configures no tools");
+    }
+    return ReportError("run", "Unknown tool " + Quote(tool_name_) + "; " + loaded.path +
+                                  " configures: " + ToolNames(loaded.config) + offered);
   }
 
   std::string tool_name_;

@@ -21,6 +21,19 @@ namespace {
 // container's seccomp filter): the answer will not change in this process.
 std::atomic<bool> openat2_works{true};
 
+// After an EPERM: whether openat2 itself is refused (a seccomp filter), not
+// just this path (a security module): then "." is refused too. errno is kept.
+bool Openat2IsRefused() {
+  const int error = errno;
+  struct open_how how = {};
+  how.flags = O_PATH | O_CLOEXEC;
+  long fd = syscall(SYS_openat2, AT_FDCWD, ".", &how, sizeof how);
+  const bool refused = fd < 0 && (errno == EPERM || errno == ENOSYS);
+  if (fd >= 0) close(static_cast<int>(fd));
+  errno = error;
+  return refused;
+}
+
 // Returns an fd, or -1 with errno set; -2 when openat2 is not usable here.
 int OpenWithOpenat2(int directory_fd, const std::string& path, int flags, bool beneath) {
   struct open_how how = {};
@@ -29,15 +42,27 @@ int OpenWithOpenat2(int directory_fd, const std::string& path, int flags, bool b
   for (int attempt = 0; attempt < 3; ++attempt) {
     long fd = syscall(SYS_openat2, directory_fd, path.c_str(), &how, sizeof how);
     if (fd >= 0) return static_cast<int>(fd);
-    if (errno == ENOSYS || errno == EPERM) {
-      // EPERM is also what a path refused by a security module gives;
-      // the walk then fails the same way, with the same errno.
+    if (errno == ENOSYS || (errno == EPERM && Openat2IsRefused())) {
       openat2_works.store(false, std::memory_order_relaxed);
       return -2;
     }
     if (errno != EAGAIN && errno != EINTR) break;  // EAGAIN: a concurrent rename; retry
   }
   return -1;
+}
+
+// The directory `name` in `at`, opened O_PATH without following it; ELOOP
+// for a symlink, ENOTDIR for anything else that is not a directory.
+UniqueFd OpenDirectoryStep(int at, const std::string& name) {
+  UniqueFd next(openat(at, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (!next) return next;
+  struct stat status;
+  if (fstat(next.get(), &status) != 0) return UniqueFd();
+  if (!S_ISDIR(status.st_mode)) {
+    errno = S_ISLNK(status.st_mode) ? ELOOP : ENOTDIR;
+    return UniqueFd();
+  }
+  return next;
 }
 
 // The caller has refused ".." and absolute paths for `beneath` already.
@@ -51,26 +76,29 @@ UniqueFd OpenByWalk(int directory_fd, std::string_view path, int flags) {
   }
   // The components, "" and "." dropped; the last one is opened with `flags`.
   std::string last = ".";
+  bool last_must_be_directory = false;  // "a/" or "a/.", as openat2 reads them
   size_t start = 0;
   while (start <= path.size()) {
     size_t slash = path.find('/', start);
     if (slash == std::string_view::npos) slash = path.size();
     std::string_view component = path.substr(start, slash - start);
     start = slash + 1;
-    if (component.empty() || component == ".") continue;
+    if (component.empty() || component == ".") {
+      last_must_be_directory = true;  // reset by a real component after it
+      continue;
+    }
     if (last != ".") {  // the previous component was not the last: step into it
-      UniqueFd next(openat(at, last.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
-      if (!next) return UniqueFd();
-      struct stat status;
-      if (fstat(next.get(), &status) != 0) return UniqueFd();
-      if (!S_ISDIR(status.st_mode)) {
-        errno = S_ISLNK(status.st_mode) ? ELOOP : ENOTDIR;
-        return UniqueFd();
-      }
-      owned = std::move(next);
+      owned = OpenDirectoryStep(at, last);
+      if (!owned) return UniqueFd();
       at = owned.get();
     }
     last.assign(component);
+    last_must_be_directory = false;
+  }
+  if (last_must_be_directory && last != ".") {
+    owned = OpenDirectoryStep(at, last);
+    if (!owned) return UniqueFd();
+    return UniqueFd(openat(owned.get(), ".", flags | O_NOFOLLOW | O_CLOEXEC));
   }
   return UniqueFd(openat(at, last.c_str(), flags | O_NOFOLLOW | O_CLOEXEC));
 }

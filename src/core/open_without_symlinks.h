@@ -7,10 +7,10 @@
 // this, and a path through a symlink grants nothing.
 //
 // openat2(RESOLVE_NO_SYMLINKS) does it in one call where the kernel has it
-// (Linux 5.6) and no seccomp filter of a container refuses it (ENOSYS or
-// EPERM); otherwise the path is walked one component at a time with
-// O_NOFOLLOW, which gives the same answers with one openat per component.
-// Refused once, openat2 is not tried again in this process.
+// (Linux 5.6) and no seccomp filter of a container refuses it (ENOSYS, or
+// EPERM for every path); otherwise the path is walked one component at a
+// time with O_NOFOLLOW, which gives the same answers with one openat per
+// component. Once refused, openat2 is not tried again in this process.
 //
 // Thread safety: safe from any thread.
 #pragma once
@@ -28,12 +28,14 @@ enum class SymlinkFreeMethod {
 
 // Opens `path` with `flags` | O_CLOEXEC: a relative path from
 // `directory_fd` (AT_FDCWD for the working directory), an absolute one from
-// "/". Empty components and "." are skipped. On failure an empty fd, with
+// "/". Empty components and "." are skipped, except that a trailing "/" or
+// "/." asks for a directory, as in open(2). On failure an empty fd, with
 // errno telling why:
 //   ELOOP   a component before the last is a symlink;
 //   EXDEV   with `beneath`: a ".." component, or an absolute path (the
 //           result could lie outside `directory_fd`);
-//   ENOTDIR a component before the last is not a directory;
+//   ENOTDIR a component before the last is not a directory (or the last,
+//           when a directory is asked for; ELOOP if it is a symlink);
 //   else    what openat says (ENOENT, EACCES, ...).
 // The last component is opened as open(2) does with `flags`: a symlink
 // there fails with ELOOP, or, with O_PATH | O_NOFOLLOW, is opened as the

@@ -364,7 +364,7 @@ class FsStore final : public ProjectFiles {
   Result<std::string> ResolvePath(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     if (path.empty()) return path;
-    UniqueFd fd = OpenWithoutSymlinks(path, O_PATH);
+    UniqueFd fd = OpenIfNoSymlinkByOpenat2(path, O_PATH);
     if (fd || errno == ENOENT || errno == ENOTDIR) return path;
     return ResolveByWalk(path);  // ELOOP: a symlink; no openat2; EACCES...: the walk says
   }
@@ -372,7 +372,7 @@ class FsStore final : public ProjectFiles {
   Result<FileRange> ReadAuthorized(std::string_view raw_path, std::optional<ByteRange> range,
                                    const ReadAuthorizer& authorize) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
-    UniqueFd fd = path.empty() ? UniqueFd() : OpenWithoutSymlinks(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    UniqueFd fd = path.empty() ? UniqueFd() : OpenIfNoSymlinkByOpenat2(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
     // A symlink on the way, a missing file, ...: the general route, which
     // authorizes before it says anything about the path.
     if (!fd) return ProjectFiles::ReadAuthorized(path, range, authorize);
@@ -492,8 +492,10 @@ class FsStore final : public ProjectFiles {
   // Opens normalized, non-empty `path` with `flags` if no symlink lies on
   // the way (openat2 RESOLVE_NO_SYMLINKS), so the path is its own
   // resolution. An empty fd otherwise, errno telling why (ELOOP: a
-  // symlink; ENOSYS: no openat2 here).
-  UniqueFd OpenWithoutSymlinks(const std::string& path, int flags) {
+  // symlink; ENOSYS: no openat2 here). Unlike core's OpenWithoutSymlinks
+  // it does not walk instead: the caller's own walk follows the symlinks
+  // that stay inside the project.
+  UniqueFd OpenIfNoSymlinkByOpenat2(const std::string& path, int flags) {
     if (!use_openat2_.load(std::memory_order_relaxed)) {
       errno = ENOSYS;
       return UniqueFd();

@@ -459,6 +459,12 @@ TEST_F(RunExecTest, UnknownToolListsTheConfiguredNames) {
   EXPECT_THAT(result.err, AllOf(StartsWith("toolvfs: run: Unknown tool 'nope'"),
                                 HasSubstr("toolvfs.toml configures: "),
                                 HasSubstr("blocks, builtin_tool, crash, echo")));
+  // The tool name is checked before --args is read (from stdin here, which
+  // would otherwise wait at a terminal).
+  result = Toolvfs({"run", "nope", "--args", "@-"});
+  EXPECT_EQ(result.exit_code, 2);
+  ExpectOneLineError(result);
+  EXPECT_THAT(result.err, StartsWith("toolvfs: run: Unknown tool 'nope'"));
 }
 
 TEST_F(RunExecTest, MissingConfigNamesThePathTried) {

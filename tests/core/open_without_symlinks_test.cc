@@ -77,6 +77,17 @@ TEST_P(OpenWithoutSymlinksTest, ReportsMissingEntriesAndFilesOnTheWay) {
   EXPECT_EQ(InRoot("a/b/file.txt/more"), (Opened{ENOTDIR, 0}));
 }
 
+// A trailing "/" or "/." asks for a directory, as open(2) reads it.
+TEST_P(OpenWithoutSymlinksTest, ATrailingSlashAsksForADirectory) {
+  EXPECT_EQ(InRoot("a/b/"), (Opened{0, S_IFDIR}));
+  EXPECT_EQ(InRoot("a/b/."), (Opened{0, S_IFDIR}));
+  EXPECT_EQ(InRoot("a/b/file.txt/"), (Opened{ENOTDIR, 0}));
+  EXPECT_EQ(InRoot("a/b/file.txt/."), (Opened{ENOTDIR, 0}));
+  EXPECT_EQ(InRoot("a/link/"), (Opened{ELOOP, 0}));
+  EXPECT_EQ(InRoot("a/link/."), (Opened{ELOOP, 0}));
+  EXPECT_EQ(InRoot("a/missing/"), (Opened{ENOENT, 0}));
+}
+
 TEST_P(OpenWithoutSymlinksTest, BeneathRefusesParentsAndAbsolutePaths) {
   EXPECT_EQ(InRoot(".."), (Opened{EXDEV, 0}));
   EXPECT_EQ(InRoot("a/../a/b"), (Opened{EXDEV, 0}));
