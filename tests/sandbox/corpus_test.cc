@@ -582,6 +582,19 @@ class ProcessRunTest : public CorpusTest {
     const auto& entry = report[target.c_str()];
     return entry.HasMember("exit_code") ? entry["exit_code"].GetInt() : -1000;
   }
+
+  // The writer tool's process.run child creates `inside` (a project path)
+  // and fails to create a file directly in /tmp.
+  void ExpectTheWritersChildWritesOnlyAt(const std::string& inside) {
+    ProcessResult run = RunTool("writer", R"({"targets": [")" + inside + R"(", ")" + outside_.string() + R"("]})");
+    ASSERT_FALSE(run.deadline_passed) << run;
+    ASSERT_EQ(run.exit_code, 0) << run;
+    rapidjson::Document report = Report(run);
+    EXPECT_EQ(ExitCodeOf(report, inside), 0) << run;
+    EXPECT_TRUE(fs::exists(project_ / inside)) << run;
+    EXPECT_NE(ExitCodeOf(report, outside_.string()), 0) << "the child wrote outside the project\n" << run;
+    EXPECT_FALSE(fs::exists(outside_)) << outside_ << " was created by a process.run child";
+  }
 };
 
 TEST_P(ProcessRunTest, AChildOfAWritableToolWritesInTheProjectButNotInTmp) {
@@ -589,15 +602,7 @@ TEST_P(ProcessRunTest, AChildOfAWritableToolWritesInTheProjectButNotInTmp) {
   // In src/, not the root: the root holds toolvfs.toml (sensitive), so the
   // sandbox grants its entries one by one and nothing new can be created
   // there (docs/sandbox.md, "Exceptions inside a prefix").
-  const std::string inside = "src/created-by-child.txt";
-  ProcessResult run = RunTool("writer", R"({"targets": [")" + inside + R"(", ")" + outside_.string() + R"("]})");
-  ASSERT_FALSE(run.deadline_passed) << run;
-  ASSERT_EQ(run.exit_code, 0) << run;
-  rapidjson::Document report = Report(run);
-  EXPECT_EQ(ExitCodeOf(report, inside), 0) << run;
-  EXPECT_TRUE(fs::exists(project_ / inside)) << run;
-  EXPECT_NE(ExitCodeOf(report, outside_.string()), 0) << "the child wrote outside the project\n" << run;
-  EXPECT_FALSE(fs::exists(outside_)) << outside_ << " was created by a process.run child";
+  ExpectTheWritersChildWritesOnlyAt("src/created-by-child.txt");
 }
 
 TEST_P(ProcessRunTest, AChildOfAReadOnlyToolWritesNowhere) {
@@ -622,15 +627,7 @@ TEST_P(ProcessRunTest, WhereOpenat2IsRefusedTheSandboxIsBuiltAndHolds) {
   for (const char* refusal : {"ENOSYS", "EPERM"}) {
     SCOPED_TRACE(refusal);
     host_wrapper_ = {Tool("without_openat2"), refusal};
-    const std::string inside = std::string("src/created-without-openat2-") + refusal + ".txt";
-    ProcessResult run = RunTool("writer", R"({"targets": [")" + inside + R"(", ")" + outside_.string() + R"("]})");
-    ASSERT_FALSE(run.deadline_passed) << run;
-    ASSERT_EQ(run.exit_code, 0) << run;
-    rapidjson::Document report = Report(run);
-    EXPECT_EQ(ExitCodeOf(report, inside), 0) << run;
-    EXPECT_TRUE(fs::exists(project_ / inside)) << run;
-    EXPECT_NE(ExitCodeOf(report, outside_.string()), 0) << "the child wrote outside the project\n" << run;
-    EXPECT_FALSE(fs::exists(outside_)) << outside_ << " was created by a process.run child";
+    ExpectTheWritersChildWritesOnlyAt(std::string("src/created-without-openat2-") + refusal + ".txt");
   }
 }
 
