@@ -18,8 +18,8 @@
 //       @modelcontextprotocol/server-filesystem from
 //       scripts/install-mcp-servers.sh) answering read_text_file calls of
 //       the same files from the same kind of bare asking loop; a tenth of
-//       the round trips, as it is 10 to 70 times slower. Skipped, with a note, when
-//       the server is not installed. Issue 3 quotes it at "about 0.15x";
+//       the round trips, as it is 10 to 70 times slower. Skipped, with a
+//       note, when the server is not installed. Issue 3 quotes it at "about 0.15x";
 //       which placement gives that figure says which one the targets were
 //       set in (docs/benchmarks.md, "Which placement the targets mean").
 // Prints medians and the ratios (b)/(a) in round trips per second and
@@ -32,7 +32,7 @@
 // inter-processor interrupt and a VM exit (about 20 µs on the machine of
 // docs/benchmarks.md). Left to the kernel, a run lands in one regime or
 // the other by chance. So every measurement runs in both placements, each
-// pinned for all three columns alike:
+// pinned for all columns alike:
 //   same:  answering side (host, reference child) and asking side (tool,
 //          reference parent) on one CPU;
 //   split: the answering side on one CPU, the asking side on another;
@@ -43,7 +43,8 @@
 //                  [--mcp-server SCRIPT | --no-mcp]
 //
 // Exit status: 0 after measuring (a missed target is printed, not an
-// error), 2 on a setup error.
+// error), 2 on a setup error. The targets are judged with the two sides on
+// two CPUs (split); the other placements print their ratios beside them.
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -114,7 +115,6 @@ struct Options {
   // (m): server-filesystem's entry script, run with node; empty: no (m).
   std::string mcp_server;
 };
-
 
 Options ParseOptions(int argc, char** argv) {
   Options options;
@@ -516,6 +516,18 @@ Figures ToolThroughToolvfs(VfsRuntime& runtime, const ToolConfig& tool, const Wo
   return figures;
 }
 
+// Starts `spec` (Fail naming `what` if it cannot) with its stdin and stdout
+// blocking on this side, like the reference's pipes.
+ChildProcess LaunchWithBlockingPipes(const LaunchSpec& spec, const std::string& what) {
+  Result<ChildProcess> launched = Launch(spec);
+  if (!launched.ok()) Fail(what + launched.status().message());
+  ChildProcess child = std::move(launched).value();
+  for (int fd : {child.stdin_fd().get(), child.stdout_fd().get()}) {
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  }
+  return child;
+}
+
 // (s): the same tool against the bare answering loop: init, then each
 // fs.read answered with its canned answer, until the tool's result.
 Figures ToolOnBareHost(const Options& options, const fs::path& root, const Workload& work,
@@ -526,13 +538,7 @@ Figures ToolOnBareHost(const Options& options, const fs::path& root, const Workl
   spec.environment = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"};
   spec.working_directory = root.string();
   spec.stdin_pipe_bytes = kToolStdinPipeBytes;  // the transport VfsRuntime gives the tool
-  Result<ChildProcess> launched = Launch(spec);
-  if (!launched.ok()) Fail("cannot start the tool: " + launched.status().message());
-  ChildProcess& child = launched.value();
-  // Blocking, like the reference's pipes.
-  for (int fd : {child.stdin_fd().get(), child.stdout_fd().get()}) {
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  }
+  ChildProcess child = LaunchWithBlockingPipes(spec, "cannot start the tool: ");
   InitInfo init;
   init.tool_name = "protocol_tool";
   init.arguments_json = ArgumentsJson(work, placement);
@@ -611,12 +617,7 @@ Figures McpServerReference(const Options& options, const fs::path& root, const W
   spec.program = "node";
   spec.args = {options.mcp_server, root.string()};
   spec.environment = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"};
-  Result<ChildProcess> launched = Launch(spec);
-  if (!launched.ok()) Fail(launched.status().message() + " (--no-mcp leaves out (m))");
-  ChildProcess& server = launched.value();
-  for (int fd : {server.stdin_fd().get(), server.stdout_fd().get()}) {
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  }
+  ChildProcess server = LaunchWithBlockingPipes(spec, "(m), the MCP filesystem server (--no-mcp leaves it out): ");
   RunOn(placement.asker_cpu);
   PipeLineReader reader(server.stdout_fd().get(), 4096);
   // The answer to the request with id `id` (the server writes the id last,
@@ -635,8 +636,11 @@ Figures McpServerReference(const Options& options, const fs::path& root, const W
       "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
       "\"capabilities\":{},\"clientInfo\":{\"name\":\"protocol_bench\",\"version\":\"1\"}}}\n"
       "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
-  if (!WriteAll(server.stdin_fd().get(), initialize)) FailQuotingStderr(server, "cannot write to the MCP filesystem server");
-  if (answer(0).find("\"result\"") == std::string_view::npos) FailQuotingStderr(server, "the MCP filesystem server refused initialize");
+  constexpr std::string_view kCannotWrite = "cannot write to the MCP filesystem server";
+  if (!WriteAll(server.stdin_fd().get(), initialize)) FailQuotingStderr(server, std::string(kCannotWrite));
+  if (answer(0).find("\"result\"") == std::string_view::npos) {
+    FailQuotingStderr(server, "the MCP filesystem server refused initialize");
+  }
   std::vector<std::string> requests;
   for (uint64_t i = 0; i < work.warmup + work.iterations; ++i) {
     requests.push_back(McpReadRequest(i + 1, (root / work.paths[i % work.paths.size()]).string()));
@@ -650,7 +654,7 @@ Figures McpServerReference(const Options& options, const fs::path& root, const W
       cpu_start = ThreadCpuMicroseconds();
       start = Clock::now();
     }
-    if (!WriteAll(server.stdin_fd().get(), requests[i])) FailQuotingStderr(server, "cannot write to the MCP filesystem server");
+    if (!WriteAll(server.stdin_fd().get(), requests[i])) FailQuotingStderr(server, std::string(kCannotWrite));
     std::string_view line = answer(i + 1);
     if (line.find("\"result\"") == std::string_view::npos || line.find("\"isError\":true") != std::string_view::npos) {
       FailQuotingStderr(server, "the MCP filesystem server failed: " + std::string(line.substr(0, 300)));
@@ -681,6 +685,10 @@ struct Case {
   double content_bytes;
   double target;
   bool throughput;  // report MB/s rather than round trips/s
+  // Issue 3's targets are judged with the two sides on two CPUs, where the
+  // issue's own figure of scale holds (docs/benchmarks.md); elsewhere the
+  // ratio is printed beside the target, not judged.
+  bool judged;
   Series reference, bare_host, toolvfs, mcp_server;
 };
 
@@ -740,8 +748,9 @@ void Report(const Case& c) {
     const double value = c.toolvfs.MedianOf(&Figures::round_trips_per_second) /
                          c.reference.MedianOf(&Figures::round_trips_per_second);
     auto [low, high] = std::minmax_element(per_round.begin(), per_round.end());
+    const char* verdict = !c.judged ? "judged on two CPUs, not here" : value >= c.target ? "met" : "MISSED";
     std::printf("  => toolvfs / reference = %.2f (rounds %.2f-%.2f), target >= %.1f: %s\n", value, *low, *high,
-                c.target, value >= c.target ? "met" : "MISSED");
+                c.target, verdict);
   }
   if (!c.reference.rounds.empty() && !c.mcp_server.rounds.empty()) {
     std::printf("  => MCP filesystem server / reference = %.3f (issue 3: \"about 0.15\")\n",
@@ -807,10 +816,11 @@ int main(int argc, char** argv) {
   std::vector<Placement> placements = MakePlacements(options.placements);
   std::vector<Case> cases;  // per placement: small, large
   for (const Placement& placement : placements) {
+    const bool two_cpus = placement.answerer_cpu >= 0 && placement.asker_cpu != placement.answerer_cpu;
     cases.push_back({"(b) fs.read of 1 KiB files (64 files in turn); " + placement.description, kSmallBytes,
-                     kSmallTarget, false, {}, {}, {}, {}});
+                     kSmallTarget, false, two_cpus, {}, {}, {}, {}});
     cases.push_back({"(c) fs.read of a 1 MiB text file; " + placement.description, kLargeBytes, kLargeTarget,
-                     true, {}, {}, {}, {}});
+                     true, two_cpus, {}, {}, {}, {}});
   }
   // Rounds alternate over placements and cases, so that a change in the
   // machine's state mid-run shows in every column alike.
