@@ -174,6 +174,13 @@ Result<ConfigValue> TypeConfigAnswer(const ToolQuestion& question, const ConfigV
   return Invalid("the answer to question " + Quote(question.id) + place + " is neither a boolean nor a string");
 }
 
+Result<ConfigValue::Object> ParseCallAnswers(std::string_view tool_name, std::string_view answers_json) {
+  Result<ConfigValue> answers = ParseJsonValue(answers_json);
+  if (answers.ok() && !answers->is_object()) answers = Invalid("not a JSON object");
+  if (!answers.ok()) return Invalid("Tool " + Quote(tool_name) + ": the answers are " + answers.status().message());
+  return std::move(answers->as_object());
+}
+
 Result<std::string> AddAnswer(std::string_view answers_json, const std::string& id, const ConfigValue& answer) {
   TOOLVFS_ASSIGN_OR_RETURN(ConfigValue answers, ParseJsonValue(answers_json));
   if (answers.is_null()) answers = ConfigValue(ConfigValue::Object());

@@ -45,6 +45,12 @@ Result<ConfigValue> TypeAnswer(const ToolQuestion& question, std::string_view va
 Result<ConfigValue> TypeConfigAnswer(const ToolQuestion& question, const ConfigValue& value,
                                      std::string_view where = "");
 
+// A call's answers (ToolCall::answers_json), parsed: one JSON object of
+// question id -> answer. InvalidArgument otherwise, one line naming the
+// tool: "Tool 'NAME': the answers are not a JSON object". Every runtime
+// that hands answers to a tool checks them here first.
+Result<ConfigValue::Object> ParseCallAnswers(std::string_view tool_name, std::string_view answers_json);
+
 // `answers_json` (a JSON object) with `id` set to `answer`, compact.
 Result<std::string> AddAnswer(std::string_view answers_json, const std::string& id, const ConfigValue& answer);
 

@@ -196,13 +196,12 @@ Result<Outcome> StdioRuntime::Execute(const ToolCall& call, const ToolConfig& to
   if (!tool.command) return Invalid("Tool " + Quote(tool.name) + " has no command to run");
   Result<ConfigValue> checked = CheckCallArguments(tool.name, call.arguments_json, tool.parameters);
   if (!checked.ok()) return checked.status();
-  Result<ConfigValue> answers = ParseJsonValue(call.answers_json);
-  if (!answers.ok()) return Invalid("Tool " + Quote(tool.name) + ": the answers are " + answers.status().message());
+  TOOLVFS_ASSIGN_OR_RETURN(ConfigValue::Object answers, ParseCallAnswers(tool.name, call.answers_json));
 
   TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<MaterializedView> view, project_.Materialize());
   ConfigValue context = TemplateContext(TemplateInputs{.tool_name = tool.name,
                                                        .arguments = std::move(checked).value(),
-                                                       .answers = std::move(answers).value(),
+                                                       .answers = ConfigValue(std::move(answers)),
                                                        .options = tool.options,
                                                        .root = view->path(),
                                                        .access = DirectAccessOf(tool, ToolKind::kStdio)});

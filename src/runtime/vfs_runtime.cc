@@ -128,6 +128,8 @@ Result<std::unique_ptr<VfsRuntime::PreparedRun>> VfsRuntime::Prepare(const ToolC
     return Status(StatusCode::kInvalidArgument,
                   "Tool " + Quote(tool.name) + " has no command to run");
   }
+  // The answers go into `init` as they are: they must be one JSON object.
+  TOOLVFS_RETURN_IF_ERROR(ParseCallAnswers(tool.name, call.answers_json).status());
   auto run = std::make_unique<PreparedRun>(project_, tool, ToolPolicy::ForTool(tool, options_.confinement.config_project_path),
                                            options_.inquirer);
   TOOLVFS_ASSIGN_OR_RETURN(PrivateTempDir temp, PrivateTempDir::Create());
@@ -217,13 +219,7 @@ Result<Outcome> VfsRuntime::Execute(const ToolCall& call, const ToolConfig& tool
 // first question without an answer there ends the run as needs_input, for
 // the caller to call again with the answer added.
 Result<Outcome> VfsRuntime::ExecuteStateful(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel) {
-  Result<ConfigValue> given = ParseJsonValue(call.answers_json);
-  if (given.ok() && !given->is_object()) given = Status(StatusCode::kInvalidArgument, "not a JSON object");
-  if (!given.ok()) {
-    return Status(StatusCode::kInvalidArgument,
-                  "Tool " + Quote(tool.name) + ": the answers are " + given.status().message());
-  }
-  const ConfigValue::Object& answers = given->as_object();
+  TOOLVFS_ASSIGN_OR_RETURN(const ConfigValue::Object answers, ParseCallAnswers(tool.name, call.answers_json));
   TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<StatefulRun> run, Start(call, tool, cancel));
   std::set<std::string, std::less<>> applied;
   uint64_t seen = 0;

@@ -79,7 +79,6 @@ class StatefulToolTest : public ::testing::Test {
     return VfsRuntime(*store_, VfsRuntimeOptions{.working_directory = dir_.path(), .confinement = {.sandbox = sandbox_}});
   }
 
-  // Waits for the next state that is not `running`.
   TempDir dir_;
   std::unique_ptr<ProjectFiles> store_;
   ToolConfig tool_;
@@ -278,13 +277,19 @@ TEST_F(StatefulToolTest, ExecuteAnswersFromTheCallOrReturnsTheQuestion) {
   ASSERT_FALSE(wrong.ok());
   EXPECT_EQ(wrong.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(wrong.status().message(), HasSubstr("'maybe'"));
-  // Answers that are not one JSON object are refused before the tool starts.
+  // Answers that are not one JSON object are refused before the tool
+  // starts, by every way into the vfs runtime: they would go into `init`.
+  ToolConfig single_call = tool_;
+  single_call.stateful = false;
   for (const char* malformed : {"[1]", "{\"proceed\":", "null"}) {
-    Result<Outcome> refused =
-        runtime.Execute(ToolCall{.name = "survey", .answers_json = malformed}, tool_, cancel_);
-    ASSERT_FALSE(refused.ok()) << malformed;
-    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
-    EXPECT_THAT(refused.status().message(), HasSubstr("the answers are")) << malformed;
+    const ToolCall call{.name = "survey", .answers_json = malformed};
+    Result<Outcome> refused = runtime.Execute(call, tool_, cancel_);
+    Result<Outcome> refused_single = runtime.Execute(call, single_call, cancel_);
+    Result<std::unique_ptr<StatefulRun>> not_started = runtime.Start(call, tool_, cancel_);
+    for (const Status& status : {refused.status(), refused_single.status(), not_started.status()}) {
+      EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << malformed;
+      EXPECT_THAT(status.message(), ::testing::StartsWith("Tool 'survey': the answers are ")) << malformed;
+    }
   }
 }
 

@@ -86,6 +86,17 @@ TEST_F(StdioRuntimeTest, InvalidArgumentsNeverStartTheTool) {
   EXPECT_FALSE(fs::exists(root_ + "/out/started"));
 }
 
+TEST_F(StdioRuntimeTest, AnswersThatAreNotOneObjectNeverStartTheTool) {
+  ToolConfig tool = PythonTool("open('out/started', 'w')");
+  for (const char* malformed : {"[1]", "{\"go\":", "null", "\"yes\""}) {
+    Result<Outcome> outcome = Run(tool, "{}", malformed);
+    ASSERT_FALSE(outcome.ok()) << malformed;
+    EXPECT_EQ(outcome.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(outcome.status().message(), ::testing::StartsWith("Tool 'py': the answers are ")) << malformed;
+  }
+  EXPECT_FALSE(fs::exists(root_ + "/out/started"));
+}
+
 TEST_F(StdioRuntimeTest, ErrorNeedsInputEnvelopeAndRaw) {
   Result<Outcome> error = Run(PythonTool(
       R"(print('{"type":"error","message":"bad","transient":true}'); raise SystemExit(1))"));
