@@ -73,8 +73,9 @@ Result<std::string> ReadToEnd(int fd, uint64_t limit, const std::function<std::s
     const size_t wanted = buffer.size() - shift - used;
     ssize_t got = ::read(fd, buffer.data() + shift + used, wanted);
     if (got < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoToStatus(errno, what());
+      const int error = errno;  // before what(), which runs the caller's code
+      if (error == EINTR) continue;
+      return ErrnoToStatus(error, what());
     }
     if (got == 0) break;
     used += static_cast<size_t>(got);

@@ -8,8 +8,8 @@
 //    ABI this kernel offers. It allocates, opens files and returns a Status.
 //  - Child side: ApplyLandlockRuleset() is the only function that may run
 //    between fork and exec. It is async-signal-safe: one prctl check and one
-//    syscall, no allocation, no logging; it returns an errno for the
-//    launcher's error pipe.
+//    syscall, no allocation, no logging; it returns an errno, which the
+//    launcher reports as the failed step.
 //
 // What is denied is everything the rules do not grant, for every access
 // right the kernel can restrict ("handled"): the domain is default-deny.

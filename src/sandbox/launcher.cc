@@ -179,7 +179,8 @@ int RunToolInPidNamespace(void* plan_pointer) {
 
 // Runs in the child between its start and exec: async-signal-safe syscalls
 // only. Without a PID namespace the child shares the parent's memory
-// (vfork_clone.h): it reads `plan` and writes nothing else of the parent's.
+// (vfork_clone.h): it reads `plan` and writes nothing of the parent's but
+// *plan.shared_failure, the step that failed.
 [[noreturn]] void RunChild(const ChildPlan& plan) {
   if (setsid() < 0) FailChildStep(plan, kSetsid, errno);
 
