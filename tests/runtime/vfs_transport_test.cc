@@ -3,6 +3,9 @@
 // (kToolStdinPipeBytes), and, under the sandbox, one user namespace shared
 // by the starts of one tool (namespaces.h, SharedUserNamespace). A real
 // Python tool under the real sandbox reports what it sees.
+#include <unistd.h>
+
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -11,39 +14,73 @@
 #include "project/fs_store.h"
 #include "project/test_util.h"
 #include "runtime/vfs_runtime.h"
+#include "sandbox/kernel_features.h"
 
 namespace toolvfs {
 namespace {
 
-// A vfs tool that answers init with the capacity of its stdin pipe.
-ToolConfig PipeReporter() {
+// A vfs tool named `name` that answers init with the capacity of its stdin
+// pipe and the user namespace it runs in: "262144 user:[4026532000]".
+ToolConfig PipeReporter(const std::string& name = "pipe_reporter") {
   ToolConfig tool;
-  tool.name = "pipe_reporter";
+  tool.name = name;
   tool.runtime = RuntimeKind::kVfs;
   const std::string code =
-      "import fcntl, json, sys\n"
+      "import fcntl, json, os, sys\n"
       "sys.stdin.readline()\n"
-      "size = fcntl.fcntl(0, fcntl.F_GETPIPE_SZ)\n"
+      "report = '%d %s' % (fcntl.fcntl(0, fcntl.F_GETPIPE_SZ), os.readlink('/proc/self/ns/user'))\n"
       "sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'method': 'result',\n"
-      "                             'params': {'content': str(size)}}) + '\\n')\n";
+      "                             'params': {'content': report}}) + '\\n')\n";
   tool.command = CommandSpec{.program = TOOLVFS_TEST_PYTHON3, .args = {"-c", code}};
   return tool;
 }
 
-TEST(VfsTransportTest, TheToolsStdinPipeHoldsAQuarterMebibyte) {
-  TempDir dir;
-  Result<std::unique_ptr<ProjectFiles>> store = OpenFsStore(dir.path());
-  ASSERT_TRUE(store.ok()) << store.status().message();
-  VfsRuntime runtime(**store, VfsRuntimeOptions{.working_directory = dir.path()});
-  const ToolConfig tool = PipeReporter();
-  CancelToken cancel;
-  for (int run = 0; run < 2; ++run) {  // the second start joins the first's user namespace
-    Result<Outcome> outcome = runtime.Execute(ToolCall{.name = tool.name}, tool, cancel);
-    ASSERT_TRUE(outcome.ok()) << outcome.status().message();
-    ASSERT_FALSE(outcome->is_error) << (outcome->error ? outcome->error->message : "") << outcome->stderr_tail;
-    ASSERT_EQ(outcome->content.size(), 1u);
-    EXPECT_EQ(outcome->content.front().text, std::to_string(kToolStdinPipeBytes));
+class VfsTransportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<std::unique_ptr<ProjectFiles>> store = OpenFsStore(dir_.path());
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    store_ = std::move(store).value();
   }
+
+  // What the tool reported: its pipe capacity, and its user namespace.
+  std::pair<std::string, std::string> Report(VfsRuntime& runtime, const ToolConfig& tool) {
+    CancelToken cancel;
+    Result<Outcome> outcome = runtime.Execute(ToolCall{.name = tool.name}, tool, cancel);
+    EXPECT_TRUE(outcome.ok()) << outcome.status().message();
+    if (!outcome.ok()) return {};
+    EXPECT_FALSE(outcome->is_error) << (outcome->error ? outcome->error->message : "") << outcome->stderr_tail;
+    if (outcome->content.size() != 1) return {};
+    const std::string& text = outcome->content.front().text;
+    const size_t space = text.find(' ');
+    return {text.substr(0, space), space == std::string::npos ? "" : text.substr(space + 1)};
+  }
+
+  TempDir dir_;
+  std::unique_ptr<ProjectFiles> store_;
+};
+
+TEST_F(VfsTransportTest, TheToolsStdinPipeHoldsAQuarterMebibyte) {
+  VfsRuntime runtime(*store_, VfsRuntimeOptions{.working_directory = dir_.path(), .confinement = {.sandbox = {}}});
+  EXPECT_EQ(Report(runtime, PipeReporter()).first, std::to_string(kToolStdinPipeBytes));
+}
+
+// Under the sandbox the starts of one tool join one user namespace, made
+// for that tool's name; another tool gets another.
+TEST_F(VfsTransportTest, StartsOfOneToolShareItsUserNamespace) {
+  const FeatureProbe user_namespaces = ProbeUserNamespaces();
+  if (!user_namespaces.available) GTEST_SKIP() << "needs user namespaces: " << user_namespaces.detail;
+  VfsRuntime runtime(*store_, VfsRuntimeOptions{.working_directory = dir_.path()});
+  const auto [pipe_bytes, first] = Report(runtime, PipeReporter("transport_first"));
+  EXPECT_EQ(pipe_bytes, std::to_string(kToolStdinPipeBytes));  // under the sandbox too
+  ASSERT_THAT(first, ::testing::StartsWith("user:["));
+  EXPECT_EQ(Report(runtime, PipeReporter("transport_first")).second, first);
+  const std::string other = Report(runtime, PipeReporter("transport_second")).second;
+  ASSERT_THAT(other, ::testing::StartsWith("user:["));
+  EXPECT_NE(other, first);
+  char own[64] = {};
+  ASSERT_GT(readlink("/proc/self/ns/user", own, sizeof own - 1), 0);
+  EXPECT_NE(first, own);
 }
 
 }  // namespace
