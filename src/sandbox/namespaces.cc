@@ -198,17 +198,17 @@ Result<UniqueFd> CreateUserNamespace() {
 
 Result<int> SharedUserNamespace(const std::string& key) {
   static std::mutex mutex;
-  static std::map<std::string, UniqueFd, std::less<>>* namespaces =
-      new std::map<std::string, UniqueFd, std::less<>>();  // never destroyed: fds live until exit
+  // The namespace of each key, or why making it failed: a failure is not
+  // retried, or every start of the tool would fork the host again.
+  static auto* namespaces =
+      new std::map<std::string, Result<UniqueFd>, std::less<>>();  // never destroyed: fds live until exit
   // Its id maps name the ids it was made with.
   const std::string full_key = std::to_string(geteuid()) + ":" + std::to_string(getegid()) + ":" + key;
   std::lock_guard lock(mutex);
   auto found = namespaces->find(full_key);
-  if (found != namespaces->end()) return found->second.get();
-  TOOLVFS_ASSIGN_OR_RETURN(UniqueFd created, CreateUserNamespace());
-  const int fd = created.get();
-  namespaces->emplace(full_key, std::move(created));
-  return fd;
+  if (found == namespaces->end()) found = namespaces->emplace(full_key, CreateUserNamespace()).first;
+  if (!found->second.ok()) return found->second.status();
+  return found->second->get();
 }
 
 pid_t ForkWithoutHandlers() noexcept {

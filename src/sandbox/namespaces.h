@@ -96,7 +96,9 @@ NamespacePlan PlanNamespaces(const NamespaceOptions& options, int shared_user_na
 // concurrent runs of one tool count their threads against max_processes
 // together; a vfs tool has no other namespace, so nothing else is shared
 // (each start still gets its own Landlock domain, which also scopes
-// signals on ABI >= 6). Thread safe; the fd is valid until exit.
+// signals on ABI >= 6). Should making it fail, the failure is kept too
+// and returned for the key without trying again (the caller then has each
+// start create its own). Thread safe; the fd is valid until exit.
 Result<int> SharedUserNamespace(const std::string& key);
 
 // setns into plan.shared_user_namespace_fd when it is >= 0; else

@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -212,6 +213,46 @@ TEST(NamespacesTest, StartsOfOneVfsToolShareItsUserNamespace) {
   const SandboxProfile process_child = BuildProfile(project, {.namespaces_only = true, .tool_name = "shared-ns-first"});
   EXPECT_EQ(process_child.shared_user_namespace_fd(), -1);
   EXPECT_NE(RunShell("readlink /proc/self/ns/user", process_child), RunShell("readlink /proc/self/ns/user", process_child));
+}
+
+// A failure to make a tool's shared namespace is kept: the next start of
+// that tool does not fork the host to try again. Made to fail by a process
+// limit of 0, as uid 65534 (root is exempt from it), in a forked child.
+TEST(NamespacesTest, AFailureToMakeTheSharedNamespaceIsNotRetried) {
+  SKIP_WITHOUT_USER_NAMESPACES();
+  const ForkedChildOutcome outcome = RunInForkedChild([](int report_fd) {
+    auto report = [report_fd](const std::string& text) {
+      ssize_t ignored = write(report_fd, text.data(), text.size());
+      (void)ignored;
+    };
+    if (geteuid() == 0 && (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0)) {
+      report("cannot become uid 65534");
+      return 1;
+    }
+    prctl(PR_SET_DUMPABLE, 1);  // cleared by the uid change; /proc/PID/ns of the child needs it
+    rlimit processes{};
+    getrlimit(RLIMIT_NPROC, &processes);
+    const rlimit none{.rlim_cur = 0, .rlim_max = processes.rlim_max};
+    if (setrlimit(RLIMIT_NPROC, &none) != 0) return 2;
+    Result<int> failed = SharedUserNamespace("retry-test");
+    if (failed.ok()) {
+      report("made a namespace with a process limit of 0");
+      return 3;
+    }
+    if (setrlimit(RLIMIT_NPROC, &processes) != 0) return 4;
+    Result<int> again = SharedUserNamespace("retry-test");
+    if (again.ok() || again.status().message() != failed.status().message()) {
+      report("tried again: " + (again.ok() ? std::string("made one") : again.status().message()));
+      return 5;
+    }
+    Result<int> other = SharedUserNamespace("retry-test-other");  // the limit is back
+    if (!other.ok()) {
+      report("another key failed: " + other.status().message());
+      return 6;
+    }
+    return 0;
+  });
+  EXPECT_TRUE(outcome.exited && outcome.code == 0) << outcome.Describe() << ": " << outcome.report;
 }
 
 TEST(NamespacesTest, AHostWithItsStandardStreamsClosedStartsSandboxedTools) {
