@@ -459,9 +459,11 @@ TEST_F(RunExecTest, UnknownToolListsTheConfiguredNames) {
   EXPECT_THAT(result.err, AllOf(StartsWith("toolvfs: run: Unknown tool 'nope'"),
                                 HasSubstr("toolvfs.toml configures: "),
                                 HasSubstr("blocks, builtin_tool, crash, echo")));
-  // The tool name is checked before --args is read (from stdin here, which
-  // would otherwise wait at a terminal).
-  result = Toolvfs({"run", "nope", "--args", "@-"});
+  // The tool name is checked before --args is read (which may be stdin,
+  // waiting at a terminal for `@-`): the error is the name's, not the
+  // arguments' that are not JSON.
+  Write("not_json.txt", "not json");
+  result = Toolvfs({"run", "nope", "--args", "@not_json.txt"});
   EXPECT_EQ(result.exit_code, 2);
   ExpectOneLineError(result);
   EXPECT_THAT(result.err, StartsWith("toolvfs: run: Unknown tool 'nope'"));
@@ -535,6 +537,9 @@ TEST_F(RunExecTest, StdioToolsRunAndOtherRuntimesAreRefusedPerTool) {
   ProcessResult answered = Toolvfs({"run", "explicit_stdio", "--answer", "go=yes"});
   EXPECT_EQ(answered.exit_code, 0) << answered.err;
   EXPECT_EQ(answered.out, "went: true\n");  // typed: the Boolean question gets a JSON boolean
+  // A stdio tool reads files itself, under the sandbox: it makes no
+  // requests, and no audit log is opened for it.
+  EXPECT_FALSE(fs::exists(root_ + "/.toolvfs/audit.jsonl"));
 
   ProcessResult builtin = Toolvfs({"run", "builtin_tool"});
   EXPECT_EQ(builtin.exit_code, 2);
