@@ -10,6 +10,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -182,6 +183,36 @@ TEST_F(RawStatefulToolTest, AMalformedQuestionFailsTheRunAndStopsTheTool) {
   EXPECT_TRUE(stopped.outcome->is_error);
   EXPECT_THAT(Text(*stopped.outcome), HasSubstr("Tool 'raw' asked an invalid question: "));
   EXPECT_THAT(Text(*stopped.outcome), HasSubstr("Colour"));
+}
+
+// WaitForChange shows every change a caller may want to show (progress
+// included), and blocks while the tool waits for its answer.
+TEST_F(StatefulToolTest, WaitForChangeReturnsEachNewerStateAndBlocksWhileWaiting) {
+  VfsRuntime runtime = Runtime();
+  Result<std::unique_ptr<StatefulRun>> started = runtime.Start(ToolCall{.name = "survey"}, tool_, cancel_);
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  StatefulRun& run = **started;
+  ToolState state = run.WaitForChange(0);
+  while (state.kind == ToolState::Kind::kRunning) {
+    const uint64_t before = state.version;
+    state = run.WaitForChange(before);
+    ASSERT_GT(state.version, before);
+  }
+  ASSERT_EQ(state.kind, ToolState::Kind::kWaiting);
+  ASSERT_TRUE(state.question);
+  std::atomic<bool> returned = false;
+  ToolState next;
+  std::thread waiter([&] {
+    next = run.WaitForChange(state.version);
+    returned = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(returned) << "WaitForChange returned while the tool waited";
+  ASSERT_TRUE(run.Apply("true").ok());
+  waiter.join();
+  EXPECT_GT(next.version, state.version);
+  EXPECT_NE(next.kind, ToolState::Kind::kStopped);  // progress or the next question, not the end
+  run.Abort();
 }
 
 TEST_F(StatefulToolTest, WaitingForTheCallerIsNotIdleness) {
