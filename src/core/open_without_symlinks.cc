@@ -34,23 +34,6 @@ bool Openat2IsRefused() {
   return refused;
 }
 
-// Returns an fd, or -1 with errno set; -2 when openat2 is not usable here.
-int OpenWithOpenat2(int directory_fd, const std::string& path, int flags, bool beneath) {
-  struct open_how how = {};
-  how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
-  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | (beneath ? RESOLVE_BENEATH : 0);
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    long fd = syscall(SYS_openat2, directory_fd, path.c_str(), &how, sizeof how);
-    if (fd >= 0) return static_cast<int>(fd);
-    if (errno == ENOSYS || (errno == EPERM && Openat2IsRefused())) {
-      openat2_works.store(false, std::memory_order_relaxed);
-      return -2;
-    }
-    if (errno != EAGAIN && errno != EINTR) break;  // EAGAIN: a concurrent rename; retry
-  }
-  return -1;
-}
-
 // The directory `name` in `at`, opened O_PATH without following it; ELOOP
 // for a symlink, ENOTDIR for anything else that is not a directory.
 UniqueFd OpenDirectoryStep(int at, const std::string& name) {
@@ -115,15 +98,38 @@ bool HasParentComponent(std::string_view path) {
 
 }  // namespace
 
+UniqueFd Openat2(int directory_fd, const char* path, int flags, uint64_t resolve) {
+  if (!openat2_works.load(std::memory_order_relaxed)) {
+    errno = ENOSYS;
+    return UniqueFd();
+  }
+  struct open_how how = {};
+  how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
+  how.resolve = resolve;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    long fd = syscall(SYS_openat2, directory_fd, path, &how, sizeof how);
+    if (fd >= 0) return UniqueFd(static_cast<int>(fd));
+    if (errno == ENOSYS || (errno == EPERM && Openat2IsRefused())) {
+      openat2_works.store(false, std::memory_order_relaxed);
+      errno = ENOSYS;
+      return UniqueFd();
+    }
+    if (errno != EAGAIN && errno != EINTR) break;
+  }
+  return UniqueFd();
+}
+
 UniqueFd OpenWithoutSymlinks(int directory_fd, std::string_view path, int flags, bool beneath,
                              SymlinkFreeMethod method) {
   if (beneath && (HasParentComponent(path) || (!path.empty() && path.front() == '/'))) {
     errno = EXDEV;
     return UniqueFd();
   }
-  if (method == SymlinkFreeMethod::kAuto && openat2_works.load(std::memory_order_relaxed)) {
-    int fd = OpenWithOpenat2(directory_fd, std::string(path.empty() ? "." : path), flags, beneath);
-    if (fd != -2) return UniqueFd(fd);
+  if (method == SymlinkFreeMethod::kAuto) {
+    const std::string path_string(path.empty() ? std::string_view(".") : path);
+    UniqueFd fd = Openat2(directory_fd, path_string.c_str(), flags,
+                          RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | (beneath ? RESOLVE_BENEATH : 0));
+    if (fd || errno != ENOSYS) return fd;
   }
   return OpenByWalk(directory_fd, path, flags);
 }

@@ -15,11 +15,20 @@
 // Thread safety: safe from any thread.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "core/unique_fd.h"
 
 namespace toolvfs {
+
+// One openat2(directory_fd, path, {flags | O_CLOEXEC, resolve}), retried
+// on EAGAIN (a concurrent rename) and EINTR. An empty fd on failure, errno
+// telling why; ENOSYS means openat2 is not usable in this process: the
+// kernel lacks it, or a seccomp filter refuses it for every path (once
+// seen, later calls fail with ENOSYS at once). Callers then resolve the
+// path their own way.
+UniqueFd Openat2(int directory_fd, const char* path, int flags, uint64_t resolve);
 
 enum class SymlinkFreeMethod {
   kAuto,  // openat2 where it works, else the walk

@@ -36,6 +36,7 @@
 #include <optional>
 
 #include "core/io.h"
+#include "core/open_without_symlinks.h"
 #include "core/text.h"
 #include "core/unique_fd.h"
 #include "project/grep.h"
@@ -217,7 +218,7 @@ class FsStore final : public ProjectFiles {
       : root_(std::move(root)),
         root_path_(std::move(root_path)),
         options_(options),
-        use_openat2_(resolution == FsResolution::kAuto) {}
+        resolve_with_openat2_(resolution == FsResolution::kAuto) {}
 
   // A regular file opened for reading at `path` (normalized), and its size.
   struct OpenedFile {
@@ -496,50 +497,26 @@ class FsStore final : public ProjectFiles {
   // it does not walk instead: the caller's own walk follows the symlinks
   // that stay inside the project.
   UniqueFd OpenIfNoSymlinkByOpenat2(const std::string& path, int flags) {
-    if (!use_openat2_.load(std::memory_order_relaxed)) {
+    if (!resolve_with_openat2_) {
       errno = ENOSYS;
       return UniqueFd();
     }
-    for (int attempt = 0; attempt < 3; ++attempt) {
-      struct open_how how = {};
-      how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
-      how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-      UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, root_.get(), path.c_str(), &how, sizeof how)));
-      if (fd) return fd;
-      if (errno == ENOSYS || errno == EPERM /* a seccomp filter that forbids it */) {
-        use_openat2_.store(false, std::memory_order_relaxed);
-        errno = ENOSYS;
-        return UniqueFd();
-      }
-      if (errno != EAGAIN && errno != EINTR) break;
-    }
-    return UniqueFd();
+    return Openat2(root_.get(), path.c_str(), flags, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
   }
 
   // Opens normalized `path`, following symlinks that stay inside, with
   // `flags` (O_CLOEXEC is added; with O_NOFOLLOW a final symlink is not
   // followed and the open fails).
   Result<UniqueFd> OpenResolved(std::string_view path, int flags, const ErrorContext& context) {
-    if (use_openat2_.load(std::memory_order_relaxed)) {
-      std::string path_string(path.empty() ? std::string_view(".") : path);
-      for (int attempt = 0; attempt < 3; ++attempt) {
-        struct open_how how = {};
-        how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
-        how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
-        long fd = ::syscall(SYS_openat2, root_.get(), path_string.c_str(), &how, sizeof how);
-        if (fd >= 0) return UniqueFd(static_cast<int>(fd));
-        if (errno == ENOSYS || errno == EPERM /* a seccomp filter that forbids it */) {
-          use_openat2_.store(false, std::memory_order_relaxed);
-          break;
-        }
-        if (errno == EAGAIN || errno == EINTR) continue;  // a concurrent rename: retry
-        // EXDEV/ELOOP: an escape, or an absolute symlink inside; ENOTDIR:
-        // which component is a file? The walk tells, in both cases.
-        // ENXIO: a socket (or a device without a driver); the walk names it.
-        if (errno != EXDEV && errno != ELOOP && errno != ENOTDIR && errno != ENXIO) {
-          return PathError(errno, context);
-        }
-        break;
+    if (resolve_with_openat2_) {
+      const std::string path_string(path.empty() ? std::string_view(".") : path);
+      UniqueFd fd = Openat2(root_.get(), path_string.c_str(), flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
+      if (fd) return fd;
+      // ENOSYS: no openat2 here. EXDEV/ELOOP: an escape, or an absolute
+      // symlink inside; ENOTDIR: which component is a file? ENXIO: a socket
+      // (or a device without a driver). The walk tells, in all these cases.
+      if (errno != ENOSYS && errno != EXDEV && errno != ELOOP && errno != ENOTDIR && errno != ENXIO) {
+        return PathError(errno, context);
       }
     }
     bool follow_final = (flags & O_NOFOLLOW) == 0;
@@ -874,7 +851,9 @@ class FsStore final : public ProjectFiles {
   UniqueFd root_;
   std::string root_path_;  // absolute, symlinks resolved; for display and absolute symlinks
   StoreOptions options_;
-  std::atomic<bool> use_openat2_;
+  // kAuto: openat2 first (core's Openat2 says once it is not usable in
+  // this process); kWalk: the component walk only (tests cover both).
+  const bool resolve_with_openat2_;
   std::array<std::mutex, 64> write_locks_;
 };
 
