@@ -23,6 +23,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kIo: return "io";
     case StatusCode::kInternal: return "internal";
     case StatusCode::kUnsupported: return "unsupported";
+    case StatusCode::kChanged: return "changed";
   }
   return "unknown";
 }
@@ -53,6 +54,7 @@ Status NoProjectError(std::string m) { return {StatusCode::kNoProject, std::move
 Status IoError(std::string m) { return {StatusCode::kIo, std::move(m)}; }
 Status InternalError(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 Status UnsupportedError(std::string m) { return {StatusCode::kUnsupported, std::move(m)}; }
+Status ChangedError(std::string m) { return {StatusCode::kChanged, std::move(m)}; }
 
 Status ErrnoToStatus(int error_number, std::string_view what) {
   std::string message(what);

@@ -33,6 +33,9 @@ enum class StatusCode {
   kIo,                 // the operating system failed an I/O operation
   kInternal,           // a bug in toolvfs
   kUnsupported,        // the operation does not exist for this target
+  kChanged,            // the target changed between the policy's check and the act
+                       // (a symlink appeared on a path judged without one); a
+                       // retry judges it again
 };
 
 // Stable lower-case name of a code, e.g. "not_found"; used in logs and JSON.
@@ -73,6 +76,7 @@ Status NoProjectError(std::string message);
 Status IoError(std::string message);
 Status InternalError(std::string message);
 Status UnsupportedError(std::string message);
+Status ChangedError(std::string message);
 
 // Converts an errno value into a Status with the matching code, with the
 // message "<what>: <strerror>" (e.g. "Cannot read 'a.txt': No such file...").

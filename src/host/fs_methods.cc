@@ -3,6 +3,7 @@
 // checks and words its errors; this file only adds the protocol's view:
 // parameter names, encodings, pagination and the wire shape of results.
 #include <algorithm>
+#include <initializer_list>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -39,40 +40,71 @@ std::string TargetOf(std::string_view resolved_path) {
   return resolved_path.empty() ? std::string(".") : std::string(resolved_path);
 }
 
-// Asks the gate for `access` to `path`: OK to go on, or the denial to answer.
+// One path a request acts on, as the policy judges it.
+struct JudgedPath {
+  std::string_view path;
+  FileAccess access;
+  FinalLink final_link = FinalLink::kFollow;
+};
+
+// Acts on exactly the objects the policy judged (SPEC.md §2.1: the check
+// and the use happen on the same object). Resolves each path, asks the
+// gate, then runs `act(store, resolved paths)` on the store's
+// WithoutSymlinks() view, which refuses a symlink swapped in on the way
+// since the check instead of following it; then everything is judged again
+// (RetryWhileChanged). Without that, a racer could swap `src/a.txt` for a
+// link to `.env`, or `src/d` for a link to `..`, between the two.
 //
 // Writing, deleting or renaming the root itself is left to the store, which
 // refuses it with the precise reason (every store must: project_files.h),
 // rather than reported as a policy denial of a request that cannot exist.
-Status AuthorizePath(const MethodContext& context, RequestScope& scope, FileAccess access,
-                     std::string_view path, FinalLink final_link = FinalLink::kFollow) {
-  TOOLVFS_ASSIGN_OR_RETURN(std::string resolved, ResolveForPolicy(context.project, path, final_link));
-  if (access == FileAccess::kWrite && resolved.empty()) return OkStatus();
-  return context.gate.Authorize(scope, FileAccessName(access), TargetOf(resolved),
-                                context.gate.policy().files.Check(access, resolved));
+template <typename Act>
+auto ActOnJudged(const MethodContext& context, RequestScope& scope, std::initializer_list<JudgedPath> paths,
+                 Act&& act) -> decltype(act(context.project, std::vector<std::string>())) {
+  using Answer = decltype(act(context.project, std::vector<std::string>()));
+  return RetryWhileChanged([&]() -> Answer {
+    std::vector<std::string> resolved;
+    for (const JudgedPath& judged : paths) {
+      TOOLVFS_ASSIGN_OR_RETURN(std::string one, ResolveForPolicy(context.project, judged.path, judged.final_link));
+      if (judged.access != FileAccess::kWrite || !one.empty()) {
+        TOOLVFS_RETURN_IF_ERROR(context.gate.Authorize(scope, FileAccessName(judged.access), TargetOf(one),
+                                                       context.gate.policy().files.Check(judged.access, one)));
+      }
+      resolved.push_back(std::move(one));
+    }
+    return act(context.project.WithoutSymlinks(), resolved);
+  });
 }
 
 // Before a directory is deleted or moved: everything in it must be
 // writable too. The policy judges prefixes, but patterns that match at any
 // depth (**/.env, **/*.key) can only be found by looking, so the tree is
-// walked (symlinks are entries, not followed). Uncovered entries pass: the
-// directory's own decision stands for them.
-Status AuthorizeTreeBelow(const MethodContext& context, RequestScope& scope, std::string_view path) {
-  TOOLVFS_ASSIGN_OR_RETURN(std::string root, ResolveForPolicy(context.project, path, FinalLink::kActOnLink));
-  Result<FileMetadata> metadata = context.project.Metadata(root);
+// walked. Symlinks are entries, never followed: moving or deleting one
+// leaves its target alone (and a cycle of them must not be walked
+// forever). Uncovered entries pass: the directory's own decision stands
+// for them. `resolved` is the entry itself, as ResolveForPolicy(kActOnLink)
+// gave it.
+Status AuthorizeTreeBelow(const MethodContext& context, RequestScope& scope, ProjectFiles& judged,
+                          const std::string& resolved) {
+  // A symlink (even to a directory) has nothing below it to move.
+  TOOLVFS_ASSIGN_OR_RETURN(std::string followed, context.project.ResolvePath(resolved));
+  if (followed != resolved) return OkStatus();
+  Result<FileMetadata> metadata = judged.Metadata(resolved);
   if (!metadata.ok() || metadata->kind != EntryKind::kDirectory) return OkStatus();  // the store reports
-  std::vector<std::string> directories = {root};
+  std::vector<std::string> directories = {resolved};
   while (!directories.empty()) {
+    if (scope.cancelled()) return CancelledError(std::string(scope.method()) + " was cancelled while checking " +
+                                                 DisplayPath(resolved));
     std::string directory = std::move(directories.back());
     directories.pop_back();
-    TOOLVFS_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, context.project.ListDir(directory));
+    TOOLVFS_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, judged.ListDir(directory));
     for (const DirEntry& entry : entries) {
       std::string below = JoinPath(directory, entry.name);
       PolicyDecision decision = context.gate.policy().files.Check(FileAccess::kWrite, below);
       if (decision.decision == Decision::kDeny) {
         return context.gate.Authorize(scope, "write", TargetOf(below), decision);
       }
-      if (entry.kind == EntryKind::kDirectory) directories.push_back(std::move(below));
+      if (entry.kind == EntryKind::kDirectory && !entry.is_symlink()) directories.push_back(std::move(below));
     }
   }
   return OkStatus();
@@ -147,9 +179,7 @@ Result<WireMessage> ServeWrite(const Message& request, const MethodContext& cont
   }
   // create never follows a final symlink; overwrite and append write
   // through it.
-  TOOLVFS_RETURN_IF_ERROR(AuthorizePath(context, scope, FileAccess::kWrite, path,
-                                        mode == WriteMode::kCreate ? FinalLink::kActOnLink
-                                                                   : FinalLink::kFollow));
+  FinalLink final_link = mode == WriteMode::kCreate ? FinalLink::kActOnLink : FinalLink::kFollow;
 
   // Text is written straight from the parsed message, without a copy.
   std::string decoded;
@@ -157,7 +187,10 @@ Result<WireMessage> ServeWrite(const Message& request, const MethodContext& cont
     TOOLVFS_ASSIGN_OR_RETURN(decoded, Base64Decode(content));
     content = decoded;
   }
-  TOOLVFS_RETURN_IF_ERROR(context.project.Write(path, content, mode));
+  TOOLVFS_RETURN_IF_ERROR(ActOnJudged(context, scope, {{path, FileAccess::kWrite, final_link}},
+                                      [&](ProjectFiles& judged, const std::vector<std::string>& resolved) {
+                                        return judged.Write(resolved[0], content, mode);
+                                      }));
   return SerializeResult(request.id(), [&](JsonWriter& writer) {
     writer.StartObject();
     WriteJsonKey(writer, "size");
@@ -171,8 +204,10 @@ Result<WireMessage> ServeExists(const Message& request, const MethodContext& con
   const Params& params = request.params();
   TOOLVFS_RETURN_IF_ERROR(params.ExpectOnly({"path"}));
   TOOLVFS_ASSIGN_OR_RETURN(std::string_view path, params.String("path"));
-  TOOLVFS_RETURN_IF_ERROR(AuthorizePath(context, scope, FileAccess::kRead, path));
-  TOOLVFS_ASSIGN_OR_RETURN(bool exists, context.project.Exists(path));
+  TOOLVFS_ASSIGN_OR_RETURN(bool exists, ActOnJudged(context, scope, {{path, FileAccess::kRead}},
+                                                     [](ProjectFiles& judged, const std::vector<std::string>& resolved) {
+                                                       return judged.Exists(resolved[0]);
+                                                     }));
   return SerializeResult(request.id(), [&](JsonWriter& writer) {
     writer.StartObject();
     WriteJsonKey(writer, "exists");
@@ -187,21 +222,28 @@ Result<WireMessage> ServeExists(const Message& request, const MethodContext& con
 // offset and limit knows when it is done; an offset past the end gives no
 // entries, limit 0 none at all (only the total). Entries the tool may not
 // read at all (denied or sensitive) are left out, so a listing reveals no
-// more than reads would; they do not count in `total`.
+// more than reads would; they do not count in `total`. A symlink is judged
+// by its own path and by where it leads: one to a denied or sensitive path
+// is left out too.
 Result<WireMessage> ServeListDir(const Message& request, const MethodContext& context, RequestScope& scope) {
   const Params& params = request.params();
   TOOLVFS_RETURN_IF_ERROR(params.ExpectOnly({"path", "offset", "limit"}));
   TOOLVFS_ASSIGN_OR_RETURN(std::string_view path, params.String("path"));
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<uint64_t> offset, params.OptionalUint("offset"));
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<uint64_t> limit, params.OptionalUint("limit"));
-  TOOLVFS_ASSIGN_OR_RETURN(std::string directory, context.project.ResolvePath(path));
-  TOOLVFS_RETURN_IF_ERROR(context.gate.Authorize(
-      scope, "read", TargetOf(directory),
-      context.gate.policy().files.Check(FileAccess::kRead, directory)));
-  TOOLVFS_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, context.project.ListDir(path));
+  std::string directory;
+  TOOLVFS_ASSIGN_OR_RETURN(std::vector<DirEntry> entries,
+                           ActOnJudged(context, scope, {{path, FileAccess::kRead}},
+                                       [&](ProjectFiles& judged, const std::vector<std::string>& resolved) {
+                                         directory = resolved[0];
+                                         return judged.ListDir(directory);
+                                       }));
+  const FilePolicy& files = context.gate.policy().files;
+  auto denied = [&files](std::string_view entry_path) {
+    return files.Check(FileAccess::kRead, entry_path).decision == Decision::kDeny;
+  };
   std::erase_if(entries, [&](const DirEntry& entry) {
-    return context.gate.policy().files.Check(FileAccess::kRead, JoinPath(directory, entry.name)).decision ==
-           Decision::kDeny;
+    return denied(JoinPath(directory, entry.name)) || (entry.link_target && denied(*entry.link_target));
   });
 
   uint64_t total = entries.size();
@@ -236,8 +278,11 @@ Result<WireMessage> ServeMetadata(const Message& request, const MethodContext& c
   const Params& params = request.params();
   TOOLVFS_RETURN_IF_ERROR(params.ExpectOnly({"path"}));
   TOOLVFS_ASSIGN_OR_RETURN(std::string_view path, params.String("path"));
-  TOOLVFS_RETURN_IF_ERROR(AuthorizePath(context, scope, FileAccess::kRead, path));
-  TOOLVFS_ASSIGN_OR_RETURN(FileMetadata metadata, context.project.Metadata(path));
+  TOOLVFS_ASSIGN_OR_RETURN(FileMetadata metadata,
+                           ActOnJudged(context, scope, {{path, FileAccess::kRead}},
+                                       [](ProjectFiles& judged, const std::vector<std::string>& resolved) {
+                                         return judged.Metadata(resolved[0]);
+                                       }));
   return SerializeResult(request.id(), [&](JsonWriter& writer) {
     writer.StartObject();
     WriteJsonKey(writer, "kind");
@@ -258,9 +303,15 @@ Result<WireMessage> ServeDelete(const Message& request, const MethodContext& con
   TOOLVFS_RETURN_IF_ERROR(params.ExpectOnly({"path", "recursive"}));
   TOOLVFS_ASSIGN_OR_RETURN(std::string_view path, params.String("path"));
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<bool> recursive, params.OptionalBool("recursive"));
-  TOOLVFS_RETURN_IF_ERROR(AuthorizePath(context, scope, FileAccess::kWrite, path, FinalLink::kActOnLink));
-  if (recursive.value_or(false)) TOOLVFS_RETURN_IF_ERROR(AuthorizeTreeBelow(context, scope, path));
-  TOOLVFS_RETURN_IF_ERROR(context.project.Delete(path, recursive.value_or(false)));
+  Status deleted = ActOnJudged(
+      context, scope, {{path, FileAccess::kWrite, FinalLink::kActOnLink}},
+      [&](ProjectFiles& judged, const std::vector<std::string>& resolved) -> Status {
+        if (recursive.value_or(false)) {
+          TOOLVFS_RETURN_IF_ERROR(AuthorizeTreeBelow(context, scope, judged, resolved[0]));
+        }
+        return judged.Delete(resolved[0], recursive.value_or(false));
+      });
+  if (!deleted.ok()) return deleted;
   return SerializeEmptyResult(request.id());
 }
 
@@ -273,10 +324,14 @@ Result<WireMessage> ServeRename(const Message& request, const MethodContext& con
   TOOLVFS_ASSIGN_OR_RETURN(std::string_view from, params.String("from"));
   TOOLVFS_ASSIGN_OR_RETURN(std::string_view to, params.String("to"));
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<bool> overwrite, params.OptionalBool("overwrite"));
-  TOOLVFS_RETURN_IF_ERROR(AuthorizePath(context, scope, FileAccess::kWrite, from, FinalLink::kActOnLink));
-  TOOLVFS_RETURN_IF_ERROR(AuthorizePath(context, scope, FileAccess::kWrite, to, FinalLink::kActOnLink));
-  TOOLVFS_RETURN_IF_ERROR(AuthorizeTreeBelow(context, scope, from));
-  TOOLVFS_RETURN_IF_ERROR(context.project.Rename(from, to, overwrite.value_or(false)));
+  Status renamed = ActOnJudged(
+      context, scope,
+      {{from, FileAccess::kWrite, FinalLink::kActOnLink}, {to, FileAccess::kWrite, FinalLink::kActOnLink}},
+      [&](ProjectFiles& judged, const std::vector<std::string>& resolved) -> Status {
+        TOOLVFS_RETURN_IF_ERROR(AuthorizeTreeBelow(context, scope, judged, resolved[0]));
+        return judged.Rename(resolved[0], resolved[1], overwrite.value_or(false));
+      });
+  if (!renamed.ok()) return renamed;
   return SerializeEmptyResult(request.id());
 }
 
@@ -363,8 +418,9 @@ constexpr MethodSpec kFsMethods[] = {
     {"fs.exists", &Handle<ServeExists>, false},
     {"fs.list_dir", &Handle<ServeListDir>, false},
     {"fs.metadata", &Handle<ServeMetadata>, false},
-    {"fs.delete", &Handle<ServeDelete>, false},
-    {"fs.rename", &Handle<ServeRename>, false},
+    // A recursive delete or a directory's move walks the tree below it.
+    {"fs.delete", &Handle<ServeDelete>, true},
+    {"fs.rename", &Handle<ServeRename>, true},
     {"fs.grep", &Handle<ServeGrep>, true},  // walks the whole project
 };
 

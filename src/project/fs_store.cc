@@ -33,7 +33,11 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <memory>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/io.h"
 #include "core/open_without_symlinks.h"
@@ -194,6 +198,16 @@ Result<size_t> ReadAt(int fd, std::string& buffer, uint64_t offset, const ErrorC
   return used;
 }
 
+// Whether a resolution follows symlinks that stay inside the root (what a
+// path means), or refuses every one it would follow with Changed (acting on
+// a path already resolved and judged: ProjectFiles::WithoutSymlinks).
+enum class Symlinks { kFollowInside, kRefuse };
+
+Status SymlinkInTheWayError(const ErrorContext& context, std::string_view entry_path) {
+  return ChangedError(context.What() + ": " + DisplayPath(entry_path) +
+                      " is a symlink where the checked path had none (the tree changed since)");
+}
+
 // Where a resolved path's final entry lives.
 struct Location {
   UniqueFd parent;          // the directory holding the entry
@@ -213,12 +227,25 @@ class FsMaterializedView final : public MaterializedView {
 
 class FsStore final : public ProjectFiles {
  public:
-  FsStore(UniqueFd root, std::string root_path, const StoreOptions& options,
-          FsResolution resolution)
+  // The store follows symlinks that stay inside the root; its
+  // WithoutSymlinks() view (`symlinks` kRefuse) shares the root, the
+  // options and the writers' turns.
+  FsStore(UniqueFd root, std::string root_path, const StoreOptions& options, FsResolution resolution,
+          Symlinks symlinks = Symlinks::kFollowInside,
+          std::shared_ptr<std::array<std::mutex, 64>> write_locks = nullptr)
       : root_(std::move(root)),
         root_path_(std::move(root_path)),
         options_(options),
-        resolve_with_openat2_(resolution == FsResolution::kAuto) {}
+        resolve_with_openat2_(resolution == FsResolution::kAuto),
+        symlinks_(symlinks),
+        write_locks_(write_locks ? std::move(write_locks) : std::make_shared<std::array<std::mutex, 64>>()) {
+    if (symlinks_ == Symlinks::kFollowInside) {
+      without_symlinks_.reset(new FsStore(Duplicate(root_.get()), root_path_, options_, resolution,
+                                          Symlinks::kRefuse, write_locks_));
+    }
+  }
+
+  ProjectFiles& WithoutSymlinks() override { return without_symlinks_ ? *without_symlinks_ : *this; }
 
   // A regular file opened for reading at `path` (normalized), and its size.
   struct OpenedFile {
@@ -226,7 +253,7 @@ class FsStore final : public ProjectFiles {
     uint64_t size;
   };
   Result<OpenedFile> OpenForRead(const std::string& path, const ErrorContext& context) {
-    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenResolved(path, O_RDONLY | O_NONBLOCK | O_NOCTTY, context));
+    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenResolved(path, O_RDONLY | O_NONBLOCK | O_NOCTTY, context, symlinks_));
     return CheckOpenedForRead(std::move(fd), path, context);
   }
 
@@ -282,7 +309,7 @@ class FsStore final : public ProjectFiles {
     // dangling symlink included, means AlreadyExists.
     bool follow_final = mode != WriteMode::kCreate;
     TOOLVFS_ASSIGN_OR_RETURN(Location location, Walk(path, follow_final,
-                                                     /*create_parents=*/true, context));
+                                                     /*create_parents=*/true, context, symlinks_));
     if (location.name.empty()) return IsDirectoryActionError("write", path);
     int parent = location.parent.get();
     const char* name = location.name.c_str();
@@ -293,7 +320,7 @@ class FsStore final : public ProjectFiles {
     if (::fstat(parent, &parent_status) != 0) return PathError(errno, context);
     size_t key = std::hash<std::string>()(location.name) ^ (parent_status.st_ino * 0x9E3779B97F4A7C15ULL) ^
                  parent_status.st_dev;
-    std::lock_guard turn(write_locks_[key % write_locks_.size()]);
+    std::lock_guard turn((*write_locks_)[key % write_locks_->size()]);
 
     struct stat existing;
     bool exists = ::fstatat(parent, name, &existing, AT_SYMLINK_NOFOLLOW) == 0;
@@ -332,7 +359,7 @@ class FsStore final : public ProjectFiles {
 
   Result<bool> Exists(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
-    Result<UniqueFd> fd = OpenResolved(path, O_PATH, Context("check", path, "Path"));
+    Result<UniqueFd> fd = OpenResolved(path, O_PATH, Context("check", path, "Path"), symlinks_);
     if (fd.ok()) return true;
     StatusCode code = fd.status().code();
     if (code == StatusCode::kNotFound || code == StatusCode::kNotDirectory) return false;
@@ -341,15 +368,19 @@ class FsStore final : public ProjectFiles {
 
   Result<std::vector<DirEntry>> ListDir(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
-    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenDirectory(path, Context("list", path, "Directory")));
+    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenDirectory(path, Context("list", path, "Directory"), symlinks_));
     std::vector<DirEntry> entries;
     TOOLVFS_RETURN_IF_ERROR(ForEachEntry(std::move(fd), path, [&](std::string_view name, EntryKind kind) {
+      std::optional<std::string> link_target;
       if (kind == EntryKind::kSymlink) {
-        // A symlink inside the root shows what it points to.
-        Result<EntryKind> target = ResolveKind(JoinPath(path, name));
+        // A symlink inside the root shows what it points to, and where.
+        std::string link = JoinPath(path, name);
+        Result<std::string> resolved = ResolvePath(link);
+        if (resolved.ok()) link_target = std::move(*resolved);
+        Result<EntryKind> target = ResolveKind(link, Symlinks::kFollowInside);
         if (target.ok()) kind = *target;
       }
-      entries.push_back(DirEntry{std::string(name), kind});
+      entries.push_back(DirEntry{std::string(name), kind, std::move(link_target)});
     }));
     std::sort(entries.begin(), entries.end(),
               [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
@@ -392,7 +423,7 @@ class FsStore final : public ProjectFiles {
   Result<FileMetadata> Metadata(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     ErrorContext context = Context("get metadata of", path, "Path");
-    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenResolved(path, O_PATH, context));
+    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenResolved(path, O_PATH, context, symlinks_));
     struct stat status;
     if (::fstat(fd.get(), &status) != 0) return PathError(errno, context);
     if (IsSpecialFile(status.st_mode)) return SpecialFileError("get metadata of", path, status.st_mode);
@@ -407,7 +438,7 @@ class FsStore final : public ProjectFiles {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     if (path.empty()) return ProjectRootError("delete");
     ErrorContext context = Context("delete", path, "Path");
-    TOOLVFS_ASSIGN_OR_RETURN(Location location, LocateEntry(path, context));
+    TOOLVFS_ASSIGN_OR_RETURN(Location location, LocateEntry(path, context, symlinks_));
     int parent = location.parent.get();
     const char* name = location.name.c_str();
     struct stat status;
@@ -429,7 +460,7 @@ class FsStore final : public ProjectFiles {
     if (from.empty() || to.empty()) return RenameRootError(from, to);
     if (from != to && PathContains(from, to)) return RenameIntoItselfError(from, to);
     ErrorContext source_context{"rename", from, "Path", from, to};
-    TOOLVFS_ASSIGN_OR_RETURN(Location source, LocateEntry(from, source_context));
+    TOOLVFS_ASSIGN_OR_RETURN(Location source, LocateEntry(from, source_context, symlinks_));
     struct stat source_status;
     if (::fstatat(source.parent.get(), source.name.c_str(), &source_status, AT_SYMLINK_NOFOLLOW) != 0) {
       return PathError(errno, source_context);
@@ -439,7 +470,7 @@ class FsStore final : public ProjectFiles {
 
     ErrorContext target_context{"rename", to, "Path", from, to};
     TOOLVFS_ASSIGN_OR_RETURN(Location target, Walk(to, /*follow_final=*/false,
-                                                   /*create_parents=*/true, target_context));
+                                                   /*create_parents=*/true, target_context, symlinks_));
     if (target.name.empty()) return overwrite ? RenameTargetNotEmptyError(from, to) : RenameTargetExistsError(from, to);
     struct stat target_status;
     if (::fstatat(target.parent.get(), target.name.c_str(), &target_status, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -456,7 +487,7 @@ class FsStore final : public ProjectFiles {
       TOOLVFS_ASSIGN_OR_RETURN(std::string link_text, ReadLinkAt(source.parent.get(), source.name, source_context));
       if (!link_text.empty() && link_text.front() != '/') {
         Result<Location> moved = Walk(JoinPath(target.parent_path, link_text), /*follow_final=*/true,
-                                      /*create_parents=*/false, target_context);
+                                      /*create_parents=*/false, target_context, Symlinks::kFollowInside);
         if (!moved.ok() && moved.status().code() == StatusCode::kPermissionDenied) {
           return PermissionDeniedError("Access denied: " + CannotRename(from, to) + ": the symlink " +
                                        Quote(link_text) + " would point outside the project root from there");
@@ -504,13 +535,16 @@ class FsStore final : public ProjectFiles {
     return Openat2(root_.get(), path.c_str(), flags, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
   }
 
-  // Opens normalized `path`, following symlinks that stay inside, with
-  // `flags` (O_CLOEXEC is added; with O_NOFOLLOW a final symlink is not
-  // followed and the open fails).
-  Result<UniqueFd> OpenResolved(std::string_view path, int flags, const ErrorContext& context) {
+  // Opens normalized `path`, following symlinks that stay inside (or, with
+  // kRefuse, none: Changed), with `flags` (O_CLOEXEC is added; with
+  // O_NOFOLLOW a final symlink is not followed and the open fails).
+  Result<UniqueFd> OpenResolved(std::string_view path, int flags, const ErrorContext& context,
+                                Symlinks symlinks) {
     if (resolve_with_openat2_) {
       const std::string path_string(path.empty() ? std::string_view(".") : path);
-      UniqueFd fd = Openat2(root_.get(), path_string.c_str(), flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
+      uint64_t resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+      if (symlinks == Symlinks::kRefuse) resolve |= RESOLVE_NO_SYMLINKS;
+      UniqueFd fd = Openat2(root_.get(), path_string.c_str(), flags, resolve);
       if (fd) return fd;
       // ENOSYS: no openat2 here. EXDEV/ELOOP: an escape, or an absolute
       // symlink inside; ENOTDIR: which component is a file? ENXIO: a socket
@@ -521,7 +555,7 @@ class FsStore final : public ProjectFiles {
     }
     bool follow_final = (flags & O_NOFOLLOW) == 0;
     TOOLVFS_ASSIGN_OR_RETURN(Location location, Walk(path, follow_final,
-                                                     /*create_parents=*/false, context));
+                                                     /*create_parents=*/false, context, symlinks));
     UniqueFd fd(location.name.empty()
                     ? ::openat(location.parent.get(), ".", flags | O_CLOEXEC)
                     : ::openat(location.parent.get(), location.name.c_str(), flags | O_CLOEXEC | O_NOFOLLOW));
@@ -539,8 +573,8 @@ class FsStore final : public ProjectFiles {
   }
 
   // Opens normalized `path` as a directory for reading its entries.
-  Result<UniqueFd> OpenDirectory(std::string_view path, const ErrorContext& context) {
-    Result<UniqueFd> fd = OpenResolved(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK, context);
+  Result<UniqueFd> OpenDirectory(std::string_view path, const ErrorContext& context, Symlinks symlinks) {
+    Result<UniqueFd> fd = OpenResolved(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK, context, symlinks);
     // ENOTDIR at the last step: the path itself is a file (a file in the
     // middle of the path was named by the walk already).
     if (!fd.ok() && fd.status().message() == PathError(ENOTDIR, context).message()) {
@@ -549,10 +583,11 @@ class FsStore final : public ProjectFiles {
     return fd;
   }
 
-  // Kind of normalized `path` after following symlinks that stay inside.
-  Result<EntryKind> ResolveKind(std::string_view path) {
+  // Kind of normalized `path` after following symlinks that stay inside
+  // (with kRefuse: following none).
+  Result<EntryKind> ResolveKind(std::string_view path, Symlinks symlinks) {
     ErrorContext context = Context("search", path, "Path");
-    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenResolved(path, O_PATH, context));
+    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenResolved(path, O_PATH, context, symlinks));
     struct stat status;
     if (::fstat(fd.get(), &status) != 0) return PathError(errno, context);
     if (IsSpecialFile(status.st_mode)) return SpecialFileError("search", path, status.st_mode);
@@ -590,17 +625,20 @@ class FsStore final : public ProjectFiles {
   }
 
   // Opens the regular file at normalized `path` for the grep engine
-  // (GrepTree::OpenFile), whatever its size.
-  Result<std::unique_ptr<GrepFileReader>> OpenForGrep(std::string_view path, bool follow_symlinks);
+  // (GrepTree::OpenFile), whatever its size; `follow_final` is about the
+  // file itself, `symlinks` about the whole path.
+  Result<std::unique_ptr<GrepFileReader>> OpenForGrep(std::string_view path, bool follow_final,
+                                                      Symlinks symlinks);
 
  private:
   // Resolves normalized `path` component by component (see the file
   // comment). Symlinks before the final component are followed when they
   // stay inside and are an access denial when they leave; the final one is
-  // followed only with `follow_final`. With `create_parents`, missing
+  // followed only with `follow_final`; with kRefuse, a symlink that would
+  // be followed fails with Changed instead. With `create_parents`, missing
   // directories on the way are created. The final entry need not exist.
   Result<Location> Walk(std::string_view path, bool follow_final, bool create_parents,
-                        const ErrorContext& context) {
+                        const ErrorContext& context, Symlinks symlinks) {
     std::vector<UniqueFd> chain;     // chain[0] is the root; then each directory entered
     std::vector<std::string> names;  // project path of chain[i + 1], for messages
     chain.push_back(Duplicate(root_.get()));
@@ -608,7 +646,9 @@ class FsStore final : public ProjectFiles {
     std::vector<std::string> pending;  // components still to resolve, next at the back
     PushComponents(path, pending);
     int hops = 0;
-    std::string last_created;  // with its retries: a bound against a racer deleting it
+    // The directory last created (its depth and name) and how often: a
+    // bound against a racer deleting it. The depth tells "a/a/a" apart.
+    std::pair<size_t, std::string> last_created;
     int retries_of_last_created = 0;
     while (!pending.empty()) {
       std::string name = std::move(pending.back());
@@ -630,8 +670,9 @@ class FsStore final : public ProjectFiles {
         if (errno == ENOENT && create_parents) {
           // Someone may delete what we create before we open it; give up
           // after a few rounds on the same directory rather than spin.
-          retries_of_last_created = name == last_created ? retries_of_last_created + 1 : 0;
-          last_created = name;
+          std::pair<size_t, std::string> created{chain.size(), name};
+          retries_of_last_created = created == last_created ? retries_of_last_created + 1 : 0;
+          last_created = std::move(created);
           if (retries_of_last_created > 10) {
             return IoError(context.What() + ": directory " + Quote(name) + " keeps disappearing");
           }
@@ -645,7 +686,9 @@ class FsStore final : public ProjectFiles {
       }
       struct stat status;
       if (::fstat(entry.get(), &status) != 0) return PathError(errno, context);
+      std::string entry_path = JoinPath(names.empty() ? std::string_view() : names.back(), name);
       if (S_ISLNK(status.st_mode) && (!is_final || follow_final)) {
+        if (symlinks == Symlinks::kRefuse) return SymlinkInTheWayError(context, entry_path);
         bool from_root = false;
         TOOLVFS_RETURN_IF_ERROR(QueueSymlinkTarget(entry, path, context, hops, pending, from_root));
         if (from_root) {
@@ -654,7 +697,6 @@ class FsStore final : public ProjectFiles {
         }
         continue;
       }
-      std::string entry_path = JoinPath(names.empty() ? std::string_view() : names.back(), name);
       if (is_final) return Location{std::move(chain.back()), std::move(name), names.empty() ? "" : names.back()};
       if (!S_ISDIR(status.st_mode)) return ParentIsFileError(context.What(), entry_path);
       chain.push_back(std::move(entry));
@@ -761,9 +803,9 @@ class FsStore final : public ProjectFiles {
   // The parent directory and name of normalized `path`'s own entry (a final
   // symlink is not followed), after checking that a final symlink does not
   // lead outside: operations on escaping symlinks are denied outright.
-  Result<Location> LocateEntry(std::string_view path, const ErrorContext& context) {
+  Result<Location> LocateEntry(std::string_view path, const ErrorContext& context, Symlinks symlinks) {
     TOOLVFS_ASSIGN_OR_RETURN(Location location, Walk(path, /*follow_final=*/false,
-                                                     /*create_parents=*/false, context));
+                                                     /*create_parents=*/false, context, symlinks));
     struct stat status;
     if (location.name.empty()) return location;
     if (::fstatat(location.parent.get(), location.name.c_str(), &status, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -776,7 +818,8 @@ class FsStore final : public ProjectFiles {
   // PermissionDenied if following the symlink at `path` leaves the root; a
   // dangling symlink that stays inside is fine.
   Status CheckSymlinkStaysInside(std::string_view path, const ErrorContext& context) {
-    Result<Location> followed = Walk(path, /*follow_final=*/true, /*create_parents=*/false, context);
+    Result<Location> followed = Walk(path, /*follow_final=*/true, /*create_parents=*/false, context,
+                                     Symlinks::kFollowInside);
     if (followed.ok() || followed.status().code() != StatusCode::kPermissionDenied) return OkStatus();
     return std::move(followed).status();
   }
@@ -854,33 +897,74 @@ class FsStore final : public ProjectFiles {
   // kAuto: openat2 first (core's Openat2 says once it is not usable in
   // this process); kWalk: the component walk only (tests cover both).
   const bool resolve_with_openat2_;
-  std::array<std::mutex, 64> write_locks_;
+  const Symlinks symlinks_;  // how the public operations resolve their paths
+  // Writers of one file take turns (Write), also through the other view.
+  std::shared_ptr<std::array<std::mutex, 64>> write_locks_;
+  std::unique_ptr<FsStore> without_symlinks_;  // the kRefuse view; null in that view itself
 };
 
-// The grep engine's view of an fs store.
+// Named paths of a search that are symlinks, or lie below one, and where
+// they lead. The engine names a file by the path it reached it through; a
+// policy must judge, and the store open, where the file really is.
+class LinkedPaths {
+ public:
+  void Add(std::string named, std::string resolved) {
+    linked_.emplace_back(std::move(named), std::move(resolved));
+    // The most specific named path wins: "a" and "a/link" may both be named.
+    std::sort(linked_.begin(), linked_.end(),
+              [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  }
+
+  // Where normalized `path`, reached through a named path, really is.
+  std::string Translate(std::string_view path) const {
+    for (const auto& [named, resolved] : linked_) {
+      if (!PathContains(named, path)) continue;
+      std::string_view below = path.substr(named.size());  // "" or "/rest" (named is never the root)
+      if (!below.empty()) below.remove_prefix(1);
+      return below.empty() ? resolved : JoinPath(resolved, below);
+    }
+    return std::string(path);
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> linked_;  // named, resolved
+};
+
+// The grep engine's view of an fs store. With kRefuse (a search whose files
+// a policy judges), every path is first translated to where it really is
+// and then opened following no symlink at all, so the file the filter
+// judged (translated alike) is the file read: a directory or file swapped
+// for a symlink during the search is skipped, never followed.
 class FsGrepTree final : public GrepTree {
  public:
-  explicit FsGrepTree(FsStore& store) : store_(store) {}
+  FsGrepTree(FsStore& store, Symlinks symlinks, const LinkedPaths& linked)
+      : store_(store), symlinks_(symlinks), linked_(linked) {}
 
   Result<std::vector<Entry>> List(std::string_view path) override {
-    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, store_.OpenDirectory(path, Context("search", path, "Directory")));
+    std::string real = linked_.Translate(path);
+    TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd,
+                             store_.OpenDirectory(real, Context("search", real, "Directory"), symlinks_));
     std::vector<Entry> entries;
-    TOOLVFS_RETURN_IF_ERROR(store_.ForEachEntry(std::move(fd), path, [&](std::string_view name, EntryKind kind) {
-      entries.push_back(Entry{std::string(name), kind});
+    TOOLVFS_RETURN_IF_ERROR(store_.ForEachEntry(std::move(fd), real, [&](std::string_view name, EntryKind kind) {
+      entries.push_back(Entry{std::string(name), kind, {}});
     }));
     return entries;
   }
 
-  Result<EntryKind> Resolve(std::string_view path) override { return store_.ResolveKind(path); }
+  Result<EntryKind> Resolve(std::string_view path) override {
+    return store_.ResolveKind(linked_.Translate(path), symlinks_);
+  }
 
   Result<File> OpenFile(std::string_view path, bool follow_symlinks) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<GrepFileReader> reader,
-                             store_.OpenForGrep(path, follow_symlinks));
+                             store_.OpenForGrep(linked_.Translate(path), follow_symlinks, symlinks_));
     return File{std::move(reader), {}};
   }
 
  private:
   FsStore& store_;
+  const Symlinks symlinks_;
+  const LinkedPaths& linked_;
 };
 
 // Reads a regular file for the grep engine.
@@ -914,11 +998,11 @@ class FsGrepFileReader final : public GrepFileReader {
   bool at_end_ = false;
 };
 
-Result<std::unique_ptr<GrepFileReader>> FsStore::OpenForGrep(std::string_view path,
-                                                             bool follow_symlinks) {
+Result<std::unique_ptr<GrepFileReader>> FsStore::OpenForGrep(std::string_view path, bool follow_final,
+                                                             Symlinks symlinks) {
   ErrorContext context = Context("search", path, "File");
-  int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | (follow_symlinks ? 0 : O_NOFOLLOW);
-  TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenResolved(path, flags, context));
+  int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | (follow_final ? 0 : O_NOFOLLOW);
+  TOOLVFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenResolved(path, flags, context, symlinks));
   struct stat status;
   if (::fstat(fd.get(), &status) != 0) return PathError(errno, context);
   if (!S_ISREG(status.st_mode)) return SpecialFileError("search", path, status.st_mode);
@@ -927,33 +1011,25 @@ Result<std::unique_ptr<GrepFileReader>> FsStore::OpenForGrep(std::string_view pa
 }
 
 Result<GrepResult> FsStore::Grep(std::string_view pattern, const GrepOptions& options) {
-  FsGrepTree tree(*this);
-  if (!options.file_filter) return RunGrep(tree, pattern, options);
-  // The engine names a file by the path it reached it through, which goes
-  // through a symlink when an entry of options.paths is one (the walk
-  // itself follows none); the filter must judge where the file really is.
-  std::vector<std::pair<std::string, std::string>> linked;  // named path, resolved
+  LinkedPaths linked;
+  if (!options.file_filter) {
+    FsGrepTree tree(*this, symlinks_, linked);
+    return RunGrep(tree, pattern, options);
+  }
+  // A policy judges each file (the filter): the named paths are resolved
+  // once, and the search reads exactly where the filter looked.
   for (const std::string& named : options.paths) {
     Result<std::string> normalized = NormalizePath(named);
     if (!normalized.ok()) continue;  // RunGrep reports it
     Result<std::string> resolved = ResolvePath(*normalized);
-    if (resolved.ok() && *resolved != *normalized) linked.emplace_back(*normalized, *resolved);
+    if (resolved.ok() && *resolved != *normalized) linked.Add(*normalized, *resolved);
   }
-  if (linked.empty()) return RunGrep(tree, pattern, options);
-  // The most specific named path wins: "a" and "a/link" may both be named.
-  std::sort(linked.begin(), linked.end(),
-            [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
-  GrepOptions resolving = options;
-  resolving.file_filter = [&options, &linked](std::string_view path) {
-    for (const auto& [named, resolved] : linked) {
-      if (!PathContains(named, path)) continue;
-      std::string_view below = path.substr(named.size());  // "" or "/rest" (named is never the root)
-      if (!below.empty()) below.remove_prefix(1);
-      return options.file_filter(below.empty() ? resolved : JoinPath(resolved, below));
-    }
-    return options.file_filter(path);
+  FsGrepTree tree(*this, Symlinks::kRefuse, linked);
+  GrepOptions judged = options;
+  judged.file_filter = [&options, &linked](std::string_view path) {
+    return options.file_filter(linked.Translate(path));
   };
-  return RunGrep(tree, pattern, resolving);
+  return RunGrep(tree, pattern, judged);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "project/path.h"
 
 #include <cstdint>
+#include <string>
 
 #include "core/text.h"
 
@@ -14,6 +15,12 @@ Status InvalidPath(std::string_view path, std::string_view why) {
 }  // namespace
 
 Result<std::string> NormalizePath(std::string_view path) {
+  if (path.size() > kMaxPathBytes) {
+    // The message shows the start only: it must stay one readable line.
+    return InvalidArgumentError("Invalid path " + Quote(path.substr(0, 48)) + "... (" +
+                                std::to_string(path.size()) + " bytes): longer than the limit of " +
+                                std::to_string(kMaxPathBytes) + " bytes");
+  }
   for (char c : path) {
     auto byte = static_cast<uint8_t>(c);
     if (byte == 0) return InvalidPath(path, "contains a NUL byte");

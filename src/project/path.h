@@ -13,13 +13,17 @@
 
 namespace toolvfs {
 
+// The longest project path accepted, in bytes (Linux's PATH_MAX): it bounds
+// every walk of a path, and of the names built while walking it.
+inline constexpr size_t kMaxPathBytes = 4096;
+
 // Returns the normalized form of `path`: "" (the root) for "" and ".";
 // duplicate slashes, "." segments and a trailing slash removed; ".."
 // segments resolved lexically ("a/../b" -> "b").
 //
 // Fails with InvalidArgument, naming the path and the reason, if the path
-// is absolute, contains a NUL byte, a control character (U+0000-U+001F,
-// U+007F) or invalid UTF-8. Fails with PermissionDenied if ".." would leave
+// is longer than kMaxPathBytes, absolute, contains a NUL byte, a control
+// character (U+0000-U+001F, U+007F) or invalid UTF-8. Fails with PermissionDenied if ".." would leave
 // the root ("../x", "a/../../x").
 Result<std::string> NormalizePath(std::string_view path);
 

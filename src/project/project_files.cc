@@ -38,12 +38,15 @@ std::string FormatTimestamp(int64_t unix_milliseconds) {
 
 Result<FileRange> ProjectFiles::ReadAuthorized(std::string_view path, std::optional<ByteRange> range,
                                                const ReadAuthorizer& authorize) {
-  TOOLVFS_ASSIGN_OR_RETURN(std::string resolved, ResolvePath(path));
-  TOOLVFS_RETURN_IF_ERROR(authorize(resolved));
-  if (range) return ReadRange(path, range->offset, range->length);
-  TOOLVFS_ASSIGN_OR_RETURN(std::string content, Read(path));
-  uint64_t size = content.size();
-  return FileRange{std::move(content), size};
+  return RetryWhileChanged([&]() -> Result<FileRange> {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string resolved, ResolvePath(path));
+    TOOLVFS_RETURN_IF_ERROR(authorize(resolved));
+    ProjectFiles& judged = WithoutSymlinks();
+    if (range) return judged.ReadRange(resolved, range->offset, range->length);
+    TOOLVFS_ASSIGN_OR_RETURN(std::string content, judged.Read(resolved));
+    uint64_t size = content.size();
+    return FileRange{std::move(content), size};
+  });
 }
 
 Result<WriteMode> ParseWriteMode(std::string_view name) {

@@ -43,6 +43,15 @@ std::string_view EntryKindName(EntryKind kind);
 struct DirEntry {
   std::string name;  // the entry's name within the listed directory
   EntryKind kind;    // a symlink inside the root reports its target's kind
+  // For a symlink whose target lies inside the root (dangling or not): the
+  // project path it resolves to, which is what a policy judges when the
+  // entry is used. Empty for anything else (ListDir only; GrepTree leaves
+  // it empty).
+  std::optional<std::string> link_target;
+
+  // Whether the entry is a symlink: one that leaves the root, or one that
+  // stays inside whatever its target is.
+  bool is_symlink() const { return kind == EntryKind::kSymlink || link_target.has_value(); }
   friend bool operator==(const DirEntry&, const DirEntry&) = default;
 };
 
@@ -163,12 +172,25 @@ class ProjectFiles {
 
   // The policy's read: resolves `path`, asks `authorize`, and only then
   // reads like Read (no `range`; FileRange::file_size is the content's
-  // size) or ReadRange. The default does ResolvePath, then the read; the fs
-  // store resolves and opens in one step when no symlink is on the way and
-  // reads the very file it authorized (one open instead of two, and no
-  // window in which the path could be swapped).
+  // size) or ReadRange, of exactly the file authorized. The default does
+  // ResolvePath, then the read through WithoutSymlinks() of the resolved
+  // path, judging again if the tree changed in between
+  // (RetryWhileChanged); the fs store resolves and opens in one step when
+  // no symlink is on the way and reads the very file it authorized (one
+  // open instead of two).
   virtual Result<FileRange> ReadAuthorized(std::string_view path, std::optional<ByteRange> range,
                                            const ReadAuthorizer& authorize);
+
+  // This store, but with no operation following a symlink anywhere on its
+  // path: a symlink where a directory or the file acted on should be fails
+  // with Changed (an operation that acts on an entry itself, as delete,
+  // rename and create do, still acts on a final symlink without following
+  // it). Front ends that judge a path first act through this view on the
+  // path ResolvePath gave, so the object acted on is the object judged: a
+  // symlink swapped in after the check is refused, never followed, and the
+  // front end judges again (RetryWhileChanged). Stores without symlinks
+  // return themselves. Lives as long as this store.
+  virtual ProjectFiles& WithoutSymlinks() { return *this; }
 
   // Writes `content` to the file at `path` in `mode`, creating missing
   // parent directories. The content is replaced atomically: a concurrent
@@ -237,6 +259,26 @@ class ProjectFiles {
   // for null. For display and for the protocol's host.root only.
   virtual const std::string& DisplayRoot() const = 0;
 };
+
+// How many times an operation judged by a policy is tried when the tree
+// changes between the check and the act (StatusCode::kChanged).
+inline constexpr int kJudgeAttempts = 8;
+
+inline const Status& StatusOf(const Status& status) { return status; }
+template <typename T>
+const Status& StatusOf(const Result<T>& result) { return result.status(); }
+
+// Runs `attempt` (which resolves, judges, and acts through
+// WithoutSymlinks()) again while it fails with Changed, at most
+// kJudgeAttempts times in all; then returns its last answer as it is. A
+// writer racing the check that often is an attack, not bad luck.
+template <typename Attempt>
+auto RetryWhileChanged(Attempt&& attempt) -> decltype(attempt()) {
+  for (int round = 1;; ++round) {
+    auto answer = attempt();
+    if (round == kJudgeAttempts || StatusOf(answer).code() != StatusCode::kChanged) return answer;
+  }
+}
 
 struct StoreOptions {
   uint64_t max_read_bytes = 10 * 1024 * 1024;  // Read() and ReadRange() fail past this

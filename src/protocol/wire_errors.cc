@@ -20,6 +20,7 @@ int JsonRpcErrorCode(StatusCode code) {
     case StatusCode::kCancelled: return kJsonRpcCancelled;
     case StatusCode::kUnsupported: return kJsonRpcMethodNotFound;
     case StatusCode::kIo:
+    case StatusCode::kChanged:  // only after every retry: a racing writer, not the request
     case StatusCode::kInternal:
     case StatusCode::kOk: return kJsonRpcInternalError;
   }

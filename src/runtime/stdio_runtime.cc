@@ -41,12 +41,12 @@ std::optional<Result<Outcome>> ParseOutcomeObject(dom::element object) {
       Result<std::vector<ContentBlock>> content = ParseContent(object);
       if (!content.ok()) return Result<Outcome>(content.status());
       outcome.content = std::move(content).value();
-      return Result<Outcome>(std::move(outcome));
+      return std::optional<Result<Outcome>>(std::in_place, std::move(outcome));
     }
     if (type == "error") {
       outcome.is_error = true;
       outcome.error = ParseToolError(object);
-      return Result<Outcome>(std::move(outcome));
+      return std::optional<Result<Outcome>>(std::in_place, std::move(outcome));
     }
     if (type == "needs_input") {
       dom::element question;
@@ -57,7 +57,7 @@ std::optional<Result<Outcome>> ParseOutcomeObject(dom::element object) {
       if (!parsed.ok()) return Result<Outcome>(parsed.status());
       outcome.kind = Outcome::Kind::kNeedsInput;
       outcome.question = std::move(parsed).value();
-      return Result<Outcome>(std::move(outcome));
+      return std::optional<Result<Outcome>>(std::in_place, std::move(outcome));
     }
     return std::nullopt;
   }
@@ -73,7 +73,7 @@ std::optional<Result<Outcome>> ParseOutcomeObject(dom::element object) {
       for (const ContentBlock& block : outcome.content) message += (message.empty() ? "" : "\n") + block.text;
       outcome.error = ToolError{message.empty() ? "the tool reported an error" : message, {}, false};
     }
-    return Result<Outcome>(std::move(outcome));
+    return std::optional<Result<Outcome>>(std::in_place, std::move(outcome));
   }
   return std::nullopt;
 }

@@ -6,7 +6,11 @@
 #include <string>
 #include <string_view>
 
+#include "host/access_gate.h"
+#include "host/methods.h"
+#include "project/project_files.h"
 #include "protocol/json_writer.h"
+#include "protocol/jsonrpc.h"
 
 namespace toolvfs {
 
@@ -22,6 +26,24 @@ inline std::string AllBytes() {
   std::string bytes;
   for (int i = 0; i < 256; ++i) bytes += static_cast<char>(i);
   return bytes;
+}
+
+// Calls `method` with the params object `params_json` (none when empty) on
+// `project` under `gate`, as the session loop would on a worker, and
+// returns the answer line; "<...>" says why there is none.
+inline std::string CallMethod(ProjectFiles& project, AccessGate& gate, std::string_view method,
+                              std::string_view params_json) {
+  const MethodSpec* spec = FindMethod(method);
+  if (spec == nullptr) return "<no method " + std::string(method) + ">";
+  std::string line = R"({"jsonrpc":"2.0","id":"req-7","method":)" + Json(method);
+  if (!params_json.empty()) line += ",\"params\":" + std::string(params_json);
+  line += "}";
+  MessageParser parser;
+  ParsedLine request = parser.Parse(line);
+  if (!request.is_message()) return "<request not parsed: " + request.error().message + ">";
+  MethodContext context{project, gate};
+  RequestScope scope(request.message().id(), spec->name, /*may_block=*/true);
+  return std::string(spec->handler(request.message(), context, scope).bytes());
 }
 
 }  // namespace toolvfs
