@@ -27,8 +27,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <mutex>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -39,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/in_use_lock.h"
 #include "core/io.h"
 #include "core/open_without_symlinks.h"
 #include "core/text.h"
@@ -53,7 +52,13 @@ namespace {
 // Linux's own limit on symlinks followed in one resolution.
 constexpr int kMaxSymlinkHops = 40;
 
+// Temporary files of writes in progress (or of a crashed host): never
+// listed or searched, and removed by a later listing once abandoned.
 constexpr std::string_view kTempPrefix = ".toolvfs-tmp-";
+
+// A write that keeps finding its file replaced by other writers gives up
+// after this many rounds rather than spin.
+constexpr int kMaxWriteRounds = 1000;
 
 int64_t ToMilliseconds(const struct timespec& time) {
   return static_cast<int64_t>(time.tv_sec) * 1000 + time.tv_nsec / 1000000;
@@ -228,20 +233,18 @@ class FsMaterializedView final : public MaterializedView {
 class FsStore final : public ProjectFiles {
  public:
   // The store follows symlinks that stay inside the root; its
-  // WithoutSymlinks() view (`symlinks` kRefuse) shares the root, the
-  // options and the writers' turns.
+  // WithoutSymlinks() view (`symlinks` kRefuse) shares the root and the
+  // options.
   FsStore(UniqueFd root, std::string root_path, const StoreOptions& options, FsResolution resolution,
-          Symlinks symlinks = Symlinks::kFollowInside,
-          std::shared_ptr<std::array<std::mutex, 64>> write_locks = nullptr)
+          Symlinks symlinks = Symlinks::kFollowInside)
       : root_(std::move(root)),
         root_path_(std::move(root_path)),
         options_(options),
         resolve_with_openat2_(resolution == FsResolution::kAuto),
-        symlinks_(symlinks),
-        write_locks_(write_locks ? std::move(write_locks) : std::make_shared<std::array<std::mutex, 64>>()) {
+        symlinks_(symlinks) {
     if (symlinks_ == Symlinks::kFollowInside) {
-      without_symlinks_.reset(new FsStore(Duplicate(root_.get()), root_path_, options_, resolution,
-                                          Symlinks::kRefuse, write_locks_));
+      without_symlinks_.reset(
+          new FsStore(Duplicate(root_.get()), root_path_, options_, resolution, Symlinks::kRefuse));
     }
   }
 
@@ -313,48 +316,65 @@ class FsStore final : public ProjectFiles {
     if (location.name.empty()) return IsDirectoryActionError("write", path);
     int parent = location.parent.get();
     const char* name = location.name.c_str();
-    // Writers of one file take turns, so an append (read, add, replace)
-    // never loses a concurrent append made through this store. The key is
-    // the resolved location, so "f" and a symlink to it share a turn.
-    struct stat parent_status;
-    if (::fstat(parent, &parent_status) != 0) return PathError(errno, context);
-    size_t key = std::hash<std::string>()(location.name) ^ (parent_status.st_ino * 0x9E3779B97F4A7C15ULL) ^
-                 parent_status.st_dev;
-    std::lock_guard turn((*write_locks_)[key % write_locks_->size()]);
-
-    struct stat existing;
-    bool exists = ::fstatat(parent, name, &existing, AT_SYMLINK_NOFOLLOW) == 0;
-    if (!exists && errno != ENOENT) return PathError(errno, context);
-    if (exists) {
-      if (mode == WriteMode::kCreate) return CreateExistsError(path);
-      if (S_ISDIR(existing.st_mode)) return IsDirectoryActionError("write", path);
-      // The walk followed every symlink; one here was put in place since.
-      if (S_ISLNK(existing.st_mode)) return EscapeError(path);
-      if (!S_ISREG(existing.st_mode)) return SpecialFileError("write", path, existing.st_mode);
-    }
-
-    // New content goes to a temporary file in the same directory, which
-    // then replaces the entry in one rename: readers see old or new.
-    std::string temp_name = std::string(kTempPrefix) + RandomSuffix();
-    UniqueFd temp(::openat(parent, temp_name.c_str(),
-                           O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666));
-    if (!temp) return PathError(errno, context);
-    Status status = FillTemp(temp.get(), parent, name, exists ? &existing : nullptr, content,
-                             mode, context);
-    if (status.ok()) {
-      bool replace = exists && mode != WriteMode::kCreate;
-      int result = replace ? ::renameat(parent, temp_name.c_str(), parent, name)
-                           : RenameNoReplace(parent, temp_name.c_str(), parent, name);
-      if (result != 0 && errno == EEXIST && mode != WriteMode::kCreate) {
-        // Created by someone else since we looked: the last writer wins.
-        result = ::renameat(parent, temp_name.c_str(), parent, name);
+    // Writers of a file (threads of this process, other hosts, a second
+    // toolvfs command) take turns on the file itself, locked for
+    // the whole read-copy-rename. The lock is on the inode, which the rename
+    // replaces, so a writer that waited checks that it still holds the file
+    // at the path and starts again if not. A new file is created with
+    // RENAME_NOREPLACE, and a writer that finds it created meanwhile starts
+    // again as well: no acknowledged append is lost.
+    for (int round = 1;; ++round) {
+      if (round > kMaxWriteRounds) {
+        return IoError(context.What() + ": it keeps being replaced by other writers");
       }
-      if (result != 0) {
-        status = errno == EEXIST ? CreateExistsError(path) : PathError(errno, context);
+      struct stat existing;
+      bool exists = ::fstatat(parent, name, &existing, AT_SYMLINK_NOFOLLOW) == 0;
+      if (!exists && errno != ENOENT) return PathError(errno, context);
+      UniqueFd current;  // the file being replaced, locked
+      if (exists) {
+        if (mode == WriteMode::kCreate) return CreateExistsError(path);
+        if (S_ISDIR(existing.st_mode)) return IsDirectoryActionError("write", path);
+        // The walk followed every symlink; one here was put in place since.
+        if (S_ISLNK(existing.st_mode)) return EscapeError(path);
+        if (!S_ISREG(existing.st_mode)) return SpecialFileError("write", path, existing.st_mode);
+        current = UniqueFd(::openat(parent, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+        if (!current && (errno == ENOENT || errno == ELOOP)) continue;  // replaced since: look again
+        if (!current) return PathError(errno, context);
+        TOOLVFS_RETURN_IF_ERROR(LockInUse(current.get(), DisplayPath(path)));
+        struct stat now;
+        if (::fstat(current.get(), &existing) != 0) return PathError(errno, context);
+        if (::fstatat(parent, name, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_ino != existing.st_ino ||
+            now.st_dev != existing.st_dev) {
+          continue;  // replaced while we waited for the lock
+        }
       }
+
+      // New content goes to a temporary file in the same directory, which
+      // then replaces the entry in one rename: readers see old or new. It
+      // is locked while it exists, so that after a crash a later listing
+      // can tell it from a live writer's (RemoveAbandonedTemps).
+      std::string temp_name = std::string(kTempPrefix) + RandomSuffix();
+      UniqueFd temp(::openat(parent, temp_name.c_str(),
+                             O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666));
+      if (!temp) return PathError(errno, context);
+      Status status = LockInUse(temp.get(), DisplayPath(path));
+      if (status.ok()) {
+        status = FillTemp(temp.get(), current.get(), exists ? &existing : nullptr, content, mode, context);
+      }
+      if (status.ok()) {
+        int result = exists ? ::renameat(parent, temp_name.c_str(), parent, name)
+                            : RenameNoReplace(parent, temp_name.c_str(), parent, name);
+        if (result != 0 && errno == EEXIST && mode != WriteMode::kCreate) {
+          ::unlinkat(parent, temp_name.c_str(), 0);
+          continue;  // created by someone else since we looked: take turns with them
+        }
+        if (result != 0) {
+          status = errno == EEXIST ? CreateExistsError(path) : PathError(errno, context);
+        }
+      }
+      if (!status.ok()) ::unlinkat(parent, temp_name.c_str(), 0);
+      return status;
     }
-    if (!status.ok()) ::unlinkat(parent, temp_name.c_str(), 0);
-    return status;
   }
 
   Result<bool> Exists(std::string_view raw_path) override {
@@ -595,17 +615,24 @@ class FsStore final : public ProjectFiles {
   }
 
   // Calls `visit(name, kind)` for each entry of the directory `fd`, kinds as
-  // the entries are (a symlink is kSymlink); special files are left out.
+  // the entries are (a symlink is kSymlink); special files and the
+  // temporary files of writes are left out, and those of writes that a
+  // dead process left are removed.
   template <typename Visitor>
   Status ForEachEntry(UniqueFd fd, std::string_view path, Visitor&& visit) {
     int raw = fd.get();
     DIR* directory = ::fdopendir(raw);
     if (directory == nullptr) return ErrnoToStatus(errno, CannotDo("list", path));
     fd.release();  // now owned by `directory`
+    std::vector<std::string> temps;
     errno = 0;
     while (struct dirent* entry = ::readdir(directory)) {
       std::string_view name = entry->d_name;
       if (name == "." || name == "..") continue;
+      if (name.starts_with(kTempPrefix)) {
+        temps.emplace_back(name);
+        continue;
+      }
       unsigned char type = entry->d_type;
       if (type == DT_UNKNOWN) {
         struct stat status;
@@ -619,6 +646,9 @@ class FsStore final : public ProjectFiles {
       errno = 0;
     }
     int error = errno;
+    for (const std::string& temp : temps) {
+      if (IsAbandoned(raw, temp.c_str())) ::unlinkat(raw, temp.c_str(), 0);
+    }
     ::closedir(directory);
     if (error != 0) return ErrnoToStatus(error, CannotDo("list", path));
     return OkStatus();
@@ -824,12 +854,13 @@ class FsStore final : public ProjectFiles {
     return std::move(followed).status();
   }
 
-  Status FillTemp(int temp, int parent, const char* name, const struct stat* existing,
-                  std::string_view content, WriteMode mode, const ErrorContext& context) {
-    if (existing != nullptr && mode == WriteMode::kAppend) {
-      UniqueFd old(::openat(parent, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-      if (!old) return PathError(errno, context);
-      TOOLVFS_RETURN_IF_ERROR(CopyFileContent(old.get(), temp, context));
+  // Writes the new content of a file to `temp`: after `current`'s (the file
+  // replaced, open at its start; -1 for a new file) for an append. Keeps
+  // `existing`'s owner and permission bits.
+  Status FillTemp(int temp, int current, const struct stat* existing, std::string_view content,
+                  WriteMode mode, const ErrorContext& context) {
+    if (current >= 0 && mode == WriteMode::kAppend) {
+      TOOLVFS_RETURN_IF_ERROR(CopyFileContent(current, temp, context));
     }
     TOOLVFS_RETURN_IF_ERROR(WriteFull(temp, content, context.What()));
     if (existing != nullptr) {
@@ -898,8 +929,6 @@ class FsStore final : public ProjectFiles {
   // this process); kWalk: the component walk only (tests cover both).
   const bool resolve_with_openat2_;
   const Symlinks symlinks_;  // how the public operations resolve their paths
-  // Writers of one file take turns (Write), also through the other view.
-  std::shared_ptr<std::array<std::mutex, 64>> write_locks_;
   std::unique_ptr<FsStore> without_symlinks_;  // the kRefuse view; null in that view itself
 };
 

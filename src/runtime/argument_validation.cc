@@ -284,12 +284,12 @@ Result<ConfigValue> ParseJsonValue(std::string_view json) {
 }
 
 Result<ConfigValue> ValidateArguments(const ConfigValue::Object& parameters, const ConfigValue& arguments) {
-  ConfigValue checked = arguments.is_null() ? ConfigValue(ConfigValue::Object()) : arguments;
-  if (!checked.is_object()) {
-    return Status(StatusCode::kInvalidArgument, "the arguments must be a JSON object, got " + Shown(checked));
+  if (!arguments.is_null() && !arguments.is_object()) {
+    return Status(StatusCode::kInvalidArgument, "the arguments must be a JSON object, got " + Shown(arguments));
   }
-  TOOLVFS_RETURN_IF_ERROR(CheckObject(parameters, checked.as_object(), ""));
-  return checked;
+  ConfigValue::Object checked = arguments.is_null() ? ConfigValue::Object() : arguments.as_object();
+  TOOLVFS_RETURN_IF_ERROR(CheckObject(parameters, checked, ""));
+  return ConfigValue(std::move(checked));
 }
 
 Result<ConfigValue> CheckCallArguments(std::string_view tool_name, std::string_view arguments_json,

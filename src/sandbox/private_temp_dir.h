@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "core/unique_fd.h"
 
 namespace toolvfs {
 
@@ -16,8 +17,15 @@ namespace toolvfs {
 // when the host's own environment has no PATH.
 inline constexpr std::string_view kFixedPath = "/usr/local/bin:/usr/bin:/bin";
 
-// A fresh directory (mode 0700) under $TMPDIR or /tmp, removed with
-// everything in it when the object is destroyed. Move-only.
+// A fresh directory (mode 0700) under $TMPDIR or /tmp, named
+// toolvfs-tool-XXXXXX, removed with everything in it when the object is
+// destroyed. Move-only.
+//
+// A host killed before that leaves it behind; so the object holds an
+// in-use lock on it (core/in_use_lock.h), and the first Create() of each
+// toolvfs process removes the toolvfs-tool-* directories of the same
+// base that nobody holds and nobody has touched for a minute: those of
+// hosts that are gone, never a live host's.
 class PrivateTempDir {
  public:
   // Fails naming the pattern and the errno if mkdtemp does.
@@ -32,9 +40,16 @@ class PrivateTempDir {
   const std::string& path() const { return path_; }
 
  private:
-  explicit PrivateTempDir(std::string path) : path_(std::move(path)) {}
+  PrivateTempDir(std::string path, UniqueFd in_use) : path_(std::move(path)), in_use_(std::move(in_use)) {}
   std::string path_;
+  UniqueFd in_use_;  // the directory, locked while it is in use
 };
+
+// Removes the toolvfs-tool-* directories of `base` that dead hosts left:
+// unlocked, untouched for a minute, and this user's (IsAbandoned in
+// core/in_use_lock.h). Best effort: what cannot be read or removed stays.
+// PrivateTempDir::Create calls it once per process.
+void RemoveAbandonedPrivateTempDirs(const std::string& base);
 
 // {"PATH=<kFixedPath>", "LANG=C.UTF-8", "HOME=<dir>", "TMPDIR=<dir>"}, as
 // LaunchSpec::environment entries.
