@@ -340,6 +340,14 @@ TEST_F(EscapesTest, ProcessRunNeverRunsAProgramFromAPathEntryInsideTheProject) {
                                        Not(HasSubstr("pwned")), Not(HasSubstr("\n"))))
         << c.path;
   }
+  // By absolute path it is not the PATH program `hello`: --allow-cmd hello
+  // does not cover it, and without interaction it is denied.
+  std::vector<Answer> by_path = Probe({"--allow-cmd", "hello"},
+                                      R"([["process.run", {"program": ")" + root_ + R"(/bin/hello"}]])",
+                                      {"PATH=" + root_ + "/bin:/usr/bin:/bin"});
+  ASSERT_EQ(by_path.size(), 1u);
+  EXPECT_EQ(by_path[0].code, -32001) << by_path[0].text;
+  EXPECT_THAT(by_path[0].text, AllOf(HasSubstr("not covered"), Not(HasSubstr("pwned"))));
 }
 
 TEST_F(EscapesTest, AChildsForwardedPathLeavesOutTheProject) {
