@@ -340,6 +340,16 @@ TEST_F(EscapesTest, ProcessRunNeverRunsAProgramFromAPathEntryInsideTheProject) {
                                        Not(HasSubstr("pwned")), Not(HasSubstr("\n"))))
         << c.path;
   }
+  // A program in a directory outside the project that links into it.
+  TempDir linked;
+  fs::create_symlink(dir_.Join("bin/hello"), linked.Join("hello"));
+  std::vector<Answer> through_link =
+      Probe({"--allow-cmd", "hello"}, R"([["process.run", {"program": "hello"}]])",
+            {"PATH=" + linked.path() + ":/usr/bin:/bin"});
+  ASSERT_EQ(through_link.size(), 1u);
+  EXPECT_NE(through_link[0].code, 0) << through_link[0].text;
+  EXPECT_THAT(through_link[0].text, AllOf(HasSubstr("a link to '" + root_ + "/bin/hello'"), Not(HasSubstr("pwned"))));
+
   // By absolute path it is not the PATH program `hello`: --allow-cmd hello
   // does not cover it, and without interaction it is denied.
   std::vector<Answer> by_path = Probe({"--allow-cmd", "hello"},
