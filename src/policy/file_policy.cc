@@ -55,10 +55,10 @@ std::optional<std::string> GitInternalsOf(std::string_view path) {
     return segment.size() == 4 && segment[0] == '.' && (segment[1] | 0x20) == 'g' && (segment[2] | 0x20) == 'i' &&
            (segment[3] | 0x20) == 't';
   };
-  size_t end = 0;
   for (std::string_view segment : PathSegments(path)) {
-    end = static_cast<size_t>(segment.data() - path.data()) + segment.size();
-    if (is_git(segment)) return std::string(path.substr(0, end));
+    if (!is_git(segment)) continue;
+    size_t end = static_cast<size_t>(segment.data() - path.data()) + segment.size();
+    return std::string(path.substr(0, end));
   }
   return std::nullopt;
 }
