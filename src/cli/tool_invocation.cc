@@ -20,6 +20,7 @@ extern char** environ;
 #include "core/io.h"
 #include "core/text.h"
 #include "core/unique_fd.h"
+#include "policy/file_policy.h"
 #include "protocol/json_writer.h"
 #include "runtime/outcome_json.h"
 #include "runtime/stateful_tool.h"
@@ -434,22 +435,31 @@ Result<RunServices> PrepareRunServices(const CommonOptions& common,
   if (!common.no_interaction && TerminalAvailable()) services.inquirer = NewTerminalInquirer();
   services.environment = HostEnvironment();
   if (!common.no_audit) {
-    std::optional<std::string> audit_path;
+    std::optional<Result<std::unique_ptr<AuditSink>>> sink;
     if (!common.audit_path.empty()) {
-      audit_path = common.audit_path;
+      sink = OpenAuditLogFile(common.audit_path);
     } else if (std::optional<std::string> directory = ProjectDirectory(common.project)) {
-      audit_path = (fs::path(*directory) / kProjectAuditLogPath).string();
+      // Below the project no link is followed: a cloned repository's
+      // `.toolvfs` linking out of it must not receive the log.
+      sink = OpenAuditLogFileBelow(*directory, kProjectAuditLogPath);
     }
-    if (audit_path) {
-      Result<std::unique_ptr<AuditSink>> sink = OpenAuditLogFile(*audit_path);
-      if (!sink.ok()) {
-        return Status(sink.status().code(),
-                      sink.status().message() + " (--audit PATH puts it elsewhere, --no-audit turns it off)");
-      }
-      services.audit = std::move(sink).value();
+    if (sink && !sink->ok()) {
+      return Status(sink->status().code(),
+                    sink->status().message() + " (--audit PATH puts it elsewhere, --no-audit turns it off)");
     }
+    if (sink) services.audit = std::move(*sink).value();
   }
+  // The config in use when it lies in the project; toolvfs.toml itself is
+  // always sensitive (FilePolicy), but it may be a link to another file of
+  // the project, which the policy judges by its target: with --config
+  // ELSEWHERE (or none, for exec) that target is the one to protect.
   if (config_path) services.config_project_path = ConfigPathInProject(common, *config_path);
+  if (!services.config_project_path) {
+    CommonOptions project_default = common;
+    project_default.config.clear();
+    std::optional<std::string> project_config = ConfigPathInProject(common, ConfigPath(project_default));
+    if (project_config && *project_config != kProjectConfigPath) services.config_project_path = project_config;
+  }
   return services;
 }
 

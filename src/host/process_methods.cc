@@ -20,6 +20,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,8 @@
 
 namespace toolvfs {
 namespace {
+
+namespace fs = std::filesystem;
 
 constexpr uint64_t kDefaultTimeoutSeconds = 60;
 constexpr uint64_t kMaxTimeoutSeconds = 24 * 60 * 60;  // keeps the deadline arithmetic far from overflow
@@ -65,24 +68,94 @@ std::string_view SearchPath(const MethodContext& context) {
   return kFixedPath;
 }
 
+// Whether the absolute `path` lies in (or is) `directory`, component-wise.
+bool LiesIn(const fs::path& path, const fs::path& directory) {
+  fs::path relative = path.lexically_relative(directory);
+  return !relative.empty() && *relative.begin() != "..";
+}
+
+// `path` with its symlinks followed as far as it exists (the rest appended
+// as written), so a link into the project is judged where it leads; the
+// path as written if even that fails.
+fs::path ResolvedLocation(const fs::path& path) {
+  std::error_code error;
+  fs::path resolved = fs::weakly_canonical(path, error);
+  return error ? path.lexically_normal() : resolved;
+}
+
+// A search path entry process.run leaves out, and why.
+struct SkippedEntry {
+  std::string entry;      // as written in PATH ("" for an empty entry)
+  fs::path directory;     // where a lookup through it would search
+  std::string reason;
+};
+
+// A search path split into the directories process.run searches (absolute,
+// outside the project: tools cannot write there) and the entries it skips:
+// empty and relative entries (searched from the working directory, the
+// project) and directories inside the project, also through a symlink or
+// one that does not exist yet (a tool could create it).
+struct SplitPath {
+  std::string usable;  // colon-separated, in the original order
+  std::vector<SkippedEntry> skipped;
+};
+
+SplitPath SplitSearchPath(std::string_view search_path, const fs::path& project) {
+  SplitPath split;
+  while (true) {
+    size_t colon = search_path.find(':');
+    std::string entry(search_path.substr(0, colon));
+    if (entry.empty()) {
+      split.skipped.push_back({entry, project, "an empty entry means the working directory, the project"});
+    } else if (!entry.starts_with('/')) {
+      split.skipped.push_back({entry, project / entry, "a relative entry is searched from the project"});
+    } else if (fs::path resolved = ResolvedLocation(entry); LiesIn(resolved, project)) {
+      split.skipped.push_back({entry, resolved, "it lies inside the project, where tools write"});
+    } else {
+      if (!split.usable.empty()) split.usable += ':';
+      split.usable += entry;
+    }
+    if (colon == std::string_view::npos) break;
+    search_path.remove_prefix(colon + 1);
+  }
+  return split;
+}
+
 struct ResolvedProgram {
   std::string path;         // absolute: what runs
   std::string policy_name;  // what the command rules are keyed by (CommandPolicy::Check)
 };
 
-// A bare name is looked up on the host's PATH; an absolute path is taken as
-// it is and keyed by its base name only when PATH finds that same file for
-// the name (so /tmp/x/rg is not `rg`); a relative path with a slash is
-// refused, since it would name a file in the project, which tools write.
-Result<ResolvedProgram> ResolveProgram(std::string_view program, const MethodContext& context) {
+// A bare name is looked up on the host's PATH, in the directories outside
+// the project only (SplitSearchPath): a program a tool wrote must never run
+// by its bare name. An absolute path is taken as it is and keyed by its
+// base name only when that lookup finds that same file for the name (so
+// /tmp/x/rg is not `rg`); a relative path with a slash is refused, since it
+// would name a file in the project, which tools write.
+Result<ResolvedProgram> ResolveProgram(std::string_view program, const MethodContext& context,
+                                       const fs::path& project) {
   std::string_view search_path = SearchPath(context);
+  SplitPath split = SplitSearchPath(search_path, project);
   if (program.find('/') == std::string_view::npos) {
-    // Relative entries are skipped: they would find the project's own
-    // files, which a tool can write.
-    Result<std::string> found = FindProgramOnPath(program, search_path, RelativePathEntries::kSkip);
+    Result<std::string> found = FindProgramOnPath(program, split.usable, RelativePathEntries::kSkip);
     if (!found.ok()) {
+      for (const SkippedEntry& skipped : split.skipped) {
+        if (IsExecutableFile((skipped.directory / program).string())) {
+          return PermissionDeniedError("Program " + Quote(program) + " is found only in the host's PATH entry " +
+                                       Quote(skipped.entry) + ", which process.run skips: " + skipped.reason +
+                                       " (install it outside the project, or run it by absolute path under a "
+                                       "commands rule that names that path)");
+        }
+      }
       return NotFoundError("Program " + Quote(program) + " was not found on the host's PATH " +
                            Quote(search_path));
+    }
+    // A link in a directory outside the project may still lead into it.
+    if (fs::path target = ResolvedLocation(*found); LiesIn(target, project)) {
+      return PermissionDeniedError("Program " + Quote(program) + " on the host's PATH is " + Quote(*found) +
+                                   ", a link to " + Quote(target.string()) +
+                                   " inside the project, where tools write; process.run does not run it by "
+                                   "its bare name");
     }
     return ResolvedProgram{std::move(*found), std::string(program)};
   }
@@ -97,7 +170,7 @@ Result<ResolvedProgram> ResolveProgram(std::string_view program, const MethodCon
     return NotFoundError("Program " + Quote(program) + " is not an executable file");
   }
   std::string_view base_name = program.substr(program.rfind('/') + 1);
-  Result<std::string> on_path = FindProgramOnPath(base_name, search_path, RelativePathEntries::kSkip);
+  Result<std::string> on_path = FindProgramOnPath(base_name, split.usable, RelativePathEntries::kSkip);
   bool is_path_program = on_path.ok() && IsSameFile(*on_path, path);
   return ResolvedProgram{path, is_path_program ? std::string(base_name) : path};
 }
@@ -146,13 +219,27 @@ std::vector<Variable> ForwardedVariables(std::span<const std::string> requested,
 
 // The fixed environment of SPEC.md §5 with the forwarded variables set over
 // it: a rule that lists HOME or PATH in its envs means the host's value.
+// The child's PATH keeps only directories outside the project
+// (SplitSearchPath), so that a `make` or `sh -c` it runs cannot find a
+// program a tool wrote either; with none left PATH is unset (an empty PATH
+// would mean the working directory).
 std::vector<std::string> ChildEnvironment(const PrivateTempDir& private_dir,
-                                          const std::vector<Variable>& forwarded) {
+                                          const std::vector<Variable>& forwarded, const fs::path& project) {
   std::vector<std::string> environment = FixedEnvironment(private_dir);
   for (const Variable& variable : forwarded) {
     std::string prefix = variable.name + "=";
     std::erase_if(environment, [&](const std::string& entry) { return entry.starts_with(prefix); });
     environment.push_back(prefix + variable.value);
+  }
+  for (auto entry = environment.begin(); entry != environment.end(); ++entry) {
+    if (!entry->starts_with("PATH=")) continue;
+    std::string usable = SplitSearchPath(std::string_view(*entry).substr(5), project).usable;
+    if (usable.empty()) {
+      environment.erase(entry);
+    } else {
+      *entry = "PATH=" + usable;
+    }
+    break;
   }
   return environment;
 }
@@ -391,7 +478,9 @@ Result<WireMessage> ServeProcessRun(const Message& request, const MethodContext&
   }
   TOOLVFS_ASSIGN_OR_RETURN(std::string working_directory, context.process_working_directory());
 
-  TOOLVFS_ASSIGN_OR_RETURN(ResolvedProgram resolved, ResolveProgram(program, context));
+  // Canonical, as the PATH entries it is compared with are.
+  const fs::path project = ResolvedLocation(working_directory);
+  TOOLVFS_ASSIGN_OR_RETURN(ResolvedProgram resolved, ResolveProgram(program, context, project));
   const CommandPolicy& commands = context.gate.policy().commands;
   PolicyDecision decision = commands.Check(resolved.policy_name, args);
   if (decision.decision != Decision::kDeny) {
@@ -410,7 +499,7 @@ Result<WireMessage> ServeProcessRun(const Message& request, const MethodContext&
   LaunchSpec spec;
   spec.program = resolved.path;
   spec.args = std::move(args);
-  spec.environment = ChildEnvironment(private_dir, forwarded);
+  spec.environment = ChildEnvironment(private_dir, forwarded, project);
   spec.working_directory = working_directory;
   TOOLVFS_ASSIGN_OR_RETURN(ChildProcess child,
                            context.launch_process ? context.launch_process(spec) : Launch(spec));

@@ -269,6 +269,12 @@ Result<std::unique_ptr<AuditSink>> OpenAuditLogFile(const std::string& path) {
   return std::unique_ptr<AuditSink>(std::make_unique<FileAuditSink>(std::move(file)));
 }
 
+Result<std::unique_ptr<AuditSink>> OpenAuditLogFileBelow(const std::string& directory,
+                                                         std::string_view relative_path) {
+  TOOLVFS_ASSIGN_OR_RETURN(AppendOnlyFile file, AppendOnlyFile::OpenBelow(directory, relative_path));
+  return std::unique_ptr<AuditSink>(std::make_unique<FileAuditSink>(std::move(file)));
+}
+
 std::string FormatAuditLine(const AuditRecord& record) {
   // "2026-11-21T08:30:00.125Z" -> "2026-11-21 08:30:00.125"
   std::string line = FormatTimestamp(record.timestamp_ms);

@@ -68,6 +68,12 @@ std::unique_ptr<AuditSink> NewFanOutAuditSink(std::vector<AuditSink*> sinks);
 // stderr ("toolvfs: warning: audit log ...") and never fails the request.
 Result<std::unique_ptr<AuditSink>> OpenAuditLogFile(const std::string& path);
 
+// OpenAuditLogFile for `relative_path` below `directory`, through no
+// symbolic link at all (AppendOnlyFile::OpenBelow): the project's own log,
+// whose directory a cloned repository could otherwise link elsewhere.
+Result<std::unique_ptr<AuditSink>> OpenAuditLogFileBelow(const std::string& directory,
+                                                         std::string_view relative_path);
+
 // Where CLI runs keep the audit log, relative to the project directory.
 inline constexpr std::string_view kProjectAuditLogPath = ".toolvfs/audit.jsonl";
 

@@ -43,8 +43,24 @@ const std::vector<std::string>& BuiltinSensitivePatterns() {
   static const std::vector<std::string> patterns = {
       "**/.env",      "**/.env.*",  "**/.git/config", "**/.git/hooks/**", "**/.ssh/**",
       "**/.aws/credentials",        "**/.netrc",      "**/.npmrc",        "**/.pypirc",
-      "**/*.pem",     "**/*.key",   "**/id_rsa*",     "**/id_ed25519*",   ".toolvfs/**"};
+      "**/*.pem",     "**/*.key",   "**/id_rsa*",     "**/id_ed25519*",   ".toolvfs/**",
+      std::string(kProjectConfigPath)};
   return patterns;
+}
+
+std::optional<std::string> GitInternalsOf(std::string_view path) {
+  // ASCII case-insensitive: on a case-insensitive file system (vfat, ext4
+  // casefold, a macOS volume over the network) ".GIT" is the same entry.
+  auto is_git = [](std::string_view segment) {
+    return segment.size() == 4 && segment[0] == '.' && (segment[1] | 0x20) == 'g' && (segment[2] | 0x20) == 'i' &&
+           (segment[3] | 0x20) == 't';
+  };
+  for (std::string_view segment : PathSegments(path)) {
+    if (!is_git(segment)) continue;
+    size_t end = static_cast<size_t>(segment.data() - path.data()) + segment.size();
+    return std::string(path.substr(0, end));
+  }
+  return std::nullopt;
 }
 
 FilePolicy FilePolicy::ForTool(const ToolConfig& tool, std::optional<std::string> config_project_path) {
@@ -63,7 +79,11 @@ FilePolicy FilePolicy::ForTool(const ToolConfig& tool, std::optional<std::string
   for (const std::string& pattern : BuiltinSensitivePatterns()) {
     policy.sensitive_.push_back(PathGlob::Pattern(pattern));
   }
-  if (config_project_path) policy.sensitive_.push_back(PathGlob::Literal(*config_project_path));
+  // The project's own toolvfs.toml is built in; a config elsewhere in the
+  // project is added beside it.
+  if (config_project_path && *config_project_path != kProjectConfigPath) {
+    policy.sensitive_.push_back(PathGlob::Literal(*config_project_path));
+  }
   return policy;
 }
 
@@ -76,6 +96,12 @@ PolicyDecision FilePolicy::CheckEntry(FileAccess access, std::string_view path) 
 }
 
 PolicyDecision FilePolicy::Decide(FileAccess access, std::string_view path, bool judge_below) const {
+  if (access == FileAccess::kWrite) {
+    // Before any grant: no rule can make git's own files writable (rule 8).
+    if (std::optional<std::string> git = GitInternalsOf(path)) {
+      return PolicyDecision::Deny("git internals " + ConfigPath(*git) + ", which no rule makes writable");
+    }
+  }
   std::optional<Grant> grant = access == FileAccess::kRead ? ReadGrant(path) : WriteGrant(path);
   if (std::optional<std::string_view> denied = LongestContaining(deny_, path)) {
     // Deny wins ties: a grant beats it only by being more specific.
@@ -176,6 +202,7 @@ std::vector<std::string> FilePolicy::Describe() const {
   for (const std::string& prefix : deny_) {
     lines.push_back("read and write " + ConfigPath(prefix) + ": deny (filesystem.deny)");
   }
+  lines.push_back("write anything named .git or below it: deny, whatever the rules say (git internals)");
   // One line: the built-in list alone is 15 patterns.
   std::string sensitive = "sensitive paths, denied unless a rule names them:";
   for (const PathGlob& pattern : sensitive_) sensitive += " " + ConfigPath(pattern.text());

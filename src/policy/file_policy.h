@@ -11,8 +11,9 @@
 //   2. The longest matching `filesystem.deny` prefix beats the longest
 //      matching allow prefix unless the allow prefix is strictly longer
 //      (more components): deny wins ties.
-//   3. A sensitive path (the built-in list, the tool's `sensitive_paths`,
-//      the config file when it lies in the project, `.toolvfs/**`) is
+//   3. A sensitive path (the built-in list with `.toolvfs/**` and the
+//      project's `toolvfs.toml`, the tool's `sensitive_paths`, the config
+//      file in use when it lies in the project) is
 //      denied even inside an allowed prefix, unless a rule that covers the
 //      path is itself sensitive by the same pattern (it names the sensitive
 //      path or something below it: `filesystem.allow = [".env"]`; naming
@@ -38,6 +39,15 @@
 //      caller that deletes or moves a non-empty directory checks the
 //      entries below it too. A pattern is excused by a rule that covers the
 //      directory and is sensitive by that pattern, as in rule 3.
+//   8. Git internals: a write of a path with a component named `.git` (in
+//      any case: a `.git` directory, anything below it, a `.git` file) is
+//      denied before any rule is consulted, and no rule lifts it, not even
+//      one naming the path. git runs commands its files name
+//      (core.fsmonitor in .git/config, .git/commondir, .git/info,
+//      .git/worktrees/*, .git/modules/*/config, a `.git` file's gitdir),
+//      so whoever writes them runs code as the user at the next
+//      `git status`. Reads are unaffected (rule 3 covers .git/config and
+//      .git/hooks).
 //
 // Sensitive patterns (path_glob.h): `*` and `?` within a segment, `**` as a
 // whole segment for any number of segments (`dir/**` covers `dir` too); a
@@ -64,15 +74,27 @@ enum class FileAccess { kRead, kWrite };
 // "read" | "write".
 std::string_view FileAccessName(FileAccess access);
 
+// Where the project's own config lies: `toolvfs.toml` at the root. Sensitive
+// for every tool whichever config is in use (`--config ELSEWHERE` included):
+// a tool that rewrote it would change the policy of the next run.
+inline constexpr std::string_view kProjectConfigPath = "toolvfs.toml";
+
 // The built-in sensitive patterns of SPEC.md §3.2 ("**/.env", ...,
-// ".toolvfs/**"); the config file is added per policy (ForTool).
+// ".toolvfs/**", "toolvfs.toml"); a config file in use elsewhere in the
+// project is added per policy (ForTool).
 const std::vector<std::string>& BuiltinSensitivePatterns();
+
+// The path of the first component named `.git` (in any case) of the
+// project path `path` ("vendor/lib/.git" for "vendor/lib/.git/config"), or
+// nullopt: what rule 8 below denies every write of.
+std::optional<std::string> GitInternalsOf(std::string_view path);
 
 class FilePolicy {
  public:
   // `tool`: its sandbox table (or the default when it has none).
   // `config_project_path`: the project path of the toolvfs.toml in use when
-  // it lies inside the project (normally "toolvfs.toml"), else nullopt.
+  // it lies inside the project (normally "toolvfs.toml"), else nullopt;
+  // sensitive besides kProjectConfigPath, which always is.
   static FilePolicy ForTool(const ToolConfig& tool,
                             std::optional<std::string> config_project_path);
 

@@ -37,7 +37,72 @@ std::string ParentDirectory(const std::string& path) {
   return path.substr(0, slash);
 }
 
+std::string SymlinkRefusal(const std::string& path, std::string_view link) {
+  return "Cannot open log file " + Quote(path) + ": " + Quote(link) +
+         " is a symbolic link, which is never followed";
+}
+
+// Whether `name` in `directory_fd` is a symbolic link (the entry itself).
+bool IsSymlinkAt(int directory_fd, const std::string& name) {
+  struct stat status;
+  return ::fstatat(directory_fd, name.c_str(), &status, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(status.st_mode);
+}
+
 }  // namespace
+
+Result<AppendOnlyFile> AppendOnlyFile::OpenBelow(const std::string& directory, std::string_view relative_path) {
+  std::string path = directory + "/" + std::string(relative_path);
+  if (relative_path.empty() || relative_path.starts_with('/')) {
+    return InvalidArgumentError("The log file path " + Quote(path) + " is not below " + Quote(directory));
+  }
+  int opened = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (opened < 0) return ErrnoToStatus(errno, "Cannot open directory " + Quote(directory));
+  UniqueFd current(opened);
+  std::string walked;  // relative_path up to the component at hand
+  std::string_view rest = relative_path;
+  while (true) {
+    size_t slash = rest.find('/');
+    std::string name(rest.substr(0, slash));
+    walked += walked.empty() ? name : "/" + name;
+    if (name.empty() || name == "." || name == "..") {
+      return InvalidArgumentError("The log file path " + Quote(path) + " is not below " + Quote(directory));
+    }
+    if (slash == std::string_view::npos) {
+      // O_NONBLOCK: a FIFO planted here must fail below, not block.
+      constexpr int kFlags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+      int fd = ::openat(current.get(), name.c_str(), kFlags, 0600);
+      if (fd < 0) {
+        if (errno == ELOOP) return PermissionDeniedError(SymlinkRefusal(path, directory + "/" + walked));
+        if (errno == ENXIO) return NotRegularFileError(path);
+        return ErrnoToStatus(errno, "Cannot open log file " + Quote(path));
+      }
+      UniqueFd file(fd);
+      struct stat status;
+      if (::fstat(file.get(), &status) != 0) return ErrnoToStatus(errno, "Cannot stat log file " + Quote(path));
+      if (!S_ISREG(status.st_mode)) return NotRegularFileError(path);
+      return AppendOnlyFile(std::move(file), path);
+    }
+    constexpr int kDirectoryFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+    int next = ::openat(current.get(), name.c_str(), kDirectoryFlags);
+    if (next < 0 && errno == ENOENT) {
+      if (::mkdirat(current.get(), name.c_str(), 0700) != 0 && errno != EEXIST) {
+        return ErrnoToStatus(errno, "Cannot create directory " + Quote(directory + "/" + walked));
+      }
+      next = ::openat(current.get(), name.c_str(), kDirectoryFlags);
+    }
+    if (next < 0) {
+      // O_NOFOLLOW with O_DIRECTORY reports a link as ELOOP or ENOTDIR,
+      // depending on the kernel: ask the entry itself.
+      int error = errno;
+      if (error == ELOOP || IsSymlinkAt(current.get(), name)) {
+        return PermissionDeniedError(SymlinkRefusal(path, directory + "/" + walked));
+      }
+      return ErrnoToStatus(error, "Cannot open directory " + Quote(directory + "/" + walked));
+    }
+    current = UniqueFd(next);
+    rest.remove_prefix(slash + 1);
+  }
+}
 
 Result<AppendOnlyFile> AppendOnlyFile::Open(const std::string& path) {
   if (path.empty()) return InvalidArgumentError("The log file path is empty");

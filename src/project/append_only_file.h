@@ -31,6 +31,16 @@ class AppendOnlyFile {
   // ~/.bashrc) and must be a regular file. Errors name the path.
   static Result<AppendOnlyFile> Open(const std::string& path);
 
+  // Like Open for `relative_path` below the directory `directory` (the
+  // project's `.toolvfs/audit.jsonl`), except that no component of
+  // `relative_path` may be a symbolic link, the directories too: a cloned
+  // repository whose `.toolvfs` links to ~/.config would otherwise have the
+  // log written there. `directory` itself is followed (the user named it).
+  // A link on the way fails with PermissionDenied naming the path and the
+  // link, in one line. `relative_path` holds no "..", "." or empty
+  // components.
+  static Result<AppendOnlyFile> OpenBelow(const std::string& directory, std::string_view relative_path);
+
   AppendOnlyFile(AppendOnlyFile&&) noexcept = default;
   AppendOnlyFile& operator=(AppendOnlyFile&&) noexcept = default;
 

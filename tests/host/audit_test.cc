@@ -332,6 +332,44 @@ TEST_F(AuditFileTest, NeverOpensThroughASymbolicLinkOrANonRegularFile) {
   EXPECT_THAT(sink.status().message(), HasSubstr("not a regular file"));
 }
 
+TEST_F(AuditFileTest, BelowTheProjectNoDirectoryOnTheWayIsALink) {
+  // A cloned repository's .toolvfs linking to a directory outside it.
+  const std::string project = root_ + "/project";
+  const std::string outside = root_ + "/outside";
+  fs::create_directories(project);
+  fs::create_directories(outside);
+  fs::create_symlink(outside, project + "/.toolvfs");
+  Result<std::unique_ptr<AuditSink>> sink = OpenAuditLogFileBelow(project, kProjectAuditLogPath);
+  ASSERT_FALSE(sink.ok());
+  EXPECT_EQ(sink.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(sink.status().message(), "Cannot open log file '" + project + "/.toolvfs/audit.jsonl': '" + project +
+                                         "/.toolvfs' is a symbolic link, which is never followed");
+  EXPECT_TRUE(fs::is_empty(outside));
+
+  // A dangling link fails the same way rather than creating its target.
+  fs::remove(project + "/.toolvfs");
+  fs::create_symlink(outside + "/new", project + "/.toolvfs");
+  sink = OpenAuditLogFileBelow(project, kProjectAuditLogPath);
+  ASSERT_FALSE(sink.ok());
+  EXPECT_THAT(sink.status().message(), HasSubstr("symbolic link"));
+  EXPECT_TRUE(fs::is_empty(outside));
+
+  // The log itself as a link, and the happy path: created 0700/0600.
+  fs::remove(project + "/.toolvfs");
+  fs::create_directories(project + "/.toolvfs");
+  fs::create_symlink(outside + "/log", project + "/.toolvfs/audit.jsonl");
+  sink = OpenAuditLogFileBelow(project, kProjectAuditLogPath);
+  ASSERT_FALSE(sink.ok());
+  EXPECT_THAT(sink.status().message(), HasSubstr("symbolic link"));
+  fs::remove_all(project + "/.toolvfs");
+  sink = OpenAuditLogFileBelow(project, kProjectAuditLogPath);
+  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+  (*sink)->Record(SampleRecord());
+  EXPECT_EQ(Lines(ReadFile(project + "/.toolvfs/audit.jsonl")).size(), 1u);
+  EXPECT_EQ(fs::status(project + "/.toolvfs").permissions(), fs::perms::owner_all);
+  EXPECT_TRUE(fs::is_empty(outside));
+}
+
 TEST_F(AuditFileTest, AFailedWriteIsReportedOnceAndNeverFailsTheRecord) {
   int errors[2];
   ASSERT_EQ(::pipe(errors), 0);

@@ -190,7 +190,10 @@ filesystem.writable = true)");
     std::string expected = "deny sensitive path \"" + c.pattern + "\"";
     EXPECT_TRUE(policy.IsSensitive(c.path)) << c.path;
     EXPECT_EQ(Read(policy, c.path), expected) << c.path;
-    EXPECT_EQ(Write(policy, c.path), expected) << c.path;
+    // Writes below .git are denied earlier, by rule 8 (git internals).
+    if (!GitInternalsOf(c.path)) {
+      EXPECT_EQ(Write(policy, c.path), expected) << c.path;
+    }
   }
   for (std::string_view near_miss : {".envrc", "a.env", "env", ".git/HEAD", ".git", "server.pem.txt", "key.txt",
                                      "my_id_rsa", "docs/toolvfs.toml", ".toolvfsrc", "x/.toolvfs/a"}) {
@@ -203,7 +206,8 @@ TEST(FilePolicyTest, BuiltinListIsTheSpecs) {
   EXPECT_EQ(BuiltinSensitivePatterns(),
             (std::vector<std::string>{"**/.env", "**/.env.*", "**/.git/config", "**/.git/hooks/**", "**/.ssh/**",
                                       "**/.aws/credentials", "**/.netrc", "**/.npmrc", "**/.pypirc", "**/*.pem",
-                                      "**/*.key", "**/id_rsa*", "**/id_ed25519*", ".toolvfs/**"}));
+                                      "**/*.key", "**/id_rsa*", "**/id_ed25519*", ".toolvfs/**",
+                                      "toolvfs.toml"}));
 }
 
 TEST(FilePolicyTest, ConfiguredSensitivePathsArePathsOrGlobs) {
@@ -257,14 +261,68 @@ filesystem.writable = true)");
   EXPECT_EQ(Read(policy, "toolvfs.toml"), R"(deny sensitive path "toolvfs.toml")");
   EXPECT_EQ(Write(policy, "toolvfs.toml"), R"(deny sensitive path "toolvfs.toml")");
 
+  // A config elsewhere in the project is sensitive, and the project's own
+  // toolvfs.toml stays so: the next run without --config reads it.
   FilePolicy elsewhere = Policy(R"(filesystem.allow = ["."]
 filesystem.writable = true)",
                                 "config/tools.toml");
   EXPECT_EQ(Write(elsewhere, "config/tools.toml"), R"(deny sensitive path "config/tools.toml")");
-  EXPECT_EQ(Write(elsewhere, "toolvfs.toml"), "allow filesystem.writable = true");
+  EXPECT_EQ(Read(elsewhere, "config/tools.toml"), R"(deny sensitive path "config/tools.toml")");
+  EXPECT_EQ(Write(elsewhere, "toolvfs.toml"), R"(deny sensitive path "toolvfs.toml")");
+  EXPECT_EQ(Read(elsewhere, "toolvfs.toml"), R"(deny sensitive path "toolvfs.toml")");
 
-  FilePolicy outside = Policy(R"(filesystem.allow = ["."])", std::nullopt);
-  EXPECT_EQ(Read(outside, "toolvfs.toml"), R"(allow filesystem.allow ".")");
+  // A config outside the project (or none: toolvfs exec) leaves the
+  // project's toolvfs.toml sensitive all the same.
+  FilePolicy outside = Policy(R"(filesystem.allow = ["."]
+filesystem.writable = true)",
+                              std::nullopt);
+  EXPECT_EQ(Read(outside, "toolvfs.toml"), R"(deny sensitive path "toolvfs.toml")");
+  EXPECT_EQ(Write(outside, "toolvfs.toml"), R"(deny sensitive path "toolvfs.toml")");
+  EXPECT_EQ(Write(outside, "docs/toolvfs.toml"), "allow filesystem.writable = true");
+  EXPECT_EQ(Write(Policy(std::nullopt, std::nullopt), "toolvfs.toml"), R"(deny sensitive path "toolvfs.toml")");
+  // Listed once when the config in use is the project's.
+  std::vector<std::string> lines = policy.Describe();
+  EXPECT_EQ(lines.back().find("\"toolvfs.toml\""), lines.back().rfind("\"toolvfs.toml\"")) << lines.back();
+}
+
+// --- git internals ------------------------------------------------------------------
+
+TEST(FilePolicyTest, NothingInOrNamedDotGitIsWritableWhateverTheRulesSay) {
+  const std::string_view writable_everywhere = R"(filesystem.allow = ["."]
+filesystem.writable = true)";
+  // Rules that name .git explicitly do not unlock it either.
+  const std::string_view naming_git = R"(filesystem.allow = [".", ".git", "sub/.git/info"]
+filesystem.writable = [".git", ".git/commondir", "sub/.git", "vendor"])";
+  for (std::string_view sandbox : {writable_everywhere, naming_git}) {
+    FilePolicy policy = Policy(sandbox);
+    // What git reads as configuration or follows elsewhere; whether any of
+    // it exists plays no part.
+    for (std::string_view path : {".git", ".git/commondir", ".git/config", ".git/info/attributes",
+                                  ".git/info/exclude", ".git/worktrees/w/commondir", ".git/worktrees/w/config.worktree",
+                                  ".git/modules/m/config", ".git/objects/ab/cdef", ".git/HEAD", "sub/.git",
+                                  "sub/.git/info/x", "vendor/lib/.git", "vendor/lib/.git/config", ".GIT/config",
+                                  "sub/.Git"}) {
+      PolicyDecision decision = policy.Check(FileAccess::kWrite, path);
+      EXPECT_EQ(decision.decision, Decision::kDeny) << sandbox << ": " << path;
+      EXPECT_TRUE(decision.rule.starts_with("git internals \"")) << path << ": " << decision.rule;
+      EXPECT_EQ(policy.CheckEntry(FileAccess::kWrite, path).decision, Decision::kDeny) << path;
+    }
+    EXPECT_EQ(Write(policy, "vendor/lib/.git/modules/m/config"),
+              R"(deny git internals "vendor/lib/.git", which no rule makes writable)");
+    // Names that only look alike are ordinary files.
+    for (std::string_view path : {".gitignore", ".github/workflows/ci.yml", "a.git", ".git2/x", "git/config"}) {
+      EXPECT_NE(policy.Check(FileAccess::kWrite, path).decision, Decision::kDeny) << sandbox << ": " << path;
+    }
+  }
+  // Reads stay as the policy says: .git/config and hooks are sensitive,
+  // the rest readable.
+  FilePolicy policy = Policy(writable_everywhere);
+  EXPECT_EQ(Read(policy, ".git/HEAD"), R"(allow filesystem.allow ".")");
+  EXPECT_EQ(Read(policy, ".git/commondir"), R"(allow filesystem.allow ".")");
+  EXPECT_EQ(Read(policy, ".git/config"), R"(deny sensitive path "**/.git/config")");
+  EXPECT_EQ(GitInternalsOf("a/.git/b/.git/c"), "a/.git");
+  EXPECT_EQ(GitInternalsOf("a/b"), std::nullopt);
+  EXPECT_EQ(GitInternalsOf(""), std::nullopt);
 }
 
 TEST(FilePolicyTest, TheAuditLogIsNeitherReadableNorWritable) {
@@ -304,8 +362,8 @@ sensitive_paths = ["config/prod.json", "secrets/*.key"])");
   EXPECT_EQ(Write(policy, "config/dev.json"), "allow filesystem.writable = true");
   EXPECT_EQ(Write(policy, "secrets"), R"(deny sensitive path "secrets/*.key")");
   EXPECT_EQ(Write(policy, "secrets/readme.txt"), "allow filesystem.writable = true");
-  // A repository's .git holds its config and hooks.
-  EXPECT_EQ(Write(policy, "vendor/lib/.git"), R"(deny sensitive path "**/.git/config")");
+  // A repository's .git is never written (git internals).
+  EXPECT_EQ(Write(policy, "vendor/lib/.git"), R"(deny git internals "vendor/lib/.git", which no rule makes writable)");
   EXPECT_EQ(Write(policy, "vendor/lib"), "allow filesystem.writable = true");
   // Patterns that match at any depth are not judged below an unrelated
   // directory: the caller checks the content of what it deletes.
@@ -378,9 +436,10 @@ sensitive_paths = ["config/prod.key"])");
       R"(write "out": allow (filesystem.writable))",
       R"(read and write "src/secret": deny (filesystem.deny))",
   };
+  expected.push_back("write anything named .git or below it: deny, whatever the rules say (git internals)");
   std::string sensitive = R"(sensitive paths, denied unless a rule names them: "config/prod.key")";
   for (const std::string& pattern : BuiltinSensitivePatterns()) sensitive += " \"" + pattern + "\"";
-  expected.push_back(sensitive + R"( "toolvfs.toml")");
+  expected.push_back(sensitive);
   EXPECT_EQ(lines, expected);
 
   std::vector<std::string> default_lines = Policy(std::nullopt, std::nullopt).Describe();

@@ -446,6 +446,36 @@ TEST_F(BuiltinRuntimeTest, MoveFileOutOfOrIntoForbiddenPlacesIsDenied) {
   for (const AuditRecord& record : audit_.records) EXPECT_EQ(record.decision, AuditDecision::kDeny);
 }
 
+// --- git internals ---------------------------------------------------------------
+
+TEST_F(BuiltinRuntimeTest, NoBuiltinWritesMovesOrDeletesGitInternals) {
+  Write(".git/HEAD", "ref: refs/heads/main\n");
+  Write("vendor/.git/HEAD", "ref: x\n");
+  // Writable everywhere, and .git named explicitly: still never.
+  ToolConfig write = Tool("write_file", {""}, {"", ".git", "sub/.git"});
+  for (const char* path : {".git/commondir", ".git/info/exclude", ".git/modules/m/config", "sub/.git"}) {
+    EXPECT_THAT(RunError(write, std::string(R"({"path":")") + path + R"(","content":"gitdir: /tmp/evil"})"),
+                HasSubstr("git internals"))
+        << path;
+  }
+  ToolConfig move = Tool("move_file", {""}, {"", ".git"});
+  EXPECT_THAT(RunError(move, R"({"from":"src/util.py","to":".git/commondir"})"), HasSubstr("git internals"));
+  EXPECT_THAT(RunError(move, R"({"from":".git/HEAD","to":"HEAD"})"), HasSubstr("git internals"));
+  EXPECT_THAT(RunError(move, R"({"from":"docs","to":"sub/.git"})"), HasSubstr("git internals"));
+  ToolConfig remove = Tool("delete_file", {""}, {"", ".git"});
+  EXPECT_THAT(RunError(remove, R"({"path":".git/HEAD"})"), HasSubstr("git internals"));
+  EXPECT_THAT(RunError(remove, R"({"path":"vendor","recursive":true})"), HasSubstr("git internals"));
+  EXPECT_EQ(Read(".git/HEAD"), "ref: refs/heads/main\n");
+  EXPECT_EQ(Read("vendor/.git/HEAD"), "ref: x\n");
+  EXPECT_TRUE(Exists("src/util.py"));
+  EXPECT_TRUE(Exists("docs/readme.md"));
+  EXPECT_FALSE(Exists(".git/commondir"));
+  EXPECT_FALSE(Exists("sub"));
+  std::lock_guard lock(audit_.mutex);
+  ASSERT_EQ(audit_.records.size(), 9u);
+  for (const AuditRecord& record : audit_.records) EXPECT_EQ(record.decision, AuditDecision::kDeny);
+}
+
 // --- file_info -----------------------------------------------------------------
 
 TEST_F(BuiltinRuntimeTest, FileInfoGivesKindSizeAndModificationTime) {
