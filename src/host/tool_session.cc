@@ -288,7 +288,6 @@ class Session {
   std::unordered_map<RequestId, std::shared_ptr<std::atomic<bool>>, RequestIdHash> in_flight_;
 
   int protocol_errors_in_a_row_ = 0;
-  size_t discarded_bytes_ = 0;  // of an over-long line, since its last error
 
   Clock::time_point started_ = Clock::now();
   Clock::time_point last_activity_ = started_;
@@ -455,9 +454,13 @@ void Session::OnDeadline(Clock::time_point now) {
   }
   if (in_flight_.empty() && !final_received_ && !cancel_sent_ && !waiting_for_input_ &&
       now >= last_activity_ + setup_.limits.idle_timeout) {
-    std::string message = Name() + " was silent for " +
-                          std::to_string(setup_.limits.idle_timeout.count() / 1000) +
-                          " s and was stopped (limits.idle_timeout_s)";
+    const std::string seconds = std::to_string(setup_.limits.idle_timeout.count() / 1000);
+    std::string message =
+        splitter_.discarding()
+            ? Name() + " sent no complete line for " + seconds +
+                  " s and was stopped (limits.idle_timeout_s); it was writing a line longer than the "
+                  "limit of " + std::to_string(splitter_.max_line_bytes()) + " bytes (max_message_mb)"
+            : Name() + " was silent for " + seconds + " s and was stopped (limits.idle_timeout_s)";
     if (queued_bytes_ > 0) {
       message += "; it did not read " + FormatBytes(queued_bytes_) + " of answers on its stdin";
     }
@@ -487,20 +490,12 @@ size_t Session::ReadStdout() {
     const bool was_discarding = splitter_.discarding();
     splitter_.CommitAppend(static_cast<size_t>(got));
     total += static_cast<size_t>(got);
-    if (was_discarding && splitter_.discarding()) {
-      // A line that never ends: every further limit's worth of it counts as
-      // one more over-long line, so a tool flooding stdout without newlines
-      // is stopped after three times the limit.
-      discarded_bytes_ += static_cast<size_t>(got);
-      if (discarded_bytes_ > splitter_.max_line_bytes()) {
-        discarded_bytes_ = 0;
-        HandleProtocolError(LineTooLongError(splitter_.max_line_bytes()));
-        if (ended_) return total;
-      }
-    } else {
-      discarded_bytes_ = 0;
-    }
-    last_activity_ = Clock::now();
+    // An over-long line is one protocol error however long it is (its
+    // -32700 went out when it passed the limit), so its rest costs nothing
+    // but the reading. Those bytes are no line either: a tool that writes
+    // nothing else is idle, and the idle timeout stops a line that never
+    // ends.
+    if (!(was_discarding && splitter_.discarding())) last_activity_ = Clock::now();
     ProcessLines();
     if (lines_pending_) break;
     // The pipe held less than asked: it is empty now, and epoll says when

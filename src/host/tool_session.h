@@ -13,7 +13,10 @@
 //   so a slow grep never holds up a small read.
 // - Every line gets the answer SPEC.md §4.1 prescribes; three protocol
 //   errors in a row (lines that are not a JSON-RPC 2.0 object) stop the
-//   tool. Blank lines neither count nor reset the count.
+//   tool. Blank lines neither count nor reset the count. A line over the
+//   message limit is one protocol error however long it is: its rest is
+//   read and dropped (memory stays bounded), and a line that never ends
+//   is stopped by the idle timeout, since its bytes are no line.
 // - An answer longer than the message limit is replaced by a -32602 error
 //   naming the limit.
 // - When it returns, the tool's process group has been killed and reaped
