@@ -457,10 +457,11 @@ Result<HttpResponse> FollowRedirects(HttpRequest request, const MethodContext& c
 
 // --- The answer
 
-// {status, headers: [{name, value}], body, encoding?}, scrubbed. A body
-// that is not UTF-8 goes as base64. Content-Encoding and Content-Length
-// describe the bytes on the wire: they are left out when the tool gets
-// other bytes (curl decoded them, or the scrubber changed them).
+// {status, headers: [{name, value}], body, encoding?}, scrubbed: the body
+// and every header's name and value. A body that is not UTF-8 goes as
+// base64. Content-Encoding and Content-Length describe the bytes on the
+// wire: they are left out when the tool gets other bytes (curl decoded
+// them, or the scrubber changed them).
 WireMessage SerializeResponse(const RequestId& id, HttpResponse& response, const SecretScrubber& scrubber) {
   std::string body = scrubber.Scrub(response.body);
   bool decoded = std::any_of(response.headers.begin(), response.headers.end(), [](const Header& header) {
@@ -482,8 +483,10 @@ WireMessage SerializeResponse(const RequestId& id, HttpResponse& response, const
         writer.StartArray();
         for (const Header& header : response.headers) {
           writer.StartObject();
+          // A server can echo a secret in a header's name as well as in its
+          // value (reflected headers): both are scrubbed.
           WriteJsonKey(writer, "name");
-          WriteJsonString(writer, header.name);
+          WriteJsonString(writer, ToValidUtf8(scrubber.Scrub(header.name)));
           WriteJsonKey(writer, "value");
           WriteJsonString(writer, ToValidUtf8(scrubber.Scrub(header.value)));
           writer.EndObject();

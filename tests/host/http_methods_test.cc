@@ -38,6 +38,7 @@ namespace toolvfs {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
 using ::testing::Not;
 using ::testing::StartsWith;
 
@@ -111,7 +112,8 @@ ToolConfig WebTool(const TestServer& server) {
   std::string first = server.Origin(0);
   std::string second = server.Origin(1);
   std::string toml = "[tools.web]\ncommand = \"true\"\n[tools.web.sandbox]\nnetwork.allow = [";
-  for (std::string_view path : {"/hello", "/echo", "/echo-headers", "/echo-header-back", "/redirect",
+  for (std::string_view path : {"/hello", "/echo", "/echo-headers", "/echo-header-back", "/header-named",
+                                "/redirect",
                                 "/chain/", "/sleep", "/bytes", "/binary"}) {
     toml += Json(first + std::string(path)) + ", ";
   }
@@ -282,6 +284,30 @@ TEST_F(HttpMethodsTest, SubstitutesAllowedVariablesAndRedactsThemInTheAnswer) {
   result = Get(Url("/echo-header-back"), R"([{"name":"Authorization","value":"${TEST_TOKEN}"}])");
   EXPECT_THAT(result, HasSubstr(R"({"name":"X-Echo","value":"[REDACTED]"})"));
   EXPECT_THAT(result, Not(HasSubstr(kToken)));
+}
+
+// A server that reflects a secret into a header's name (SPEC.md §3.3):
+// the name is scrubbed like the value, in every form the scrubber knows,
+// base64 at each of the three byte alignments (the prefix shifts it).
+TEST_F(HttpMethodsTest, SecretInAResponseHeaderNameIsRedacted) {
+  for (std::string form : {"plain", "base64", "base64url", "percent", "percent-lower"}) {
+    for (std::string prefix : {"", "a", "ab"}) {
+      std::string result = Get(Url("/header-named?form=" + form + "&prefix=" + prefix),
+                               R"([{"name":"Authorization","value":"${TEST_TOKEN}"}])");
+      rapidjson::Document document;
+      document.Parse(result.c_str(), result.size());
+      ASSERT_TRUE(!document.HasParseError() && document.IsObject() && document.HasMember("headers"))
+          << result;
+      std::string named;
+      for (const rapidjson::Value& header : document["headers"].GetArray()) {
+        if (std::string_view(header["value"].GetString()) == "named") named = header["name"].GetString();
+      }
+      // What is left around the redaction: "X-", the prefix (or the base64
+      // characters that also depend on it), "-End".
+      EXPECT_THAT(named, MatchesRegex(R"(X-.{0,6}\[REDACTED\].{0,4}-End)")) << form << " " << prefix;
+      EXPECT_THAT(result, Not(HasSubstr(kToken))) << form << " " << prefix;
+    }
+  }
 }
 
 TEST_F(HttpMethodsTest, VariableOutsideNetworkEnvsIsDeniedNamingIt) {
