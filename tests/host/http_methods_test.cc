@@ -26,6 +26,7 @@
 #include "config/config.h"
 #include "host/method_test_util.h"
 #include "host/methods.h"
+#include "host/request_audit.h"
 #include "host/test_gate.h"
 #include "policy/inquirer.h"
 #include "project/project_files.h"
@@ -267,6 +268,52 @@ TEST_F(HttpMethodsTest, RedirectToADeniedHopEndsTheRequest) {
   // Another scheme is not followed at all.
   EXPECT_THAT(Get(Url("/redirect?to=" + QueryValue("file:///etc/passwd"))),
               HasSubstr("was redirected to a URL that is not followed"));
+}
+
+// The audit record of each answer (request_audit.h, as the session writes
+// it): refusals before the policy are recorded with the URL as sent, and a
+// redirect to a URL that is not followed with the Location refused.
+TEST_F(HttpMethodsTest, RefusedRequestsAndRedirectsAreAuditedWithWhatWasRefused) {
+  auto record = [&](std::string_view params_json, int code) {
+    MessageParser parser;
+    std::string line = R"({"jsonrpc":"2.0","id":7,"method":"http.get","params":)" + std::string(params_json) + "}";
+    ParsedLine request = parser.Parse(line);
+    EXPECT_TRUE(request.is_message());
+    return AuditRecordForAnswer({"http.get", request.message().params(), &*scope_, code}, "web", "c-1");
+  };
+  std::string params = R"({"url":"http://a%00b/"})";
+  EXPECT_THAT(Call("http.get", params), StartsWith("error -32602: "));
+  AuditRecord invalid_url = record(params, scope_->error_code());
+  EXPECT_EQ(invalid_url.target, "http://a%00b/");
+  EXPECT_EQ(invalid_url.decision, AuditDecision::kDeny);
+  EXPECT_EQ(invalid_url.rule, "refused: invalid params");
+  EXPECT_EQ(invalid_url.code, -32602);
+
+  params = R"({"url":)" + Json(Url("/hello")) + R"(,"headers":[{"name":"X-A","value":"a\r\nX-B: 1"}]})";
+  EXPECT_THAT(Call("http.get", params), StartsWith("error -32602: "));
+  AuditRecord invalid_header = record(params, scope_->error_code());
+  EXPECT_EQ(invalid_header.target, Url("/hello"));
+  EXPECT_EQ(invalid_header.decision, AuditDecision::kDeny);
+  EXPECT_EQ(invalid_header.rule, "refused: invalid params");
+
+  for (std::string location : {std::string("file:///etc/passwd"), std::string("http://user@127.0.0.1/x")}) {
+    std::string start = Url("/redirect?to=" + QueryValue(location));
+    params = R"({"url":)" + Json(start) + "}";
+    EXPECT_THAT(Call("http.get", params), HasSubstr("was redirected to a URL that is not followed"));
+    AuditRecord redirect = record(params, scope_->error_code());
+    EXPECT_EQ(redirect.target, start + " -> " + location);
+    EXPECT_EQ(redirect.decision, AuditDecision::kDeny);
+    EXPECT_EQ(redirect.rule, "redirects (only to a valid http or https URL)");
+    EXPECT_EQ(redirect.code, -32001);
+  }
+
+  // Allowed: the URL the policy judged.
+  params = R"({"url":)" + Json(Url("/hello")) + "}";
+  EXPECT_THAT(Call("http.get", params), StartsWith(R"({"status":200)"));
+  AuditRecord allowed = record(params, scope_->error_code());
+  EXPECT_EQ(allowed.target, Url("/hello"));
+  EXPECT_EQ(allowed.decision, AuditDecision::kAllow);
+  EXPECT_EQ(allowed.code, 0);
 }
 
 TEST_F(HttpMethodsTest, StopsAfterTheRedirectLimit) {
