@@ -84,16 +84,16 @@ TEST_F(RequestAuditTest, ADenialBeforeTheLastTargetKeepsItsRuleAndNamesEveryTarg
   DefaultGate gate(ProjectWritableTool());
   RequestScope scope(RequestId(1), "fs.rename", true);
   EXPECT_FALSE(gate.gate.Authorize(scope, "write", ".env", PolicyDecision::Deny("sensitive path")).ok());
-  AuditRecord record =
-      AuditRecordForAnswer({"fs.rename", ParamsOf(R"({"from":".env","to":"public.txt"})"), &scope, -32001}, "t", "c");
+  const Params& params = ParamsOf(R"({"from":".env","to":"public.txt"})");
+  AuditRecord record = AuditRecordForAnswer({"fs.rename", params, &scope, -32001}, "t", "c");
   EXPECT_EQ(record.target, ".env -> public.txt");
   EXPECT_EQ(record.decision, AuditDecision::kDeny);
   EXPECT_EQ(record.rule, "sensitive path");
 }
 
 TEST_F(RequestAuditTest, RefusalsWithoutAScopeSayWhy) {
-  AuditRecord unknown = AuditRecordForAnswer({"fs.nope", ParamsOf(R"({"path":"/etc/passwd"})"), nullptr, -32601},
-                                             "t", "c");
+  const Params& params = ParamsOf(R"({"path":"/etc/passwd"})");
+  AuditRecord unknown = AuditRecordForAnswer({"fs.nope", params, nullptr, -32601}, "t", "c");
   EXPECT_EQ(unknown.method, "fs.nope");
   EXPECT_EQ(unknown.target, "/etc/passwd");
   EXPECT_EQ(unknown.decision, AuditDecision::kDeny);

@@ -869,7 +869,8 @@ TEST_F(SessionTest, RequestsAnsweredByTheLoopAreAuditedOnce) {
 req = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "fs.grep", "params": {"pattern": "x"}})
 send_raw(req + "\n" + req + "\n")
 recv(), recv()
-grep = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "fs.grep", "params": {"pattern": "x", "paths": ["src"]}})
+grep = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "fs.grep",
+                   "params": {"pattern": "x", "paths": ["src"]}})
 cancel = json.dumps({"jsonrpc": "2.0", "method": "cancel", "params": {"id": 9}})
 send_raw(grep + "\n" + cancel + "\n")
 a = recv()
@@ -878,8 +879,8 @@ result(json.dumps(a.get("error", {}).get("code")))
   std::vector<AuditRecord> records = audit.records();
   std::vector<std::string> seen;
   for (const AuditRecord& record : records) {
-    seen.push_back(record.method + " " + record.target + " " + std::string(AuditDecisionName(record.decision)) +
-                   " " + std::to_string(record.code));
+    seen.push_back(record.method + " " + record.target + " " +
+                   std::string(AuditDecisionName(record.decision)) + " " + std::to_string(record.code));
   }
   std::sort(seen.begin(), seen.end());
   // Both lines of each write are handled before a worker's answer: the
