@@ -1,7 +1,5 @@
 #include "host/access_gate.h"
 
-#include <chrono>
-
 namespace toolvfs {
 namespace {
 
@@ -25,7 +23,7 @@ AccessGate::AccessGate(const ToolPolicy& policy, Inquirer& inquirer)
 Status AccessGate::Authorize(RequestScope& scope, std::string_view operation, std::string_view target,
                              const PolicyDecision& decision) {
   auto record = [&](AuditDecision outcome, std::string_view rule) {
-    if (!scope.target_.empty()) scope.target_ += " -> ";
+    if (scope.target_count_++ > 0) scope.target_ += " -> ";
     scope.target_ += target;
     if (!scope.decision_ || Strictness(outcome) >= Strictness(*scope.decision_)) {
       scope.decision_ = outcome;
@@ -93,21 +91,6 @@ Status AccessGate::Authorize(RequestScope& scope, std::string_view operation, st
   record(allowed ? AuditDecision::kAskedAllow : AuditDecision::kAskedDeny, "user");
   if (allowed) return Status();
   return denial("denied by the user");
-}
-
-AuditRecord AuditRecordFor(const RequestScope& scope, std::string_view tool, std::string_view call_id) {
-  AuditRecord record;
-  record.timestamp_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count();
-  record.tool = std::string(tool);
-  record.call_id = std::string(call_id);
-  record.method = std::string(scope.method());
-  record.target = scope.target();
-  record.decision = scope.decision();
-  record.rule = scope.rule();
-  record.code = scope.error_code();
-  return record;
 }
 
 }  // namespace toolvfs

@@ -5,8 +5,9 @@
 //
 // Handlers call Authorize once per target after checking their params and
 // before touching anything; a request is only performed when every
-// Authorize returned OK. The session loop writes the audit record from the
-// RequestScope once the answer is known.
+// Authorize returned OK. Whoever answers the request (the session loop, the
+// builtin runtime) writes its one audit record from the RequestScope once
+// the answer is known (request_audit.h).
 //
 // Thread safety: Authorize may be called from the loop thread and from
 // workers at once. Questions are asked one at a time.
@@ -48,9 +49,14 @@ class RequestScope {
   bool needs_worker() const { return needs_worker_; }
 
   // The audit view, filled by Authorize (several targets are joined with
-  // " -> ", the least permissive decision is kept).
+  // " -> ", the least permissive decision is kept). The audit record is
+  // made from it by AuditRecordForAnswer (request_audit.h).
   bool decided() const { return decision_.has_value(); }
   const std::string& target() const { return target_; }
+  // How many targets Authorize decided: fewer than the request names
+  // when one was refused before its decision (a rename's `to` outside
+  // the project).
+  size_t target_count() const { return target_count_; }
   AuditDecision decision() const { return *decision_; }
   const std::string& rule() const { return rule_; }
 
@@ -72,6 +78,7 @@ class RequestScope {
   bool may_block_;
   bool needs_worker_ = false;
   std::string target_;
+  size_t target_count_ = 0;
   std::optional<AuditDecision> decision_;
   std::string rule_;
   int error_code_ = 0;
@@ -114,11 +121,5 @@ class AccessGate {
   // (operation, target) -> allowed for the rest of the run?
   std::map<std::pair<std::string, std::string>, bool> run_answers_;
 };
-
-// The audit record of a decided request (scope.decided()), as a vfs session
-// and the builtin runtime write it: the time now, `tool`, `call_id` and the
-// scope's method, target, decision, rule and error code. The caller adds
-// bytes_in, bytes_out and duration_us.
-AuditRecord AuditRecordFor(const RequestScope& scope, std::string_view tool, std::string_view call_id);
 
 }  // namespace toolvfs

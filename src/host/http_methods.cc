@@ -410,17 +410,13 @@ Result<NormalizedUrl> NormalizeRequestUrl(std::string_view url) {
   return NormalizeUrl(url.substr(0, url.find('#')));
 }
 
-// The request for the hop `response` redirects `request` to. 301/302/303
-// turn a POST into a GET without body and body headers, as browsers do
-// (307/308 keep it); headers that carry a substituted secret are dropped
-// when the origin changes, and stay dropped.
-Result<HttpRequest> NextHop(const HttpRequest& request, const HttpResponse& response) {
-  Result<NormalizedUrl> target = NormalizeRequestUrl(*response.location);
-  if (!target.ok()) {
-    return PermissionDeniedError(
-        RequestLine(request) + " was redirected to a URL that is not followed: " + target.status().message());
-  }
-  HttpRequest next{request.method, std::move(target).value(), request.headers, request.body};
+// The request for the hop `response` redirects `request` to, at `target`
+// (its Location, normalized). 301/302/303 turn a POST into a GET without
+// body and body headers, as browsers do (307/308 keep it); headers that
+// carry a substituted secret are dropped when the origin changes, and stay
+// dropped.
+HttpRequest NextHop(const HttpRequest& request, const HttpResponse& response, NormalizedUrl target) {
+  HttpRequest next{request.method, std::move(target), request.headers, request.body};
   if (request.body && response.status != 307 && response.status != 308) {
     next.method = "GET";
     next.body.reset();
@@ -444,7 +440,16 @@ Result<HttpResponse> FollowRedirects(HttpRequest request, const MethodContext& c
       return TooLargeError(RequestLine(request) + " redirected again after " + std::to_string(redirects) +
                            " redirects (the limit)");
     }
-    TOOLVFS_ASSIGN_OR_RETURN(HttpRequest next, NextHop(request, response));
+    Result<NormalizedUrl> target = NormalizeRequestUrl(*response.location);
+    if (!target.ok()) {
+      // Refused like a denied hop, and recorded with what was refused.
+      static_cast<void>(context.gate.Authorize(
+          scope, request.method, scrubber.Scrub(*response.location),
+          PolicyDecision::Deny("redirects (only to a valid http or https URL)")));
+      return PermissionDeniedError(RequestLine(request) + " was redirected to a URL that is not followed: " +
+                                   target.status().message());
+    }
+    HttpRequest next = NextHop(request, response, std::move(target).value());
     Status allowed = context.gate.Authorize(scope, next.method, scrubber.Scrub(next.url.ToString()),
                                             context.gate.policy().network.Check(next.url));
     if (!allowed.ok()) {
@@ -457,10 +462,11 @@ Result<HttpResponse> FollowRedirects(HttpRequest request, const MethodContext& c
 
 // --- The answer
 
-// {status, headers: [{name, value}], body, encoding?}, scrubbed. A body
-// that is not UTF-8 goes as base64. Content-Encoding and Content-Length
-// describe the bytes on the wire: they are left out when the tool gets
-// other bytes (curl decoded them, or the scrubber changed them).
+// {status, headers: [{name, value}], body, encoding?}, scrubbed: the body
+// and every header's name and value. A body that is not UTF-8 goes as
+// base64. Content-Encoding and Content-Length describe the bytes on the
+// wire: they are left out when the tool gets other bytes (curl decoded
+// them, or the scrubber changed them).
 WireMessage SerializeResponse(const RequestId& id, HttpResponse& response, const SecretScrubber& scrubber) {
   std::string body = scrubber.Scrub(response.body);
   bool decoded = std::any_of(response.headers.begin(), response.headers.end(), [](const Header& header) {
@@ -482,8 +488,10 @@ WireMessage SerializeResponse(const RequestId& id, HttpResponse& response, const
         writer.StartArray();
         for (const Header& header : response.headers) {
           writer.StartObject();
+          // A server can echo a secret in a header's name as well as in its
+          // value (reflected headers): both are scrubbed.
           WriteJsonKey(writer, "name");
-          WriteJsonString(writer, header.name);
+          WriteJsonString(writer, ToValidUtf8(scrubber.Scrub(header.name)));
           WriteJsonKey(writer, "value");
           WriteJsonString(writer, ToValidUtf8(scrubber.Scrub(header.value)));
           writer.EndObject();

@@ -29,6 +29,7 @@
 
 #include "core/text.h"
 #include "host/methods.h"
+#include "host/request_audit.h"
 #include "policy/secret_scrubber.h"
 #include "protocol/base64.h"
 #include "sandbox/private_temp_dir.h"
@@ -173,26 +174,6 @@ Result<ResolvedProgram> ResolveProgram(std::string_view program, const MethodCon
   Result<std::string> on_path = FindProgramOnPath(base_name, split.usable, RelativePathEntries::kSkip);
   bool is_path_program = on_path.ok() && IsSameFile(*on_path, path);
   return ResolvedProgram{path, is_path_program ? std::string(base_name) : path};
-}
-
-// `word` as a POSIX shell would need it: as is when it has only characters
-// no shell treats specially, else in single quotes ('\'' for a quote).
-std::string ShellQuote(std::string_view word) {
-  bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           std::string_view("_-+=.,:/@%").find(c) != std::string_view::npos;
-  });
-  if (plain) return std::string(word);
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-// What the user is shown and the audit log records: exactly what runs.
-std::string CommandLine(std::string_view path, std::span<const std::string> args) {
-  std::string line = ShellQuote(path);
-  for (const std::string& arg : args) line += " " + ShellQuote(arg);
-  return line;
 }
 
 // ----- The environment -------------------------------------------------------

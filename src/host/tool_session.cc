@@ -22,6 +22,7 @@
 
 #include "core/io.h"
 #include "core/text.h"
+#include "host/request_audit.h"
 #include "protocol/ndjson.h"
 #include "protocol/wire_errors.h"
 
@@ -83,11 +84,10 @@ class WorkerPool {
     std::shared_ptr<std::atomic<bool>> cancelled;
     RequestTiming timing;
   };
-  // A finished request, or (method == nullptr) a notification for the tool
+  // A finished request, or (request unset) a notification for the tool
   // that a handler sent while it ran (`pending`).
   struct Done {
-    RequestId id;
-    const MethodSpec* method;
+    std::optional<Message> request;
     WireMessage answer;
     std::shared_ptr<std::atomic<bool>> cancelled;
     std::optional<RequestScope> scope;  // unset if the request never ran
@@ -97,14 +97,19 @@ class WorkerPool {
   WorkerPool(const MethodContext& context, unsigned max_threads, int completion_fd)
       : context_(context), max_threads_(std::max(1u, max_threads)), completion_fd_(completion_fd) {}
 
-  ~WorkerPool() {
+  ~WorkerPool() { Stop(); }
+
+  // Drops the requests not started (the session is over: nobody wants
+  // their answers) and waits for the running ones; TakeDone then has them.
+  void Stop() {
     {
       std::lock_guard lock(mutex_);
       stopping_ = true;
-      tasks_.clear();  // the session is over: nobody wants these answers
+      tasks_.clear();
     }
     work_ready_.notify_all();
     for (std::thread& thread : threads_) thread.join();
+    threads_.clear();
   }
 
   void Submit(Task task) {
@@ -121,7 +126,7 @@ class WorkerPool {
   // Thread-safe: queues `notification` for the loop to send.
   void PostNotification(WireMessage notification) {
     std::lock_guard lock(mutex_);
-    done_.push_back({RequestId(), nullptr, std::move(notification), nullptr, std::nullopt, {}});
+    done_.push_back({std::nullopt, std::move(notification), nullptr, std::nullopt, {}});
     const uint64_t one = 1;
     [[maybe_unused]] ssize_t written = write(completion_fd_, &one, sizeof one);
   }
@@ -153,7 +158,7 @@ class WorkerPool {
         answer = task.method->handler(task.request, context_, *scope);
       }
       lock.lock();
-      done_.push_back({task.request.id(), task.method, answer ? std::move(*answer) : WireMessage(),
+      done_.push_back({std::move(task.request), answer ? std::move(*answer) : WireMessage(),
                        std::move(task.cancelled), std::move(scope), task.timing});
       const uint64_t one = 1;
       [[maybe_unused]] ssize_t written = write(completion_fd_, &one, sizeof one);
@@ -231,9 +236,21 @@ class Session {
   // Hands a request to the workers; its answer arrives through the
   // completion eventfd.
   void SubmitToWorkers(Message message, const MethodSpec* method, RequestTiming timing);
-  // Writes the audit record of an answered request (if it reached a
-  // decision and the session has an audit sink).
-  void Audit(const RequestScope& scope, const RequestTiming& timing, const WireMessage& answer);
+  // The one way a request is answered: an answer over the message limit
+  // becomes an error, the audit record is written (AuditAnswer), and the
+  // answer is queued. `scope` is the handler's, null when none ran; `code`
+  // is the error code of `answer`, 0 for a result.
+  void AnswerRequest(const Message& request, const RequestScope* scope, int code, WireMessage answer,
+                     const RequestTiming& timing);
+  // The one audit record of an answered request (request_audit.h), if the
+  // session has an audit sink. Called by AnswerRequest, and for the
+  // requests answered otherwise: -32005 to a tool's cancel (recorded when
+  // the worker is done), or never (still running when the session ended).
+  void AuditAnswer(const Message& request, const RequestScope* scope, int code, size_t bytes_out,
+                   const RequestTiming& timing);
+  // A finished request of the workers that the tool cancelled (answered
+  // -32005 then): writes its record and returns true.
+  bool AuditIfCancelledByTool(const WorkerPool::Done& done);
   void HandleNotification(const Message& message);
   void HandleToolCancel(const Message& message);
   void HandleState(const Message& message);
@@ -247,9 +264,9 @@ class Session {
   void OnCancel();
   void OnDeadline(Clock::time_point now);
 
-  // Queues a line for the tool's stdin. `id` is the request answered (an
-  // answer over the message limit is replaced by an error), null otherwise.
-  void QueueAnswer(WireMessage answer, const RequestId* id, std::string_view method);
+  // Queues a line for the tool's stdin: a notification, a protocol error,
+  // or an answer already audited (AnswerRequest for the others).
+  void QueueLine(WireMessage line);
   void ProcessLines();
   void UpdateStdoutInterest();
   void End(SessionResult::End end, std::string message);
@@ -286,9 +303,12 @@ class Session {
   // Requests on the workers, by id; the flag drops an answer the tool no
   // longer wants.
   std::unordered_map<RequestId, std::shared_ptr<std::atomic<bool>>, RequestIdHash> in_flight_;
+  // The requests the tool cancelled (answered -32005 at once) whose
+  // worker has not reported back, by their flag: audited with that code
+  // and the size of that answer.
+  std::unordered_map<const std::atomic<bool>*, size_t> cancelled_by_tool_;
 
   int protocol_errors_in_a_row_ = 0;
-  size_t discarded_bytes_ = 0;  // of an over-long line, since its last error
 
   Clock::time_point started_ = Clock::now();
   Clock::time_point last_activity_ = started_;
@@ -359,7 +379,7 @@ SessionResult Session::Run() {
   if (Status status = Setup(); !status.ok()) {
     End(SessionResult::End::kHostError, status.message());
   } else {
-    QueueAnswer(WireMessage::Copy(setup_.init.bytes()), nullptr, "init");
+    QueueLine(WireMessage::Copy(setup_.init.bytes()));
     if (cancel_.cancelled()) OnCancel();
     if (setup_.control != nullptr) OnControl();
   }
@@ -408,7 +428,16 @@ SessionResult Session::Run() {
   context_.gate.CancelQuestions();  // a worker may be waiting for the user
   // ... or for a child process or a download: nobody wants those answers.
   for (auto& [id, cancelled] : in_flight_) cancelled->store(true);
-  workers_.reset();  // joins the workers: nothing touches the project after return
+  if (workers_) {
+    workers_->Stop();  // joins the workers: nothing touches the project after return
+    // What they did is recorded even though nobody gets the answers.
+    for (WorkerPool::Done& done : workers_->TakeDone()) {
+      if (!done.request || AuditIfCancelledByTool(done)) continue;
+      // Never answered: recorded with what its handler returned.
+      AuditAnswer(*done.request, &*done.scope, done.scope->error_code(), 0, done.timing);
+    }
+    workers_.reset();
+  }
   context_.gate.set_pending_sender(nullptr);
   ReadStderr();
   result_.stderr_tail = stderr_tail_.Tail();
@@ -455,9 +484,13 @@ void Session::OnDeadline(Clock::time_point now) {
   }
   if (in_flight_.empty() && !final_received_ && !cancel_sent_ && !waiting_for_input_ &&
       now >= last_activity_ + setup_.limits.idle_timeout) {
-    std::string message = Name() + " was silent for " +
-                          std::to_string(setup_.limits.idle_timeout.count() / 1000) +
-                          " s and was stopped (limits.idle_timeout_s)";
+    const std::string seconds = std::to_string(setup_.limits.idle_timeout.count() / 1000);
+    std::string message =
+        splitter_.discarding()
+            ? Name() + " sent no complete line for " + seconds +
+                  " s and was stopped (limits.idle_timeout_s); it was writing a line longer than the "
+                  "limit of " + std::to_string(splitter_.max_line_bytes()) + " bytes (max_message_mb)"
+            : Name() + " was silent for " + seconds + " s and was stopped (limits.idle_timeout_s)";
     if (queued_bytes_ > 0) {
       message += "; it did not read " + FormatBytes(queued_bytes_) + " of answers on its stdin";
     }
@@ -487,20 +520,12 @@ size_t Session::ReadStdout() {
     const bool was_discarding = splitter_.discarding();
     splitter_.CommitAppend(static_cast<size_t>(got));
     total += static_cast<size_t>(got);
-    if (was_discarding && splitter_.discarding()) {
-      // A line that never ends: every further limit's worth of it counts as
-      // one more over-long line, so a tool flooding stdout without newlines
-      // is stopped after three times the limit.
-      discarded_bytes_ += static_cast<size_t>(got);
-      if (discarded_bytes_ > splitter_.max_line_bytes()) {
-        discarded_bytes_ = 0;
-        HandleProtocolError(LineTooLongError(splitter_.max_line_bytes()));
-        if (ended_) return total;
-      }
-    } else {
-      discarded_bytes_ = 0;
-    }
-    last_activity_ = Clock::now();
+    // An over-long line is one protocol error however long it is (its
+    // -32700 went out when it passed the limit), so its rest costs nothing
+    // but the reading. Those bytes are no line either: a tool that writes
+    // nothing else is idle, and the idle timeout stops a line that never
+    // ends.
+    if (!(was_discarding && splitter_.discarding())) last_activity_ = Clock::now();
     ProcessLines();
     if (lines_pending_) break;
     // The pipe held less than asked: it is empty now, and epoll says when
@@ -583,7 +608,7 @@ void Session::HandleLine(std::string_view line) {
 void Session::HandleProtocolError(const ProtocolError& error) {
   if (final_received_) return;
   ++result_.protocol_errors;
-  QueueAnswer(SerializeProtocolError(error), nullptr, "");
+  QueueLine(SerializeProtocolError(error));
   if (++protocol_errors_in_a_row_ >= kProtocolErrorsToStop) {
     End(SessionResult::End::kProtocolErrors,
         Name() + " sent " + std::to_string(kProtocolErrorsToStop) +
@@ -596,11 +621,12 @@ void Session::HandleRequest(Message message, size_t line_bytes) {
   const RequestTiming timing{Clock::now(), line_bytes};
   const std::string_view method_name = message.method();
   if (in_flight_.contains(message.id())) {
-    QueueAnswer(SerializeError(message.id(), kJsonRpcInvalidRequest,
-                               "Invalid Request: id " + message.id().ToJson() +
-                                   " is already used by a request in progress; ids must be "
-                                   "unique among outstanding requests"),
-                nullptr, method_name);
+    AnswerRequest(message, nullptr, kJsonRpcInvalidRequest,
+                  SerializeError(message.id(), kJsonRpcInvalidRequest,
+                                 "Invalid Request: id " + message.id().ToJson() +
+                                     " is already used by a request in progress; ids must be "
+                                     "unique among outstanding requests"),
+                  timing);
     return;
   }
   const MethodSpec* method = FindMethod(method_name);
@@ -613,10 +639,11 @@ void Session::HandleRequest(Message message, size_t line_bytes) {
     std::string hint = method_name.find('.') == std::string_view::npos
                            ? "; methods are namespaced, e.g. fs.read"
                            : "";
-    QueueAnswer(SerializeError(message.id(), kJsonRpcMethodNotFound,
-                               "Method not found: " + Quote(method_name) + hint +
-                                   " (this host serves " + known + ")"),
-                nullptr, method_name);
+    AnswerRequest(message, nullptr, kJsonRpcMethodNotFound,
+                  SerializeError(message.id(), kJsonRpcMethodNotFound,
+                                 "Method not found: " + Quote(method_name) + hint +
+                                     " (this host serves " + known + ")"),
+                  timing);
     return;
   }
   if (!method->may_block) {
@@ -627,8 +654,7 @@ void Session::HandleRequest(Message message, size_t line_bytes) {
       SubmitToWorkers(std::move(message), method, timing);
       return;
     }
-    Audit(scope, timing, answer);
-    QueueAnswer(std::move(answer), &message.id(), method_name);
+    AnswerRequest(message, &scope, scope.error_code(), std::move(answer), timing);
     return;
   }
   SubmitToWorkers(std::move(message), method, timing);
@@ -641,14 +667,48 @@ void Session::SubmitToWorkers(Message message, const MethodSpec* method, Request
   UpdateStdoutInterest();
 }
 
-void Session::Audit(const RequestScope& scope, const RequestTiming& timing, const WireMessage& answer) {
-  if (setup_.audit == nullptr || !scope.decided()) return;
-  AuditRecord record = AuditRecordFor(scope, setup_.tool_name, setup_.call_id);
+void Session::AnswerRequest(const Message& request, const RequestScope* scope, int code, WireMessage answer,
+                            const RequestTiming& timing) {
+  if (answer.size() > setup_.limits.max_message_bytes + 1) {
+    // The limit holds in both directions (SPEC.md §4.1); the tool can ask
+    // for less.
+    std::string_view hint = request.method() == "fs.read"
+                                ? "; read the file in ranges with 'offset' and 'length'"
+                                : "; ask for less (a narrower path, fewer matches)";
+    code = kJsonRpcInvalidParams;
+    answer = SerializeError(request.id(), code,
+                            "Invalid params: the answer of " + std::to_string(answer.size() - 1) +
+                                " bytes is larger than the message limit of " +
+                                std::to_string(setup_.limits.max_message_bytes) +
+                                " bytes (max_message_mb)" + std::string(hint));
+  }
+  AuditAnswer(request, scope, code, answer.size(), timing);
+  QueueLine(std::move(answer));
+}
+
+void Session::AuditAnswer(const Message& request, const RequestScope* scope, int code, size_t bytes_out,
+                          const RequestTiming& timing) {
+  if (setup_.audit == nullptr) return;
+  AuditRecord record = AuditRecordForAnswer({request.method(), request.params(), scope, code},
+                                            setup_.tool_name, setup_.call_id);
   record.bytes_in = timing.bytes_in;
-  record.bytes_out = answer.size();
+  record.bytes_out = bytes_out;
   record.duration_us = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - timing.received).count());
   setup_.audit->Record(record);
+}
+
+bool Session::AuditIfCancelledByTool(const WorkerPool::Done& done) {
+  auto cancelled = cancelled_by_tool_.find(done.cancelled.get());
+  // A request that did not run was cancelled by the tool too.
+  if (cancelled == cancelled_by_tool_.end() && done.scope) return false;
+  size_t bytes_out = 0;
+  if (cancelled != cancelled_by_tool_.end()) {
+    bytes_out = cancelled->second;
+    cancelled_by_tool_.erase(cancelled);
+  }
+  AuditAnswer(*done.request, done.scope ? &*done.scope : nullptr, kJsonRpcCancelled, bytes_out, done.timing);
+  return true;
 }
 
 void Session::HandleNotification(const Message& message) {
@@ -711,7 +771,7 @@ void Session::OnControl() {
     if (final_received_ || cancel_sent_) continue;  // nobody is listening any more
     waiting_for_input_ = false;
     last_activity_ = Clock::now();  // the idle timeout starts again from the input
-    QueueAnswer(WireMessage::Copy(line), nullptr, "apply");
+    QueueLine(WireMessage::Copy(line));
   }
   if (control.abort_requested()) OnCancel();
 }
@@ -734,9 +794,11 @@ void Session::HandleToolCancel(const Message& message) {
   auto found = in_flight_.find(*id);
   if (found == in_flight_.end()) return;  // already answered: nothing to abandon
   found->second->store(true);
-  QueueAnswer(SerializeError(*id, kJsonRpcCancelled,
-                             "Cancelled: request " + id->ToJson() + " was cancelled by the tool"),
-              nullptr, "");
+  WireMessage answer = SerializeError(
+      *id, kJsonRpcCancelled, "Cancelled: request " + id->ToJson() + " was cancelled by the tool");
+  // Audited when its worker reports back: it may still decide and act.
+  cancelled_by_tool_.emplace(found->second.get(), answer.size());
+  QueueLine(std::move(answer));
   in_flight_.erase(found);
   UpdateStdoutInterest();
 }
@@ -745,34 +807,22 @@ void Session::TakeCompletedAnswers() {
   uint64_t count = 0;
   [[maybe_unused]] ssize_t got = read(completion_.get(), &count, sizeof count);
   for (WorkerPool::Done& done : workers_->TakeDone()) {
-    if (done.method == nullptr) {  // a notification, e.g. `pending`
-      QueueAnswer(std::move(done.answer), nullptr, "");
+    if (!done.request) {  // a notification, e.g. `pending`
+      QueueLine(std::move(done.answer));
       continue;
     }
-    if (done.scope) Audit(*done.scope, done.timing, done.answer);
-    if (done.cancelled->load()) continue;  // answered -32005 already
-    in_flight_.erase(done.id);
-    QueueAnswer(std::move(done.answer), &done.id, done.method->name);
+    if (AuditIfCancelledByTool(done)) continue;
+    in_flight_.erase(done.request->id());
+    AnswerRequest(*done.request, &*done.scope, done.scope->error_code(), std::move(done.answer),
+                  done.timing);
   }
   UpdateStdoutInterest();
 }
 
-void Session::QueueAnswer(WireMessage answer, const RequestId* id, std::string_view method) {
-  if (id != nullptr && answer.size() > setup_.limits.max_message_bytes + 1) {
-    // The limit holds in both directions (SPEC.md §4.1); the tool can ask
-    // for less.
-    std::string_view hint = method == "fs.read"
-                                ? "; read the file in ranges with 'offset' and 'length'"
-                                : "; ask for less (a narrower path, fewer matches)";
-    answer = SerializeError(*id, kJsonRpcInvalidParams,
-                            "Invalid params: the answer of " + std::to_string(answer.size() - 1) +
-                                " bytes is larger than the message limit of " +
-                                std::to_string(setup_.limits.max_message_bytes) +
-                                " bytes (max_message_mb)" + std::string(hint));
-  }
+void Session::QueueLine(WireMessage line) {
   if (!child_.stdin_fd()) return;  // the tool closed its stdin: nobody to tell
-  queued_bytes_ += answer.size();
-  answers_.push_back(std::move(answer));
+  queued_bytes_ += line.size();
+  answers_.push_back(std::move(line));
   if (answers_.size() == 1) FlushAnswers();  // usually written at once, no epoll round
   UpdateStdoutInterest();
 }
@@ -867,7 +917,7 @@ void Session::OnCancel() {
   cancel_sent_ = true;
   context_.gate.CancelQuestions();  // Ctrl+C must not wait for an answer
   if (final_received_) return;  // the tool has finished already
-  QueueAnswer(SerializeNotification("cancel"), nullptr, "cancel");
+  QueueLine(SerializeNotification("cancel"));
   escalate_at_ = Clock::now() + setup_.limits.cancel_grace;
   escalation_ = 0;
 }

@@ -13,9 +13,16 @@
 //   so a slow grep never holds up a small read.
 // - Every line gets the answer SPEC.md §4.1 prescribes; three protocol
 //   errors in a row (lines that are not a JSON-RPC 2.0 object) stop the
-//   tool. Blank lines neither count nor reset the count.
+//   tool. Blank lines neither count nor reset the count. A line over the
+//   message limit is one protocol error however long it is: its rest is
+//   read and dropped (memory stays bounded), and a line that never ends
+//   is stopped by the idle timeout, since its bytes are no line.
 // - An answer longer than the message limit is replaced by a -32602 error
 //   naming the limit.
+// - Every request answered gets exactly one audit record, written at one
+//   place (AnswerRequest) whatever answered it: a handler, the loop itself
+//   (unknown method, id in use), or a cancel (recorded when its worker is
+//   done).
 // - When it returns, the tool's process group has been killed and reaped
 //   and no worker is running.
 #pragma once
@@ -77,8 +84,9 @@ struct SessionSetup {
   WireMessage init;       // sent first (BuildInitNotification)
   SessionLimits limits;
   unsigned worker_threads = 4;
-  // Receives one record per request that reached a policy decision
-  // (SPEC.md §3.4); null: no audit. Not owned.
+  // Receives exactly one record per request the session answers, refused
+  // ones included (SPEC.md §3.4, request_audit.h); null: no audit. Not
+  // owned.
   AuditSink* audit = nullptr;
   std::string call_id;  // the run, in audit records
   // Stateful tools: called on the loop thread with the params of every

@@ -19,6 +19,7 @@
 #include "core/unique_fd.h"
 #include "host/access_gate.h"
 #include "host/methods.h"
+#include "host/request_audit.h"
 #include "policy/tool_policy.h"
 #include "project/path.h"
 #include "protocol/jsonrpc.h"
@@ -376,8 +377,10 @@ Result<Outcome> BuiltinRuntime::Execute(const ToolCall& call, const ToolConfig& 
     if (inquirer->asks_user()) canceller.emplace(cancel, gate);
     return method->handler(request, context, scope);
   }();
-  if (options_.audit != nullptr && scope.decided()) {
-    AuditRecord record = AuditRecordFor(scope, tool.name, call.id.empty() ? NewCallId() : call.id);
+  if (options_.audit != nullptr) {
+    // One record per request, refused ones included (request_audit.h).
+    AuditRecord record = AuditRecordForAnswer({request.method(), request.params(), &scope, scope.error_code()},
+                                              tool.name, call.id.empty() ? NewCallId() : call.id);
     record.bytes_in = line.size();  // with its newline, as a tool's line is counted
     record.bytes_out = answer.size();
     record.duration_us = static_cast<uint64_t>(

@@ -8,7 +8,8 @@
 // its checked arguments and served by the vfs host's own handler, so
 // policy decisions, sensitive paths, the walks below a deleted or moved
 // directory and grep's per-file filter are the protocol's, not a copy.
-// Each decided request gets one audit record, as in a vfs session.
+// Each request gets one audit record, refused ones included, as in a vfs
+// session (request_audit.h).
 #pragma once
 
 #include <optional>

@@ -714,6 +714,38 @@ TEST_F(RunExecTest, ExecAllowOptionsAreThePolicy) {
   }
 }
 
+// A tool probing for a way out (SPEC.md 3.4): every probe is in the
+// project's audit log once, with what it named, and `toolvfs audit
+// --denied` shows them.
+TEST_F(RunExecTest, ProbesRefusedBeforeThePolicyAreInTheAuditLog) {
+  WriteTool("probe.py", kProbe);
+  Write("a.txt", "a");
+  const std::string requests = R"({"requests": [
+      ["fs.read", {"path": "../../etc/passwd"}],
+      ["fs.rename", {"from": "a.txt", "to": "../stolen.txt"}],
+      ["fs.grep", {"pattern": "root", "paths": ["../"]}],
+      ["http.get", {"url": "http://a%00b/"}],
+      ["fs.steal", {"path": "/etc/shadow"}],
+      ["fs.read", {"path": "a.txt"}]]})";
+  ProcessResult run = Toolvfs({"exec", "--no-interaction", "--args", requests, "--", "python3", "probe.py"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "[-32001, -32001, -32001, -32602, -32601, 0]\n");
+
+  ProcessResult denied = Toolvfs({"audit", "--denied"});
+  EXPECT_EQ(denied.exit_code, 0) << denied.err;
+  EXPECT_THAT(denied.out,
+              AllOf(HasSubstr("fs.read  ../../etc/passwd  deny (refused: access denied)"),
+                    // Writes are not covered by exec's default policy: the
+                    // source's denial stands, the destination is recorded.
+                    HasSubstr("fs.rename  a.txt -> ../stolen.txt  deny (not covered, no interaction)"),
+                    HasSubstr("fs.grep  ../  deny (refused: access denied)"),
+                    HasSubstr("http.get  http://a%00b/  deny (refused: invalid params)"),
+                    HasSubstr("fs.steal  /etc/shadow  deny (refused: unknown method)"),
+                    Not(HasSubstr("a.txt  allow"))));
+  std::string all = Toolvfs({"audit", "--json"}).out;
+  EXPECT_EQ(std::count(all.begin(), all.end(), '\n'), 6) << all;  // one each, the allowed read included
+}
+
 // --- check ------------------------------------------------------------------
 
 TEST_F(RunExecTest, CheckPrintsEachToolsEffectivePolicy) {

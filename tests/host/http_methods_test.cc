@@ -26,6 +26,7 @@
 #include "config/config.h"
 #include "host/method_test_util.h"
 #include "host/methods.h"
+#include "host/request_audit.h"
 #include "host/test_gate.h"
 #include "policy/inquirer.h"
 #include "project/project_files.h"
@@ -38,6 +39,7 @@ namespace toolvfs {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
 using ::testing::Not;
 using ::testing::StartsWith;
 
@@ -111,7 +113,8 @@ ToolConfig WebTool(const TestServer& server) {
   std::string first = server.Origin(0);
   std::string second = server.Origin(1);
   std::string toml = "[tools.web]\ncommand = \"true\"\n[tools.web.sandbox]\nnetwork.allow = [";
-  for (std::string_view path : {"/hello", "/echo", "/echo-headers", "/echo-header-back", "/redirect",
+  for (std::string_view path : {"/hello", "/echo", "/echo-headers", "/echo-header-back", "/header-named",
+                                "/redirect",
                                 "/chain/", "/sleep", "/bytes", "/binary"}) {
     toml += Json(first + std::string(path)) + ", ";
   }
@@ -267,6 +270,52 @@ TEST_F(HttpMethodsTest, RedirectToADeniedHopEndsTheRequest) {
               HasSubstr("was redirected to a URL that is not followed"));
 }
 
+// The audit record of each answer (request_audit.h, as the session writes
+// it): refusals before the policy are recorded with the URL as sent, and a
+// redirect to a URL that is not followed with the Location refused.
+TEST_F(HttpMethodsTest, RefusedRequestsAndRedirectsAreAuditedWithWhatWasRefused) {
+  auto record = [&](std::string_view params_json, int code) {
+    MessageParser parser;
+    std::string line = R"({"jsonrpc":"2.0","id":7,"method":"http.get","params":)" + std::string(params_json) + "}";
+    ParsedLine request = parser.Parse(line);
+    EXPECT_TRUE(request.is_message());
+    return AuditRecordForAnswer({"http.get", request.message().params(), &*scope_, code}, "web", "c-1");
+  };
+  std::string params = R"({"url":"http://a%00b/"})";
+  EXPECT_THAT(Call("http.get", params), StartsWith("error -32602: "));
+  AuditRecord invalid_url = record(params, scope_->error_code());
+  EXPECT_EQ(invalid_url.target, "http://a%00b/");
+  EXPECT_EQ(invalid_url.decision, AuditDecision::kDeny);
+  EXPECT_EQ(invalid_url.rule, "refused: invalid params");
+  EXPECT_EQ(invalid_url.code, -32602);
+
+  params = R"({"url":)" + Json(Url("/hello")) + R"(,"headers":[{"name":"X-A","value":"a\r\nX-B: 1"}]})";
+  EXPECT_THAT(Call("http.get", params), StartsWith("error -32602: "));
+  AuditRecord invalid_header = record(params, scope_->error_code());
+  EXPECT_EQ(invalid_header.target, Url("/hello"));
+  EXPECT_EQ(invalid_header.decision, AuditDecision::kDeny);
+  EXPECT_EQ(invalid_header.rule, "refused: invalid params");
+
+  for (std::string location : {std::string("file:///etc/passwd"), std::string("http://user@127.0.0.1/x")}) {
+    std::string start = Url("/redirect?to=" + QueryValue(location));
+    params = R"({"url":)" + Json(start) + "}";
+    EXPECT_THAT(Call("http.get", params), HasSubstr("was redirected to a URL that is not followed"));
+    AuditRecord redirect = record(params, scope_->error_code());
+    EXPECT_EQ(redirect.target, start + " -> " + location);
+    EXPECT_EQ(redirect.decision, AuditDecision::kDeny);
+    EXPECT_EQ(redirect.rule, "redirects (only to a valid http or https URL)");
+    EXPECT_EQ(redirect.code, -32001);
+  }
+
+  // Allowed: the URL the policy judged.
+  params = R"({"url":)" + Json(Url("/hello")) + "}";
+  EXPECT_THAT(Call("http.get", params), StartsWith(R"({"status":200)"));
+  AuditRecord allowed = record(params, scope_->error_code());
+  EXPECT_EQ(allowed.target, Url("/hello"));
+  EXPECT_EQ(allowed.decision, AuditDecision::kAllow);
+  EXPECT_EQ(allowed.code, 0);
+}
+
 TEST_F(HttpMethodsTest, StopsAfterTheRedirectLimit) {
   EXPECT_THAT(Get(Url("/chain/5")), HasSubstr(R"("body":"done"})"));
   EXPECT_EQ(Get(Url("/chain/6")),
@@ -282,6 +331,30 @@ TEST_F(HttpMethodsTest, SubstitutesAllowedVariablesAndRedactsThemInTheAnswer) {
   result = Get(Url("/echo-header-back"), R"([{"name":"Authorization","value":"${TEST_TOKEN}"}])");
   EXPECT_THAT(result, HasSubstr(R"({"name":"X-Echo","value":"[REDACTED]"})"));
   EXPECT_THAT(result, Not(HasSubstr(kToken)));
+}
+
+// A server that reflects a secret into a header's name (SPEC.md §3.3):
+// the name is scrubbed like the value, in every form the scrubber knows,
+// base64 at each of the three byte alignments (the prefix shifts it).
+TEST_F(HttpMethodsTest, SecretInAResponseHeaderNameIsRedacted) {
+  for (std::string form : {"plain", "base64", "base64url", "percent", "percent-lower"}) {
+    for (std::string prefix : {"", "a", "ab"}) {
+      std::string result = Get(Url("/header-named?form=" + form + "&prefix=" + prefix),
+                               R"([{"name":"Authorization","value":"${TEST_TOKEN}"}])");
+      rapidjson::Document document;
+      document.Parse(result.c_str(), result.size());
+      ASSERT_TRUE(!document.HasParseError() && document.IsObject() && document.HasMember("headers"))
+          << result;
+      std::string named;
+      for (const rapidjson::Value& header : document["headers"].GetArray()) {
+        if (std::string_view(header["value"].GetString()) == "named") named = header["name"].GetString();
+      }
+      // What is left around the redaction: "X-", the prefix (or the base64
+      // characters that also depend on it), "-End".
+      EXPECT_THAT(named, MatchesRegex(R"(X-.{0,6}\[REDACTED\].{0,4}-End)")) << form << " " << prefix;
+      EXPECT_THAT(result, Not(HasSubstr(kToken))) << form << " " << prefix;
+    }
+  }
 }
 
 TEST_F(HttpMethodsTest, VariableOutsideNetworkEnvsIsDeniedNamingIt) {

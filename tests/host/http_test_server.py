@@ -7,6 +7,10 @@ until it is killed. Endpoints (GET and POST alike):
   /hello                 200 "hello", header X-Test: yes
   /echo-headers          the request headers as a JSON object (lower-case names)
   /echo-header-back      200 with header X-Echo: the request's Authorization
+  /header-named?form=F&prefix=P
+                         200 with a header named "X-" + F(P + the request's
+                         Authorization) + "-End", value "named"; F is plain,
+                         base64, base64url, percent or percent-lower
   /echo                  the request's method and body: "METHOD\\n" + body
   /redirect?to=U&code=C  C (default 302) with Location: U
   /chain/N               302 to /chain/N-1 ... /chain/0 answers "done"
@@ -15,6 +19,7 @@ until it is killed. Endpoints (GET and POST alike):
   /binary                the 256 byte values 0..255
 """
 
+import base64
 import json
 import sys
 import threading
@@ -53,6 +58,20 @@ class Handler(BaseHTTPRequestHandler):
             self.answer(200, json.dumps(headers, sort_keys=True).encode())
         elif path == "/echo-header-back":
             self.answer(200, b"ok", [("X-Echo", self.headers.get("Authorization", ""))])
+        elif path == "/header-named":
+            secret = (query.get("prefix", "") + self.headers.get("Authorization", "")).encode()
+            form = query.get("form", "plain")
+            if form == "plain":
+                encoded = secret.decode()
+            elif form == "base64":
+                encoded = base64.b64encode(secret).decode()
+            elif form == "base64url":
+                encoded = base64.urlsafe_b64encode(secret).decode()
+            elif form == "percent":
+                encoded = "".join("%%%02X" % byte for byte in secret)
+            else:
+                encoded = "".join("%%%02x" % byte for byte in secret)
+            self.answer(200, b"ok", [("X-" + encoded + "-End", "named")])
         elif path == "/echo":
             self.answer(200, self.command.encode() + b"\n" + body)
         elif path == "/redirect":

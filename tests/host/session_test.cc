@@ -430,17 +430,45 @@ result("alive")
   EXPECT_EQ(Text(outcome), "alive");
 }
 
-TEST_F(SessionTest, FloodWithoutNewlinesIsBoundedAndStopped) {
+// One over-long line is one protocol error however long it is (SPEC.md
+// §4.1): 30 MiB and 100 MiB lines under the default 10 MiB limit each get
+// exactly one -32700, and the request after each is answered. The lines
+// are written in pieces, as a pipe delivers them.
+TEST_F(SessionTest, AnOverLongLineIsOneErrorHoweverLongAndTheSessionGoesOn) {
+  ASSERT_TRUE(project_->Write("a.txt", "after").ok());
+  Outcome outcome = Run(R"PY(
+piece = "x" * (1 << 20)
+answers = []
+for mebibytes, id in [(30, 1), (100, 2)]:
+    for _ in range(mebibytes):
+        sys.stdout.write(piece)
+    send_raw("\n")
+    first = recv()
+    second = call(id, "fs.read", {"path": "a.txt"})
+    answers.append([first.get("id"), first["error"]["code"] if "error" in first else first.get("result"),
+                    second.get("id"), second.get("result", second.get("error"))])
+result(json.dumps(answers))
+)PY");
+  EXPECT_EQ(Text(outcome), R"([[null, -32700, 1, {"content": "after", "size": 5}], )"
+                           R"([null, -32700, 2, {"content": "after", "size": 5}]])");
+}
+
+// A line that never ends is dropped as it comes (bounded memory, tested in
+// ndjson_test) and is no line: the idle timeout stops the tool, naming why.
+TEST_F(SessionTest, FloodWithoutNewlinesIsStoppedByTheIdleTimeout) {
   limits_.max_message_mb = 1;
+  limits_.idle_timeout_s = 1;
   Outcome outcome = Run(R"PY(
 chunk = "x" * 65536
 while True:
     sys.stdout.write(chunk)
 )PY");
   EXPECT_TRUE(outcome.is_error);
+  EXPECT_EQ(outcome.failure, StatusCode::kTimeout);
   EXPECT_THAT(outcome.error->message,
-              AllOf(HasSubstr("3 invalid protocol lines in a row"),
-                    HasSubstr("longer than the limit of 1048576 bytes")));
+              AllOf(HasSubstr("sent no complete line for 1 s and was stopped"),
+                    HasSubstr("a line longer than the limit of 1048576 bytes")));
+  EXPECT_LT(Seconds(), 10.0);
 }
 
 TEST_F(SessionTest, UnterminatedLastLineIsNotProcessed) {
@@ -750,6 +778,117 @@ result(json.dumps([w["error"]["code"], w["error"]["message"]]))
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].decision, AuditDecision::kDeny);
   EXPECT_EQ(records[0].code, -32001);
+}
+
+// Every answered request leaves exactly one audit record (SPEC.md §3.4),
+// the ones refused before the policy saw them most of all: a tool probing
+// for a way out is visible in the log, with what it named.
+TEST_F(SessionTest, EveryAnsweredRequestLeavesOneAuditRecord) {
+  // The fs store, for a symlink that leads out of the project.
+  const std::string root = dir_.Join("project");
+  std::filesystem::create_directory(root);
+  WriteRealFile(dir_.Join("outside.txt"), "secret");
+  MakeSymlink(dir_.Join("outside.txt"), root + "/link");
+  Result<std::unique_ptr<ProjectFiles>> store = OpenProject("fs:" + root);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  project_ = std::move(store).value();
+  ASSERT_TRUE(project_->Write("a.txt", "a").ok());
+  RecordingAuditSink audit;
+  audit_ = &audit;
+  Outcome outcome = Run(R"PY(
+requests = [
+    ("fs.read", {"path": "../outside.txt"}),
+    ("fs.read", {"path": "link"}),
+    ("fs.grep", {"pattern": "secret", "paths": ["../"]}),
+    ("fs.write", {"path": "a\u0001b", "content": "x"}),
+    ("http.get", {"url": "http://a%00b/"}),
+    ("http.get", {"url": "http://127.0.0.1:9/x", "headers": [{"name": "X A", "value": "v"}]}),
+    ("fs.exists", {"path": 5}),
+    ("fs.nope", {"path": "../../etc/passwd"}),
+    ("process.run", {"program": "ls", "args": ["-l", "a b"], "bogus": 1}),
+    ("fs.rename", {"from": "a.txt", "to": "../moved.txt"}),
+    ("fs.rename", {"from": "a.txt", "to": "b.txt"}),
+    ("fs.read", {"path": "b.txt"}),
+]
+codes = []
+for i, (method, params) in enumerate(requests):
+    answer = call(i, method, params)
+    codes.append(answer["error"]["code"] if "error" in answer else 0)
+result(json.dumps(codes))
+)PY");
+  EXPECT_EQ(Text(outcome),
+            "[-32001, -32001, -32001, -32602, -32602, -32602, -32602, -32601, -32602, -32001, 0, 0]");
+  struct Expected {
+    std::string method, target;
+    AuditDecision decision;
+    std::string rule;
+    int code;
+  };
+  const AuditDecision deny = AuditDecision::kDeny;
+  const Expected expected[] = {
+      {"fs.read", "../outside.txt", deny, "refused: access denied", -32001},
+      {"fs.read", "link", deny, "refused: access denied", -32001},
+      {"fs.grep", "../", deny, "refused: access denied", -32001},
+      {"fs.write", "a\x01" "b", deny, "refused: invalid params", -32602},
+      {"http.get", "http://a%00b/", deny, "refused: invalid params", -32602},
+      {"http.get", "http://127.0.0.1:9/x", deny, "refused: invalid params", -32602},
+      {"fs.exists", "5", deny, "refused: invalid params", -32602},
+      {"fs.nope", "../../etc/passwd", deny, "refused: unknown method", -32601},
+      {"process.run", "ls -l 'a b'", deny, "refused: invalid params", -32602},
+      {"fs.rename", "a.txt -> ../moved.txt", deny, "refused: access denied", -32001},
+      // Allowed: what the gate decided, once.
+      {"fs.rename", "a.txt -> b.txt", AuditDecision::kAllow, "", 0},
+      {"fs.read", "b.txt", AuditDecision::kAllow, "", 0},
+  };
+  std::vector<AuditRecord> records = audit.records();
+  ASSERT_EQ(records.size(), std::size(expected));  // one each, no duplicates
+  for (size_t i = 0; i < records.size(); ++i) {
+    SCOPED_TRACE("request " + std::to_string(i) + ": " + expected[i].method + " " + expected[i].target);
+    EXPECT_EQ(records[i].method, expected[i].method);
+    EXPECT_EQ(records[i].target, expected[i].target);
+    EXPECT_EQ(records[i].decision, expected[i].decision);
+    EXPECT_EQ(records[i].code, expected[i].code);
+    if (!expected[i].rule.empty()) {
+      EXPECT_EQ(records[i].rule, expected[i].rule);
+    }
+    EXPECT_EQ(records[i].tool, "t");
+    EXPECT_GT(records[i].bytes_in, 0u);
+    EXPECT_GT(records[i].bytes_out, 0u);
+  }
+  EXPECT_EQ(ReadRealFile(dir_.Join("outside.txt")), "secret");
+  EXPECT_FALSE(std::filesystem::exists(dir_.Join("moved.txt")));
+}
+
+// Requests the loop answers itself are recorded too, once: an id already
+// in use, and a request the tool cancelled (recorded when its worker is
+// done, with the -32005 the tool got).
+TEST_F(SessionTest, RequestsAnsweredByTheLoopAreAuditedOnce) {
+  RecordingAuditSink audit;
+  audit_ = &audit;
+  Outcome outcome = Run(R"PY(
+req = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "fs.grep", "params": {"pattern": "x"}})
+send_raw(req + "\n" + req + "\n")
+recv(), recv()
+grep = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "fs.grep",
+                   "params": {"pattern": "x", "paths": ["src"]}})
+cancel = json.dumps({"jsonrpc": "2.0", "method": "cancel", "params": {"id": 9}})
+send_raw(grep + "\n" + cancel + "\n")
+a = recv()
+result(json.dumps(a.get("error", {}).get("code")))
+)PY");
+  std::vector<AuditRecord> records = audit.records();
+  std::vector<std::string> seen;
+  for (const AuditRecord& record : records) {
+    seen.push_back(record.method + " " + record.target + " " +
+                   std::string(AuditDecisionName(record.decision)) + " " + std::to_string(record.code));
+  }
+  std::sort(seen.begin(), seen.end());
+  // Both lines of each write are handled before a worker's answer: the
+  // cancel always finds the grep in progress (or not yet started).
+  EXPECT_EQ(Text(outcome), "-32005");
+  EXPECT_THAT(seen, ::testing::ElementsAre("fs.grep . allow 0", "fs.grep . deny -32600",
+                                           ::testing::AnyOf("fs.grep src allow -32005",
+                                                            "fs.grep src deny -32005")));
 }
 
 TEST_F(SessionTest, RunningProcessIsKilledWhenTheToolEndsOrCancelsIt) {
