@@ -258,8 +258,8 @@ TEST_P(JudgedObjectTest, TreesWithSymlinkCyclesAreNotWalkedForever) {
 
 INSTANTIATE_TEST_SUITE_P(Routes, JudgedObjectTest,
                          ::testing::Values(FsResolution::kAuto, FsResolution::kComponentWalk),
-                         [](const auto& info) {
-                           return info.param == FsResolution::kAuto ? std::string("Openat2")
+                         [](const auto& route) {
+                           return route.param == FsResolution::kAuto ? std::string("Openat2")
                                                                     : std::string("ComponentWalk");
                          });
 
