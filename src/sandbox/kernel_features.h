@@ -45,6 +45,11 @@ FeatureProbe ProbeUserNamespaces();
 // EINVAL means present, ENOSYS absent (or hidden by a seccomp filter).
 FeatureProbe ProbeClone3();
 
+// memfd_create(MFD_NOEXEC_SEAL) (Linux 6.3): the seccomp filter lets tools
+// create only memfds that can never be executed, so where the kernel does
+// not know the flag (EINVAL) no tool can create a memfd at all.
+FeatureProbe ProbeMemfdNoExecSeal();
+
 struct NamedFeatureProbe {
   std::string_view name;  // "landlock", "openat2", "seccomp", ...
   FeatureProbe probe;

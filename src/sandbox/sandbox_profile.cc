@@ -113,7 +113,7 @@ Result<SandboxProfile> SandboxProfile::Build(const SandboxRequest& request, Sand
   if (user_namespaces.available) {
     profile.namespaces_ = NamespaceOptions{
         // vfs tools (no processes) skip it: seccomp already refuses them
-        // every socket but AF_UNIX and Landlock every TCP connect, and a
+        // every socket (unix ones too) and Landlock every TCP connect, and a
         // network namespace costs ~0.5 ms per start. Programs that may
         // create processes (process.run children) get it as a backstop.
         .isolate_network = !request.access.network_allowed && request.seccomp.allow_process_creation,
