@@ -15,6 +15,8 @@
 #include <cstring>
 #include <optional>
 
+#include "sandbox/process_cgroup.h"
+
 // Syscall numbers are the same on every architecture for these (the
 // "generic" table); the fallbacks only matter with old libc headers.
 #ifndef SYS_landlock_create_ruleset
@@ -205,6 +207,7 @@ std::vector<NamedFeatureProbe> ProbeKernelFeatures() {
   probes.push_back({"user namespaces", ProbeUserNamespaces()});
   probes.push_back({"clone3", ProbeClone3()});
   probes.push_back({"memfd noexec seal", ProbeMemfdNoExecSeal()});
+  probes.push_back({"pids cgroup", ProbeProcessCgroups()});
   return probes;
 }
 

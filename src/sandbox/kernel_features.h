@@ -55,7 +55,8 @@ struct NamedFeatureProbe {
   FeatureProbe probe;
 };
 
-// Every probe above, in a fixed order, for reports.
+// Every probe above and the pids cgroup's (process_cgroup.h), in a fixed
+// order, for reports.
 std::vector<NamedFeatureProbe> ProbeKernelFeatures();
 
 }  // namespace toolvfs

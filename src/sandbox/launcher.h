@@ -31,6 +31,7 @@
 
 #include "core/status.h"
 #include "core/unique_fd.h"
+#include "sandbox/process_cgroup.h"
 #include "sandbox/sandbox_profile.h"
 
 namespace toolvfs {
@@ -127,6 +128,9 @@ class ChildProcess {
   UniqueFd stdin_;
   UniqueFd stdout_;
   UniqueFd stderr_;
+  // The start's pids cgroup, if any (process_cgroup.h): removed once the
+  // child is reaped and its group killed.
+  std::optional<ProcessCgroup> cgroup_;
 };
 
 // Starts `spec.program`. Between its start and exec the child runs, in this
