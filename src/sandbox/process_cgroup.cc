@@ -12,6 +12,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -113,7 +114,9 @@ CgroupParent FindCgroupParent() {
 
 // Removes toolvfs-PID-N directories of hosts that are gone (a host killed
 // with SIGKILL cannot remove its own); rmdir fails harmlessly on any that
-// still holds tasks.
+// still holds tasks. Only those older than a minute: a host in another PID
+// namespace (kill() cannot see it) may have just made one it has not
+// joined yet.
 void RemoveLeftovers(const std::string& parent) {
   DIR* directory = opendir(parent.c_str());
   if (directory == nullptr) return;
@@ -125,7 +128,10 @@ void RemoveLeftovers(const std::string& parent) {
     const auto [end, error] = std::from_chars(rest.data(), rest.data() + rest.size(), owner);
     if (error != std::errc() || end == rest.data() || *end != '-' || owner <= 0) continue;
     if (owner == getpid() || kill(owner, 0) == 0 || errno != ESRCH) continue;
-    (void)rmdir((parent + "/" + std::string(name)).c_str());
+    const std::string path = parent + "/" + std::string(name);
+    struct stat status;
+    if (stat(path.c_str(), &status) != 0 || time(nullptr) - status.st_mtime < 60) continue;
+    (void)rmdir(path.c_str());
   }
   closedir(directory);
 }

@@ -41,8 +41,8 @@ namespace toolvfs {
 // the directory (/proc/self/cgroup, /proc/self/mountinfo) and creates,
 // limits and removes one to be sure. `detail` names the directory and the
 // cgroup version ("cgroup v1 pids controller at /sys/fs/cgroup/pids"), or
-// why not. Also removes leftovers of toolvfs hosts that died before
-// removing theirs. Probed once per process (the result is cached).
+// why not. Also removes leftovers, older than a minute, of toolvfs hosts
+// that died before removing theirs. Probed once per process (cached).
 FeatureProbe ProbeProcessCgroups();
 
 // The directory ProbeProcessCgroups found, or empty when it found none.
