@@ -29,7 +29,8 @@ namespace {
 // The child's steps between fork and exec, in the order they run. The values
 // index kChildStepNames and are what a failing child reports.
 //
-// The OS sandbox (SPEC.md §5) runs between kCloseFds and kChdir: the user
+// The OS sandbox (SPEC.md §5) runs between kCloseFds and kChdir: the pids
+// cgroup (first, so it holds everything the child starts); the user
 // namespace; resource limits (after it, so RLIMIT_NPROC counts in it); the
 // other namespaces, and for a PID namespace its init and one more fork, the
 // tool; PR_SET_NO_NEW_PRIVS; Landlock; seccomp (last, so the filter does

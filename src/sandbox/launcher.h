@@ -137,7 +137,8 @@ class ChildProcess {
 // order:
 // setsid; PR_SET_PDEATHSIG(SIGKILL) and a check that the parent is still
 // alive; stdin/stdout/stderr onto the pipes; close every other fd; with
-// spec.sandbox: the user namespace, resource limits, the other namespaces
+// spec.sandbox: join the start's pids cgroup (a process-creating profile
+// where the host can make one; process_cgroup.h), the user namespace, resource limits, the other namespaces
 // (with a PID namespace: fork the init, then the tool, which continues),
 // PR_SET_NO_NEW_PRIVS, Landlock, seccomp; chdir; default signal mask and
 // dispositions; execve. Fails with a one-line Status
