@@ -91,9 +91,17 @@ std::vector<EnforcementRow> EnforcementTable() {
   };
   add("session, pdeathsig, fds closed", [](size_t, const SandboxProfile&) { return std::string("yes"); });
   add("rlimits: memory, CPU, file size, fds", [](size_t, const SandboxProfile&) { return std::string("yes"); });
-  add("rlimit: processes", [&](size_t, const SandboxProfile& profile) {
-    return yes_no(profile.limits().processes != ResourceLimits::kInherit,
-                  "needs user ns");
+  // max_processes: which mechanism holds it. The kernel exempts root from
+  // RLIMIT_NPROC; a pids cgroup per start holds it for everyone.
+  add("process limit (max_processes)", [&](size_t index, const SandboxProfile& profile) {
+    if (!profile.process_cgroup_parent().empty()) return std::string("yes: pids cgroup");
+    const bool rlimit = profile.limits().processes != ResourceLimits::kInherit;
+    if (getuid() == 0) {
+      // A vfs tool has threads only (seccomp), which RLIMIT_NPROC would count.
+      if (kKinds[index] == ToolKind::kVfs) return std::string("n/a: no children");
+      return std::string("no (root, no pids cgroup)");
+    }
+    return rlimit ? std::string("yes: RLIMIT_NPROC") : std::string("no (needs user ns)");
   });
   add("user namespace", [&](size_t, const SandboxProfile& profile) {
     return yes_no(profile.namespaces().has_value(), "no user ns");
@@ -195,7 +203,7 @@ class DoctorCommand final : public Command {
       out.append(mechanism_width - row.mechanism.size() + 2, ' ');
       for (size_t index = 0; index < row.cells.size(); ++index) {
         const std::string& cell = row.cells[index];
-        const bool enforced = cell == "yes";
+        const bool enforced = cell == "yes" || cell.starts_with("yes:");
         const bool missing = cell.starts_with("no ");
         out += enforced ? palette.good : missing ? palette.bad : "";
         out += cell;

@@ -5,6 +5,7 @@
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -13,6 +14,8 @@
 #include <cerrno>
 #include <cstring>
 #include <optional>
+
+#include "sandbox/process_cgroup.h"
 
 // Syscall numbers are the same on every architecture for these (the
 // "generic" table); the fallbacks only matter with old libc headers.
@@ -37,6 +40,9 @@ std::string ErrnoName(int error_number) {
   const char* name = strerrorname_np(error_number);
   return name != nullptr ? name : "errno " + std::to_string(error_number);
 }
+
+// memfd_create's MFD_NOEXEC_SEAL (Linux 6.3), missing from older headers.
+constexpr unsigned kMemfdNoExecSeal = 0x0008U;
 
 // "Operation not permitted (EPERM)".
 std::string DescribeErrno(int error_number) {
@@ -178,6 +184,21 @@ FeatureProbe ProbeClone3() {
   return Available("present (invalid arguments rejected with " + ErrnoName(error_number) + ")");
 }
 
+FeatureProbe ProbeMemfdNoExecSeal() {
+  const int fd = memfd_create("toolvfs-probe", MFD_CLOEXEC | kMemfdNoExecSeal);
+  if (fd >= 0) {
+    close(fd);
+    return Available("MFD_NOEXEC_SEAL works; tools may create memfds with it, never executable ones");
+  }
+  const int error_number = errno;
+  if (error_number == EINVAL) {
+    return Unavailable(
+        "not in this kernel (EINVAL; Linux 6.3+): the seccomp filter refuses tools every memfd");
+  }
+  return Unavailable("memfd_create failed: " + DescribeErrno(error_number) +
+                     "; the seccomp filter refuses tools every memfd but non-executable ones");
+}
+
 std::vector<NamedFeatureProbe> ProbeKernelFeatures() {
   std::vector<NamedFeatureProbe> probes;
   probes.push_back({"landlock", ProbeLandlock()});
@@ -185,6 +206,8 @@ std::vector<NamedFeatureProbe> ProbeKernelFeatures() {
   probes.push_back({"seccomp", ProbeSeccomp()});
   probes.push_back({"user namespaces", ProbeUserNamespaces()});
   probes.push_back({"clone3", ProbeClone3()});
+  probes.push_back({"memfd noexec seal", ProbeMemfdNoExecSeal()});
+  probes.push_back({"pids cgroup", ProbeProcessCgroups()});
   return probes;
 }
 

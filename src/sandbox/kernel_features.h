@@ -45,12 +45,18 @@ FeatureProbe ProbeUserNamespaces();
 // EINVAL means present, ENOSYS absent (or hidden by a seccomp filter).
 FeatureProbe ProbeClone3();
 
+// memfd_create(MFD_NOEXEC_SEAL) (Linux 6.3): the seccomp filter lets tools
+// create only memfds that can never be executed, so where the kernel does
+// not know the flag (EINVAL) no tool can create a memfd at all.
+FeatureProbe ProbeMemfdNoExecSeal();
+
 struct NamedFeatureProbe {
   std::string_view name;  // "landlock", "openat2", "seccomp", ...
   FeatureProbe probe;
 };
 
-// Every probe above, in a fixed order, for reports.
+// Every probe above and the pids cgroup's (process_cgroup.h), in a fixed
+// order, for reports.
 std::vector<NamedFeatureProbe> ProbeKernelFeatures();
 
 }  // namespace toolvfs

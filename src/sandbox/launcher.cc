@@ -20,6 +20,7 @@
 #include "core/io.h"
 #include "sandbox/close_fds.h"
 #include "sandbox/namespaces.h"
+#include "sandbox/process_cgroup.h"
 #include "sandbox/vfork_clone.h"
 
 namespace toolvfs {
@@ -28,7 +29,8 @@ namespace {
 // The child's steps between fork and exec, in the order they run. The values
 // index kChildStepNames and are what a failing child reports.
 //
-// The OS sandbox (SPEC.md §5) runs between kCloseFds and kChdir: the user
+// The OS sandbox (SPEC.md §5) runs between kCloseFds and kChdir: the pids
+// cgroup (first, so it holds everything the child starts); the user
 // namespace; resource limits (after it, so RLIMIT_NPROC counts in it); the
 // other namespaces, and for a PID namespace its init and one more fork, the
 // tool; PR_SET_NO_NEW_PRIVS; Landlock; seccomp (last, so the filter does
@@ -40,6 +42,7 @@ enum ChildStep : int {
   kParentAlive,
   kRedirectStdio,
   kCloseFds,
+  kJoinCgroup,
   kUserNamespace,
   kResourceLimits,
   kNamespaces,
@@ -61,6 +64,7 @@ constexpr std::string_view kChildStepNames[kChildStepCount] = {
     "parent liveness check",
     "redirecting stdin/stdout/stderr",
     "closing inherited file descriptors",
+    "joining the process-limit cgroup",
     "creating the user namespace",
     "setting resource limits",
     "creating the namespaces (IPC, mount, network, PID)",
@@ -100,6 +104,9 @@ struct ChildPlan {
   // The sandbox (null: none). Its Landlock ruleset fd stays open across the
   // fd cleanup; it is close-on-exec.
   bool sandboxed;
+  // cgroup.procs of the start's pids cgroup (process_cgroup.h), joined
+  // first so everything the child starts counts against pids.max; -1: none.
+  int cgroup_procs_fd;
   NamespacePlan namespaces;  // enabled == false: none
   ResourceLimits resource_limits;
   int landlock_ruleset_fd;  // -1: none
@@ -196,11 +203,23 @@ int RunToolInPidNamespace(void* plan_pointer) {
     }
   }
 
-  // Everything above 2 except the error pipe (if any), the Landlock ruleset and the
-  // shared user namespace, all close-on-exec.
-  int kept[3] = {plan.error_fd, plan.landlock_ruleset_fd, plan.namespaces.shared_user_namespace_fd};
-  const bool closed = CloseFdsExcept(3, kept, 3, plan.fd_limit);
+  // Everything above 2 except the error pipe (if any), the Landlock ruleset, the
+  // shared user namespace and the cgroup's cgroup.procs, all close-on-exec.
+  int kept[4] = {plan.error_fd, plan.landlock_ruleset_fd, plan.namespaces.shared_user_namespace_fd,
+                 plan.cgroup_procs_fd};
+  const bool closed = CloseFdsExcept(3, kept, 4, plan.fd_limit);
   if (!closed) FailChildStep(plan, kCloseFds, errno);
+
+  // Before the user namespace, while this process is still the host's user
+  // in the host's namespaces: "0" moves the writer itself.
+  if (plan.cgroup_procs_fd >= 0) {
+    ssize_t written;
+    do {
+      written = write(plan.cgroup_procs_fd, "0", 1);
+    } while (written < 0 && errno == EINTR);
+    if (written != 1) FailChildStep(plan, kJoinCgroup, written < 0 ? errno : EIO);
+    close(plan.cgroup_procs_fd);
+  }
 
   if (plan.sandboxed) {
     if (plan.namespaces.enabled) {
@@ -334,7 +353,8 @@ ChildProcess::ChildProcess(ChildProcess&& other) noexcept
       exit_status_(std::exchange(other.exit_status_, std::nullopt)),
       stdin_(std::move(other.stdin_)),
       stdout_(std::move(other.stdout_)),
-      stderr_(std::move(other.stderr_)) {}
+      stderr_(std::move(other.stderr_)),
+      cgroup_(std::exchange(other.cgroup_, std::nullopt)) {}
 
 ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
   if (this != &other) {
@@ -344,6 +364,7 @@ ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
     stdin_ = std::move(other.stdin_);
     stdout_ = std::move(other.stdout_);
     stderr_ = std::move(other.stderr_);
+    cgroup_ = std::exchange(other.cgroup_, std::nullopt);
   }
   return *this;
 }
@@ -363,9 +384,11 @@ void ChildProcess::KillAndReap() {
     int wait_status = 0;
     WaitPid(pid_, &wait_status, 0);
   }
-  errno = saved_errno;
   pid_ = -1;
   exit_status_.reset();
+  // Once every process of the run is gone: removing it waits for that.
+  cgroup_.reset();
+  errno = saved_errno;
 }
 
 Status ChildProcess::Signal(int signal_number) {
@@ -438,6 +461,15 @@ Result<ChildProcess> Launch(const LaunchSpec& spec) {
   TOOLVFS_RETURN_IF_ERROR(SetNonBlocking(stdout_read, what + ": stdout pipe"));
   TOOLVFS_RETURN_IF_ERROR(SetNonBlocking(stderr_read, what + ": stderr pipe"));
 
+  // Where RLIMIT_NPROC does not hold (the host runs as root), the process
+  // limit is the pids.max of a cgroup of this start's own.
+  std::optional<ProcessCgroup> cgroup;
+  if (spec.sandbox != nullptr && !spec.sandbox->process_cgroup_parent().empty()) {
+    Result<ProcessCgroup> created = ProcessCgroup::Create(spec.sandbox->process_cgroup_parent(),
+                                                          spec.sandbox->process_cgroup_max_tasks());
+    if (!created.ok()) return Status(created.status().code(), what + ": " + created.status().message());
+    cgroup = std::move(created).value();
+  }
 
   const ChildPlan plan{
       .program_path = program_path.c_str(),
@@ -451,6 +483,7 @@ Result<ChildProcess> Launch(const LaunchSpec& spec) {
       .parent_pid = getpid(),
       .fd_limit = FdLoopLimit(),
       .sandboxed = spec.sandbox != nullptr,
+      .cgroup_procs_fd = cgroup ? cgroup->procs_fd() : -1,
       .namespaces = spec.sandbox != nullptr && spec.sandbox->namespaces()
                         ? PlanNamespaces(*spec.sandbox->namespaces(),
                                          spec.sandbox->shared_user_namespace_fd())
@@ -493,8 +526,10 @@ Result<ChildProcess> Launch(const LaunchSpec& spec) {
   stderr_write.reset();
   error_write.reset();
   // From here the child is ours to reap, whatever happens.
+  if (cgroup) cgroup->CloseProcsFd();
   ChildProcess child(pid, std::move(stdin_write), std::move(stdout_read),
                      std::move(stderr_read));
+  child.cgroup_ = std::move(cgroup);
 
   if (own_memory) {
     ssize_t received;

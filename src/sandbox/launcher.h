@@ -31,6 +31,7 @@
 
 #include "core/status.h"
 #include "core/unique_fd.h"
+#include "sandbox/process_cgroup.h"
 #include "sandbox/sandbox_profile.h"
 
 namespace toolvfs {
@@ -127,13 +128,17 @@ class ChildProcess {
   UniqueFd stdin_;
   UniqueFd stdout_;
   UniqueFd stderr_;
+  // The start's pids cgroup, if any (process_cgroup.h): removed once the
+  // child is reaped and its group killed.
+  std::optional<ProcessCgroup> cgroup_;
 };
 
 // Starts `spec.program`. Between its start and exec the child runs, in this
 // order:
 // setsid; PR_SET_PDEATHSIG(SIGKILL) and a check that the parent is still
 // alive; stdin/stdout/stderr onto the pipes; close every other fd; with
-// spec.sandbox: the user namespace, resource limits, the other namespaces
+// spec.sandbox: join the start's pids cgroup (a process-creating profile
+// where the host can make one; process_cgroup.h), the user namespace, resource limits, the other namespaces
 // (with a PID namespace: fork the init, then the tool, which continues),
 // PR_SET_NO_NEW_PRIVS, Landlock, seccomp; chdir; default signal mask and
 // dispositions; execve. Fails with a one-line Status

@@ -29,7 +29,7 @@
 //            allows network: an empty namespace (only a loopback that is
 //            down), so the denial is kernel-level beyond seccomp's socket
 //            filter and Landlock's TCP rules. vfs tools get none: seccomp
-//            refuses them every socket but AF_UNIX, and the namespace
+//            refuses them every socket (unix ones too), and the namespace
 //            would cost ~0.5 ms per start (sandbox_profile.cc).
 //   IPC      Always: no System V IPC objects or POSIX message queues
 //            shared with the host.

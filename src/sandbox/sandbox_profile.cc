@@ -8,6 +8,7 @@
 
 #include "core/text.h"
 #include "sandbox/kernel_features.h"
+#include "sandbox/process_cgroup.h"
 
 namespace toolvfs {
 
@@ -50,6 +51,11 @@ bool IsSandboxUnavailable(const Status& status) {
 std::optional<sock_fprog> SandboxProfile::seccomp_program() const {
   if (!seccomp_) return std::nullopt;
   return seccomp_->program();
+}
+
+const std::string& SandboxProfile::process_cgroup_parent() const {
+  static const std::string kNone;
+  return geteuid() == process_cgroup_uid_ ? process_cgroup_parent_ : kNone;
 }
 
 int SandboxProfile::shared_user_namespace_fd() const {
@@ -107,13 +113,26 @@ Result<SandboxProfile> SandboxProfile::Build(const SandboxRequest& request, Sand
     return Status(seccomp.status().code(),
                   std::string(kUnavailable) + "seccomp: " + seccomp.status().message());
   }
+  // RLIMIT_NPROC does not bind root; a pids cgroup binds everyone.
+  const bool process_limit_wanted = profile.limits_.processes != ResourceLimits::kInherit &&
+                                    request.seccomp.allow_process_creation;
+  const FeatureProbe cgroups = hidden("cgroups")
+                                   ? FeatureProbe{.available = false, .detail = "hidden for testing"}
+                                   : process_limit_wanted ? ProbeProcessCgroups() : FeatureProbe{};
+  if (process_limit_wanted && cgroups.available) {
+    profile.process_cgroup_parent_ = ProcessCgroupParent();
+    profile.process_cgroup_uid_ = geteuid();
+    profile.process_cgroup_max_tasks_ = profile.limits_.processes;
+  }
+  const bool limited_by_cgroup = !profile.process_cgroup_parent_.empty();
+
   const FeatureProbe user_namespaces =
       hidden("namespaces") ? FeatureProbe{.available = false, .detail = "hidden for testing"}
                            : UserNamespaceProbe();
   if (user_namespaces.available) {
     profile.namespaces_ = NamespaceOptions{
         // vfs tools (no processes) skip it: seccomp already refuses them
-        // every socket but AF_UNIX and Landlock every TCP connect, and a
+        // every socket (unix ones too) and Landlock every TCP connect, and a
         // network namespace costs ~0.5 ms per start. Programs that may
         // create processes (process.run children) get it as a backstop.
         .isolate_network = !request.access.network_allowed && request.seccomp.allow_process_creation,
@@ -135,6 +154,12 @@ Result<SandboxProfile> SandboxProfile::Build(const SandboxRequest& request, Sand
         profile.shared_user_namespace_gid_ = getegid();
       }
     }
+    // The supervisor and the init of the PID namespace are in the cgroup
+    // too, as they count against RLIMIT_NPROC (launcher.cc): two more, so
+    // the limit stays what the tool itself may have.
+    if (limited_by_cgroup && profile.namespaces_->own_process_tree) {
+      profile.process_cgroup_max_tasks_ += 2;
+    }
   } else {
     // Not a refusal under kRequire: namespaces are a backstop "where the
     // kernel allows them"; `toolvfs doctor` shows the probe.
@@ -144,11 +169,18 @@ Result<SandboxProfile> SandboxProfile::Build(const SandboxRequest& request, Sand
     }
     if (profile.limits_.processes != ResourceLimits::kInherit) {
       profile.limits_.processes = ResourceLimits::kInherit;
-      if (mode == SandboxMode::kBestEffort) {
+      if (mode == SandboxMode::kBestEffort && !limited_by_cgroup) {
         profile.unenforced_.push_back(
-            "the process limit (max_processes): it needs a user namespace");
+            "the process limit (max_processes): it needs a user namespace or a pids cgroup");
       }
     }
+    return profile;
+  }
+  if (process_limit_wanted && !limited_by_cgroup && getuid() == 0 &&
+      mode == SandboxMode::kBestEffort) {
+    profile.unenforced_.push_back(
+        "the process limit (max_processes): the kernel exempts root from RLIMIT_NPROC, and no pids "
+        "cgroup can be made here (" + cgroups.detail + ")");
   }
   return profile;
 }

@@ -46,7 +46,7 @@ struct SandboxRequest {
   // Which tool this is: the starts of one vfs tool share a user namespace
   // (namespaces.h, SharedUserNamespace).
   std::string tool_name;
-  // Test seam: mechanisms ("landlock", "seccomp", "namespaces") treated as if the kernel
+  // Test seam: mechanisms ("landlock", "seccomp", "namespaces", "cgroups") treated as if the kernel
   // lacked them, so --sandbox=require/best-effort can be tested on a
   // kernel that has everything. The CLI fills it from the environment
   // variable TOOLVFS_TEST_HIDE_SANDBOX (comma-separated).
@@ -68,6 +68,16 @@ class SandboxProfile {
   // tool), and under kBestEffort both are listed in unenforced(). Network
   // is isolated unless request.access.network_allowed (vfs tools: never);
   // a PID namespace is created when request.seccomp.allow_process_creation.
+  //
+  // The process limit of a process that may create processes
+  // (request.seccomp.allow_process_creation) is also held by a pids cgroup
+  // per start where the host can make one (process_cgroup.h): it is the
+  // only limit that holds when the host runs as root, whom the kernel
+  // exempts from RLIMIT_NPROC. As root without one the limit is not
+  // enforced; that is not a refusal under kRequire either (like the
+  // namespaces, a backstop: the PID namespace still ends the whole tree
+  // with the run, and `toolvfs doctor` says which mechanism holds it), and
+  // under kBestEffort it is listed in unenforced().
   static Result<SandboxProfile> Build(const SandboxRequest& request, SandboxMode mode);
 
   SandboxProfile(SandboxProfile&&) noexcept = default;
@@ -88,6 +98,14 @@ class SandboxProfile {
   // process's effective ids are no longer those the namespace maps (a
   // process that changed uid after building the profile creates its own).
   int shared_user_namespace_fd() const;
+  // Where each start creates its pids cgroup (process_cgroup.h); empty:
+  // none. Also empty when the calling process's effective uid is no longer
+  // the one that built the profile (and probed the directory writable): a
+  // process that dropped root has RLIMIT_NPROC instead.
+  const std::string& process_cgroup_parent() const;
+  // Its pids.max: the process limit, plus the PID namespace's supervisor
+  // and init when there is one.
+  uint64_t process_cgroup_max_tasks() const { return process_cgroup_max_tasks_; }
 
  private:
   SandboxProfile() = default;
@@ -99,6 +117,9 @@ class SandboxProfile {
   int shared_user_namespace_fd_ = -1;
   uid_t shared_user_namespace_uid_ = 0;
   gid_t shared_user_namespace_gid_ = 0;
+  std::string process_cgroup_parent_;
+  uid_t process_cgroup_uid_ = 0;
+  uint64_t process_cgroup_max_tasks_ = 0;
   std::vector<std::string> unenforced_;
 };
 

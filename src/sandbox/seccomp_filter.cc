@@ -81,14 +81,46 @@ constexpr uint64_t kCloneNamespaceFlags[] = {CLONE_NEWNS,  CLONE_NEWUTS, CLONE_N
 // Terminal injection into the controlling terminal, should a tool reach one.
 constexpr uint64_t kDeniedIoctls[] = {TIOCSTI, TIOCLINUX};
 
-// Socket families allowed by socket() and socketpair(), sorted ascending.
-constexpr uint64_t kLocalSocketFamilies[] = {AF_UNIX};
-constexpr uint64_t kNetworkSocketFamilies[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
+// Socket families socket() allows when the policy allows network, sorted
+// ascending. Never AF_UNIX: a new unix socket can connect() or sendto() any
+// path-named socket the host's user reaches (a tmux or daemon socket that
+// runs commands outside the sandbox), and Landlock up to ABI 7 does not
+// govern either on socket files.
+constexpr uint64_t kNetworkSocketFamilies[] = {AF_INET, AF_INET6, AF_NETLINK};
 
 std::span<const uint64_t> AllowedSocketFamilies(const SeccompOptions& options) {
-  if (options.deny_network_sockets) return kLocalSocketFamilies;
+  if (options.deny_network_sockets) return {};
   return kNetworkSocketFamilies;
 }
+
+// socketpair() stays allowed for AF_UNIX (libuv, Python's multiprocessing
+// and asyncio talk to their children over pairs) with the types whose
+// connected ends reach nothing else: a stream or seqpacket end answers
+// connect() with EISCONN and ignores or refuses sendto()'s address. A
+// datagram end does not: connect() re-targets it and sendto() names any
+// path-named datagram socket (/dev/log, a daemon's), so SOCK_DGRAM pairs
+// are refused. The type is compared in its SOCK_TYPE_MASK bits, below
+// SOCK_NONBLOCK and SOCK_CLOEXEC; sorted ascending.
+constexpr uint64_t kSocketTypeMask = 0xf;
+constexpr uint64_t kSocketPairTypes[] = {SOCK_STREAM, SOCK_SEQPACKET};
+constexpr uint64_t kSocketPairFamilies[] = {AF_UNIX};
+
+// memfd_create's flags that decide whether the file may ever be executed
+// (Linux 6.3; older uapi headers lack them). A memfd is governed by no
+// Landlock rule, so an executable one would run a program the policy never
+// allowed (execveat(fd, "", AT_EMPTY_PATH), or execve of /proc/self/fd/N).
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL 0x0008U
+#endif
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x0010U
+#endif
+constexpr uint64_t kMemfdExecutableFlags = MFD_EXEC | MFD_NOEXEC_SEAL;
+// Refused unless exactly MFD_NOEXEC_SEAL of the two is set, with EACCES:
+// the kernel's own answer when vm.memfd_noexec = 2 refuses an executable
+// memfd. On kernels before 6.3, which reject MFD_NOEXEC_SEAL with EINVAL,
+// every memfd_create therefore fails (EINVAL or EACCES): fails closed.
+constexpr uint64_t kMemfdRefusedFlagValues[] = {0, MFD_EXEC, MFD_EXEC | MFD_NOEXEC_SEAL};
 
 // ---------------------------------------------------------------------------
 // The reference: the rules compiled by libseccomp
@@ -171,8 +203,24 @@ void AddRules(const SeccompOptions& options, RuleWriter& rules) {
 
   // EACCES, as a network policy refusal reads ("Permission denied").
   const uint32_t deny_socket = SCMP_ACT_ERRNO(EACCES);
-  for (const std::string_view name : {"socket", "socketpair"}) {
-    rules.DenyArgumentOutside(name, deny_socket, 0, AllowedSocketFamilies(options));
+  if (const std::span<const uint64_t> families = AllowedSocketFamilies(options); families.empty()) {
+    rules.Deny("socket", deny_socket);
+  } else {
+    rules.DenyArgumentOutside("socket", deny_socket, 0, families);
+  }
+  rules.DenyArgumentOutside("socketpair", deny_socket, 0, kSocketPairFamilies);
+  for (uint64_t type = 0; type <= kSocketTypeMask; ++type) {
+    if (std::find(std::begin(kSocketPairTypes), std::end(kSocketPairTypes), type) !=
+        std::end(kSocketPairTypes)) {
+      continue;
+    }
+    rules.Deny("socketpair", deny_socket, {SCMP_A1(SCMP_CMP_MASKED_EQ, kSocketTypeMask, type)});
+  }
+
+  // The flags are an unsigned int: the kernel ignores the upper 32 bits.
+  for (const uint64_t flags : kMemfdRefusedFlagValues) {
+    rules.Deny("memfd_create", SCMP_ACT_ERRNO(EACCES),
+               {SCMP_A1(SCMP_CMP_MASKED_EQ, kMemfdExecutableFlags, flags)});
   }
 }
 
@@ -208,13 +256,14 @@ Result<std::vector<sock_filter>> ExportProgram(void* context) {
 // its per-syscall allow cache (seccomp_cache_prepare; ~1.4 µs per
 // instruction on the average path), so the path an allowed syscall takes
 // counts too. libseccomp 2.5 emits one jeq per denied syscall
-// and one masked comparison per clone flag: 137 instructions for the vfs row,
+// and one masked comparison per clone flag: 166 instructions for the vfs row,
 // 14.6 of them run per syscall number on average, ~61 µs per install against
 // ~17 µs for a 1-instruction filter. The program below tests ranges of
 // consecutive syscall numbers with the same verdict in a binary search
-// (SearchPlan) and the clone flags with two mask tests: 65 instructions, 9.1
-// run per number, ~44 µs per install (medians of 1,800 installs each,
-// interleaved with libseccomp's program).
+// (SearchPlan) and the clone flags with two mask tests: 73 instructions, 9.1
+// run per number, ~44 µs per install (the install times are medians of
+// 1,800 installs each, interleaved with libseccomp's program, taken at 65
+// against 137 instructions, before the socketpair and memfd_create checks).
 // BuildSeccompProgramWithLibseccomp compiles the same rules with libseccomp;
 // tests/sandbox/seccomp_filter_test.cc runs both programs over every syscall
 // number and a spread of arguments and requires identical answers.
@@ -224,9 +273,12 @@ enum class Verdict {
   kAllow,
   kDeny,             // EPERM
   kDenyWithEnosys,   // clone3: libc falls back to clone
+  kDenyWithEacces,   // socket when the policy allows no network
   kKill,             // x32 numbers on x86_64
   kCheckClone,       // namespace flags (and CLONE_THREAD for vfs tools)
   kCheckSocket,      // socket family
+  kCheckSocketPair,  // socketpair family and type
+  kCheckMemfdCreate, // MFD_EXEC, MFD_NOEXEC_SEAL
   kCheckIoctl,       // TIOCSTI, TIOCLINUX
 };
 constexpr size_t kVerdictCount = static_cast<size_t>(Verdict::kCheckIoctl) + 1;
@@ -259,8 +311,10 @@ SyscallVerdicts DecideSyscalls(const SeccompOptions& options) {
     for (const std::string_view name : kInterProcessSyscalls) verdicts.Set(name, Verdict::kDeny);
   }
   verdicts.Set("ioctl", Verdict::kCheckIoctl);
-  verdicts.Set("socket", Verdict::kCheckSocket);
-  verdicts.Set("socketpair", Verdict::kCheckSocket);
+  verdicts.Set("socket", AllowedSocketFamilies(options).empty() ? Verdict::kDenyWithEacces
+                                                                 : Verdict::kCheckSocket);
+  verdicts.Set("socketpair", Verdict::kCheckSocketPair);
+  verdicts.Set("memfd_create", Verdict::kCheckMemfdCreate);
   return verdicts;
 }
 
@@ -321,6 +375,7 @@ class BpfWriter {
     instructions_.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offset));
   }
   void Return(uint32_t action) { instructions_.push_back(BPF_STMT(BPF_RET | BPF_K, action)); }
+  void And(uint32_t mask) { instructions_.push_back(BPF_STMT(BPF_ALU | BPF_AND | BPF_K, mask)); }
   // To `if_true` when `A <condition> value` holds (condition: BPF_JEQ,
   // BPF_JGE, BPF_JGT or BPF_JSET), else to `if_false`.
   void JumpIf(uint16_t condition, uint32_t value, Label if_true, Label if_false) {
@@ -561,8 +616,8 @@ class SearchPlan {
 };
 
 // Writes the program for `options`. Every path starts with the architecture
-// check and the syscall number; only clone, socket, socketpair and ioctl load
-// an argument, so every other number's verdict is constant and lands in the
+// check and the syscall number; only clone, socket, socketpair, memfd_create
+// and ioctl load an argument, so every other number's verdict is constant and lands in the
 // kernel's allow cache.
 class ProgramWriter {
  public:
@@ -650,16 +705,27 @@ class ProgramWriter {
     }
     if (const std::optional<BpfWriter::Label> socket = UsedLabel(Verdict::kCheckSocket)) {
       bpf_.Bind(*socket);
-      // The whole 64-bit family: the kernel reads an int, so a family with
-      // garbage in the upper half is not one of the allowed values and is
-      // denied (fails closed), as in libseccomp's program.
-      const BpfWriter::Label deny_socket = ReturnLabel(SECCOMP_RET_ERRNO | EACCES);
-      const BpfWriter::Label lower_half = bpf_.NewLabel();
-      bpf_.LoadWord(ArgumentHighHalf(0));
-      bpf_.JumpIf(BPF_JEQ, 0, lower_half, deny_socket);
-      bpf_.Bind(lower_half);
-      bpf_.LoadWord(ArgumentLowHalf(0));
-      WriteMatchAny(AllowedSocketFamilies(options_), allow, deny_socket);
+      WriteFamilyCheck(AllowedSocketFamilies(options_), allow,
+                       ReturnLabel(SECCOMP_RET_ERRNO | EACCES));
+    }
+    if (const std::optional<BpfWriter::Label> pair = UsedLabel(Verdict::kCheckSocketPair)) {
+      bpf_.Bind(*pair);
+      const BpfWriter::Label deny_with_eacces = ReturnLabel(SECCOMP_RET_ERRNO | EACCES);
+      const BpfWriter::Label check_type = bpf_.NewLabel();
+      WriteFamilyCheck(kSocketPairFamilies, check_type, deny_with_eacces);
+      bpf_.Bind(check_type);
+      // The type is an int; SOCK_NONBLOCK and SOCK_CLOEXEC sit above the mask.
+      bpf_.LoadWord(ArgumentLowHalf(1));
+      bpf_.And(static_cast<uint32_t>(kSocketTypeMask));
+      WriteMatchAny(kSocketPairTypes, allow, deny_with_eacces);
+    }
+    if (const std::optional<BpfWriter::Label> memfd = UsedLabel(Verdict::kCheckMemfdCreate)) {
+      bpf_.Bind(*memfd);
+      const BpfWriter::Label deny_with_eacces = ReturnLabel(SECCOMP_RET_ERRNO | EACCES);
+      // The flags are an unsigned int: the kernel ignores the upper half.
+      bpf_.LoadWord(ArgumentLowHalf(1));
+      bpf_.And(static_cast<uint32_t>(kMemfdExecutableFlags));
+      bpf_.JumpIf(BPF_JEQ, MFD_NOEXEC_SEAL, allow, deny_with_eacces);
     }
     if (const std::optional<BpfWriter::Label> ioctl = UsedLabel(Verdict::kCheckIoctl)) {
       bpf_.Bind(*ioctl);
@@ -669,8 +735,23 @@ class ProgramWriter {
     }
   }
 
-  // To `if_any` when A equals one of `values` (each below 2^32), else to
-  // `if_none`.
+  // To `if_allowed` when the first argument, all 64 bits, is one of
+  // `families` (at least one), else to `if_denied`. The kernel reads the
+  // family as an int, so a family with garbage in the upper half is not one
+  // of the allowed values and is denied (fails closed), as in libseccomp's
+  // program.
+  void WriteFamilyCheck(std::span<const uint64_t> families, BpfWriter::Label if_allowed,
+                        BpfWriter::Label if_denied) {
+    const BpfWriter::Label lower_half = bpf_.NewLabel();
+    bpf_.LoadWord(ArgumentHighHalf(0));
+    bpf_.JumpIf(BPF_JEQ, 0, lower_half, if_denied);
+    bpf_.Bind(lower_half);
+    bpf_.LoadWord(ArgumentLowHalf(0));
+    WriteMatchAny(families, if_allowed, if_denied);
+  }
+
+  // To `if_any` when A equals one of `values` (each below 2^32, at least
+  // one), else to `if_none`.
   void WriteMatchAny(std::span<const uint64_t> values, BpfWriter::Label if_any,
                      BpfWriter::Label if_none) {
     for (size_t index = 0; index < values.size(); ++index) {
@@ -694,9 +775,12 @@ class ProgramWriter {
       case Verdict::kAllow: label = ReturnLabel(SECCOMP_RET_ALLOW); break;
       case Verdict::kDeny: label = ReturnLabel(SECCOMP_RET_ERRNO | EPERM); break;
       case Verdict::kDenyWithEnosys: label = ReturnLabel(SECCOMP_RET_ERRNO | ENOSYS); break;
+      case Verdict::kDenyWithEacces: label = ReturnLabel(SECCOMP_RET_ERRNO | EACCES); break;
       case Verdict::kKill: label = ReturnLabel(SECCOMP_RET_KILL_PROCESS); break;
       case Verdict::kCheckClone:
       case Verdict::kCheckSocket:
+      case Verdict::kCheckSocketPair:
+      case Verdict::kCheckMemfdCreate:
       case Verdict::kCheckIoctl: label = bpf_.NewLabel(); break;
     }
     return *label;

@@ -8,10 +8,11 @@
 // the install is paid on every start and grows with the program: the kernel
 // converts and JIT-compiles every instruction and runs the filter once per
 // syscall number to fill its allow cache. A search over ranges of syscall
-// numbers plus mask tests for clone's flags takes 65 instructions and ~9
+// numbers plus mask tests for clone's flags takes 73 instructions and ~9.1
 // steps per syscall number for the vfs row where libseccomp's binary tree
-// takes 137 and ~14.6 (an install costs ~44 instead of ~61 µs here, ~17 µs
-// for a 1-instruction filter). libseccomp still resolves the syscall names,
+// takes 166 and ~14.6 (an install cost ~44 instead of ~61 µs here, ~17 µs
+// for a 1-instruction filter, measured at 65 against 137 instructions,
+// before the socketpair and memfd_create checks). libseccomp still resolves the syscall names,
 // and BuildSeccompProgramWithLibseccomp compiles the same rules with it as
 // the reference the tests compare the written program against.
 //
@@ -23,10 +24,15 @@
 // other layers: kernel attack surface (bpf, io_uring, perf_event_open,
 // userfaultfd, keyrings, kernel modules, kexec), escapes from the namespaces
 // and mounts (mount and the new mount API, pivot_root, unshare, setns, clone
-// with namespace flags), other processes' memory (ptrace, process_vm_*), the
-// network (socket for any family but AF_UNIX), terminal injection (TIOCSTI)
-// and, for vfs tools, process creation except threads. Denials return an
-// errno (EPERM, EACCES for sockets, ENOSYS for clone3) rather than killing,
+// with namespace flags), other processes' memory (ptrace, process_vm_*),
+// sockets that could reach outside (socket() for AF_UNIX, whose connect()
+// to a path-named socket Landlock up to ABI 7 does not govern, and for the
+// network unless the policy allows it; socketpair() but for AF_UNIX stream
+// and seqpacket pairs), executable memfds (memfd_create without
+// MFD_NOEXEC_SEAL: no Landlock rule governs what a memfd runs), terminal
+// injection (TIOCSTI) and, for vfs tools, process creation except threads.
+// Denials return an errno (EPERM; EACCES for sockets and memfd_create, as the
+// kernel's own refusals of those read; ENOSYS for clone3) rather than killing,
 // so a tool reports a clear error instead of vanishing. The price of
 // default-allow: a syscall added by a future kernel is allowed until it is
 // listed here. Syscalls this libseccomp does not know are skipped (they are
@@ -70,10 +76,11 @@ struct SeccompOptions {
   // only threads can be created (pthread_create, std::thread); System V
   // IPC and POSIX message queues fail with EPERM too (no IPC namespace).
   bool allow_process_creation = false;
-  // true: socket() and socketpair() fail with EACCES for every family but
-  // AF_UNIX. false: AF_INET, AF_INET6 and AF_NETLINK (getaddrinfo) are
-  // allowed too. Other families (AF_PACKET, AF_ALG, AF_VSOCK, ...) are
-  // always denied.
+  // true: socket() fails with EACCES for every family, AF_UNIX included.
+  // false: AF_INET, AF_INET6 and AF_NETLINK (getaddrinfo) are allowed.
+  // Other families (AF_UNIX, AF_PACKET, AF_ALG, AF_VSOCK, ...) are always
+  // denied. Either way socketpair() allows exactly AF_UNIX SOCK_STREAM and
+  // SOCK_SEQPACKET pairs, whose ends reach only each other.
   bool deny_network_sockets = true;
   friend bool operator==(const SeccompOptions&, const SeccompOptions&) = default;
 };
@@ -110,13 +117,14 @@ class SeccompProgram {
 };
 
 // Builds the filter for `options`: a search over ranges of syscall numbers;
-// only clone, socket, socketpair and ioctl read an argument, so every other
+// only clone, socket, socketpair, memfd_create and ioctl read an argument
+// (socket none when the network is denied), so every other
 // syscall's answer is constant and cached by the kernel. Fails with Internal
 // only on a bug here (a jump the program cannot encode). Takes ~0.1 ms
 // here: build once per tool configuration, not per start.
 Result<SeccompProgram> BuildSeccompProgram(const SeccompOptions& options);
 
-// The same rules compiled by libseccomp (its binary tree; 137 instructions
+// The same rules compiled by libseccomp (its binary tree; 166 instructions
 // for the vfs row): the reference against which the tests check
 // BuildSeccompProgram's decisions, syscall by syscall. Not for the launcher,
 // whose starts would pay for the longer program. Fails with Internal if

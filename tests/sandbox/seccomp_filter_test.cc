@@ -13,6 +13,7 @@
 #include <spawn.h>
 #include <sys/ioctl.h>
 #include <sys/ipc.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -62,6 +63,25 @@ int SocketErrno(long domain, int type) {
   return 0;
 }
 
+// memfd_create's exec flags (Linux 6.3), missing from older uapi headers.
+constexpr unsigned kNoExecSeal = 0x0008U;  // MFD_NOEXEC_SEAL
+constexpr unsigned kExec = 0x0010U;        // MFD_EXEC
+
+int MemfdErrno(unsigned flags) {
+  const long fd = syscall(SYS_memfd_create, "toolvfs-test", flags);
+  if (fd < 0) return errno;
+  close(static_cast<int>(fd));
+  return 0;
+}
+
+int SocketPairErrno(int domain, int type) {
+  int pair[2];
+  if (socketpair(domain, type, 0, pair) != 0) return errno;
+  close(pair[0]);
+  close(pair[1]);
+  return 0;
+}
+
 class SeccompFilterTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -92,6 +112,20 @@ class SeccompFilterTest : public ::testing::Test {
     const ForkedChildOutcome outcome = RunConfined(program, attempt);
     EXPECT_EQ(outcome.Describe(), "exited with " + std::to_string(expected))
         << what << " (expected " << (expected == 0 ? "success" : strerrorname_np(expected)) << ")";
+  }
+
+  // Unix stream and seqpacket pairs (their ends reach only each other) are
+  // allowed; datagram pairs, whose ends connect() or sendto() any
+  // path-named datagram socket, and pairs of other families are not.
+  static void ExpectUnixPairs(const SeccompProgram& program) {
+    ExpectErrno(program, 0, "unix stream socketpair",
+                [] { return SocketPairErrno(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC); });
+    ExpectErrno(program, 0, "unix seqpacket socketpair",
+                [] { return SocketPairErrno(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK); });
+    ExpectErrno(program, EACCES, "unix datagram socketpair",
+                [] { return SocketPairErrno(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC); });
+    ExpectErrno(program, EACCES, "TCP socketpair",
+                [] { return SocketPairErrno(AF_INET, SOCK_STREAM); });
   }
 };
 
@@ -162,7 +196,7 @@ TEST_F(SeccompFilterTest, ApplyNeedsNoNewPrivsWithoutCapSysAdmin) {
   EXPECT_EQ(outcome.Describe(), "exited with " + std::to_string(EACCES));
 }
 
-TEST_F(SeccompFilterTest, NetworkSocketsAreDeniedUnixSocketsAllowed) {
+TEST_F(SeccompFilterTest, NetworkAndUnixSocketsAreDeniedStreamPairsAllowed) {
   const SeccompProgram program = Build(kVfsTool);
   ExpectErrno(program, EACCES, "TCP socket", [] { return SocketErrno(AF_INET, SOCK_STREAM); });
   ExpectErrno(program, EACCES, "UDP socket", [] { return SocketErrno(AF_INET, SOCK_DGRAM); });
@@ -174,14 +208,10 @@ TEST_F(SeccompFilterTest, NetworkSocketsAreDeniedUnixSocketsAllowed) {
   // AF_INET through.
   ExpectErrno(program, EACCES, "AF_INET with upper bits set",
               [] { return SocketErrno((1L << 32) | AF_INET, SOCK_STREAM); });
-  ExpectErrno(program, 0, "unix socket", [] { return SocketErrno(AF_UNIX, SOCK_STREAM); });
-  ExpectErrno(program, 0, "unix socketpair", [] {
-    int pair[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return errno;
-    close(pair[0]);
-    close(pair[1]);
-    return 0;
-  });
+  // A new unix socket could connect() to any path-named socket.
+  ExpectErrno(program, EACCES, "unix stream socket", [] { return SocketErrno(AF_UNIX, SOCK_STREAM); });
+  ExpectErrno(program, EACCES, "unix datagram socket", [] { return SocketErrno(AF_UNIX, SOCK_DGRAM); });
+  ExpectUnixPairs(program);
 }
 
 TEST_F(SeccompFilterTest, NetworkSocketsAllowedWhenThePolicyAllowsNetwork) {
@@ -190,6 +220,30 @@ TEST_F(SeccompFilterTest, NetworkSocketsAllowedWhenThePolicyAllowsNetwork) {
   ExpectErrno(program, 0, "UDP socket", [] { return SocketErrno(AF_INET6, SOCK_DGRAM); });
   ExpectErrno(program, 0, "netlink socket", [] { return SocketErrno(AF_NETLINK, SOCK_RAW); });
   ExpectErrno(program, EACCES, "packet socket", [] { return SocketErrno(AF_PACKET, SOCK_RAW); });
+  ExpectErrno(program, EACCES, "unix stream socket", [] { return SocketErrno(AF_UNIX, SOCK_STREAM); });
+  ExpectUnixPairs(program);
+}
+
+// memfd_create only for memfds that can never be executed: a memfd is no
+// file any Landlock rule governs, so execveat(fd, "", AT_EMPTY_PATH) would
+// run a program the policy never allowed.
+TEST_F(SeccompFilterTest, OnlyNonExecutableMemfdsMayBeCreated) {
+  if (MemfdErrno(MFD_CLOEXEC | kNoExecSeal) == EINVAL) {
+    GTEST_SKIP() << "this kernel predates MFD_NOEXEC_SEAL (Linux 6.3): memfd_create always fails";
+  }
+  for (const SeccompOptions& options : {kVfsTool, kStdioToolWithNetwork}) {
+    const SeccompProgram program = Build(options);
+    ExpectErrno(program, 0, "MFD_CLOEXEC | MFD_NOEXEC_SEAL",
+                [] { return MemfdErrno(MFD_CLOEXEC | kNoExecSeal); });
+    ExpectErrno(program, 0, "MFD_NOEXEC_SEAL | MFD_ALLOW_SEALING",
+                [] { return MemfdErrno(kNoExecSeal | MFD_ALLOW_SEALING); });
+    ExpectErrno(program, EACCES, "MFD_CLOEXEC (executable unless vm.memfd_noexec says otherwise)",
+                [] { return MemfdErrno(MFD_CLOEXEC); });
+    ExpectErrno(program, EACCES, "MFD_EXEC", [] { return MemfdErrno(MFD_CLOEXEC | kExec); });
+    // The flags are an unsigned int: upper bits must not matter either way.
+    ExpectErrno(program, EACCES, "MFD_CLOEXEC with upper bits set",
+                [] { return ErrnoOf(syscall(SYS_memfd_create, "t", (1UL << 32) | MFD_CLOEXEC)); });
+  }
 }
 
 TEST_F(SeccompFilterTest, DeniesKernelAttackSurfaceAndEscapes) {
@@ -443,6 +497,17 @@ std::vector<uint64_t> ArgumentSpread() {
     values.push_back(family | (uint64_t{1} << 32));
     values.push_back(family | 0xffffffff00000000);
   }
+  // socketpair: every type, with SOCK_NONBLOCK and SOCK_CLOEXEC, and
+  // upper-half garbage.
+  for (uint64_t type = 0; type <= 16; ++type) {
+    values.push_back(type | SOCK_CLOEXEC);
+    values.push_back(type | SOCK_NONBLOCK | (uint64_t{1} << 32));
+  }
+  // memfd_create: the exec flags in every combination with the others.
+  for (uint64_t flags = 0; flags < 32; ++flags) {
+    values.push_back(flags);
+    values.push_back(flags | 0xffffffff00000000);
+  }
   // ioctl: the denied requests, with the upper half set, and neighbours.
   const uint64_t requests[] = {TIOCSTI, TIOCLINUX, TIOCSTI + 1, TIOCLINUX - 1, TCGETS, FIONREAD};
   for (const uint64_t request : requests) {
@@ -510,8 +575,9 @@ TEST(SeccompProgramTest, DecidesLikeLibseccompForEveryOptionCombination) {
       for (const uint32_t architecture : architectures) {
         for (const uint32_t number : SyscallNumbers()) {
           for (const uint64_t value : spread) {
-            // The value in every argument, then in the first or second alone.
-            for (int placement = 0; placement < 3; ++placement) {
+            // The value in every argument, then in the first or second
+            // alone, then in the second after AF_UNIX (socketpair's type).
+            for (int placement = 0; placement < 4; ++placement) {
               seccomp_data input{};
               input.nr = static_cast<int>(number);
               input.arch = architecture;
@@ -519,6 +585,10 @@ TEST(SeccompProgramTest, DecidesLikeLibseccompForEveryOptionCombination) {
               for (auto& argument : input.args) argument = placement == 0 ? value : 0;
               if (placement == 1) input.args[0] = value;
               if (placement == 2) input.args[1] = value;
+              if (placement == 3) {
+                input.args[0] = AF_UNIX;
+                input.args[1] = value;
+              }
               const BpfRun expected = RunBpf(reference_program, input);
               const BpfRun actual = RunBpf(written_program, input);
               ASSERT_EQ(expected.error, "") << "libseccomp's program, " << Describe(input);
@@ -547,9 +617,12 @@ TEST(SeccompProgramTest, OnlyArgumentCheckedSyscallsReadArgumentsAndPathsAreShor
 #if !defined(__x86_64__) && !defined(__aarch64__)
   GTEST_SKIP() << "no architecture constants for this machine in the test";
 #else
-  const std::set<uint32_t> argument_checked = {SYS_clone, SYS_socket, SYS_socketpair, SYS_ioctl};
   for (const bool allow_process_creation : {false, true}) {
     for (const bool deny_network_sockets : {false, true}) {
+      // socket() without network: EACCES for every family, no argument read.
+      std::set<uint32_t> argument_checked = {SYS_clone, SYS_socketpair, SYS_memfd_create,
+                                             SYS_ioctl};
+      if (!deny_network_sockets) argument_checked.insert(SYS_socket);
       Result<SeccompProgram> written =
           BuildSeccompProgram({allow_process_creation, deny_network_sockets});
       Result<SeccompProgram> reference =

@@ -1,6 +1,7 @@
 // Attack: connect to the abstract unix socket "\0argv[1]" the test listens
 // on (abstract sockets have no file, so filesystem rules do not see them).
-// Stopped by: Landlock abstract-unix-socket scoping (ABI >= 6) -> EPERM.
+// Stopped by: seccomp (socket(AF_UNIX, ...) -> EACCES); behind it, Landlock
+// abstract-unix-socket scoping (ABI >= 6) -> EPERM.
 #include <stddef.h>
 #include <sys/socket.h>
 #include <sys/un.h>
