@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/text.h"
+#include "project/grep_pattern.h"
 
 namespace toolvfs {
 namespace {
@@ -220,10 +221,23 @@ LineMatcher::~LineMatcher() = default;
 
 Result<std::unique_ptr<LineMatcher>> LineMatcher::Create(std::string_view pattern,
                                                          bool case_insensitive) {
+  // From here on `pattern` is what RE2 runs: \d \s \w as ripgrep means them.
+  const std::string_view as_written = pattern;
+  const std::string rewritten = UnicodePerlClasses(as_written);
+  pattern = rewritten;
   std::unique_ptr<LineMatcher> matcher(new LineMatcher());
   matcher->line_regex_ = std::make_unique<RE2>(pattern, RegexOptions(case_insensitive));
+  if (pattern != as_written) {
+    // A pattern RE2 rejects is rejected with RE2's words about what the
+    // user wrote, not about the rewrite.
+    RE2 original(as_written, RegexOptions(case_insensitive));
+    if (!original.ok()) {
+      return InvalidArgumentError("Invalid pattern " + Quote(as_written) + ": " + original.error());
+    }
+  }
   if (!matcher->line_regex_->ok()) {
-    return InvalidArgumentError("Invalid pattern " + Quote(pattern) + ": " +
+    // The Unicode classes make some patterns exceed the memory budget.
+    return InvalidArgumentError("Invalid pattern " + Quote(as_written) + ": " +
                                 matcher->line_regex_->error());
   }
 
