@@ -41,7 +41,7 @@ test: build
 	scripts/install-mcp-servers.sh
 	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS)
 
-# Reconfigures first: --bench installs packages (ripgrep, nlohmann-json for
+# Reconfigures first: --bench installs packages (nlohmann-json for
 # json_bench) that an earlier configure did not find. protocol_bench also
 # measures the MCP filesystem server, for scale (npm, as for the tests).
 # PROTOCOL_BENCH_FLAGS=--quick: fewer rounds and round trips (docs/benchmarks.md).
