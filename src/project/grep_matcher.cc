@@ -236,7 +236,7 @@ Result<std::unique_ptr<LineMatcher>> LineMatcher::Create(std::string_view patter
     }
   }
   if (!matcher->line_regex_->ok()) {
-    // The Unicode classes make some patterns exceed the memory budget.
+    // The Unicode classes can make a pattern exceed the memory budget.
     return InvalidArgumentError("Invalid pattern " + Quote(as_written) + ": " +
                                 matcher->line_regex_->error());
   }

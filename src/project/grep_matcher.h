@@ -40,8 +40,8 @@ namespace toolvfs {
 class LineMatcher {
  public:
   // Compiles `pattern`. InvalidArgument "Invalid pattern '<pattern>': <RE2
-  // error>" if RE2 rejects it (or, rarely, its Unicode rewrite: "pattern too
-  // large - compile failed" for \w{1000}).
+  // error>" if RE2 rejects it, or its Unicode rewrite (which can only be
+  // over RE2's memory budget: "pattern too large - compile failed").
   static Result<std::unique_ptr<LineMatcher>> Create(std::string_view pattern,
                                                      bool case_insensitive);
   LineMatcher(const LineMatcher&) = delete;
