@@ -28,7 +28,7 @@ struct PatternTraits {
   std::string literal;              // escaped punctuation unescaped
   bool needs_each_line = false;     // \A, \z, \Q, a flag group naming 'm'
   bool can_cross_lines = false;     // \C matches any byte, '\n' included
-  bool may_fold_case = false;       // a "(?" group, which may turn on 'i'
+  bool may_fold_case = false;       // a flag group naming 'i'
   bool may_name_non_ascii = false;  // a non-ASCII byte, \x, \p or \P
 };
 
@@ -106,12 +106,14 @@ PatternTraits AnalyzePattern(std::string_view pattern) {
     } else if (c == '(') {
       traits.is_literal = false;
       if (offset + 1 < pattern.size() && pattern[offset + 1] == '?') {
-        traits.may_fold_case = true;
+        // Flags come right after "(?"; "(?:" and "(?P<" name none (the
+        // rewrite of [\W...] makes "(?:" groups).
         for (size_t position = offset + 2;
              position < pattern.size() && std::strchr("imsU-", pattern[position]) != nullptr &&
              pattern[position] != '\0';
              ++position) {
           if (pattern[position] == 'm') traits.needs_each_line = true;
+          if (pattern[position] == 'i') traits.may_fold_case = true;
         }
       }
       ++offset;

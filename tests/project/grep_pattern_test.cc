@@ -258,6 +258,14 @@ TEST(UnicodePerlClassesTest, PrefilterStillFindsLiterals) {
   EXPECT_EQ(strategy("\\d+", false), Strategy::kWholeBuffer);
   const std::string text = "static struct\u00A0file_ops x;\nstruct  dev_ops y;\nstruct ops\n";
   EXPECT_EQ(MatchingLines("struct\\s+\\w+_ops", text), (std::vector<bool>{true, true, false}));
+  // The "(?:" groups of a rewritten [\W...] turn on no case folding, but a
+  // flag group does: then 's' and 'k' also match U+017F and U+212A.
+  const std::string folded = "-sock_stream\n-\u017Fock_stream\n-soc\u212A_stream\n";
+  EXPECT_EQ(MatchingLines("[\\W_]sock_stream", folded), (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(MatchingLines("(?i)[\\W_]sock_stream", folded), (std::vector<bool>{true, true, true}));
+  EXPECT_EQ(MatchingLines("(?i:[\\W_])sock_stream|(?i)sock_stream", folded),
+            (std::vector<bool>{true, true, true}));
+  EXPECT_EQ(MatchingLines("[\\W_]sock_stream", folded, true), (std::vector<bool>{true, true, true}));
 }
 
 TEST(UnicodePerlClassesTest, BadPatternsAreReportedAsWritten) {
