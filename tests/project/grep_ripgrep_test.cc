@@ -249,6 +249,31 @@ TEST_F(GrepRipgrepTest, SelectsTheLinesRipgrepSelectsOnNonAsciiText) {
   }
 }
 
+// Random sequences of the classes, literals and quantifiers, anchored or
+// not, with and without -i.
+TEST_F(GrepRipgrepTest, RandomPatternsSelectTheLinesRipgrepSelects) {
+  const std::string text = SampleText();
+  const std::string file = directory_.path() + "/sample.txt";
+  WriteRealFile(file, text);
+  const std::vector<std::string> atoms = {
+      "\\w", "\\W", "\\d", "\\D", "\\s", "\\S", "[\\w-]", "[^\\W\\d_]", "[\\W_]",
+      "[^\\S\\t]", "[\\d\\s]", "[^\\w\\s]", "[^\\D]", "[\\S\\d]", "é", "a", "_", "-", " ",
+      ".", "k", "(?:\\w|\\s)", "\\p{Greek}"};
+  const std::vector<std::string> quantifiers = {"", "", "", "+", "*", "?", "{2}"};
+  std::mt19937 random(7);
+  for (int round = 0; round < 120; ++round) {
+    std::string pattern = random() % 4 == 0 ? "^" : "";
+    size_t length = 1 + random() % 4;
+    for (size_t index = 0; index < length; ++index) {
+      pattern += atoms[random() % atoms.size()] + quantifiers[random() % quantifiers.size()];
+    }
+    if (random() % 4 == 0) pattern += "$";
+    bool case_insensitive = random() % 3 == 0;
+    EXPECT_EQ(Disagreements(file, text, pattern, case_insensitive), "")
+        << Quote(pattern) << (case_insensitive ? " -i" : "");
+  }
+}
+
 // Each code point on a line of its own. The classes agree except on code
 // points that only one engine's Unicode tables have assigned: Debian 12's
 // RE2 knows Unicode 15, its rg 13 Unicode 14 (RE2 has no \p{Cn}; a code
