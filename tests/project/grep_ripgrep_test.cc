@@ -134,15 +134,16 @@ class GrepRipgrepTest : public ::testing::Test {
   // The line numbers (1-based) on which rg and LineMatcher disagree, with
   // the line, for the failure message; empty if they agree.
   // Lines where `excused` is set do not count; `excused_count` says how
-  // many of them disagreed.
+  // many of them disagreed. rg runs `rg_pattern` if it is not empty.
   std::string Disagreements(const std::string& file, std::string_view text,
                             std::string_view pattern, bool case_insensitive,
                             const std::vector<bool>* excused = nullptr,
-                            size_t* excused_count = nullptr) {
+                            size_t* excused_count = nullptr, std::string_view rg_pattern = {}) {
     size_t line_count = CountNewlines(text);
     std::vector<bool> ours = MatcherLines(pattern, text, case_insensitive);
-    std::vector<bool> theirs =
-        RipgrepLines(rg_, directory_, file, pattern, case_insensitive, line_count);
+    std::vector<bool> theirs = RipgrepLines(rg_, directory_, file,
+                                            rg_pattern.empty() ? pattern : rg_pattern,
+                                            case_insensitive, line_count);
     std::string report;
     size_t start = 0;
     size_t shown = 0;
@@ -247,6 +248,31 @@ TEST_F(GrepRipgrepTest, SelectsTheLinesRipgrepSelectsOnNonAsciiText) {
           << Quote(pattern) << (case_insensitive ? " -i" : "");
     }
   }
+}
+
+// \b stays ASCII; the alternatives docs/grep.md gives select the lines
+// ripgrep's Unicode \b selects.
+TEST_F(GrepRipgrepTest, WordBoundaryAlternatives) {
+  const std::string text = SampleText() + "école\néfoo\nfooé\nfoo\nfoo-bar\nfoo_\nx foo y\n";
+  const std::string file = directory_.path() + "/sample.txt";
+  WriteRealFile(file, text);
+  struct Case {
+    const char* ours;
+    const char* ripgrep;
+  };
+  for (const Case& test_case : {Case{"(?:^|\\W)école", "\\bécole"}, Case{"foo(?:\\W|$)", "foo\\b"},
+                                Case{"(?:^|\\W)foo(?:\\W|$)", "\\bfoo\\b"},
+                                Case{"(?:^|\\W)é", "\\bé"}, Case{"é(?:\\W|$)", "é\\b"},
+                                Case{"(?:^|\\W)\\w\\w(?:\\W|$)", "\\b\\w\\w\\b"}}) {
+    for (bool case_insensitive : {false, true}) {
+      EXPECT_EQ(Disagreements(file, text, test_case.ours, case_insensitive, nullptr, nullptr,
+                              test_case.ripgrep),
+                "")
+          << Quote(test_case.ours) << " against rg " << Quote(test_case.ripgrep);
+    }
+  }
+  // RE2's own \b does differ.
+  EXPECT_NE(Disagreements(file, text, "\\bé", false), "");
 }
 
 // Random sequences of the classes, literals and quantifiers, anchored or
