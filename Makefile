@@ -60,7 +60,7 @@ bench: bench-deps
 
 # Each fuzzer runs FUZZ_SECONDS; findings are written to build-fuzz/.
 FUZZ_SECONDS ?= 60
-FUZZERS ?= path_fuzzer ignore_fuzzer config_fuzzer jsonrpc_fuzzer url_fuzzer audit_record_fuzzer
+FUZZERS ?= path_fuzzer ignore_fuzzer grep_pattern_fuzzer config_fuzzer jsonrpc_fuzzer url_fuzzer audit_record_fuzzer
 fuzz:
 	@scripts/install-deps.sh --fuzz
 	@if [ ! -f build-fuzz/build.ninja ]; then \
