@@ -14,31 +14,12 @@
 #include <vector>
 
 #include "core/text.h"
+#include "project/grep_lines.h"
 #include "project/grep_literals.h"
 #include "project/grep_matcher.h"
 
 namespace toolvfs {
 namespace {
-
-std::string Utf8(char32_t code_point) {
-  std::string bytes;
-  if (code_point < 0x80) {
-    bytes += static_cast<char>(code_point);
-  } else if (code_point < 0x800) {
-    bytes += static_cast<char>(0xC0 | (code_point >> 6));
-    bytes += static_cast<char>(0x80 | (code_point & 0x3F));
-  } else if (code_point < 0x10000) {
-    bytes += static_cast<char>(0xE0 | (code_point >> 12));
-    bytes += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
-    bytes += static_cast<char>(0x80 | (code_point & 0x3F));
-  } else {
-    bytes += static_cast<char>(0xF0 | (code_point >> 18));
-    bytes += static_cast<char>(0x80 | ((code_point >> 12) & 0x3F));
-    bytes += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
-    bytes += static_cast<char>(0x80 | (code_point & 0x3F));
-  }
-  return bytes;
-}
 
 // Every code point but '\n' and the surrogates, one per line, in order.
 const std::vector<char32_t>& AllCodePoints() {
@@ -56,29 +37,10 @@ const std::vector<char32_t>& AllCodePoints() {
 const std::string& AllCodePointsText() {
   static const std::string text = [] {
     std::string all;
-    for (char32_t code_point : AllCodePoints()) all += Utf8(code_point) + "\n";
+    for (char32_t code_point : AllCodePoints()) all += EncodeUtf8(code_point) + "\n";
     return all;
   }();
   return text;
-}
-
-// For each line of `text`, whether LineMatcher matches it.
-std::vector<bool> MatchingLines(std::string_view pattern, std::string_view text,
-                                bool case_insensitive = false) {
-  Result<std::unique_ptr<LineMatcher>> matcher = LineMatcher::Create(pattern, case_insensitive);
-  EXPECT_TRUE(matcher.ok()) << matcher.status().message();
-  std::vector<bool> matches(CountNewlines(text), false);
-  if (!matcher.ok()) return matches;
-  size_t line_number = 0;
-  size_t line_start = 0;
-  size_t from = 0;
-  while (std::optional<LineMatcher::Line> line = (*matcher)->FindMatchingLine(text, from)) {
-    line_number += CountNewlines(text.substr(line_start, line->begin - line_start));
-    line_start = line->begin;
-    matches.at(line_number) = true;
-    from = line->end + 1;
-  }
-  return matches;
 }
 
 TEST(UnicodePerlClassesTest, LeavesPatternsWithoutTheEscapesAlone) {

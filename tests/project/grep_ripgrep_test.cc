@@ -3,6 +3,7 @@
 // their complements, in and out of brackets. ripgrep is a test dependency
 // (scripts/install-deps.sh, run by `make test`); a missing rg fails.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -15,32 +16,13 @@
 #include <vector>
 
 #include "core/text.h"
+#include "project/grep_lines.h"
 #include "project/grep_literals.h"
 #include "project/grep_matcher.h"
 #include "project/test_util.h"
 
 namespace toolvfs {
 namespace {
-
-std::string Utf8(char32_t code_point) {
-  std::string bytes;
-  if (code_point < 0x80) {
-    bytes += static_cast<char>(code_point);
-  } else if (code_point < 0x800) {
-    bytes += static_cast<char>(0xC0 | (code_point >> 6));
-    bytes += static_cast<char>(0x80 | (code_point & 0x3F));
-  } else if (code_point < 0x10000) {
-    bytes += static_cast<char>(0xE0 | (code_point >> 12));
-    bytes += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
-    bytes += static_cast<char>(0x80 | (code_point & 0x3F));
-  } else {
-    bytes += static_cast<char>(0xF0 | (code_point >> 18));
-    bytes += static_cast<char>(0x80 | ((code_point >> 12) & 0x3F));
-    bytes += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
-    bytes += static_cast<char>(0x80 | (code_point & 0x3F));
-  }
-  return bytes;
-}
 
 std::optional<std::string> FindRipgrep() {
   const char* path = std::getenv("PATH");
@@ -104,24 +86,6 @@ std::vector<bool> RipgrepLines(const std::string& rg, const TempDir& directory,
   return matches;
 }
 
-std::vector<bool> MatcherLines(std::string_view pattern, std::string_view text,
-                               bool case_insensitive) {
-  Result<std::unique_ptr<LineMatcher>> matcher = LineMatcher::Create(pattern, case_insensitive);
-  EXPECT_TRUE(matcher.ok()) << matcher.status().message();
-  std::vector<bool> matches(CountNewlines(text), false);
-  if (!matcher.ok()) return matches;
-  size_t line_number = 0;
-  size_t line_start = 0;
-  size_t from = 0;
-  while (std::optional<LineMatcher::Line> line = (*matcher)->FindMatchingLine(text, from)) {
-    line_number += CountNewlines(text.substr(line_start, line->begin - line_start));
-    line_start = line->begin;
-    matches.at(line_number) = true;
-    from = line->end + 1;
-  }
-  return matches;
-}
-
 class GrepRipgrepTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -140,7 +104,7 @@ class GrepRipgrepTest : public ::testing::Test {
                             const std::vector<bool>* excused = nullptr,
                             size_t* excused_count = nullptr, std::string_view rg_pattern = {}) {
     size_t line_count = CountNewlines(text);
-    std::vector<bool> ours = MatcherLines(pattern, text, case_insensitive);
+    std::vector<bool> ours = MatchingLines(pattern, text, case_insensitive);
     std::vector<bool> theirs = RipgrepLines(rg_, directory_, file,
                                             rg_pattern.empty() ? pattern : rg_pattern,
                                             case_insensitive, line_count);
@@ -308,7 +272,7 @@ TEST_F(GrepRipgrepTest, ClassesOverEveryCodePoint) {
   std::string text;
   for (char32_t code_point = 1; code_point <= 0x10FFFF; ++code_point) {
     if (code_point == '\n' || (code_point >= 0xD800 && code_point <= 0xDFFF)) continue;
-    text += Utf8(code_point) + "\n";
+    text += EncodeUtf8(code_point) + "\n";
   }
   const std::string file = directory_.path() + "/code_points.txt";
   WriteRealFile(file, text);
@@ -316,7 +280,7 @@ TEST_F(GrepRipgrepTest, ClassesOverEveryCodePoint) {
   std::vector<bool> unassigned_for_rg =
       RipgrepLines(rg_, directory_, file, "^\\p{Cn}$", false, line_count);
   std::vector<bool> assigned_for_re2 =
-      MatcherLines("^[\\p{L}\\p{M}\\p{N}\\p{P}\\p{S}\\p{Z}\\p{Cc}\\p{Cf}\\p{Co}]$", text, false);
+      MatchingLines("^[\\p{L}\\p{M}\\p{N}\\p{P}\\p{S}\\p{Z}\\p{Cc}\\p{Cf}\\p{Co}]$", text, false);
   std::vector<bool> assigned_in_one(line_count);
   size_t assigned_in_one_count = 0;
   for (size_t line = 0; line < line_count; ++line) {
