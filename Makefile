@@ -41,7 +41,7 @@ test: build
 	scripts/install-mcp-servers.sh
 	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS)
 
-# Reconfigures first: --bench installs packages (ripgrep, nlohmann-json for
+# Reconfigures first: --bench installs packages (nlohmann-json for
 # json_bench) that an earlier configure did not find. protocol_bench also
 # measures the MCP filesystem server, for scale (npm, as for the tests).
 # PROTOCOL_BENCH_FLAGS=--quick: fewer rounds and round trips (docs/benchmarks.md).
@@ -60,7 +60,7 @@ bench: bench-deps
 
 # Each fuzzer runs FUZZ_SECONDS; findings are written to build-fuzz/.
 FUZZ_SECONDS ?= 60
-FUZZERS ?= path_fuzzer ignore_fuzzer config_fuzzer jsonrpc_fuzzer url_fuzzer audit_record_fuzzer
+FUZZERS ?= path_fuzzer ignore_fuzzer grep_pattern_fuzzer config_fuzzer jsonrpc_fuzzer url_fuzzer audit_record_fuzzer
 fuzz:
 	@scripts/install-deps.sh --fuzz
 	@if [ ! -f build-fuzz/build.ninja ]; then \

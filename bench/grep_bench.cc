@@ -49,13 +49,15 @@ struct Pattern {
 
 // A literal with a few hundred matches, a case-insensitive literal and an
 // alternation of literals (which engines handle with different
-// prefilters), plus a literal with thousands of matches for output cost.
+// prefilters), a literal with thousands of matches for output cost, and
+// Unicode \s and \w around a literal (toolvfs rewrites them for RE2).
 // Match counts on the default tree (Debian 12): 246, 310, 330, ~7000.
 constexpr Pattern kPatterns[] = {
     {"literal", "SOCK_STREAM", false},
     {"literal -i", "getaddrinfo", true},
     {"alternation", "ENOENT|EACCES|EPERM", false},
     {"many", "uint32_t", false},
+    {"classes", "struct\\s+\\w+_ops", false},
 };
 
 struct Run {
@@ -344,7 +346,7 @@ int Main(int argc, char** argv) {
     Fail("--toolvfs " + toolvfs + ": not an executable file");
   }
   std::optional<std::string> rg = FindInPath("rg");
-  if (!rg) Fail("ripgrep (rg) is not installed; run scripts/install-deps.sh --bench");
+  if (!rg) Fail("ripgrep (rg) is not installed; run scripts/install-deps.sh");
 
   fs::path tree_path = fs::absolute(tree);
   bool reused = fs::exists(tree_path);

@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages toolvfs needs to build, test and benchmark,
 # and only those that are missing. Safe to run again; says what it installs.
 #
-#   scripts/install-deps.sh          build + test dependencies
+#   scripts/install-deps.sh          build + test dependencies (ripgrep: grep's
+#                                    differential test runs the real rg)
 #   scripts/install-deps.sh --bench  also what the benchmarks compare against
 #   scripts/install-deps.sh --fuzz   also clang and libFuzzer
 set -euo pipefail
@@ -12,13 +13,14 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libre2-dev libcli11-dev libtomlplusplus-dev rapidjson-dev libsimdjson-dev
   libcurl4-openssl-dev libidn2-dev libseccomp-dev python3 nodejs
+  ripgrep
 )
 # The MCP client tests run the reference servers with node
 # (scripts/install-mcp-servers.sh). Some nodejs builds bring npm along;
 # Debian's splits it out.
 command -v npm >/dev/null || packages+=(npm)
 case "${1:-}" in
-  --bench) packages+=(ripgrep hyperfine python3 nlohmann-json3-dev bubblewrap) ;;
+  --bench) packages+=(hyperfine python3 nlohmann-json3-dev bubblewrap) ;;
   --fuzz) packages+=(clang libclang-rt-14-dev) ;;
 esac
 

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <mutex>
@@ -425,20 +426,29 @@ class GrepRun {
     work_available_.notify_one();
   }
 
-  // Drains the queue with one worker per matcher (the calling thread
-  // included) and returns every file with matches, in no particular order.
-  std::vector<FileMatches> Run(std::vector<std::unique_ptr<LineMatcher>> matchers) {
-    std::vector<std::vector<FileMatches>> found(matchers.size());
+  // Drains the queue with `worker_count` workers and returns every file
+  // with matches, in no particular order. The calling thread searches with
+  // `first_matcher` at once; each other worker builds its own matcher with
+  // `make_matcher` on its own thread, so that building them (milliseconds
+  // for Unicode classes) overlaps the search instead of preceding it.
+  std::vector<FileMatches> Run(
+      const LineMatcher& first_matcher, size_t worker_count,
+      const std::function<Result<std::unique_ptr<LineMatcher>>()>& make_matcher) {
+    std::vector<std::vector<FileMatches>> found(worker_count);
     std::vector<std::thread> threads;
-    for (size_t index = 1; index < matchers.size(); ++index) {
+    for (size_t index = 1; index < worker_count; ++index) {
       try {
-        threads.emplace_back(
-            [this, &matchers, &found, index] { Work(*matchers[index], found[index]); });
+        threads.emplace_back([this, &first_matcher, &make_matcher, &found, index] {
+          Result<std::unique_ptr<LineMatcher>> matcher = make_matcher();
+          // The pattern compiled once already; should it fail now (memory),
+          // sharing the first matcher only costs contention.
+          Work(matcher.ok() ? **matcher : first_matcher, found[index]);
+        });
       } catch (const std::system_error&) {
         break;  // no more threads: the workers that exist do all the work
       }
     }
-    Work(*matchers[0], found[0]);
+    Work(first_matcher, found[0]);
     for (std::thread& thread : threads) thread.join();
 
     std::vector<FileMatches> all;
@@ -669,17 +679,13 @@ Result<GrepResult> RunGrep(GrepTree& tree, std::string_view pattern, const GrepO
   // Each worker owns a matcher: RE2 objects are thread-safe, but sharing
   // one makes the workers contend for its cache lock on every search.
   size_t worker_count = std::max(2u, std::thread::hardware_concurrency());
-  std::vector<std::unique_ptr<LineMatcher>> matchers;
-  matchers.push_back(std::move(first_matcher));
-  while (matchers.size() < worker_count) {
-    TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<LineMatcher> matcher,
-                             LineMatcher::Create(pattern, options.case_insensitive));
-    matchers.push_back(std::move(matcher));
-  }
+  auto make_matcher = [pattern, &options] {
+    return LineMatcher::Create(pattern, options.case_insensitive);
+  };
 
   GrepRun run(tree, options, std::move(extensions));
   for (WorkItem& seed : seeds) run.Push(std::move(seed));
-  return AssembleResult(run.Run(std::move(matchers)), options);
+  return AssembleResult(run.Run(*first_matcher, worker_count, make_matcher), options);
 }
 
 }  // namespace toolvfs

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/text.h"
+#include "project/grep_pattern.h"
 
 namespace toolvfs {
 namespace {
@@ -27,7 +28,7 @@ struct PatternTraits {
   std::string literal;              // escaped punctuation unescaped
   bool needs_each_line = false;     // \A, \z, \Q, a flag group naming 'm'
   bool can_cross_lines = false;     // \C matches any byte, '\n' included
-  bool may_fold_case = false;       // a "(?" group, which may turn on 'i'
+  bool may_fold_case = false;       // a flag group naming 'i'
   bool may_name_non_ascii = false;  // a non-ASCII byte, \x, \p or \P
 };
 
@@ -105,12 +106,14 @@ PatternTraits AnalyzePattern(std::string_view pattern) {
     } else if (c == '(') {
       traits.is_literal = false;
       if (offset + 1 < pattern.size() && pattern[offset + 1] == '?') {
-        traits.may_fold_case = true;
+        // Flags come right after "(?"; "(?:" and "(?P<" name none (the
+        // rewrite of [\W...] makes "(?:" groups).
         for (size_t position = offset + 2;
              position < pattern.size() && std::strchr("imsU-", pattern[position]) != nullptr &&
              pattern[position] != '\0';
              ++position) {
           if (pattern[position] == 'm') traits.needs_each_line = true;
+          if (pattern[position] == 'i') traits.may_fold_case = true;
         }
       }
       ++offset;
@@ -220,10 +223,23 @@ LineMatcher::~LineMatcher() = default;
 
 Result<std::unique_ptr<LineMatcher>> LineMatcher::Create(std::string_view pattern,
                                                          bool case_insensitive) {
+  // From here on `pattern` is what RE2 runs: \d \s \w as ripgrep means them.
+  const std::string_view as_written = pattern;
+  const std::string rewritten = UnicodePerlClasses(as_written);
+  pattern = rewritten;
   std::unique_ptr<LineMatcher> matcher(new LineMatcher());
   matcher->line_regex_ = std::make_unique<RE2>(pattern, RegexOptions(case_insensitive));
+  if (pattern != as_written) {
+    // A pattern RE2 rejects is rejected with RE2's words about what the
+    // user wrote, not about the rewrite.
+    RE2 original(as_written, RegexOptions(case_insensitive));
+    if (!original.ok()) {
+      return InvalidArgumentError("Invalid pattern " + Quote(as_written) + ": " + original.error());
+    }
+  }
   if (!matcher->line_regex_->ok()) {
-    return InvalidArgumentError("Invalid pattern " + Quote(pattern) + ": " +
+    // The Unicode classes can make a pattern exceed the memory budget.
+    return InvalidArgumentError("Invalid pattern " + Quote(as_written) + ": " +
                                 matcher->line_regex_->error());
   }
 

@@ -2,8 +2,10 @@
 //
 // A line is the bytes before a '\n' (a '\r' before it stays part of the
 // line); text after the last '\n' is a last line if it is not empty. A
-// line matches if the RE2 pattern matches somewhere within the line alone,
-// exactly as RE2::PartialMatch(line, pattern) would say.
+// line matches if the RE2 pattern, with \d \s \w given ripgrep's Unicode
+// meaning (UnicodePerlClasses, grep_pattern.h), matches somewhere within
+// the line alone: exactly RE2::PartialMatch(line, UnicodePerlClasses(
+// pattern)).
 //
 // The matcher never runs the regex line by line when it can avoid it:
 //  - a plain literal is found with LiteralScanner over the whole buffer;
@@ -38,7 +40,8 @@ namespace toolvfs {
 class LineMatcher {
  public:
   // Compiles `pattern`. InvalidArgument "Invalid pattern '<pattern>': <RE2
-  // error>" if RE2 rejects it.
+  // error>" if RE2 rejects it, or its Unicode rewrite (which can only be
+  // over RE2's memory budget: "pattern too large - compile failed").
   static Result<std::unique_ptr<LineMatcher>> Create(std::string_view pattern,
                                                      bool case_insensitive);
   LineMatcher(const LineMatcher&) = delete;

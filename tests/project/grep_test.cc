@@ -25,6 +25,7 @@
 #include "project/fs_store.h"
 #include "project/grep_literals.h"
 #include "project/grep_matcher.h"
+#include "project/grep_pattern.h"
 #include "project/path.h"
 #include "project/test_util.h"
 
@@ -211,12 +212,14 @@ std::string Describe(const GrepResult& result) {
 }
 
 // The specification in its plainest form: split every file into lines and
-// ask RE2 about each line alone; then cut at max_matches in path order.
+// ask RE2 about each line alone (\d \s \w in their Unicode meaning); then
+// cut at max_matches in path order.
 GrepResult ReferenceGrep(const std::map<std::string, std::string>& files, std::string_view pattern,
                          const GrepOptions& options) {
   RE2::Options regex_options;
   regex_options.set_case_sensitive(!options.case_insensitive);
-  RE2 regex(pattern, regex_options);
+  regex_options.set_max_mem(64 << 20);
+  RE2 regex(UnicodePerlClasses(pattern), regex_options);
   EXPECT_TRUE(regex.ok()) << pattern;
   GrepResult result;
   uint64_t budget = options.max_matches == 0 ? UINT64_MAX : options.max_matches;
