@@ -112,4 +112,16 @@ std::string EscapeForDisplay(std::string_view text) {
 
 std::string Quote(std::string_view text) { return "'" + EscapeForDisplay(text) + "'"; }
 
+std::string ShellQuoted(std::string_view text) {
+  std::string quoted = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
 }  // namespace toolvfs

@@ -26,4 +26,8 @@ std::string EscapeForDisplay(std::string_view text);
 // EscapeForDisplay wrapped in single quotes: 'a\nb'.
 std::string Quote(std::string_view text);
 
+// `text` as one word for a POSIX shell: in single quotes, each ' written
+// as '\''.
+std::string ShellQuoted(std::string_view text);
+
 }  // namespace toolvfs

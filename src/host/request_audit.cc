@@ -5,6 +5,8 @@
 #include <optional>
 #include <utility>
 
+#include "core/text.h"
+
 namespace toolvfs {
 namespace {
 
@@ -35,10 +37,7 @@ std::string ShellQuote(std::string_view word) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
            std::string_view("_-+=.,:/@%").find(c) != std::string_view::npos;
   });
-  if (plain) return std::string(word);
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
+  return plain ? std::string(word) : ShellQuoted(word);
 }
 
 bool Allows(AuditDecision decision) {

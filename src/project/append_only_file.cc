@@ -48,6 +48,19 @@ bool IsSymlinkAt(int directory_fd, const std::string& name) {
   return ::fstatat(directory_fd, name.c_str(), &status, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(status.st_mode);
 }
 
+// How a log file is opened. O_NONBLOCK: opening a FIFO planted at the path
+// must fail (ENXIO, without a reader), not block; it changes nothing for a
+// regular file.
+constexpr int kLogFileFlags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+
+// Refuses anything but a regular file opened as `file` for the log at `path`.
+Status CheckRegularFile(const UniqueFd& file, const std::string& path) {
+  struct stat status;
+  if (::fstat(file.get(), &status) != 0) return ErrnoToStatus(errno, "Cannot stat log file " + Quote(path));
+  if (!S_ISREG(status.st_mode)) return NotRegularFileError(path);
+  return OkStatus();
+}
+
 }  // namespace
 
 Result<AppendOnlyFile> AppendOnlyFile::OpenBelow(const std::string& directory, std::string_view relative_path) {
@@ -68,18 +81,14 @@ Result<AppendOnlyFile> AppendOnlyFile::OpenBelow(const std::string& directory, s
       return InvalidArgumentError("The log file path " + Quote(path) + " is not below " + Quote(directory));
     }
     if (slash == std::string_view::npos) {
-      // O_NONBLOCK: a FIFO planted here must fail below, not block.
-      constexpr int kFlags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
-      int fd = ::openat(current.get(), name.c_str(), kFlags, 0600);
+      int fd = ::openat(current.get(), name.c_str(), kLogFileFlags, 0600);
       if (fd < 0) {
         if (errno == ELOOP) return PermissionDeniedError(SymlinkRefusal(path, directory + "/" + walked));
         if (errno == ENXIO) return NotRegularFileError(path);
         return ErrnoToStatus(errno, "Cannot open log file " + Quote(path));
       }
       UniqueFd file(fd);
-      struct stat status;
-      if (::fstat(file.get(), &status) != 0) return ErrnoToStatus(errno, "Cannot stat log file " + Quote(path));
-      if (!S_ISREG(status.st_mode)) return NotRegularFileError(path);
+      TOOLVFS_RETURN_IF_ERROR(CheckRegularFile(file, path));
       return AppendOnlyFile(std::move(file), path);
     }
     constexpr int kDirectoryFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
@@ -106,13 +115,10 @@ Result<AppendOnlyFile> AppendOnlyFile::OpenBelow(const std::string& directory, s
 
 Result<AppendOnlyFile> AppendOnlyFile::Open(const std::string& path) {
   if (path.empty()) return InvalidArgumentError("The log file path is empty");
-  // O_NONBLOCK: opening a FIFO planted at the path must fail below, not
-  // block; it changes nothing for a regular file.
-  constexpr int kFlags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
-  int fd = ::open(path.c_str(), kFlags, 0600);
+  int fd = ::open(path.c_str(), kLogFileFlags, 0600);
   if (fd < 0 && errno == ENOENT) {
     TOOLVFS_RETURN_IF_ERROR(CreateDirectories(ParentDirectory(path)));
-    fd = ::open(path.c_str(), kFlags, 0600);
+    fd = ::open(path.c_str(), kLogFileFlags, 0600);
   }
   if (fd < 0) {
     if (errno == ELOOP) {
@@ -124,9 +130,7 @@ Result<AppendOnlyFile> AppendOnlyFile::Open(const std::string& path) {
     return ErrnoToStatus(errno, "Cannot open log file " + Quote(path));
   }
   UniqueFd file(fd);
-  struct stat status;
-  if (::fstat(file.get(), &status) != 0) return ErrnoToStatus(errno, "Cannot stat log file " + Quote(path));
-  if (!S_ISREG(status.st_mode)) return NotRegularFileError(path);
+  TOOLVFS_RETURN_IF_ERROR(CheckRegularFile(file, path));
   return AppendOnlyFile(std::move(file), path);
 }
 

@@ -13,18 +13,6 @@ std::string_view Trimmed(std::string_view text) {
   return text;
 }
 
-std::string ShellQuoted(std::string_view text) {
-  std::string quoted = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "'";
-}
-
 // Whether a missing member at `path` is an optional value rather than a
 // typo: anything below tool.arguments, tool.answers or tool.options.
 bool IsOptionalPath(const std::vector<std::string_view>& names, size_t missing_index) {

@@ -35,18 +35,6 @@ std::optional<std::string> FindRipgrep() {
   return std::nullopt;
 }
 
-std::string ShellQuote(std::string_view text) {
-  std::string quoted = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "'";
-}
-
 // Numbers (0-based) of the lines of `file` that rg prints for `pattern`
 // (passed in a file, so no shell quoting touches it).
 std::vector<bool> RipgrepLines(const std::string& rg, const TempDir& directory,
@@ -55,11 +43,11 @@ std::vector<bool> RipgrepLines(const std::string& rg, const TempDir& directory,
   std::vector<bool> matches(line_count, false);
   std::string pattern_file = directory.path() + "/pattern";
   WriteRealFile(pattern_file, pattern);
-  std::string command = ShellQuote(rg) +
+  std::string command = ShellQuoted(rg) +
                         " --no-config --no-ignore --hidden --color never --line-number"
                         " --no-filename --no-heading " +
                         std::string(case_insensitive ? "--ignore-case " : "--case-sensitive ") +
-                        "-f " + ShellQuote(pattern_file) + " " + ShellQuote(file);
+                        "-f " + ShellQuoted(pattern_file) + " " + ShellQuoted(file);
   std::unique_ptr<FILE, int (*)(FILE*)> output(popen(command.c_str(), "r"), pclose);
   if (output == nullptr) {
     ADD_FAILURE() << "cannot run " << command;
