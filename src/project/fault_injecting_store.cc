@@ -46,7 +46,7 @@ std::string WhatFailed(StoreOperation operation, std::string_view path, std::str
     case StoreOperation::kExists: return CannotDo("check", path);
     case StoreOperation::kListDir: return CannotDo("list", path);
     case StoreOperation::kResolvePath: return CannotDo("resolve", path);
-    case StoreOperation::kMetadata: return CannotDo("stat", path);
+    case StoreOperation::kMetadata: return CannotDo("get metadata of", path);
     case StoreOperation::kDelete: return CannotDo("delete", path);
     case StoreOperation::kRename: return CannotRename(path, to);
     case StoreOperation::kGrep: return "Cannot search the project for " + Quote(path);
