@@ -192,5 +192,194 @@ TEST_F(FailingStoreMethodsTest, AFailureBeforeTheWalkBelowADirectoryNeverActsUnc
   EXPECT_TRUE(RealPathExists(dir_.Join("src/one.py")));
 }
 
+// --- Real sessions -----------------------------------------------------------
+
+// Shared by every tool: read the init line, send/receive lines, finish.
+constexpr std::string_view kPrelude = R"PY(
+import json, sys
+INIT = json.loads(sys.stdin.readline())
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\n"); sys.stdout.flush()
+def recv():
+    line = sys.stdin.readline()
+    if not line:
+        raise SystemExit("stdin closed")
+    return json.loads(line)
+def request(id, method, params):
+    send({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+def call(id, method, params):
+    request(id, method, params)
+    return recv()
+def result(content):
+    send({"jsonrpc": "2.0", "method": "result", "params": {"content": content}})
+)PY";
+
+class FailingStoreSessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WriteRealFile(project_dir_.Join("a.txt"), "old a\n");
+    Result<std::unique_ptr<ProjectFiles>> fs = OpenFsStore(project_dir_.path());
+    ASSERT_TRUE(fs.ok());
+    fs_ = std::move(fs).value();
+    store_ = std::make_unique<FaultInjectingProjectFiles>(*fs_);
+    limits_.idle_timeout_s = 20;
+    limits_.timeout_s = 60;
+    limits_.cancel_grace_s = 1;
+  }
+
+  // Runs `body` (Python, after the prelude) as a sandboxed vfs tool over
+  // the failing store.
+  Outcome Run(std::string_view body) {
+    std::string script = tool_dir_.Join("tool.py");
+    std::ofstream(script) << kPrelude << body << "\n";
+    ToolConfig tool = ProjectWritableTool();
+    tool.name = "t";
+    tool.command = CommandSpec{.program = "python3", .args = {script}};
+    tool.sandbox.limits = limits_;
+    VfsRuntime runtime(*store_, {.working_directory = tool_dir_.path(),
+                                 .confinement = {.sandbox = SandboxMode::kRequire}});
+    auto started = std::chrono::steady_clock::now();
+    Result<Outcome> outcome = runtime.Execute(ToolCall{.name = "t", .arguments_json = "{}"}, tool, cancel_);
+    elapsed_ = std::chrono::steady_clock::now() - started;
+    EXPECT_TRUE(outcome.ok()) << outcome.status().message();
+    return outcome.ok() ? std::move(outcome).value() : Outcome{};
+  }
+
+  static std::string Text(const Outcome& outcome) {
+    if (outcome.is_error) return "ERROR: " + (outcome.error ? outcome.error->message : "");
+    std::string text;
+    for (const ContentBlock& block : outcome.content) text += block.text;
+    return text;
+  }
+
+  // Polls until `operation` was called `count` times, or `timeout` passed.
+  bool WaitForCalls(StoreOperation operation, uint64_t count, std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (store_->calls(operation) < count && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(10ms);
+    }
+    return store_->calls(operation) >= count;
+  }
+
+  TempDir tool_dir_;
+  TempDir project_dir_;
+  std::unique_ptr<ProjectFiles> fs_;
+  std::unique_ptr<FaultInjectingProjectFiles> store_;
+  LimitsConfig limits_;
+  CancelToken cancel_;
+  std::chrono::steady_clock::duration elapsed_{};
+};
+
+TEST_F(FailingStoreSessionTest, TheToolGetsOneErrorPerFailureAndTheSessionKeepsAnswering) {
+  store_->FailNthCall(1, StatusCode::kIo, "disk on fire", StoreOperation::kWrite);
+  store_->FailNthCall(1, StatusCode::kResourceExhausted, "no space left", StoreOperation::kRename);
+  store_->FailNthCall(1, StatusCode::kTimeout, "the server did not answer", StoreOperation::kReadAuthorized);
+  Outcome outcome = Run(R"PY(
+answers = [call(1, "fs.write", {"path": "a.txt", "content": "new a"}),
+           call(2, "fs.read", {"path": "a.txt"}),
+           call(3, "fs.read", {"path": "a.txt"}),
+           call(4, "fs.rename", {"from": "a.txt", "to": "b.txt"}),
+           call(5, "fs.exists", {"path": "b.txt"}),
+           call(6, "fs.write", {"path": "c.txt", "content": "c"})]
+result(json.dumps([a.get("error") or a.get("result") for a in answers], sort_keys=True))
+)PY");
+  ASSERT_EQ(outcome.kind, Outcome::Kind::kCompleted);
+  EXPECT_EQ(Text(outcome),
+            R"([{"code": -32603, "message": "Cannot write 'a.txt': disk on fire"}, )"
+            R"({"code": -32004, "message": "Cannot read 'a.txt': the server did not answer"}, )"
+            R"({"content": "old a\n", "size": 6}, )"
+            R"({"code": -32602, "message": "Cannot rename 'a.txt' to 'b.txt': no space left"}, )"
+            R"({"exists": false}, {"size": 1}])");
+  EXPECT_EQ(ReadRealFile(project_dir_.Join("a.txt")), "old a\n");
+  EXPECT_EQ(ReadRealFile(project_dir_.Join("c.txt")), "c");
+}
+
+TEST_F(FailingStoreSessionTest, AReadOnlyStoreIsAPermissionErrorTheToolCanReadAndGoOnFrom) {
+  store_->SetReadOnly(true);
+  Outcome outcome = Run(R"PY(
+w = call(1, "fs.write", {"path": "a.txt", "content": "new a"})
+d = call(2, "fs.delete", {"path": "a.txt"})
+r = call(3, "fs.read", {"path": "a.txt"})
+result(json.dumps([w["error"], d["error"], r["result"]["content"]]))
+)PY");
+  EXPECT_EQ(Text(outcome),
+            R"([{"code": -32001, "message": "Cannot write 'a.txt': the store is read-only"}, )"
+            R"({"code": -32001, "message": "Cannot delete 'a.txt': the store is read-only"}, "old a\n"])");
+}
+
+// grep (like delete and rename) runs on a worker: while the store holds it,
+// the loop serves the tool's other requests and its cancel.
+TEST_F(FailingStoreSessionTest, AStalledGrepHoldsUpNoOtherRequestAndTheToolCanCancelIt) {
+  store_->StallCalls(StoreOperation::kGrep);
+  // Released once the tool has been served around the grep (its marker
+  // write), or after 20 s if the loop was stuck.
+  std::thread releaser([this] {
+    static_cast<void>(WaitForCalls(StoreOperation::kWrite, 1, 20s));
+    store_->ReleaseStalls();
+  });
+  Outcome outcome = Run(R"PY(
+request(1, "fs.grep", {"pattern": "old"})
+r = call(2, "fs.read", {"path": "a.txt"})
+send({"jsonrpc": "2.0", "method": "cancel", "params": {"id": 1}})
+c = recv()
+w = call(3, "fs.write", {"path": "marker.txt", "content": "x"})
+result(json.dumps([r["result"]["content"], c["id"], c["error"]["code"], w["result"]]))
+)PY");
+  releaser.join();
+  EXPECT_EQ(Text(outcome), R"(["old a\n", 1, -32005, {"size": 1}])");
+  EXPECT_EQ(store_->calls(StoreOperation::kGrep), 1u);
+}
+
+// KNOWN LIMIT (pinned down here so that a fix shows up): the session joins
+// its workers before it returns, so a store call that never returns holds
+// the end of the run, even after the user's cancel stopped the tool.
+// Invert this test when the host learns to abandon stalled workers.
+TEST_F(FailingStoreSessionTest, KnownLimitAStalledWorkerHoldsTheEndOfACancelledRunUntilTheStoreReturns) {
+  store_->StallCalls(StoreOperation::kGrep);
+  std::atomic<bool> released{false};
+  std::thread canceller([this, &released] {
+    ASSERT_TRUE(store_->WaitForStalledCalls(1, 10s));
+    cancel_.Cancel();
+    std::this_thread::sleep_for(1s);
+    released = true;
+    store_->ReleaseStalls();
+  });
+  Outcome outcome = Run(R"PY(
+request(1, "fs.grep", {"pattern": "old"})
+message = recv()
+assert message["method"] == "cancel", message
+sys.exit(0)
+)PY");
+  const bool returned_after_release = released.load();
+  canceller.join();
+  EXPECT_EQ(outcome.kind, Outcome::Kind::kCancelled);
+  EXPECT_TRUE(returned_after_release);
+}
+
+// KNOWN LIMIT (pinned down here so that a fix shows up): fs.read, fs.write,
+// fs.exists, fs.list_dir and fs.metadata run inline on the loop thread
+// (methods.h, not may_block), so a store call that stalls in one holds up
+// the whole session: no other request is served, and the cancel token and
+// the timeouts, which the same thread watches, wait too.
+TEST_F(FailingStoreSessionTest, KnownLimitAStalledInlineReadHoldsUpTheWholeSession) {
+  store_->StallCalls(StoreOperation::kReadAuthorized);
+  uint64_t exists_calls_during_stall = 99;
+  std::thread releaser([this, &exists_calls_during_stall] {
+    ASSERT_TRUE(store_->WaitForStalledCalls(1, 10s));
+    std::this_thread::sleep_for(500ms);  // the tool sent fs.exists long ago
+    exists_calls_during_stall = store_->calls(StoreOperation::kExists);
+    store_->ReleaseStalls();
+  });
+  Outcome outcome = Run(R"PY(
+request(1, "fs.read", {"path": "a.txt"})
+request(2, "fs.exists", {"path": "a.txt"})
+first, second = recv(), recv()
+result(json.dumps([first["id"], second["id"]]))
+)PY");
+  releaser.join();
+  EXPECT_EQ(Text(outcome), "[1, 2]");
+  EXPECT_EQ(exists_calls_during_stall, 0u);
+}
+
 }  // namespace
 }  // namespace toolvfs
