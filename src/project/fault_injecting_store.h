@@ -119,12 +119,13 @@ class FaultInjectingProjectFiles final : public ForwardingProjectFiles {
   Result<GrepResult> Grep(std::string_view pattern, const GrepOptions& options) override;
   Result<std::unique_ptr<MaterializedView>> Materialize() override;
 
-  struct State;  // the faults and counters, shared with the view
-
  protected:
   std::unique_ptr<ProjectFiles> NewWithoutSymlinksView(ProjectFiles& target_view) override;
 
  private:
+  struct State;  // the faults and counters, shared with the view
+
+  // The view over `target` (the target's WithoutSymlinks()), sharing `state`.
   FaultInjectingProjectFiles(ProjectFiles& target, std::shared_ptr<State> state);
 
   // Counts the call, stalls it if asked, and returns the fault it meets
