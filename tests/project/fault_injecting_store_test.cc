@@ -245,5 +245,36 @@ TEST_F(FaultInjectingProjectFilesTest, FaultsAreSafeToSetAndHitFromManyThreads) 
   EXPECT_EQ(store_.failed_calls(), 1u);
 }
 
+TEST_F(FaultInjectingProjectFilesTest, FaultsCanChangeWhileCallsRun) {
+  std::atomic<bool> stop{false};
+  std::thread toggler([&] {
+    for (int i = 0; !stop.load(); ++i) {
+      if (i % 2 == 0) {
+        store_.SetReadOnly(true);
+      } else {
+        store_.ClearFaults();
+      }
+    }
+  });
+  std::vector<std::thread> writers;
+  std::atomic<int> unexpected{0};
+  for (int t = 0; t < 4; ++t) {
+    writers.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        std::string path = "w" + std::to_string(t) + ".txt";
+        Status written = store_.Write(path, std::to_string(i));
+        if (!written.ok() && written != PermissionDeniedError("Cannot write '" + path + "': the store is read-only")) {
+          unexpected.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (std::thread& writer : writers) writer.join();
+  stop = true;
+  toggler.join();
+  EXPECT_EQ(unexpected.load(), 0);
+  EXPECT_EQ(store_.calls(StoreOperation::kWrite), 800u);
+}
+
 }  // namespace
 }  // namespace toolvfs
