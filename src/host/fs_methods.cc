@@ -90,7 +90,21 @@ Status AuthorizeTreeBelow(const MethodContext& context, RequestScope& scope, Pro
   TOOLVFS_ASSIGN_OR_RETURN(std::string followed, context.project.ResolvePath(resolved));
   if (followed != resolved) return OkStatus();
   Result<FileMetadata> metadata = judged.Metadata(resolved);
-  if (!metadata.ok() || metadata->kind != EntryKind::kDirectory) return OkStatus();  // the store reports
+  if (!metadata.ok()) {
+    // Nothing there, or nothing that can hold entries: the act itself
+    // fails with the precise reason. Any other failure (an I/O error, a
+    // timeout, Changed) says nothing about what is below, so the walk
+    // cannot be skipped: the request fails, and acts on nothing unchecked.
+    switch (metadata.status().code()) {
+      case StatusCode::kNotFound:
+      case StatusCode::kNoProject:
+      case StatusCode::kNotDirectory:
+      case StatusCode::kPermissionDenied:
+      case StatusCode::kInvalidArgument: return OkStatus();
+      default: return metadata.status();
+    }
+  }
+  if (metadata->kind != EntryKind::kDirectory) return OkStatus();
   std::vector<std::string> directories = {resolved};
   while (!directories.empty()) {
     if (scope.cancelled()) return CancelledError(std::string(scope.method()) + " was cancelled while checking " +

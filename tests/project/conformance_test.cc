@@ -27,6 +27,8 @@
 #include <gtest/gtest.h>
 
 #include "core/status.h"
+#include "project/fault_injecting_store.h"
+#include "project/forwarding_store.h"
 #include "project/memory_store.h"
 #include "project/null_store.h"
 #include "project/project_files.h"
@@ -90,13 +92,29 @@ class StoreConformance : public ::testing::TestWithParam<std::string> {
 
   // A store of this backend. For fs every store of a test shares the
   // test's directory; for memory each call makes a new, empty store.
+  // "forwarding_X" is the X store behind a ForwardingProjectFiles, and
+  // "faults_X" behind a FaultInjectingProjectFiles with no fault set: both
+  // must pass every test unchanged (the WithoutSymlinks view included).
   Result<std::unique_ptr<ProjectFiles>> OpenStore(const StoreOptions& options) {
-    if (GetParam() == "memory") return OpenProject("memory:test", options);
+    std::string_view backend = GetParam();
+    const bool forwarding = backend.starts_with("forwarding_");
+    const bool faults = backend.starts_with("faults_");
+    if (forwarding || faults) backend.remove_prefix(backend.find('_') + 1);
+    Result<std::unique_ptr<ProjectFiles>> opened = OpenBackend(backend, options);
+    if (!opened.ok() || (!forwarding && !faults)) return opened;
+    ProjectFiles& target = **opened;
+    targets_.push_back(std::move(opened).value());
+    if (forwarding) return std::unique_ptr<ProjectFiles>(std::make_unique<ForwardingProjectFiles>(target));
+    return std::unique_ptr<ProjectFiles>(std::make_unique<FaultInjectingProjectFiles>(target));
+  }
+
+  Result<std::unique_ptr<ProjectFiles>> OpenBackend(std::string_view backend, const StoreOptions& options) {
+    if (backend == "memory") return OpenProject("memory:test", options);
     if (!dir_) dir_.emplace();
     return OpenProject("fs:" + dir_->path(), options);
   }
 
-  bool IsFs() const { return GetParam() == "fs"; }
+  bool IsFs() const { return GetParam().ends_with("fs"); }
 
   // Writes each file; a path ending in '/' becomes an (empty) directory,
   // made by writing a file into it and deleting that again.
@@ -135,6 +153,8 @@ class StoreConformance : public ::testing::TestWithParam<std::string> {
   }
 
   std::optional<TempDir> dir_;  // declared first: outlives the store
+  // The stores behind wrappers (forwarding_*, faults_*): outlive them.
+  std::vector<std::unique_ptr<ProjectFiles>> targets_;
   std::unique_ptr<ProjectFiles> store_;
 };
 
@@ -1125,9 +1145,11 @@ TEST_P(StoreConformance, ConcurrentWritersAndReadersSeeWholeContents) {
 
 std::string BackendName(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
 
-INSTANTIATE_TEST_SUITE_P(Backends, StoreConformance, ::testing::Values("memory", "fs"),
+INSTANTIATE_TEST_SUITE_P(Backends, StoreConformance,
+                         ::testing::Values("memory", "fs", "forwarding_memory", "forwarding_fs", "faults_fs"),
                          BackendName);
-INSTANTIATE_TEST_SUITE_P(Backends, StoreGrepConformance, ::testing::Values("memory", "fs"), BackendName);
+INSTANTIATE_TEST_SUITE_P(Backends, StoreGrepConformance, ::testing::Values("memory", "fs", "forwarding_fs"),
+                         BackendName);
 TEST_P(StoreWithSymlinks, ReadAuthorizedJudgesTheSymlinksTarget) {
   Populate({{"real/f.txt", "through the link"}});
   MakeSymlink("real/f.txt", dir_->Join("link"));
@@ -1141,7 +1163,8 @@ TEST_P(StoreWithSymlinks, ReadAuthorizedJudgesTheSymlinksTarget) {
   EXPECT_EQ(asked, (std::vector<std::string>{"real/f.txt"}));
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, StoreWithSymlinks, ::testing::Values("fs"), BackendName);
+INSTANTIATE_TEST_SUITE_P(Backends, StoreWithSymlinks, ::testing::Values("fs", "forwarding_fs", "faults_fs"),
+                         BackendName);
 
 // ----- The memory store's materialized view ----------------------------------
 

@@ -21,6 +21,8 @@
 
 #include "cli/subprocess.h"
 #include "host/methods.h"
+#include "project/fault_injecting_store.h"
+#include "project/forwarding_store.h"
 #include "project/fs_store.h"
 #include "project/test_util.h"
 #include "protocol/base64.h"
@@ -560,37 +562,20 @@ TEST_F(BuiltinRuntimeTest, ACancelledTokenRunsNothing) {
 // A store that forwards to another and cancels `token` when a grep starts:
 // the search then runs with the token already fired, as if Ctrl+C came
 // right after its start.
-class CancelOnGrepStore final : public ProjectFiles {
+class CancelOnGrepStore final : public ForwardingProjectFiles {
  public:
-  CancelOnGrepStore(ProjectFiles& inner, CancelToken& token) : inner_(inner), token_(token) {}
-  Result<std::string> Read(std::string_view path) override { return inner_.Read(path); }
-  Result<FileRange> ReadRange(std::string_view path, uint64_t offset, std::optional<uint64_t> length) override {
-    return inner_.ReadRange(path, offset, length);
-  }
-  Result<FileRange> ReadAuthorized(std::string_view path, std::optional<ByteRange> range,
-                                   const ReadAuthorizer& authorize) override {
-    return inner_.ReadAuthorized(path, range, authorize);
-  }
-  Status Write(std::string_view path, std::string_view content, WriteMode mode) override {
-    return inner_.Write(path, content, mode);
-  }
-  Result<bool> Exists(std::string_view path) override { return inner_.Exists(path); }
-  Result<std::vector<DirEntry>> ListDir(std::string_view path) override { return inner_.ListDir(path); }
-  Result<std::string> ResolvePath(std::string_view path) override { return inner_.ResolvePath(path); }
-  Result<FileMetadata> Metadata(std::string_view path) override { return inner_.Metadata(path); }
-  Status Delete(std::string_view path, bool recursive) override { return inner_.Delete(path, recursive); }
-  Status Rename(std::string_view from, std::string_view to, bool overwrite) override {
-    return inner_.Rename(from, to, overwrite);
-  }
+  CancelOnGrepStore(ProjectFiles& inner, CancelToken& token) : ForwardingProjectFiles(inner), token_(token) {}
   Result<GrepResult> Grep(std::string_view pattern, const GrepOptions& options) override {
     token_.Cancel();
-    return inner_.Grep(pattern, options);
+    return ForwardingProjectFiles::Grep(pattern, options);
   }
-  Result<std::unique_ptr<MaterializedView>> Materialize() override { return inner_.Materialize(); }
-  const std::string& DisplayRoot() const override { return inner_.DisplayRoot(); }
+
+ protected:
+  std::unique_ptr<ProjectFiles> NewWithoutSymlinksView(ProjectFiles& target_view) override {
+    return std::make_unique<CancelOnGrepStore>(target_view, token_);
+  }
 
  private:
-  ProjectFiles& inner_;
   CancelToken& token_;
 };
 
@@ -647,6 +632,87 @@ TEST_F(BuiltinRuntimeTest, CancellingEndsAQuestionTheUserDoesNotAnswer) {
   ASSERT_TRUE(outcome.ok()) << outcome.status().message();
   EXPECT_EQ(outcome->kind, Outcome::Kind::kCancelled);
   EXPECT_EQ(OnlyRecord().decision, AuditDecision::kAskedDeny);
+}
+
+// --- A failing store -------------------------------------------------------------
+// The builtins serve through the host's handlers, so a failing store gives
+// the same one-line errors: an error outcome (the tool's error, not a failed
+// run) naming the path and the cause, nothing changed, and the next call
+// served. FaultInjectingProjectFiles wraps the fs store of the fixture.
+
+class BuiltinRuntimeFailingStoreTest : public BuiltinRuntimeTest {
+ protected:
+  void SetUp() override {
+    BuiltinRuntimeTest::SetUp();
+    fs_ = std::move(store_);
+    auto faults = std::make_unique<FaultInjectingProjectFiles>(*fs_);
+    faults_ = faults.get();
+    store_ = std::move(faults);
+  }
+  void TearDown() override { store_.reset(); }  // the wrapper before the store it wraps
+
+  std::unique_ptr<ProjectFiles> fs_;
+  FaultInjectingProjectFiles* faults_ = nullptr;
+};
+
+TEST_F(BuiltinRuntimeFailingStoreTest, AFailingReadIsAnErrorOutcomeAndTheNextReadWorks) {
+  faults_->FailNthCall(1, StatusCode::kIo, "Input/output error");
+  EXPECT_EQ(RunError(Tool("read_file"), R"({"path":"src/main.py"})"),
+            "Cannot read 'src/main.py': Input/output error");
+  EXPECT_EQ(RunOk(Tool("read_file"), R"({"path":"src/main.py"})"), Read("src/main.py"));
+  std::lock_guard lock(audit_.mutex);
+  ASSERT_EQ(audit_.records.size(), 2u);
+  EXPECT_EQ(audit_.records[0].code, -32603);  // the failure is recorded with its wire code
+  EXPECT_EQ(audit_.records[1].code, 0);
+}
+
+TEST_F(BuiltinRuntimeFailingStoreTest, AReadOnlyStoreRefusesEveryChangingBuiltinAndChangesNothing) {
+  faults_->SetReadOnly(true);
+  ToolConfig writable = Tool("write_file", {""}, {"src", "lib"});
+  EXPECT_EQ(RunError(writable, R"({"path":"src/main.py","content":"x"})"),
+            "Cannot write 'src/main.py': the store is read-only");
+  writable.name = "delete_file";
+  EXPECT_EQ(RunError(writable, R"({"path":"src/util.py"})"), "Cannot delete 'src/util.py': the store is read-only");
+  writable.name = "move_file";
+  EXPECT_EQ(RunError(writable, R"({"from":"src/util.py","to":"lib/util.py"})"),
+            "Cannot rename 'src/util.py' to 'lib/util.py': the store is read-only");
+  EXPECT_EQ(Read("src/main.py"), "def main():\n    print('hi')  # TODO greet by name\n");
+  EXPECT_EQ(Read("src/util.py"), "def helper():\n    return 1\n");
+  EXPECT_FALSE(Exists("lib"));
+  EXPECT_THAT(RunOk(Tool("grep_files"), R"({"pattern":"helper"})"), HasSubstr("src/util.py"));
+}
+
+// Whichever of the store calls a move makes fails, both paths stay as they were.
+TEST_F(BuiltinRuntimeFailingStoreTest, AMoveChangesNothingWhicheverStoreCallFails) {
+  ToolConfig tool = Tool("move_file", {""}, {"docs", "lib"});
+  const std::string readme = Read("docs/readme.md");
+  uint64_t failed = 0;
+  for (uint64_t n = 1;; ++n) {
+    faults_->ClearFaults();
+    faults_->FailNthCall(n, StatusCode::kIo, "injected");
+    Result<Outcome> outcome = Run(tool, R"({"from":"docs","to":"lib/docs"})");
+    ASSERT_TRUE(outcome.ok());
+    if (!outcome->is_error) break;  // n is past the last call: the move went through
+    ++failed;
+    EXPECT_THAT(outcome->error->message, HasSubstr(": injected")) << "call " << n;
+    EXPECT_EQ(Read("docs/readme.md"), readme) << "call " << n;
+    EXPECT_FALSE(Exists("lib")) << "call " << n;
+  }
+  EXPECT_GE(failed, 4u);
+  EXPECT_EQ(Read("lib/docs/readme.md"), readme);
+  EXPECT_FALSE(Exists("docs"));
+}
+
+// The builtins run on the caller's thread: a stalled store holds that
+// caller until the store returns (the cancel token cannot interrupt a store
+// call, only stop a grep between files); other callers are not held up.
+TEST_F(BuiltinRuntimeFailingStoreTest, AStalledStoreHoldsOnlyTheCallerOfThatBuiltin) {
+  faults_->StallCalls(StoreOperation::kGrep);
+  std::thread grep([this] { EXPECT_THAT(RunOk(Tool("grep_files"), R"({"pattern":"helper"})"), HasSubstr("util")); });
+  ASSERT_TRUE(faults_->WaitForStalledCalls(1, std::chrono::seconds(10)));
+  EXPECT_EQ(RunOk(Tool("read_file"), R"({"path":"src/util.py"})"), "def helper():\n    return 1\n");
+  faults_->ReleaseStalls();
+  grep.join();
 }
 
 // --- End to end: toolvfs run ------------------------------------------------------
