@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/io.h"
 #include "core/text.h"
 #include "host/methods.h"
 #include "protocol/base64.h"
@@ -139,6 +140,16 @@ Result<WireMessage> ServeRead(const Message& request, const MethodContext& conte
   }
   std::string content = std::move(read->content);
   uint64_t size = read->file_size;
+  if (content.size() > context.max_read_bytes) {
+    // Checked after the read: the store's limit already bounded it, and
+    // only here are the bytes returned known (a range may end early).
+    Result<std::string> normalized = NormalizePath(path);  // valid: the store read it
+    return TooLargeError("Cannot read " + DisplayPath(normalized.ok() ? *normalized : std::string(path)) + ": " + FormatBytes(content.size()) +
+                         (range ? " from offset " + std::to_string(range->offset) : std::string()) +
+                         " is larger than the read limit of " + FormatBytes(context.max_read_bytes) +
+                         " set by this tool's message limit (max_message_mb); read it in parts with "
+                         "offset and length");
+  }
 
   bool is_text = IsValidUtf8(content);
   if (!is_text) content = Base64Encode(content);
