@@ -5,9 +5,10 @@
 // What the loop guarantees:
 // - It never blocks on the tool. All pipes are non-blocking; answers wait
 //   in a queue until the tool's stdin has room. A tool that stops reading
-//   its stdin cannot stall the host: once the queue holds more than
-//   kMaxQueuedAnswerBytes the loop stops reading the tool's stdout (the tool
-//   then blocks on its own write) and the idle timeout ends the run.
+//   its stdin cannot stall the host: once the queue holds more than two
+//   maximal answers (at least 64 MiB) the loop stops reading the tool's
+//   stdout (the tool then blocks on its own write) and the idle timeout
+//   ends the run.
 // - Requests are served in arrival order, answered in any order: inline
 //   methods on the loop thread, `may_block` ones (grep) on worker threads,
 //   so a slow grep never holds up a small read.

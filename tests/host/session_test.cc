@@ -607,6 +607,21 @@ result(json.dumps(report, sort_keys=True))
             R"(of 10 MiB; read it in parts with offset and length"], "text.txt": [true, true, "text"]})");
 }
 
+TEST_F(SessionTest, TheLongestIdWithTheWorstReadStillFitsTheAnswerLimit) {
+  // 10 MiB escaping to 60 MiB, and an id filling the rest of a request of
+  // exactly the message limit: the answer limit's worst case.
+  ASSERT_TRUE(project_->Write("controls.txt", std::string(10 << 20, '\x01')).ok());
+  Outcome outcome = Run(R"PY(
+prefix = '{"jsonrpc":"2.0","method":"fs.read","params":{"path":"controls.txt"},"id":"'
+suffix = '"}'
+ident = "i" * ((10 << 20) - len(prefix) - len(suffix))
+send_raw(prefix + ident + suffix + "\n")
+a = recv()
+result(json.dumps([a["id"] == ident, len(a["result"]["content"])]))
+)PY");
+  EXPECT_EQ(Text(outcome), "[true, 10485760]");
+}
+
 TEST_F(SessionTest, AMessageLimitBelowTheReadLimitIsTheReadLimitAndSaysSo) {
   limits_.max_message_mb = 1;
   ASSERT_TRUE(project_->Write("big.txt", std::string((1 << 20) + 10, 'a')).ok());
