@@ -117,6 +117,8 @@ Status AuthorizeTreeBelow(const MethodContext& context, RequestScope& scope, Pro
 // read of a size known up front); with offset or length, ReadRange. Content
 // that is not valid UTF-8 (a binary file, or a range that splits a
 // character) is sent as base64, since a JSON string can only carry text.
+// The read limit is the store's or context.max_read_bytes, whichever is
+// smaller (docs/protocol.md, "Size limits"); the error names which one.
 Result<WireMessage> ServeRead(const Message& request, const MethodContext& context, RequestScope& scope) {
   const Params& params = request.params();
   TOOLVFS_RETURN_IF_ERROR(params.ExpectOnly({"path", "offset", "length"}));
