@@ -146,7 +146,8 @@ Result<WireMessage> ServeRead(const Message& request, const MethodContext& conte
     // Checked after the read: the store's limit already bounded it, and
     // only here are the bytes returned known (a range may end early).
     Result<std::string> normalized = NormalizePath(path);  // valid: the store read it
-    return TooLargeError("Cannot read " + DisplayPath(normalized.ok() ? *normalized : std::string(path)) + ": " + FormatBytes(content.size()) +
+    const std::string shown = DisplayPath(normalized.ok() ? *normalized : std::string(path));
+    return TooLargeError("Cannot read " + shown + ": " + FormatBytes(content.size()) +
                          (range ? " from offset " + std::to_string(range->offset) : std::string()) +
                          " is larger than the read limit of " + FormatBytes(context.max_read_bytes) +
                          " set by this tool's message limit (max_message_mb); read it in parts with "

@@ -237,9 +237,9 @@ class Session {
   // completion eventfd.
   void SubmitToWorkers(Message message, const MethodSpec* method, RequestTiming timing);
   // The one way a request is answered: an answer over the answer limit
-  // (AnswerLimitBytes) becomes an error, the audit record is written (AuditAnswer), and the
-  // answer is queued. `scope` is the handler's, null when none ran; `code`
-  // is the error code of `answer`, 0 for a result.
+  // (AnswerLimitBytes) becomes an error, the audit record is written
+  // (AuditAnswer), and the answer is queued. `scope` is the handler's, null
+  // when none ran; `code` is the error code of `answer`, 0 for a result.
   void AnswerRequest(const Message& request, const RequestScope* scope, int code, WireMessage answer,
                      const RequestTiming& timing);
   // The one audit record of an answered request (request_audit.h), if the
