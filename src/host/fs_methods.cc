@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/io.h"
 #include "core/text.h"
 #include "host/methods.h"
 #include "protocol/base64.h"
@@ -130,6 +131,8 @@ Status AuthorizeTreeBelow(const MethodContext& context, RequestScope& scope, Pro
 // read of a size known up front); with offset or length, ReadRange. Content
 // that is not valid UTF-8 (a binary file, or a range that splits a
 // character) is sent as base64, since a JSON string can only carry text.
+// The read limit is the store's or context.max_read_bytes, whichever is
+// smaller (docs/protocol.md, "Size limits"); the error names which one.
 Result<WireMessage> ServeRead(const Message& request, const MethodContext& context, RequestScope& scope) {
   const Params& params = request.params();
   TOOLVFS_RETURN_IF_ERROR(params.ExpectOnly({"path", "offset", "length"}));
@@ -153,6 +156,17 @@ Result<WireMessage> ServeRead(const Message& request, const MethodContext& conte
   }
   std::string content = std::move(read->content);
   uint64_t size = read->file_size;
+  if (content.size() > context.max_read_bytes) {
+    // Checked after the read: the store's limit already bounded it, and
+    // only here are the bytes returned known (a range may end early).
+    Result<std::string> normalized = NormalizePath(path);  // valid: the store read it
+    const std::string shown = DisplayPath(normalized.ok() ? *normalized : std::string(path));
+    return TooLargeError("Cannot read " + shown + ": " + FormatBytes(content.size()) +
+                         (range ? " from offset " + std::to_string(range->offset) : std::string()) +
+                         " is larger than the read limit of " + FormatBytes(context.max_read_bytes) +
+                         " set by this tool's message limit (max_message_mb); read it in parts with "
+                         "offset and length");
+  }
 
   bool is_text = IsValidUtf8(content);
   if (!is_text) content = Base64Encode(content);

@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <span>
 #include <string>
@@ -62,6 +63,13 @@ struct MethodContext {
   std::function<Result<std::string>()> process_working_directory;
   ProcessLauncher launch_process;  // empty: Launch()
   HttpSettings http;
+  // The most bytes one fs.read returns, on top of the store's own read
+  // limit (StoreOptions::max_read_bytes): the session's message limit
+  // (max_message_mb), which sizes its answer limit (AnswerLimitBytes), so
+  // that a read within both limits always fits its answer whatever its
+  // encoding. The default leaves the store's limit alone (builtins, which
+  // have no message limit).
+  uint64_t max_read_bytes = std::numeric_limits<uint64_t>::max();
 };
 
 using MethodHandler = WireMessage (*)(const Message& request, const MethodContext& context,

@@ -42,8 +42,8 @@ namespace fs = std::filesystem;
 
 constexpr uint64_t kDefaultTimeoutSeconds = 60;
 constexpr uint64_t kMaxTimeoutSeconds = 24 * 60 * 60;  // keeps the deadline arithmetic far from overflow
-// Per stream: two full streams stay well inside the 10 MiB message limit
-// even base64-encoded.
+// Per stream: two full streams fit the answer limit of the default 10 MiB
+// message limit (AnswerLimitBytes) even escaped at worst, six bytes a byte.
 constexpr size_t kOutputLimit = size_t{1} << 20;
 
 // ----- The program -----------------------------------------------------------

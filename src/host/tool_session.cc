@@ -33,10 +33,10 @@ using Clock = std::chrono::steady_clock;
 
 // Answers waiting for room in the tool's stdin, in bytes, past which the
 // loop stops reading the tool's stdout: a tool that never reads cannot make
-// the host buffer without bound. At least two maximal messages fit, so one
+// the host buffer without bound. At least two maximal answers fit, so one
 // large answer never stops the loop by itself.
 size_t MaxQueuedAnswerBytes(size_t max_message_bytes) {
-  return std::max<size_t>(size_t{64} << 20, 2 * max_message_bytes + 2);
+  return std::max<size_t>(size_t{64} << 20, 2 * (AnswerLimitBytes(max_message_bytes) + 1));
 }
 
 // Requests on the worker threads past which the loop stops reading: a tool
@@ -236,10 +236,10 @@ class Session {
   // Hands a request to the workers; its answer arrives through the
   // completion eventfd.
   void SubmitToWorkers(Message message, const MethodSpec* method, RequestTiming timing);
-  // The one way a request is answered: an answer over the message limit
-  // becomes an error, the audit record is written (AuditAnswer), and the
-  // answer is queued. `scope` is the handler's, null when none ran; `code`
-  // is the error code of `answer`, 0 for a result.
+  // The one way a request is answered: an answer over the answer limit
+  // (AnswerLimitBytes) becomes an error, the audit record is written
+  // (AuditAnswer), and the answer is queued. `scope` is the handler's, null
+  // when none ran; `code` is the error code of `answer`, 0 for a result.
   void AnswerRequest(const Message& request, const RequestScope* scope, int code, WireMessage answer,
                      const RequestTiming& timing);
   // The one audit record of an answered request (request_audit.h), if the
@@ -669,18 +669,19 @@ void Session::SubmitToWorkers(Message message, const MethodSpec* method, Request
 
 void Session::AnswerRequest(const Message& request, const RequestScope* scope, int code, WireMessage answer,
                             const RequestTiming& timing) {
-  if (answer.size() > setup_.limits.max_message_bytes + 1) {
-    // The limit holds in both directions (SPEC.md §4.1); the tool can ask
-    // for less.
+  const size_t answer_limit = AnswerLimitBytes(setup_.limits.max_message_bytes);
+  if (answer.size() > answer_limit + 1) {
+    // Bounds the host's memory and the tool's lines; the tool can ask for
+    // less. An fs.read within the read limits never gets here (its answer
+    // is what the limit is sized for).
     std::string_view hint = request.method() == "fs.read"
                                 ? "; read the file in ranges with 'offset' and 'length'"
                                 : "; ask for less (a narrower path, fewer matches)";
     code = kJsonRpcInvalidParams;
     answer = SerializeError(request.id(), code,
                             "Invalid params: the answer of " + std::to_string(answer.size() - 1) +
-                                " bytes is larger than the message limit of " +
-                                std::to_string(setup_.limits.max_message_bytes) +
-                                " bytes (max_message_mb)" + std::string(hint));
+                                " bytes is larger than the answer limit of " + std::to_string(answer_limit) +
+                                " bytes (7 x max_message_mb + 4 KiB)" + std::string(hint));
   }
   AuditAnswer(request, scope, code, answer.size(), timing);
   QueueLine(std::move(answer));

@@ -5,9 +5,10 @@
 // What the loop guarantees:
 // - It never blocks on the tool. All pipes are non-blocking; answers wait
 //   in a queue until the tool's stdin has room. A tool that stops reading
-//   its stdin cannot stall the host: once the queue holds more than
-//   kMaxQueuedAnswerBytes the loop stops reading the tool's stdout (the tool
-//   then blocks on its own write) and the idle timeout ends the run.
+//   its stdin cannot stall the host: once the queue holds more than two
+//   maximal answers (at least 64 MiB) the loop stops reading the tool's
+//   stdout (the tool then blocks on its own write) and the idle timeout
+//   ends the run.
 // - Requests are served in arrival order, answered in any order: inline
 //   methods on the loop thread, `may_block` ones (grep) on worker threads,
 //   so a slow grep never holds up a small read.
@@ -17,8 +18,9 @@
 //   message limit is one protocol error however long it is: its rest is
 //   read and dropped (memory stays bounded), and a line that never ends
 //   is stopped by the idle timeout, since its bytes are no line.
-// - An answer longer than the message limit is replaced by a -32602 error
-//   naming the limit.
+// - An answer longer than the answer limit (AnswerLimitBytes, larger than
+//   the message limit so that every fs.read within the limits fits) is
+//   replaced by a -32602 error naming the limit.
 // - Every request answered gets exactly one audit record, written at one
 //   place (AnswerRequest) whatever answered it: a handler, the loop itself
 //   (unknown method, id in use), or a cancel (recorded when its worker is
@@ -49,8 +51,28 @@ struct SessionLimits {
   std::chrono::milliseconds total_timeout{600'000};
   std::chrono::milliseconds idle_timeout{60'000};  // no line from the tool
   std::chrono::milliseconds cancel_grace{5'000};   // cancel → SIGTERM → SIGKILL
+  // The longest line the tool may send (max_message_mb). The host's answers
+  // have their own, larger limit derived from it: AnswerLimitBytes.
   size_t max_message_bytes = size_t{10} << 20;
 };
+
+// Bytes of an answer besides its content and what it echoes from the
+// request: `{"jsonrpc":"2.0","id":…,"result":{"content":"…","size":…,
+// "encoding":"base64"}}` is under 100 of them.
+inline constexpr size_t kAnswerEnvelopeBytes = size_t{4} << 10;
+
+// The longest answer line the host sends to a tool whose requests are
+// limited to `max_message_bytes`. An fs.read returns at most
+// max_message_bytes bytes (MethodContext::max_read_bytes), and its answer
+// must fit whatever those bytes are: text of control characters escapes to
+// six bytes per byte (\u0001), base64 needs four per three. The id is
+// echoed as the request spelled it, so it is shorter than one request.
+// Hence six message limits for the content, one for the id, and the
+// envelope: 70 MiB + 4 KiB for the default 10 MiB. Larger answers (a grep
+// with too many long lines) are refused with an error naming this limit.
+constexpr size_t AnswerLimitBytes(size_t max_message_bytes) {
+  return 7 * max_message_bytes + kAnswerEnvelopeBytes;
+}
 
 // Reaches a running session from other threads (stateful tools, SPEC.md
 // §4.6): host notifications for the tool (`apply`) and the request to stop.

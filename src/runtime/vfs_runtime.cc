@@ -187,6 +187,8 @@ Result<std::unique_ptr<VfsRuntime::PreparedRun>> VfsRuntime::Prepare(const ToolC
     return LaunchConfined(process, prepared->tool, ToolKind::kProcessChild, directory);
   };
   run->context.http = options_.http;
+  // One read must fit one answer (tool_session.h, AnswerLimitBytes).
+  run->context.max_read_bytes = run->setup.limits.max_message_bytes;
   return run;
 }
 

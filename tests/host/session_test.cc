@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
 #include <filesystem>
 #include <fstream>
@@ -552,17 +553,112 @@ result(json.dumps([a["id"], a["error"]["code"], a["error"]["message"], b["id"]])
   EXPECT_EQ(Text(outcome), R"([9, -32005, "Cancelled: request 9 was cancelled by the tool", 10])");
 }
 
-TEST_F(SessionTest, AnswerOverTheMessageLimitBecomesAnError) {
+// The contents fs.read answers in one piece whatever their encoding
+// (docs/protocol.md, "Size limits"): built the same way here and in the
+// tool, which compares what it got byte for byte.
+constexpr std::string_view kReadLimitContents = R"PY(
+MIB = 1 << 20
+CONTENTS = {
+    "text.txt": b"a" * (10 * MIB),
+    "newlines.txt": b"\n" * (10 * MIB),
+    # \u0001 and \u001f take six bytes each in JSON, quotes and backslashes two.
+    "escapes.txt": (b"\x01\"\\\x1f" * (10 * MIB // 4)),
+    "binary_7_6.bin": bytes(range(256)) * (int(7.6 * MIB) // 256),
+    "binary_10.bin": b"\xff" * (10 * MIB),
+}
+)PY";
+
+TEST_F(SessionTest, EveryFileWithinTheReadLimitIsReadWholeInOneRead) {
+  // The same contents written by Python into an fs store for this test.
+  std::string script = dir_.Join("contents.py");
+  std::ofstream(script) << kReadLimitContents << R"PY(
+import os, sys
+for name, data in CONTENTS.items():
+    with open(os.path.join(sys.argv[1], name), "wb") as f:
+        f.write(data)
+)PY";
+  const std::string root = dir_.Join("project");
+  std::filesystem::create_directory(root);
+  ASSERT_EQ(std::system(("python3 " + script + " " + root).c_str()), 0);
+  Result<std::unique_ptr<ProjectFiles>> store = OpenProject(root);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  project_ = std::move(store).value();
+  ASSERT_TRUE(project_->Write("over.txt", std::string((10 << 20) + 1, 'a')).ok());
+
+  Outcome outcome = Run(std::string(kReadLimitContents) + R"PY(
+import base64
+report = {}
+for i, (name, expected) in enumerate(CONTENTS.items()):
+    a = call(i, "fs.read", {"path": name})
+    if "error" in a:
+        report[name] = a["error"]["message"]
+        continue
+    r = a["result"]
+    got = base64.b64decode(r["content"]) if r.get("encoding") == "base64" else r["content"].encode()
+    report[name] = [got == expected, r["size"] == len(expected), r.get("encoding", "text")]
+over = call("over", "fs.read", {"path": "over.txt"})
+report["over.txt"] = [over["error"]["code"], over["error"]["message"]]
+result(json.dumps(report, sort_keys=True))
+)PY");
+  EXPECT_EQ(Text(outcome),
+            R"({"binary_10.bin": [true, true, "base64"], "binary_7_6.bin": [true, true, "base64"], )"
+            R"("escapes.txt": [true, true, "text"], "newlines.txt": [true, true, "text"], )"
+            R"("over.txt": [-32602, "Cannot read 'over.txt': 10485761 bytes is larger than the read limit )"
+            R"(of 10 MiB; read it in parts with offset and length"], "text.txt": [true, true, "text"]})");
+}
+
+TEST_F(SessionTest, TheLongestIdWithTheWorstReadStillFitsTheAnswerLimit) {
+  // 10 MiB escaping to 60 MiB, and an id filling the rest of a request of
+  // exactly the message limit: the answer limit's worst case.
+  ASSERT_TRUE(project_->Write("controls.txt", std::string(10 << 20, '\x01')).ok());
+  Outcome outcome = Run(R"PY(
+prefix = '{"jsonrpc":"2.0","method":"fs.read","params":{"path":"controls.txt"},"id":"'
+suffix = '"}'
+ident = "i" * ((10 << 20) - len(prefix) - len(suffix))
+send_raw(prefix + ident + suffix + "\n")
+a = recv()
+result(json.dumps([a["id"] == ident, len(a["result"]["content"])]))
+)PY");
+  EXPECT_EQ(Text(outcome), "[true, 10485760]");
+}
+
+TEST_F(SessionTest, AMessageLimitBelowTheReadLimitIsTheReadLimitAndSaysSo) {
   limits_.max_message_mb = 1;
   ASSERT_TRUE(project_->Write("big.txt", std::string((1 << 20) + 10, 'a')).ok());
+  std::string escapes;
+  for (int i = 0; i < (1 << 20) / 2; ++i) escapes += "\x01\"";
+  ASSERT_TRUE(project_->Write("escapes.txt", escapes).ok());
   Outcome outcome = Run(R"PY(
 a = call(1, "fs.read", {"path": "big.txt"})
-b = call(2, "fs.read", {"path": "big.txt", "offset": 0, "length": 1000})
-result(json.dumps([a["error"]["code"], a["error"]["message"], len(b["result"]["content"])]))
+b = call(2, "fs.read", {"path": "big.txt", "offset": 0, "length": 2000000})
+c = call(3, "fs.read", {"path": "big.txt", "offset": 0, "length": 1000})
+d = call(4, "fs.read", {"path": "escapes.txt"})
+result(json.dumps([a["error"]["code"], a["error"]["message"], b["error"]["message"],
+                   len(c["result"]["content"]), len(d["result"]["content"])]))
+)PY");
+  EXPECT_EQ(Text(outcome),
+            R"([-32602, "Cannot read 'big.txt': 1048586 bytes is larger than the read limit of 1 MiB set )"
+            R"(by this tool's message limit (max_message_mb); read it in parts with offset and length", )"
+            R"("Cannot read 'big.txt': 1048586 bytes from offset 0 is larger than the read limit of 1 MiB set )"
+            R"(by this tool's message limit (max_message_mb); read it in parts with offset and length", )"
+            R"(1000, 1048576])");
+}
+
+TEST_F(SessionTest, AnswerOverTheAnswerLimitBecomesAnError) {
+  limits_.max_message_mb = 1;
+  // One grep line of 2 MiB of control characters: 12 MiB escaped, over the
+  // answer limit of 7 MiB + 4 KiB.
+  ASSERT_TRUE(project_->Write("wide.txt", std::string(2 << 20, '\x01') + "needle\n").ok());
+  Outcome outcome = Run(R"PY(
+a = call(1, "fs.grep", {"pattern": "needle"})
+b = call(2, "fs.exists", {"path": "wide.txt"})
+result(json.dumps([a["error"]["code"], a["error"]["message"], b["result"]["exists"]]))
 )PY");
   EXPECT_THAT(Text(outcome),
-              AllOf(HasSubstr("-32602"), HasSubstr("larger than the message limit of 1048576 bytes"),
-                    HasSubstr("'offset' and 'length'"), HasSubstr(", 1000]")));
+              AllOf(HasSubstr("-32602"),
+                    HasSubstr("larger than the answer limit of 7344128 bytes (7 x max_message_mb + 4 KiB); "
+                              "ask for less"),
+                    HasSubstr(", true]")));
 }
 
 TEST_F(SessionTest, HugeNumberOfRequests) {
