@@ -5,7 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <thread>
 #include <ctime>
 #include <string>
 
@@ -14,8 +17,17 @@
 namespace toolvfs {
 
 Status LockInUse(int fd, std::string_view what) {
-  while (::flock(fd, LOCK_EX) != 0) {
-    if (errno != EINTR) return ErrnoToStatus(errno, "Cannot lock " + std::string(what));
+  auto deadline = std::chrono::steady_clock::now() + kInUseLockWait;
+  auto pause = std::chrono::microseconds(50);
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
+    if (errno != EWOULDBLOCK) return ErrnoToStatus(errno, "Cannot lock " + std::string(what));
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return ResourceExhaustedError("Cannot lock " + std::string(what) + ": another process has held a lock on it for " +
+                                    std::to_string(kInUseLockWait.count()) + " s");
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(20000));
   }
   return OkStatus();
 }

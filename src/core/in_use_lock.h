@@ -18,8 +18,14 @@ namespace toolvfs {
 // it, in which it is unlocked but in use.
 inline constexpr std::chrono::seconds kAbandonedAfter{60};
 
-// Takes flock(LOCK_EX) on `fd`, waiting for other holders and retrying on
-// EINTR. `what` names the file in the error message.
+// How long LockInUse waits for another holder. toolvfs holds these locks
+// for one write at a time; a holder that keeps one longer is another
+// program using flock on a project file, and waiting for it without end
+// would hang the request (and a session loop that serves it inline).
+inline constexpr std::chrono::seconds kInUseLockWait{10};
+
+// Takes flock(LOCK_EX) on `fd`, waiting up to kInUseLockWait for other
+// holders. ResourceExhausted naming `what` and the wait if it stays held.
 Status LockInUse(int fd, std::string_view what);
 
 // Whether the entry `name` of the directory `directory` was left behind by a

@@ -196,6 +196,33 @@ TEST(AtomicityTest, FsAppendsFromSeveralProcessesAreAllKept) {
   EXPECT_EQ(ListRealDirectory(root.path()), (std::vector<std::string>{"log", "shared.txt"}));
 }
 
+// Another program's flock on a project file: the write waits while it is
+// held briefly, and fails with one clear line, not a hang, when it stays.
+TEST(AtomicityTest, FsWriteWaitsForAForeignLockAWhileAndThenSaysWhy) {
+  TempDir root;
+  WriteRealFile(root.path() + "/locked.txt", "old");
+  Result<std::unique_ptr<ProjectFiles>> store = OpenFsStore(root.path());
+  ASSERT_TRUE(store.ok());
+  UniqueFd holder(::open((root.path() + "/locked.txt").c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(holder);
+  ASSERT_EQ(::flock(holder.get(), LOCK_EX), 0);
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ::flock(holder.get(), LOCK_UN);
+  });
+  Status waited = (*store)->Write("locked.txt", "new", WriteMode::kAppend);
+  release.join();
+  ASSERT_TRUE(waited.ok()) << waited.ToString();
+  EXPECT_EQ(ReadRealFile(root.path() + "/locked.txt"), "oldnew");
+
+  UniqueFd keeper(::open((root.path() + "/locked.txt").c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_EQ(::flock(keeper.get(), LOCK_EX), 0);
+  Status refused = (*store)->Write("locked.txt", "more", WriteMode::kAppend);
+  EXPECT_EQ(refused.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(refused.message(), "Cannot lock 'locked.txt': another process has held a lock on it for 10 s");
+  EXPECT_EQ(ReadRealFile(root.path() + "/locked.txt"), "oldnew");
+}
+
 // Issue 16 item 2: a host killed during a write left .toolvfs-tmp-* files
 // holding partial content, which listings and grep then showed. A loop of
 // writers killed at random moments: the file is always the old or a new
