@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,7 +44,9 @@ std::vector<std::string> ProcessesWith(const std::string& marker) {
     std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     std::ifstream file(entry.path() / "cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    std::stringstream read;
+    read << file.rdbuf();
+    std::string cmdline = read.str();
     if (cmdline.find(marker) != std::string::npos) found.push_back(name);
   }
   return found;

@@ -99,8 +99,8 @@ TEST_P(OpenWithoutSymlinksTest, BeneathRefusesParentsAndAbsolutePaths) {
 
 INSTANTIATE_TEST_SUITE_P(BothMethods, OpenWithoutSymlinksTest,
                          ::testing::Values(SymlinkFreeMethod::kAuto, SymlinkFreeMethod::kWalk),
-                         [](const ::testing::TestParamInfo<SymlinkFreeMethod>& info) {
-                           return info.param == SymlinkFreeMethod::kAuto ? "Openat2" : "Walk";
+                         [](const ::testing::TestParamInfo<SymlinkFreeMethod>& method) {
+                           return method.param == SymlinkFreeMethod::kAuto ? "Openat2" : "Walk";
                          });
 
 }  // namespace
