@@ -393,12 +393,14 @@ class FsStore final : public ProjectFiles {
     TOOLVFS_RETURN_IF_ERROR(ForEachEntry(std::move(fd), path, [&](std::string_view name, EntryKind kind) {
       std::optional<std::string> link_target;
       if (kind == EntryKind::kSymlink) {
-        // A symlink inside the root shows what it points to, and where.
-        std::string link = JoinPath(path, name);
-        Result<std::string> resolved = ResolvePath(link);
-        if (resolved.ok()) link_target = std::move(*resolved);
-        Result<EntryKind> target = ResolveKind(link, Symlinks::kFollowInside);
-        if (target.ok()) kind = *target;
+        // A symlink inside the root shows what it points to, and where;
+        // one that leaves it fails to resolve and stays a symlink.
+        Result<std::string> resolved = ResolvePath(JoinPath(path, name));
+        if (resolved.ok()) {
+          Result<EntryKind> target = ResolveKind(*resolved, Symlinks::kFollowInside);
+          if (target.ok()) kind = *target;  // else dangling: a symlink
+          link_target = std::move(*resolved);
+        }
       }
       entries.push_back(DirEntry{std::string(name), kind, std::move(link_target)});
     }));

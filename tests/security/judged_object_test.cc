@@ -31,6 +31,7 @@
 #include "host/test_gate.h"
 #include "policy/inquirer.h"
 #include "policy/tool_policy.h"
+#include "project/fault_injecting_store.h"
 #include "project/fs_store.h"
 #include "project/project_files.h"
 #include "project/test_util.h"
@@ -254,6 +255,31 @@ TEST_P(JudgedObjectTest, TreesWithSymlinkCyclesAreNotWalkedForever) {
     ::_exit(ok ? 0 : 1);
   }));
   EXPECT_FALSE(std::filesystem::exists(dir_.Join("src/t2")));
+}
+
+// The retry contract of ActOnJudged (RetryWhileChanged): an act that meets
+// a changed tree is judged and tried again, at most kJudgeAttempts times,
+// then the request fails with the store's message and changes nothing.
+TEST(JudgedRetryTest, AChangedTreeIsJudgedAgainAndGivenUpOnAfterEightRounds) {
+  Result<std::unique_ptr<ProjectFiles>> memory = OpenProject("memory:");
+  ASSERT_TRUE(memory.ok());
+  FaultInjectingProjectFiles store(**memory);
+  Gate gate;
+  store.FailNthCall(1, StatusCode::kChanged, "a symlink appeared", StoreOperation::kWrite);
+  EXPECT_EQ(CallMethod(store, gate.gate, "fs.write", R"({"path":"a.txt","content":"one"})"),
+            R"({"jsonrpc":"2.0","id":"req-7","result":{"size":3}})"
+            "\n");
+  EXPECT_EQ(store.calls(StoreOperation::kWrite), 2u);
+
+  store.FailWrites(StatusCode::kChanged, "a symlink appeared");
+  std::string answer = CallMethod(store, gate.gate, "fs.write", R"({"path":"a.txt","content":"two"})");
+  EXPECT_NE(answer.find(R"("code":-32603)"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("Cannot write 'a.txt': a symlink appeared"), std::string::npos) << answer;
+  EXPECT_EQ(store.calls(StoreOperation::kWrite), 2u + kJudgeAttempts);
+  store.ClearFaults();
+  Result<std::string> content = store.Read("a.txt");
+  ASSERT_TRUE(content.ok());
+  EXPECT_EQ(*content, "one");
 }
 
 INSTANTIATE_TEST_SUITE_P(Routes, JudgedObjectTest,
