@@ -26,6 +26,7 @@
 #include "project/fault_injecting_store.h"
 #include "project/fs_store.h"
 #include "project/test_util.h"
+#include "runtime/outcome_text.h"
 #include "runtime/vfs_runtime.h"
 
 namespace toolvfs {
@@ -245,12 +246,7 @@ class FailingStoreSessionTest : public ::testing::Test {
     return outcome.ok() ? std::move(outcome).value() : Outcome{};
   }
 
-  static std::string Text(const Outcome& outcome) {
-    if (outcome.is_error) return "ERROR: " + (outcome.error ? outcome.error->message : "");
-    std::string text;
-    for (const ContentBlock& block : outcome.content) text += block.text;
-    return text;
-  }
+  static std::string Text(const Outcome& outcome) { return OutcomeText(outcome); }
 
   // Polls until `operation` was called `count` times, or `timeout` passed.
   bool WaitForCalls(StoreOperation operation, uint64_t count, std::chrono::milliseconds timeout) {

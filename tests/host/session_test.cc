@@ -17,6 +17,7 @@
 #include "project/test_util.h"
 #include "host/test_gate.h"
 #include "host/tool_session.h"
+#include "runtime/outcome_text.h"
 #include "runtime/vfs_runtime.h"
 
 namespace toolvfs {
@@ -77,13 +78,7 @@ class SessionTest : public ::testing::Test {
     return outcome.ok() ? std::move(outcome).value() : Outcome{};
   }
 
-  // The text of a completed outcome, or its error.
-  static std::string Text(const Outcome& outcome) {
-    if (outcome.is_error) return "ERROR: " + (outcome.error ? outcome.error->message : "");
-    std::string text;
-    for (const ContentBlock& block : outcome.content) text += block.text;
-    return text;
-  }
+  static std::string Text(const Outcome& outcome) { return OutcomeText(outcome); }
 
   // Cancels the run from another thread, as Ctrl+C or an embedder would.
   std::thread CancelAfter(std::chrono::milliseconds delay) {

@@ -26,6 +26,7 @@
 #include "project/fs_store.h"
 #include "project/test_util.h"
 #include "runtime/answers.h"
+#include "runtime/outcome_text.h"
 #include "runtime/vfs_runtime.h"
 
 namespace toolvfs {
@@ -39,12 +40,6 @@ std::string SurveyScript() {
   return std::string(source != nullptr ? source : TOOLVFS_BUILT_SOURCE_DIR) + "/tests/sdk/tools/stateful_survey.py";
 }
 
-std::string Text(const Outcome& outcome) {
-  if (outcome.is_error) return "ERROR: " + (outcome.error ? outcome.error->message : "");
-  std::string text;
-  for (const ContentBlock& block : outcome.content) text += block.text;
-  return text;
-}
 
 // Running, not a zombie (a killed grandchild waits for init to reap it);
 // SIGKILL is asynchronous, so the kernel gets up to 2 s.
@@ -95,7 +90,7 @@ TEST_F(StatefulToolTest, FetchApplyUntilStopped) {
   uint64_t seen = 0;
 
   ToolState first = run.WaitForQuestion(seen);
-  ASSERT_EQ(first.kind, ToolState::Kind::kWaiting) << (first.outcome ? Text(*first.outcome) : "");
+  ASSERT_EQ(first.kind, ToolState::Kind::kWaiting) << (first.outcome ? OutcomeText(*first.outcome) : "");
   ASSERT_TRUE(first.question);
   EXPECT_EQ(first.question->id, "proceed");
   EXPECT_EQ(first.question->answer_type, AnswerType::kBoolean);
@@ -118,7 +113,7 @@ TEST_F(StatefulToolTest, FetchApplyUntilStopped) {
   ToolState stopped = run.WaitForQuestion(seen);
   ASSERT_EQ(stopped.kind, ToolState::Kind::kStopped);
   ASSERT_TRUE(stopped.outcome);
-  EXPECT_EQ(Text(*stopped.outcome), "proceed=true color=green");
+  EXPECT_EQ(OutcomeText(*stopped.outcome), "proceed=true color=green");
   EXPECT_EQ(run.Wait().kind, Outcome::Kind::kCompleted);
   EXPECT_FALSE(run.Apply("1").ok());  // nobody listens any more
 }
@@ -159,7 +154,7 @@ TEST_F(RawStatefulToolTest, AWaitingStateWithoutAQuestionAsksForFreeText) {
   StatefulRun& run = **started;
   uint64_t seen = 0;
   ToolState waiting = run.WaitForQuestion(seen);
-  ASSERT_EQ(waiting.kind, ToolState::Kind::kWaiting) << (waiting.outcome ? Text(*waiting.outcome) : "");
+  ASSERT_EQ(waiting.kind, ToolState::Kind::kWaiting) << (waiting.outcome ? OutcomeText(*waiting.outcome) : "");
   ASSERT_TRUE(waiting.question);
   EXPECT_EQ(waiting.question->id, "input");
   EXPECT_EQ(waiting.question->answer_type, AnswerType::kText);
@@ -168,7 +163,7 @@ TEST_F(RawStatefulToolTest, AWaitingStateWithoutAQuestionAsksForFreeText) {
   ToolState stopped = run.WaitForQuestion(seen);
   ASSERT_EQ(stopped.kind, ToolState::Kind::kStopped);
   ASSERT_TRUE(stopped.outcome);
-  EXPECT_EQ(Text(*stopped.outcome), "hello Ada");
+  EXPECT_EQ(OutcomeText(*stopped.outcome), "hello Ada");
 }
 
 TEST_F(RawStatefulToolTest, AMalformedQuestionFailsTheRunAndStopsTheTool) {
@@ -181,8 +176,8 @@ TEST_F(RawStatefulToolTest, AMalformedQuestionFailsTheRunAndStopsTheTool) {
   ASSERT_EQ(stopped.kind, ToolState::Kind::kStopped);
   ASSERT_TRUE(stopped.outcome);
   EXPECT_TRUE(stopped.outcome->is_error);
-  EXPECT_THAT(Text(*stopped.outcome), HasSubstr("Tool 'raw' asked an invalid question: "));
-  EXPECT_THAT(Text(*stopped.outcome), HasSubstr("Colour"));
+  EXPECT_THAT(OutcomeText(*stopped.outcome), HasSubstr("Tool 'raw' asked an invalid question: "));
+  EXPECT_THAT(OutcomeText(*stopped.outcome), HasSubstr("Colour"));
 }
 
 // WaitForChange shows every change a caller may want to show (progress
@@ -227,7 +222,7 @@ TEST_F(StatefulToolTest, WaitingForTheCallerIsNotIdleness) {
   ASSERT_TRUE((*started)->Apply("true").ok());
   ASSERT_EQ((*started)->WaitForQuestion(seen).kind, ToolState::Kind::kWaiting);
   ASSERT_TRUE((*started)->Apply("\"red\"").ok());
-  EXPECT_EQ(Text((*started)->Wait()), "proceed=true color=red");
+  EXPECT_EQ(OutcomeText((*started)->Wait()), "proceed=true color=red");
 }
 
 TEST_F(StatefulToolTest, AnswerOfTheWrongTypeIsTheToolsError) {
@@ -238,7 +233,7 @@ TEST_F(StatefulToolTest, AnswerOfTheWrongTypeIsTheToolsError) {
   ASSERT_EQ((*started)->WaitForQuestion(seen).kind, ToolState::Kind::kWaiting);
   ASSERT_TRUE((*started)->Apply("\"yes\"").ok());  // untyped: the tool wants a boolean
   Outcome outcome = (*started)->Wait();
-  EXPECT_EQ(Text(outcome), "ERROR: proceed must be a JSON boolean, got \"yes\"");
+  EXPECT_EQ(OutcomeText(outcome), "ERROR: proceed must be a JSON boolean, got \"yes\"");
 }
 
 TEST_F(StatefulToolTest, AbortLeavesNoProcessBehind) {
@@ -285,24 +280,24 @@ TEST_F(StatefulToolTest, ExecuteAnswersFromTheCallOrReturnsTheQuestion) {
   // No answers: the first question comes back as needs_input.
   Result<Outcome> asked = runtime.Execute(ToolCall{.name = "survey"}, tool_, cancel_);
   ASSERT_TRUE(asked.ok()) << asked.status().message();
-  ASSERT_EQ(asked->kind, Outcome::Kind::kNeedsInput) << Text(*asked);
+  ASSERT_EQ(asked->kind, Outcome::Kind::kNeedsInput) << OutcomeText(*asked);
   EXPECT_EQ(asked->question->id, "proceed");
   // One answer: the second question.
   asked = runtime.Execute(ToolCall{.name = "survey", .answers_json = R"({"proceed":false})"}, tool_, cancel_);
   ASSERT_TRUE(asked.ok()) << asked.status().message();
-  ASSERT_EQ(asked->kind, Outcome::Kind::kNeedsInput) << Text(*asked);
+  ASSERT_EQ(asked->kind, Outcome::Kind::kNeedsInput) << OutcomeText(*asked);
   EXPECT_EQ(asked->question->id, "color");
   // Both: the tool finishes in one run.
   Result<Outcome> done = runtime.Execute(
       ToolCall{.name = "survey", .answers_json = R"({"color":"blue","proceed":false})"}, tool_, cancel_);
   ASSERT_TRUE(done.ok()) << done.status().message();
-  EXPECT_EQ(Text(*done), "proceed=false color=blue");
+  EXPECT_EQ(OutcomeText(*done), "proceed=false color=blue");
   // Answers are typed by the question like every other source: "yes" for
   // a Boolean is applied as true; one that fits no type is an error.
   Result<Outcome> typed = runtime.Execute(
       ToolCall{.name = "survey", .answers_json = R"({"color":"blue","proceed":"yes"})"}, tool_, cancel_);
   ASSERT_TRUE(typed.ok()) << typed.status().message();
-  EXPECT_EQ(Text(*typed), "proceed=true color=blue");
+  EXPECT_EQ(OutcomeText(*typed), "proceed=true color=blue");
   Result<Outcome> wrong =
       runtime.Execute(ToolCall{.name = "survey", .answers_json = R"({"proceed":"maybe"})"}, tool_, cancel_);
   ASSERT_FALSE(wrong.ok());
