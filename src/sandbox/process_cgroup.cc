@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/in_use_lock.h"
 #include "core/io.h"
 
 namespace toolvfs {
@@ -130,7 +131,7 @@ void RemoveLeftovers(const std::string& parent) {
     if (owner == getpid() || kill(owner, 0) == 0 || errno != ESRCH) continue;
     const std::string path = parent + "/" + std::string(name);
     struct stat status;
-    if (stat(path.c_str(), &status) != 0 || time(nullptr) - status.st_mtime < 60) continue;
+    if (stat(path.c_str(), &status) != 0 || time(nullptr) - status.st_mtime < kAbandonedAfter.count()) continue;
     (void)rmdir(path.c_str());
   }
   closedir(directory);
