@@ -301,7 +301,8 @@ Result<WireMessage> ServeListDir(const Message& request, const MethodContext& co
       size_hint);
 }
 
-// fs.metadata {path} -> {kind, size, modified}.
+// fs.metadata {path} -> {kind, size, modified, version?, created?}: the
+// last two from stores that keep them (memory, sqlite).
 Result<WireMessage> ServeMetadata(const Message& request, const MethodContext& context, RequestScope& scope) {
   const Params& params = request.params();
   TOOLVFS_RETURN_IF_ERROR(params.ExpectOnly({"path"}));
@@ -319,6 +320,14 @@ Result<WireMessage> ServeMetadata(const Message& request, const MethodContext& c
     writer.Uint64(metadata.size);
     WriteJsonKey(writer, "modified");
     WriteJsonString(writer, FormatTimestamp(metadata.modified_ms));
+    if (metadata.version) {
+      WriteJsonKey(writer, "version");
+      writer.Uint64(*metadata.version);
+    }
+    if (metadata.created_ms) {
+      WriteJsonKey(writer, "created");
+      WriteJsonString(writer, FormatTimestamp(*metadata.created_ms));
+    }
     writer.EndObject();
   });
 }

@@ -66,6 +66,15 @@ class ForwardingProjectFiles : public ProjectFiles {
   }
   Result<std::unique_ptr<MaterializedView>> Materialize() override { return target_.Materialize(); }
   const std::string& DisplayRoot() const override { return target_.DisplayRoot(); }
+  Result<std::string> Snapshot(std::optional<std::string_view> label = std::nullopt) override {
+    return target_.Snapshot(label);
+  }
+  Status Restore(std::string_view id) override { return target_.Restore(id); }
+  Result<std::vector<SnapshotInfo>> ListSnapshots() override { return target_.ListSnapshots(); }
+  Result<TreeDiff> Diff(std::string_view from, std::optional<std::string_view> to = std::nullopt) override {
+    return target_.Diff(from, to);
+  }
+  Status DeleteSnapshot(std::string_view id) override { return target_.DeleteSnapshot(id); }
 
  protected:
   // The store WithoutSymlinks() returns when the target's view is another

@@ -49,6 +49,23 @@ Result<FileRange> ProjectFiles::ReadAuthorized(std::string_view path, std::optio
   });
 }
 
+namespace {
+Status SnapshotsUnsupported(const ProjectFiles& store) {
+  return UnsupportedError("The project " + Quote(store.DisplayRoot()) +
+                          " does not keep snapshots; a memory: or sqlite: workspace does");
+}
+}  // namespace
+
+Result<std::string> ProjectFiles::Snapshot(std::optional<std::string_view>) {
+  return SnapshotsUnsupported(*this);
+}
+Status ProjectFiles::Restore(std::string_view) { return SnapshotsUnsupported(*this); }
+Result<std::vector<SnapshotInfo>> ProjectFiles::ListSnapshots() { return SnapshotsUnsupported(*this); }
+Result<TreeDiff> ProjectFiles::Diff(std::string_view, std::optional<std::string_view>) {
+  return SnapshotsUnsupported(*this);
+}
+Status ProjectFiles::DeleteSnapshot(std::string_view) { return SnapshotsUnsupported(*this); }
+
 Result<WriteMode> ParseWriteMode(std::string_view name) {
   if (name == "overwrite") return WriteMode::kOverwrite;
   if (name == "create") return WriteMode::kCreate;

@@ -58,7 +58,33 @@ struct DirEntry {
 struct FileMetadata {
   EntryKind kind;
   uint64_t size = 0;         // bytes for a file; 0 for a directory
-  int64_t modified_ms = 0;   // last modification, milliseconds since the Unix epoch
+  int64_t modified_ms = 0;   // last modification (updated_at), milliseconds since the Unix epoch
+  // Kept natively by the stores that track them (memory, sqlite; SPEC.md
+  // §2.4), absent elsewhere (fs). `version` is 1 when a file is created and
+  // rises by one on every write or append; a rename onto an existing file
+  // continues the replaced file's count (+1); a directory has none.
+  // `created_ms` is set once, when the entry is created.
+  std::optional<uint64_t> version;
+  std::optional<int64_t> created_ms;
+};
+
+// One snapshot of a workspace (ProjectFiles::ListSnapshots).
+struct SnapshotInfo {
+  std::string id;                    // what Snapshot() returned; unique within the workspace
+  std::optional<std::string> label;  // as given to Snapshot()
+  int64_t created_ms = 0;            // when it was taken
+  friend bool operator==(const SnapshotInfo&, const SnapshotInfo&) = default;
+};
+
+// The difference between two states of a workspace (ProjectFiles::Diff):
+// project paths, each list sorted bytewise. Directories count like files
+// (an empty directory created since is "added"); a path whose kind changed
+// is "modified".
+struct TreeDiff {
+  std::vector<std::string> added;     // in the second state only
+  std::vector<std::string> modified;  // in both, with other content or kind
+  std::vector<std::string> deleted;   // in the first state only
+  friend bool operator==(const TreeDiff&, const TreeDiff&) = default;
 };
 
 // Part of a file, as ReadRange returns it.
@@ -258,6 +284,39 @@ class ProjectFiles {
   // The absolute root path for fs; "memory:NAME" for memory; "<no project>"
   // for null. For display and for the protocol's host.root only.
   virtual const std::string& DisplayRoot() const = 0;
+
+  // ----- Snapshots: an optional capability (SPEC.md §2.4, §7) ------------
+  //
+  // A store that keeps them (memory, sqlite) overrides all five; the
+  // defaults answer Unsupported, naming the store. A snapshot is immutable:
+  // later writes, restores and deletions never change what it holds. Each
+  // call is one atomic step (one transaction where there is a database).
+  // Cost follows the change, never the workspace's size: taking a snapshot
+  // is O(1), and Restore and Diff are proportional to the entries that
+  // differ between the two states.
+
+  // Records the workspace's current state (an empty workspace included)
+  // and returns its id. `label` is kept for display. InvalidArgument for a
+  // label longer than 255 bytes or with control characters.
+  virtual Result<std::string> Snapshot(std::optional<std::string_view> label = std::nullopt);
+
+  // Makes the workspace equal to snapshot `id`: files and directories
+  // created since are removed, deleted and changed ones come back (empty
+  // directories included). Other snapshots are unchanged. NotFound naming
+  // the id if there is no such snapshot.
+  virtual Status Restore(std::string_view id);
+
+  // The workspace's snapshots, oldest first.
+  virtual Result<std::vector<SnapshotInfo>> ListSnapshots();
+
+  // What changed from snapshot `from` to snapshot `to`, or to the live
+  // state when `to` is absent. NotFound naming an unknown id.
+  virtual Result<TreeDiff> Diff(std::string_view from,
+                                std::optional<std::string_view> to = std::nullopt);
+
+  // Deletes snapshot `id` and frees the content only it held. NotFound
+  // naming an unknown id.
+  virtual Status DeleteSnapshot(std::string_view id);
 };
 
 // How many times an operation judged by a policy is tried when the tree
