@@ -12,7 +12,8 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
   libre2-dev libcli11-dev libtomlplusplus-dev rapidjson-dev libsimdjson-dev
-  libcurl4-openssl-dev libidn2-dev libseccomp-dev python3 nodejs
+  libcurl4-openssl-dev libidn2-dev libseccomp-dev libsqlite3-dev libssl-dev
+  python3 nodejs
   ripgrep
 )
 # The MCP client tests run the reference servers with node

@@ -8,6 +8,7 @@
 #include "project/fs_store.h"
 #include "project/memory_store.h"
 #include "project/null_store.h"
+#include "project/sql/sqlite_store.h"
 
 namespace toolvfs {
 
@@ -81,6 +82,7 @@ Result<std::unique_ptr<ProjectFiles>> OpenProject(std::string_view uri,
     return std::unique_ptr<ProjectFiles>(NewMemoryStore(std::string(uri.substr(7)), options));
   }
   if (uri == "null:") return std::unique_ptr<ProjectFiles>(NewNullStore());
+  if (uri.starts_with("sqlite:")) return OpenSqliteStore(uri, options);
   // "scheme:rest" with an RFC 3986 scheme (a letter, then letters, digits,
   // '+', '-', '.') before any slash names a store we do not know; anything
   // else is a directory ("./a:b", "/srv/a:b").
@@ -94,7 +96,7 @@ Result<std::unique_ptr<ProjectFiles>> OpenProject(std::string_view uri,
   if (is_scheme) {
     return InvalidArgumentError("Invalid project " + Quote(uri) + ": unknown store '" +
                                 std::string(scheme) +
-                                ":'; expected fs:DIR, a directory, memory: or null:");
+                                ":'; expected fs:DIR, a directory, memory:, sqlite:FILE#WORKSPACE or null:");
   }
   return OpenFsStore(uri, options);
 }

@@ -110,11 +110,17 @@ class StoreConformance : public ::testing::TestWithParam<std::string> {
 
   Result<std::unique_ptr<ProjectFiles>> OpenBackend(std::string_view backend, const StoreOptions& options) {
     if (backend == "memory") return OpenProject("memory:test", options);
+    if (backend == "sqlite") {
+      // Every store of a test opens the same workspace of one file.
+      if (!dir_) dir_.emplace();
+      return OpenProject(SqliteUri(), options);
+    }
     if (!dir_) dir_.emplace();
     return OpenProject("fs:" + dir_->path(), options);
   }
 
   bool IsFs() const { return GetParam().ends_with("fs"); }
+  std::string SqliteUri() const { return "sqlite:" + dir_->path() + "/store.db#test"; }
 
   // Writes each file; a path ending in '/' becomes an (empty) directory,
   // made by writing a file into it and deleting that again.
@@ -1060,6 +1066,8 @@ TEST_P(StoreConformance, MaterializeRoundTrip) {
 TEST_P(StoreConformance, DisplayRoot) {
   if (IsFs()) {
     EXPECT_EQ(store_->DisplayRoot(), dir_->path());
+  } else if (GetParam().ends_with("sqlite")) {
+    EXPECT_EQ(store_->DisplayRoot(), SqliteUri());
   } else {
     EXPECT_EQ(store_->DisplayRoot(), "memory:test");
   }
@@ -1146,9 +1154,11 @@ TEST_P(StoreConformance, ConcurrentWritersAndReadersSeeWholeContents) {
 std::string BackendName(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreConformance,
-                         ::testing::Values("memory", "fs", "forwarding_memory", "forwarding_fs", "faults_fs"),
+                         ::testing::Values("memory", "fs", "sqlite", "forwarding_memory", "forwarding_fs",
+                                           "faults_fs", "faults_sqlite"),
                          BackendName);
-INSTANTIATE_TEST_SUITE_P(Backends, StoreGrepConformance, ::testing::Values("memory", "fs", "forwarding_fs"),
+INSTANTIATE_TEST_SUITE_P(Backends, StoreGrepConformance,
+                         ::testing::Values("memory", "fs", "sqlite", "forwarding_fs"),
                          BackendName);
 TEST_P(StoreWithSymlinks, ReadAuthorizedJudgesTheSymlinksTarget) {
   Populate({{"real/f.txt", "through the link"}});
@@ -1362,7 +1372,7 @@ TEST(OpenProjectTest, UrisPickTheBackend) {
     Result<std::unique_ptr<ProjectFiles>> opened = OpenProject(uri);
     EXPECT_TRUE(IsError(opened, StatusCode::kInvalidArgument,
                         "Invalid project '" + uri + "': unknown store '" + uri.substr(0, uri.find(':')) +
-                            ":'; expected fs:DIR, a directory, memory: or null:"))
+                            ":'; expected fs:DIR, a directory, memory:, sqlite:FILE#WORKSPACE or null:"))
         << uri;
   }
   EXPECT_EQ(OpenProject("fs:" + dir.path() + "/missing").status().code(), StatusCode::kNotFound);

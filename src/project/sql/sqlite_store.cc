@@ -1,0 +1,1204 @@
+// The sqlite store (sqlite_store.h; schema in sqlite_schema.*).
+//
+// Concurrency. Each call borrows a connection from a pool, so reads run in
+// parallel (WAL lets readers go on while one connection writes). Writers
+// of this process take the store's write mutex, then BEGIN IMMEDIATE,
+// which also orders them against other processes on the same file (they
+// wait up to the busy timeout). Everything a write does is one
+// transaction: a write, a delete of a directory with all below it, a
+// rename of one, a snapshot, a restore.
+//
+// Reading a row of a past state (a snapshot project, a restore, a diff)
+// uses the same statements as the live state, with the generation to look
+// at: kLive for the live state, where `died > kLive` is never true and only
+// `died IS NULL` rows match.
+#include "project/sql/sqlite_store.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "core/text.h"
+#include "project/grep.h"
+#include "project/path.h"
+#include "project/sql/content_hash.h"
+#include "project/sql/sqlite_database.h"
+#include "project/sql/sqlite_schema.h"
+#include "project/sql/workspace_uri.h"
+#include "project/store_errors.h"
+
+namespace toolvfs {
+namespace {
+
+constexpr int64_t kLive = std::numeric_limits<int64_t>::max();
+constexpr int64_t kFileKind = 0;
+constexpr int64_t kDirectoryKind = 1;
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// ----- Statements -------------------------------------------------------------
+// ?1 is the workspace id throughout; ?3 (or the last) the generation looked at.
+
+constexpr const char* kLookUpEntry =
+    "SELECT kind, born, content_id, size, version, created_ms, modified_ms FROM entries "
+    "WHERE workspace_id=?1 AND path=?2 AND born<=?3 AND (died IS NULL OR died>?3)";
+constexpr const char* kListChildren =
+    "SELECT name, kind FROM entries WHERE workspace_id=?1 AND parent=?2 AND born<=?3 "
+    "AND (died IS NULL OR died>?3) ORDER BY name";
+constexpr const char* kHasLiveChild =
+    "SELECT 1 FROM entries WHERE workspace_id=?1 AND parent=?2 AND died IS NULL LIMIT 1";
+constexpr const char* kLiveSubtree =
+    "SELECT path, born, kind, content_id, size, version, created_ms, modified_ms FROM entries "
+    "WHERE workspace_id=?1 AND path>=?2 AND path<?3 AND died IS NULL ORDER BY path";
+constexpr const char* kInsertEntry =
+    "INSERT INTO entries(workspace_id, path, born, died, parent, name, kind, content_id, size, "
+    "version, created_ms, modified_ms) VALUES(?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+constexpr const char* kKillEntry =
+    "UPDATE entries SET died=?4 WHERE workspace_id=?1 AND path=?2 AND born=?3";
+constexpr const char* kDropEntry = "DELETE FROM entries WHERE workspace_id=?1 AND path=?2 AND born=?3";
+constexpr const char* kReplaceEntryContent =
+    "UPDATE entries SET content_id=?4, size=?5, version=?6, modified_ms=?7 "
+    "WHERE workspace_id=?1 AND path=?2 AND born=?3";
+
+constexpr const char* kFindContent = "SELECT id FROM contents WHERE hash=?1";
+constexpr const char* kAddReferences = "UPDATE contents SET reference_count=reference_count+?2 WHERE id=?1";
+constexpr const char* kInsertContent =
+    "INSERT INTO contents(hash, size, reference_count, data) VALUES(?1, ?2, 1, ?3)";
+constexpr const char* kContentState = "SELECT reference_count, data IS NULL FROM contents WHERE id=?1";
+constexpr const char* kDeleteContent = "DELETE FROM contents WHERE id=?1";
+constexpr const char* kInlineContent = "SELECT data FROM contents WHERE id=?1";
+constexpr const char* kInsertChunkLink =
+    "INSERT INTO content_chunks(content_id, sequence, chunk_id) VALUES(?1, ?2, ?3)";
+constexpr const char* kChunkList =
+    "SELECT cc.chunk_id, c.hash, c.size FROM content_chunks cc JOIN contents c ON c.id=cc.chunk_id "
+    "WHERE cc.content_id=?1 ORDER BY cc.sequence";
+constexpr const char* kChunkData =
+    "SELECT c.data FROM content_chunks cc JOIN contents c ON c.id=cc.chunk_id "
+    "WHERE cc.content_id=?1 AND cc.sequence>=?2 AND cc.sequence<=?3 ORDER BY cc.sequence";
+constexpr const char* kDeleteChunkLinks = "DELETE FROM content_chunks WHERE content_id=?1";
+
+constexpr const char* kWorkspaceState =
+    "SELECT generation, next_snapshot, created_ms FROM workspaces WHERE id=?1";
+constexpr const char* kFindWorkspace = "SELECT id FROM workspaces WHERE name=?1";
+constexpr const char* kInsertWorkspace =
+    "INSERT INTO workspaces(name, generation, next_snapshot, created_ms) VALUES(?1, 1, 1, ?2)";
+constexpr const char* kAdvanceGeneration =
+    "UPDATE workspaces SET generation=generation+1, next_snapshot=next_snapshot+1 WHERE id=?1";
+constexpr const char* kInsertSnapshot =
+    "INSERT INTO snapshots(workspace_id, id, generation, label, created_ms) VALUES(?1, ?2, ?3, ?4, ?5)";
+constexpr const char* kSnapshotById = "SELECT id, generation FROM snapshots WHERE workspace_id=?1 AND id=?2";
+constexpr const char* kSnapshotsByLabel =
+    "SELECT id, generation FROM snapshots WHERE workspace_id=?1 AND label=?2 LIMIT 2";
+constexpr const char* kListSnapshots =
+    "SELECT id, label, created_ms FROM snapshots WHERE workspace_id=?1 ORDER BY id";
+constexpr const char* kDeleteSnapshot = "DELETE FROM snapshots WHERE workspace_id=?1 AND id=?2";
+constexpr const char* kPreviousSnapshotGeneration =
+    "SELECT max(generation) FROM snapshots WHERE workspace_id=?1 AND generation<?2";
+constexpr const char* kNextSnapshotGeneration =
+    "SELECT min(generation) FROM snapshots WHERE workspace_id=?1 AND generation>?2";
+// Paths with a row born or dead in (?2, ?3]: every path whose entry may
+// differ between the states at generations ?2 and ?3.
+constexpr const char* kChangedPaths =
+    "SELECT path FROM entries WHERE workspace_id=?1 AND born>?2 AND born<=?3 "
+    "UNION SELECT path FROM entries WHERE workspace_id=?1 AND died>?2 AND died<=?3 ORDER BY path";
+// Dead rows seen by no state but those in (?2, ?3]: born after ?2, dead by ?4.
+constexpr const char* kRowsSeenOnlyBetween =
+    "SELECT path, born, content_id FROM entries WHERE workspace_id=?1 AND died>?3 AND died<=?4 "
+    "AND born>?2 AND born<=?3";
+
+// ----- Rows ---------------------------------------------------------------------
+
+struct Entry {
+  EntryKind kind = EntryKind::kDirectory;
+  int64_t born = 0;
+  std::optional<int64_t> content_id;
+  uint64_t size = 0;
+  std::optional<int64_t> version;
+  int64_t created_ms = 0;
+  int64_t modified_ms = 0;
+
+  bool is_directory() const { return kind == EntryKind::kDirectory; }
+};
+
+EntryKind KindOf(int64_t stored) { return stored == kDirectoryKind ? EntryKind::kDirectory : EntryKind::kFile; }
+
+// "dir0" just past every "dir/..." path ('0' follows '/'): the end of a
+// subtree's key range.
+std::string PastSubtree(std::string_view dir) { return std::string(dir) + "0"; }
+
+// ----- The connection pool --------------------------------------------------------
+
+// Connections to one store file, lent one call at a time.
+class ConnectionPool {
+ public:
+  ConnectionPool(std::string file, std::string display, bool sync_writes)
+      : file_(std::move(file)), display_(std::move(display)), sync_writes_(sync_writes) {}
+
+  class Lease {
+   public:
+    Lease(ConnectionPool& pool, std::unique_ptr<SqliteConnection> connection)
+        : pool_(&pool), connection_(std::move(connection)) {}
+    Lease(Lease&& other) noexcept = default;
+    Lease& operator=(Lease&&) = delete;
+    Lease(const Lease&) = delete;
+    ~Lease() {
+      if (connection_) pool_->Return(std::move(connection_));
+    }
+    SqliteConnection& operator*() const { return *connection_; }
+    SqliteConnection* operator->() const { return connection_.get(); }
+
+   private:
+    ConnectionPool* pool_;
+    std::unique_ptr<SqliteConnection> connection_;
+  };
+
+  Result<Lease> Borrow() {
+    {
+      std::lock_guard lock(mutex_);
+      if (!idle_.empty()) {
+        std::unique_ptr<SqliteConnection> connection = std::move(idle_.back());
+        idle_.pop_back();
+        return Lease(*this, std::move(connection));
+      }
+    }
+    TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<SqliteConnection> connection,
+                             SqliteConnection::Open(file_, /*create=*/false, /*read_only=*/false,
+                                                    sync_writes_, display_));
+    return Lease(*this, std::move(connection));
+  }
+
+  // Keeps a connection opened elsewhere (the one that created the schema).
+  void Adopt(std::unique_ptr<SqliteConnection> connection) { Return(std::move(connection)); }
+
+ private:
+  // Idle connections kept: enough for grep's threads; more are closed.
+  static constexpr size_t kMaxIdle = 16;
+
+  void Return(std::unique_ptr<SqliteConnection> connection) {
+    std::lock_guard lock(mutex_);
+    if (idle_.size() < kMaxIdle) idle_.push_back(std::move(connection));
+  }
+
+  const std::string file_;
+  const std::string display_;
+  const bool sync_writes_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<SqliteConnection>> idle_;
+};
+
+// ----- Reading rows -------------------------------------------------------------
+
+Result<std::optional<Entry>> LookUp(SqliteConnection& db, int64_t workspace, std::string_view path,
+                                    int64_t at, int64_t root_created_ms) {
+  if (path.empty()) {
+    Entry root;
+    root.created_ms = root.modified_ms = root_created_ms;
+    return std::optional<Entry>(root);
+  }
+  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement statement, db.Prepare(kLookUpEntry));
+  statement.Bind(1, workspace).Bind(2, path).Bind(3, at);
+  TOOLVFS_ASSIGN_OR_RETURN(bool found, statement.Step());
+  if (!found) return std::optional<Entry>();
+  Entry entry;
+  entry.kind = KindOf(statement.Int(0));
+  entry.born = statement.Int(1);
+  entry.content_id = statement.OptionalInt(2);
+  entry.size = static_cast<uint64_t>(statement.Int(3));
+  entry.version = statement.OptionalInt(4);
+  entry.created_ms = statement.Int(5);
+  entry.modified_ms = statement.Int(6);
+  return std::optional<Entry>(entry);
+}
+
+// ----- Content ------------------------------------------------------------------
+
+// Adds one reference to the content `bytes` (at most kChunkBytes) with
+// address `hash`, stored whole, inserting it if new. Returns its id.
+Result<int64_t> PutWholeContent(SqliteConnection& db, std::string_view bytes, const ContentHash& hash) {
+  {
+    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement find, db.Prepare(kFindContent));
+    find.BindBlob(1, HashBytes(hash));
+    TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
+    if (found) {
+      int64_t id = find.Int(0);
+      TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement add, db.Prepare(kAddReferences));
+      add.Bind(1, id).Bind(2, int64_t{1});
+      TOOLVFS_RETURN_IF_ERROR(add.Run());
+      return id;
+    }
+  }
+  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement insert, db.Prepare(kInsertContent));
+  insert.BindBlob(1, HashBytes(hash)).Bind(2, static_cast<int64_t>(bytes.size())).BindBlob(3, bytes);
+  TOOLVFS_RETURN_IF_ERROR(insert.Run());
+  return sqlite3_last_insert_rowid(db.handle());
+}
+
+struct Chunk {
+  int64_t id = 0;  // 0 until stored
+  ContentHash hash{};
+  uint64_t size = 0;
+};
+
+// Stores chunked content of `size` bytes from `chunks`, whose first
+// `stored` already exist (their ids are set; the new list takes one more
+// reference on each) and the rest are cut from `tail` in order. Returns the
+// content's id, with one reference added.
+Result<int64_t> PutChunkedContent(SqliteConnection& db, std::vector<Chunk> chunks, size_t stored,
+                                  std::string_view tail, uint64_t size) {
+  for (size_t offset = 0; offset < tail.size(); offset += kChunkBytes) {
+    std::string_view piece = tail.substr(offset, kChunkBytes);
+    chunks.push_back(Chunk{0, Sha256(piece), piece.size()});
+  }
+  std::vector<ContentHash> hashes;
+  hashes.reserve(chunks.size());
+  for (const Chunk& chunk : chunks) hashes.push_back(chunk.hash);
+  const ContentHash whole = ChunkedContentHash(size, hashes);
+  {
+    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement find, db.Prepare(kFindContent));
+    find.BindBlob(1, HashBytes(whole));
+    TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
+    if (found) {
+      int64_t id = find.Int(0);
+      TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement add, db.Prepare(kAddReferences));
+      add.Bind(1, id).Bind(2, int64_t{1});
+      TOOLVFS_RETURN_IF_ERROR(add.Run());
+      return id;
+    }
+  }
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (i < stored) {
+      TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement add, db.Prepare(kAddReferences));
+      add.Bind(1, chunks[i].id).Bind(2, int64_t{1});
+      TOOLVFS_RETURN_IF_ERROR(add.Run());
+    } else {
+      size_t offset = (i - stored) * kChunkBytes;
+      TOOLVFS_ASSIGN_OR_RETURN(chunks[i].id,
+                               PutWholeContent(db, tail.substr(offset, kChunkBytes), chunks[i].hash));
+    }
+  }
+  int64_t id = 0;
+  {
+    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement insert, db.Prepare(kInsertContent));
+    insert.BindBlob(1, HashBytes(whole)).Bind(2, static_cast<int64_t>(size)).BindNull(3);
+    TOOLVFS_RETURN_IF_ERROR(insert.Run());
+    id = sqlite3_last_insert_rowid(db.handle());
+  }
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement link, db.Prepare(kInsertChunkLink));
+    link.Bind(1, id).Bind(2, static_cast<int64_t>(i)).Bind(3, chunks[i].id);
+    TOOLVFS_RETURN_IF_ERROR(link.Run());
+  }
+  return id;
+}
+
+// Adds one reference to `bytes` as content, inserting it if new.
+Result<int64_t> PutContent(SqliteConnection& db, std::string_view bytes) {
+  if (bytes.size() <= kChunkBytes) return PutWholeContent(db, bytes, Sha256(bytes));
+  return PutChunkedContent(db, {}, 0, bytes, bytes.size());
+}
+
+Result<bool> IsChunked(SqliteConnection& db, int64_t content_id) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement state, db.Prepare(kContentState));
+  state.Bind(1, content_id);
+  TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
+  if (!found) return InternalError("Content " + std::to_string(content_id) + " of the store is missing");
+  return state.Int(1) != 0;
+}
+
+Result<std::vector<Chunk>> ChunkList(SqliteConnection& db, int64_t content_id) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement list, db.Prepare(kChunkList));
+  list.Bind(1, content_id);
+  std::vector<Chunk> chunks;
+  while (true) {
+    TOOLVFS_ASSIGN_OR_RETURN(bool row, list.Step());
+    if (!row) break;
+    Chunk chunk;
+    chunk.id = list.Int(0);
+    std::string_view hash = list.Blob(1);
+    if (hash.size() != chunk.hash.size()) return InternalError("A chunk hash of the store is damaged");
+    std::memcpy(chunk.hash.data(), hash.data(), hash.size());
+    chunk.size = static_cast<uint64_t>(list.Int(2));
+    chunks.push_back(chunk);
+  }
+  return chunks;
+}
+
+// The bytes [offset, offset + length) of content `content_id` of `size`
+// bytes; the caller has clamped the range to the content.
+Result<std::string> ReadContent(SqliteConnection& db, int64_t content_id, uint64_t size, uint64_t offset,
+                                uint64_t length) {
+  if (length == 0) return std::string();
+  if (size <= kChunkBytes) {
+    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement read, db.Prepare(kInlineContent));
+    read.Bind(1, content_id);
+    TOOLVFS_ASSIGN_OR_RETURN(bool found, read.Step());
+    std::string_view data = found ? read.Blob(0) : std::string_view();
+    if (!found || data.size() != size) {
+      return InternalError("Content " + std::to_string(content_id) + " of the store is damaged");
+    }
+    return std::string(data.substr(offset, length));
+  }
+  const uint64_t first = offset / kChunkBytes;
+  const uint64_t last = (offset + length - 1) / kChunkBytes;
+  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement read, db.Prepare(kChunkData));
+  read.Bind(1, content_id).Bind(2, static_cast<int64_t>(first)).Bind(3, static_cast<int64_t>(last));
+  std::string bytes;
+  bytes.reserve(length);
+  uint64_t chunk_start = first * kChunkBytes;
+  while (true) {
+    TOOLVFS_ASSIGN_OR_RETURN(bool row, read.Step());
+    if (!row) break;
+    std::string_view data = read.Blob(0);
+    uint64_t from = offset > chunk_start ? offset - chunk_start : 0;
+    uint64_t wanted = length - bytes.size();
+    if (from < data.size()) bytes.append(data.substr(from, wanted));
+    chunk_start += kChunkBytes;
+  }
+  if (bytes.size() != length) {
+    return InternalError("Content " + std::to_string(content_id) + " of the store is damaged");
+  }
+  return bytes;
+}
+
+// Adds one reference to the content `old` (of `old_size` bytes) followed by
+// `extra`, without rewriting old chunks but the last partial one.
+Result<int64_t> AppendContent(SqliteConnection& db, int64_t old, uint64_t old_size, std::string_view extra) {
+  TOOLVFS_ASSIGN_OR_RETURN(bool chunked, IsChunked(db, old));
+  if (!chunked) {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string joined, ReadContent(db, old, old_size, 0, old_size));
+    joined.append(extra);
+    return PutContent(db, joined);
+  }
+  TOOLVFS_ASSIGN_OR_RETURN(std::vector<Chunk> chunks, ChunkList(db, old));
+  std::string tail;
+  if (!chunks.empty() && chunks.back().size < kChunkBytes) {
+    const Chunk& last = chunks.back();
+    TOOLVFS_ASSIGN_OR_RETURN(tail, ReadContent(db, last.id, last.size, 0, last.size));
+    chunks.pop_back();
+  }
+  tail.append(extra);
+  const size_t stored = chunks.size();
+  return PutChunkedContent(db, std::move(chunks), stored, tail, old_size + extra.size());
+}
+
+// Drops one reference to content `content_id`, deleting it (and its chunk
+// list's references) when none is left.
+Status ReleaseContent(SqliteConnection& db, int64_t content_id) {
+  int64_t references = 0;
+  bool chunked = false;
+  {
+    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement state, db.Prepare(kContentState));
+    state.Bind(1, content_id);
+    TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
+    if (!found) return InternalError("Content " + std::to_string(content_id) + " of the store is missing");
+    references = state.Int(0);
+    chunked = state.Int(1) != 0;
+  }
+  if (references > 1) {
+    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement add, db.Prepare(kAddReferences));
+    add.Bind(1, content_id).Bind(2, int64_t{-1});
+    return add.Run();
+  }
+  if (chunked) {
+    TOOLVFS_ASSIGN_OR_RETURN(std::vector<Chunk> chunks, ChunkList(db, content_id));
+    for (const Chunk& chunk : chunks) TOOLVFS_RETURN_IF_ERROR(ReleaseContent(db, chunk.id));
+    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement unlink, db.Prepare(kDeleteChunkLinks));
+    unlink.Bind(1, content_id);
+    TOOLVFS_RETURN_IF_ERROR(unlink.Run());
+  }
+  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement remove, db.Prepare(kDeleteContent));
+  remove.Bind(1, content_id);
+  return remove.Run();
+}
+
+Status AddContentReference(SqliteConnection& db, int64_t content_id) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement add, db.Prepare(kAddReferences));
+  add.Bind(1, content_id).Bind(2, int64_t{1});
+  return add.Run();
+}
+
+// ----- Workspace state ------------------------------------------------------------
+
+// What one open workspace shares with its grep trees and materialized views.
+struct Workspace {
+  std::string file;
+  std::string display;      // "sqlite:FILE#WORKSPACE[@SNAPSHOT]"
+  std::string name;
+  StoreOptions options;
+  int64_t id = 0;
+  int64_t created_ms = 0;
+  int64_t at = kLive;       // the generation looked at: kLive, or a snapshot's
+  std::string snapshot;     // the snapshot's id when read-only
+  mutable ConnectionPool pool;  // lends connections: using one changes nothing of the workspace
+  std::mutex write_mutex;   // one writer of this process at a time
+
+  Workspace(std::string file_path, std::string display_name, const StoreOptions& store_options)
+      : file(std::move(file_path)),
+        display(std::move(display_name)),
+        options(store_options),
+        pool(file, display, store_options.sync_writes) {}
+
+  bool read_only() const { return at != kLive; }
+};
+
+// A write transaction on the live state of a workspace, with its current
+// generation and the time of the change.
+struct Change {
+  SqliteConnection& db;
+  const Workspace& workspace;
+  int64_t generation;
+  int64_t now;
+};
+
+Result<int64_t> CurrentGeneration(SqliteConnection& db, int64_t workspace_id, std::string_view display) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement state, db.Prepare(kWorkspaceState));
+  state.Bind(1, workspace_id);
+  TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
+  if (!found) {
+    return NotFoundError("The workspace " + Quote(display) + " was deleted while it was open");
+  }
+  return state.Int(0);
+}
+
+Status InsertEntry(const Change& change, std::string_view path, const Entry& entry) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement insert, change.db.Prepare(kInsertEntry));
+  insert.Bind(1, change.workspace.id)
+      .Bind(2, path)
+      .Bind(3, change.generation)
+      .Bind(4, ParentPath(path))
+      .Bind(5, BaseName(path))
+      .Bind(6, entry.is_directory() ? kDirectoryKind : kFileKind)
+      .Bind(7, entry.content_id)
+      .Bind(8, static_cast<int64_t>(entry.size))
+      .Bind(9, entry.version)
+      .Bind(10, entry.created_ms)
+      .Bind(11, entry.modified_ms);
+  return insert.Run();
+}
+
+// Ends the live row `entry` at `path`: a row born in this generation is
+// seen by no snapshot and goes (with its content reference); an older one
+// is marked dead, for the snapshots that see it.
+Status RetireEntry(const Change& change, std::string_view path, const Entry& entry) {
+  if (entry.born == change.generation) {
+    {
+      TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement drop, change.db.Prepare(kDropEntry));
+      drop.Bind(1, change.workspace.id).Bind(2, path).Bind(3, entry.born);
+      TOOLVFS_RETURN_IF_ERROR(drop.Run());
+    }
+    if (entry.content_id) return ReleaseContent(change.db, *entry.content_id);
+    return OkStatus();
+  }
+  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement kill, change.db.Prepare(kKillEntry));
+  kill.Bind(1, change.workspace.id).Bind(2, path).Bind(3, entry.born).Bind(4, change.generation);
+  return kill.Run();
+}
+
+// The live rows strictly below directory `dir` (not the root), by path.
+Result<std::vector<std::pair<std::string, Entry>>> LiveDescendants(const Change& change, std::string_view dir) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement select, change.db.Prepare(kLiveSubtree));
+  const std::string first = std::string(dir) + "/";
+  const std::string past = PastSubtree(dir);
+  select.Bind(1, change.workspace.id).Bind(2, first).Bind(3, past);
+  std::vector<std::pair<std::string, Entry>> rows;
+  while (true) {
+    TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    Entry entry;
+    entry.born = select.Int(1);
+    entry.kind = KindOf(select.Int(2));
+    entry.content_id = select.OptionalInt(3);
+    entry.size = static_cast<uint64_t>(select.Int(4));
+    entry.version = select.OptionalInt(5);
+    entry.created_ms = select.Int(6);
+    entry.modified_ms = select.Int(7);
+    rows.emplace_back(std::string(select.Text(0)), entry);
+  }
+  return rows;
+}
+
+Result<bool> HasLiveChildren(const Change& change, std::string_view dir) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement select, change.db.Prepare(kHasLiveChild));
+  select.Bind(1, change.workspace.id).Bind(2, dir);
+  return select.Step();
+}
+
+// The first ancestor of `path` that is a file at generation `at`, if any.
+// Every ancestor of an entry is a directory, so the deepest existing
+// ancestor is the only one that can be a file.
+Result<std::optional<std::string>> FileAncestor(SqliteConnection& db, const Workspace& workspace,
+                                                std::string_view path, int64_t at) {
+  std::string_view ancestor = ParentPath(path);
+  while (!ancestor.empty()) {
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> entry,
+                             LookUp(db, workspace.id, ancestor, at, workspace.created_ms));
+    if (entry) {
+      if (entry->is_directory()) return std::optional<std::string>();
+      return std::optional<std::string>(std::string(ancestor));
+    }
+    ancestor = ParentPath(ancestor);
+  }
+  return std::optional<std::string>();
+}
+
+// NotDirectory if an ancestor of the missing `path` is a file, else
+// NotFound (the wording of store_errors.h).
+Status MissingOrParentIsFile(SqliteConnection& db, const Workspace& workspace, std::string_view path,
+                             int64_t at, std::string_view verb, std::string_view noun) {
+  TOOLVFS_ASSIGN_OR_RETURN(std::optional<std::string> file, FileAncestor(db, workspace, path, at));
+  if (file) return ParentIsFileError(CannotDo(verb, path), *file);
+  return MissingError(noun, path);
+}
+
+// Creates the missing ancestors of `path`; NotDirectory (worded with
+// `what`) if one is a file.
+Status CreateParents(const Change& change, std::string_view path, const std::string& what) {
+  std::vector<std::string_view> missing;
+  std::string_view ancestor = ParentPath(path);
+  while (!ancestor.empty()) {
+    TOOLVFS_ASSIGN_OR_RETURN(
+        std::optional<Entry> entry,
+        LookUp(change.db, change.workspace.id, ancestor, kLive, change.workspace.created_ms));
+    if (entry) {
+      if (!entry->is_directory()) return ParentIsFileError(what, ancestor);
+      break;
+    }
+    missing.push_back(ancestor);
+    ancestor = ParentPath(ancestor);
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    Entry directory;
+    directory.created_ms = directory.modified_ms = change.now;
+    TOOLVFS_RETURN_IF_ERROR(InsertEntry(change, *it, directory));
+  }
+  return OkStatus();
+}
+
+// ----- Snapshots ---------------------------------------------------------------------
+
+struct SnapshotRef {
+  int64_t id = 0;
+  int64_t generation = 0;
+};
+
+Status UnknownSnapshotError(std::string_view reference, const Workspace& workspace) {
+  return NotFoundError("Snapshot " + Quote(reference) + " does not exist in workspace " +
+                       Quote(workspace.name));
+}
+
+// Finds a snapshot by id, or by a label no other snapshot has.
+Result<SnapshotRef> FindSnapshot(SqliteConnection& db, int64_t workspace_id, std::string_view reference,
+                                 const std::function<Status()>& unknown) {
+  const bool numeric = !reference.empty() && reference.size() <= 18 &&
+                       std::all_of(reference.begin(), reference.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (numeric) {
+    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement by_id, db.Prepare(kSnapshotById));
+    by_id.Bind(1, workspace_id).Bind(2, static_cast<int64_t>(std::stoll(std::string(reference))));
+    TOOLVFS_ASSIGN_OR_RETURN(bool found, by_id.Step());
+    if (found) return SnapshotRef{by_id.Int(0), by_id.Int(1)};
+  }
+  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement by_label, db.Prepare(kSnapshotsByLabel));
+  by_label.Bind(1, workspace_id).Bind(2, reference);
+  TOOLVFS_ASSIGN_OR_RETURN(bool found, by_label.Step());
+  if (!found) return unknown();
+  SnapshotRef ref{by_label.Int(0), by_label.Int(1)};
+  TOOLVFS_ASSIGN_OR_RETURN(bool another, by_label.Step());
+  if (another) {
+    return InvalidArgumentError("Snapshot label " + Quote(reference) +
+                                " names more than one snapshot; use its id (toolvfs workspace snapshots)");
+  }
+  return ref;
+}
+
+Result<std::vector<std::string>> ChangedPaths(SqliteConnection& db, int64_t workspace_id, int64_t from,
+                                              int64_t to) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement select, db.Prepare(kChangedPaths));
+  select.Bind(1, workspace_id).Bind(2, from).Bind(3, to);
+  std::vector<std::string> paths;
+  while (true) {
+    TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    paths.emplace_back(select.Text(0));
+  }
+  return paths;
+}
+
+Result<std::optional<int64_t>> NeighbourGeneration(SqliteConnection& db, const char* sql, int64_t workspace_id,
+                                                   int64_t generation) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement select, db.Prepare(sql));
+  select.Bind(1, workspace_id).Bind(2, generation);
+  TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+  if (!row) return std::optional<int64_t>();
+  return select.OptionalInt(0);
+}
+
+// ----- Grep -----------------------------------------------------------------------------
+
+class OwnedContentReader final : public GrepFileReader {
+ public:
+  explicit OwnedContentReader(std::string content) : content_(std::move(content)) {}
+  Result<size_t> Read(char* data, size_t size) override {
+    size_t count = std::min(size, content_.size() - position_);
+    std::memcpy(data, content_.data() + position_, count);
+    position_ += count;
+    return count;
+  }
+
+ private:
+  std::string content_;
+  size_t position_ = 0;
+};
+
+// ----- The store --------------------------------------------------------------------
+
+class SqliteStore final : public ProjectFiles {
+ public:
+  explicit SqliteStore(std::shared_ptr<Workspace> workspace) : workspace_(std::move(workspace)) {}
+
+  Result<std::string> Read(std::string_view raw_path) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    TOOLVFS_ASSIGN_OR_RETURN(FileRange range, ReadFile(path, 0, std::nullopt, /*whole=*/true));
+    return std::move(range.content);
+  }
+
+  Result<FileRange> ReadRange(std::string_view raw_path, uint64_t offset,
+                              std::optional<uint64_t> length) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    return ReadFile(path, offset, length, /*whole=*/false);
+  }
+
+  Status Write(std::string_view raw_path, std::string_view content, WriteMode mode) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    if (path.empty()) return ProjectRootError("write");
+    TOOLVFS_RETURN_IF_ERROR(RefuseWrite("write", path));
+    return InWriteTransaction([&](const Change& change) -> Status {
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> existing, LookUpLive(change, path));
+      if (!existing) {
+        TOOLVFS_RETURN_IF_ERROR(CreateParents(change, path, CannotDo("write", path)));
+        Entry file;
+        file.kind = EntryKind::kFile;
+        TOOLVFS_ASSIGN_OR_RETURN(file.content_id, PutContent(change.db, content));
+        file.size = content.size();
+        file.version = 1;
+        file.created_ms = file.modified_ms = change.now;
+        return InsertEntry(change, path, file);
+      }
+      if (mode == WriteMode::kCreate) return CreateExistsError(path);
+      if (existing->is_directory()) return IsDirectoryActionError("write", path);
+      Entry next = *existing;
+      if (mode == WriteMode::kAppend) {
+        TOOLVFS_ASSIGN_OR_RETURN(next.content_id,
+                                 AppendContent(change.db, *existing->content_id, existing->size, content));
+        next.size = existing->size + content.size();
+      } else {
+        TOOLVFS_ASSIGN_OR_RETURN(next.content_id, PutContent(change.db, content));
+        next.size = content.size();
+      }
+      next.version = existing->version.value_or(0) + 1;
+      next.modified_ms = change.now;
+      return ReplaceEntry(change, path, *existing, next);
+    });
+  }
+
+  Result<bool> Exists(std::string_view raw_path) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    TOOLVFS_ASSIGN_OR_RETURN(ConnectionPool::Lease db, workspace_->pool.Borrow());
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> entry, LookUpAt(*db, path));
+    return entry.has_value();
+  }
+
+  Result<std::vector<DirEntry>> ListDir(std::string_view raw_path) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    TOOLVFS_ASSIGN_OR_RETURN(ConnectionPool::Lease db, workspace_->pool.Borrow());
+    return ListChildren(*db, path, "list");
+  }
+
+  Result<std::string> ResolvePath(std::string_view raw_path) override { return NormalizePath(raw_path); }
+
+  Result<FileMetadata> Metadata(std::string_view raw_path) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    TOOLVFS_ASSIGN_OR_RETURN(ConnectionPool::Lease db, workspace_->pool.Borrow());
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> entry, LookUpAt(*db, path));
+    if (!entry) {
+      return MissingOrParentIsFile(*db, *workspace_, path, workspace_->at, "get metadata of", "Path");
+    }
+    FileMetadata metadata{entry->kind, entry->size, entry->modified_ms};
+    if (entry->version) metadata.version = static_cast<uint64_t>(*entry->version);
+    metadata.created_ms = entry->created_ms;
+    return metadata;
+  }
+
+  Status Delete(std::string_view raw_path, bool recursive) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    if (path.empty()) return ProjectRootError("delete");
+    TOOLVFS_RETURN_IF_ERROR(RefuseWrite("delete", path));
+    return InWriteTransaction([&](const Change& change) -> Status {
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> existing, LookUpLive(change, path));
+      if (!existing) return MissingOrParentIsFile(change.db, *workspace_, path, kLive, "delete", "Path");
+      if (existing->is_directory()) {
+        TOOLVFS_ASSIGN_OR_RETURN(bool has_children, HasLiveChildren(change, path));
+        if (has_children && !recursive) return DeleteNotEmptyError(path);
+        if (has_children) {
+          TOOLVFS_ASSIGN_OR_RETURN(auto descendants, LiveDescendants(change, path));
+          for (const auto& [descendant, entry] : descendants) {
+            TOOLVFS_RETURN_IF_ERROR(RetireEntry(change, descendant, entry));
+          }
+        }
+      }
+      return RetireEntry(change, path, *existing);
+    });
+  }
+
+  Status Rename(std::string_view raw_from, std::string_view raw_to, bool overwrite) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string from, NormalizePath(raw_from));
+    TOOLVFS_ASSIGN_OR_RETURN(std::string to, NormalizePath(raw_to));
+    const std::string what = CannotRename(from, to);
+    if (from.empty() || to.empty()) return RenameRootError(from, to);
+    if (from != to && PathContains(from, to)) return RenameIntoItselfError(from, to);
+    TOOLVFS_RETURN_IF_ERROR(RefuseWrite("rename", from));
+    return InWriteTransaction([&](const Change& change) -> Status {
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> source, LookUpLive(change, from));
+      if (!source) {
+        TOOLVFS_ASSIGN_OR_RETURN(std::optional<std::string> file, FileAncestor(change.db, *workspace_, from, kLive));
+        if (file) return ParentIsFileError(what, *file);
+        return RenameSourceMissingError(from, to);
+      }
+      if (from == to) return OkStatus();
+      {
+        TOOLVFS_ASSIGN_OR_RETURN(std::optional<std::string> file, FileAncestor(change.db, *workspace_, to, kLive));
+        if (file) return ParentIsFileError(what, *file);
+      }
+      const bool moving_directory = source->is_directory();
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> target, LookUpLive(change, to));
+      std::optional<int64_t> replaced_version;
+      if (target) {
+        if (!overwrite) return RenameTargetExistsError(from, to);
+        if (PathContains(to, from)) return RenameTargetNotEmptyError(from, to);
+        if (!moving_directory && target->is_directory()) return RenameTargetIsDirectoryError(from, to);
+        if (moving_directory && !target->is_directory()) return RenameTargetIsFileError(from, to);
+        if (moving_directory) {
+          TOOLVFS_ASSIGN_OR_RETURN(bool has_children, HasLiveChildren(change, to));
+          if (has_children) return RenameTargetNotEmptyError(from, to);
+        }
+        replaced_version = target->version;
+        TOOLVFS_RETURN_IF_ERROR(RetireEntry(change, to, *target));
+      }
+      TOOLVFS_RETURN_IF_ERROR(CreateParents(change, to, what));
+
+      std::vector<std::pair<std::string, Entry>> moved;
+      moved.emplace_back(from, *source);
+      if (moving_directory) {
+        TOOLVFS_ASSIGN_OR_RETURN(auto descendants, LiveDescendants(change, from));
+        for (auto& row : descendants) moved.push_back(std::move(row));
+      }
+      // New rows first: they take a reference on each content before the
+      // old rows may drop theirs.
+      for (const auto& [old_path, entry] : moved) {
+        Entry copy = entry;
+        if (old_path == from && replaced_version) {
+          copy.version = *replaced_version + 1;  // continues the replaced file's count
+          copy.modified_ms = change.now;
+        }
+        if (copy.content_id) TOOLVFS_RETURN_IF_ERROR(AddContentReference(change.db, *copy.content_id));
+        TOOLVFS_RETURN_IF_ERROR(InsertEntry(change, to + old_path.substr(from.size()), copy));
+      }
+      for (const auto& [old_path, entry] : moved) TOOLVFS_RETURN_IF_ERROR(RetireEntry(change, old_path, entry));
+      return OkStatus();
+    });
+  }
+
+  Result<GrepResult> Grep(std::string_view pattern, const GrepOptions& options) override {
+    StoreGrepTree tree(workspace_);
+    return RunGrep(tree, pattern, options);
+  }
+
+  Result<std::unique_ptr<MaterializedView>> Materialize() override {
+    return UnsupportedError("Cannot materialize " + Quote(workspace_->display) + ": not yet");
+  }
+
+  const std::string& DisplayRoot() const override { return workspace_->display; }
+
+  // ----- Snapshots ----------------------------------------------------------------
+
+  Result<std::string> Snapshot(std::optional<std::string_view> label) override {
+    if (label) TOOLVFS_RETURN_IF_ERROR(ValidateWorkspaceName("snapshot label", *label));
+    TOOLVFS_RETURN_IF_ERROR(RefuseWrite("snapshot", ""));
+    int64_t id = 0;
+    Status taken = InWriteTransaction([&](const Change& change) -> Status {
+      {
+        TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement state, change.db.Prepare(kWorkspaceState));
+        state.Bind(1, workspace_->id);
+        TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
+        if (!found) return InternalError("The workspace row vanished inside a transaction");
+        id = state.Int(1);
+      }
+      {
+        TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement insert, change.db.Prepare(kInsertSnapshot));
+        insert.Bind(1, workspace_->id).Bind(2, id).Bind(3, change.generation).Bind(5, change.now);
+        if (label) insert.Bind(4, *label);
+        TOOLVFS_RETURN_IF_ERROR(insert.Run());
+      }
+      TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement advance, change.db.Prepare(kAdvanceGeneration));
+      advance.Bind(1, workspace_->id);
+      return advance.Run();
+    });
+    if (!taken.ok()) return taken;
+    return std::to_string(id);
+  }
+
+  Status Restore(std::string_view id) override {
+    TOOLVFS_RETURN_IF_ERROR(RefuseWrite("restore", ""));
+    return InWriteTransaction([&](const Change& change) -> Status {
+      TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef snapshot, Find(change.db, id));
+      TOOLVFS_ASSIGN_OR_RETURN(std::vector<std::string> paths,
+                               ChangedPaths(change.db, workspace_->id, snapshot.generation, kLive));
+      for (const std::string& path : paths) {
+        TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> wanted,
+                                 LookUp(change.db, workspace_->id, path, snapshot.generation, workspace_->created_ms));
+        TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> live, LookUpLive(change, path));
+        if (wanted && live && wanted->born == live->born) continue;  // the same row: unchanged
+        if (live) TOOLVFS_RETURN_IF_ERROR(RetireEntry(change, path, *live));
+        if (wanted) {
+          if (wanted->content_id) TOOLVFS_RETURN_IF_ERROR(AddContentReference(change.db, *wanted->content_id));
+          TOOLVFS_RETURN_IF_ERROR(InsertEntry(change, path, *wanted));
+        }
+      }
+      return OkStatus();
+    });
+  }
+
+  Result<std::vector<SnapshotInfo>> ListSnapshots() override {
+    TOOLVFS_ASSIGN_OR_RETURN(ConnectionPool::Lease db, workspace_->pool.Borrow());
+    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement select, db->Prepare(kListSnapshots));
+    select.Bind(1, workspace_->id);
+    std::vector<SnapshotInfo> snapshots;
+    while (true) {
+      TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+      if (!row) break;
+      SnapshotInfo info;
+      info.id = std::to_string(select.Int(0));
+      if (!select.IsNull(1)) info.label = std::string(select.Text(1));
+      info.created_ms = select.Int(2);
+      snapshots.push_back(std::move(info));
+    }
+    return snapshots;
+  }
+
+  Result<TreeDiff> Diff(std::string_view from, std::optional<std::string_view> to) override {
+    TOOLVFS_ASSIGN_OR_RETURN(ConnectionPool::Lease db, workspace_->pool.Borrow());
+    TOOLVFS_ASSIGN_OR_RETURN(SqliteTransaction transaction,
+                             SqliteTransaction::Begin(*db, SqliteTransaction::Kind::kRead));
+    TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef first, Find(*db, from));
+    int64_t second = workspace_->at;
+    if (to) {
+      TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef named, Find(*db, *to));
+      second = named.generation;
+    }
+    const bool reversed = second < first.generation;
+    const int64_t low = reversed ? second : first.generation;
+    const int64_t high = reversed ? first.generation : second;
+    TOOLVFS_ASSIGN_OR_RETURN(std::vector<std::string> paths, ChangedPaths(*db, workspace_->id, low, high));
+    TreeDiff diff;
+    for (const std::string& path : paths) {
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> before,
+                               LookUp(*db, workspace_->id, path, low, workspace_->created_ms));
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> after,
+                               LookUp(*db, workspace_->id, path, high, workspace_->created_ms));
+      if (before && after) {
+        if (before->kind != after->kind || before->content_id != after->content_id) diff.modified.push_back(path);
+      } else if (after) {
+        diff.added.push_back(path);
+      } else if (before) {
+        diff.deleted.push_back(path);
+      }
+    }
+    if (reversed) std::swap(diff.added, diff.deleted);
+    TOOLVFS_RETURN_IF_ERROR(transaction.Commit());
+    return diff;
+  }
+
+  Status DeleteSnapshot(std::string_view id) override {
+    TOOLVFS_RETURN_IF_ERROR(RefuseWrite("delete a snapshot of", ""));
+    return InWriteTransaction([&](const Change& change) -> Status {
+      TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef snapshot, Find(change.db, id));
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> previous,
+                               NeighbourGeneration(change.db, kPreviousSnapshotGeneration, workspace_->id,
+                                                   snapshot.generation));
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> next,
+                               NeighbourGeneration(change.db, kNextSnapshotGeneration, workspace_->id,
+                                                   snapshot.generation));
+      {
+        TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement remove, change.db.Prepare(kDeleteSnapshot));
+        remove.Bind(1, workspace_->id).Bind(2, snapshot.id);
+        TOOLVFS_RETURN_IF_ERROR(remove.Run());
+      }
+      // Rows only this snapshot saw: born after the previous snapshot,
+      // dead by the next one (or by now).
+      std::vector<std::pair<std::string, Entry>> freed;
+      {
+        TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement select, change.db.Prepare(kRowsSeenOnlyBetween));
+        select.Bind(1, workspace_->id)
+            .Bind(2, previous.value_or(0))
+            .Bind(3, snapshot.generation)
+            .Bind(4, next.value_or(change.generation));
+        while (true) {
+          TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+          if (!row) break;
+          Entry entry;
+          entry.born = select.Int(1);
+          entry.content_id = select.OptionalInt(2);
+          freed.emplace_back(std::string(select.Text(0)), entry);
+        }
+      }
+      for (const auto& [path, entry] : freed) {
+        {
+          TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement drop, change.db.Prepare(kDropEntry));
+          drop.Bind(1, workspace_->id).Bind(2, path).Bind(3, entry.born);
+          TOOLVFS_RETURN_IF_ERROR(drop.Run());
+        }
+        if (entry.content_id) TOOLVFS_RETURN_IF_ERROR(ReleaseContent(change.db, *entry.content_id));
+      }
+      return OkStatus();
+    });
+  }
+
+ private:
+  // GrepTree over the workspace's state at the store's generation; each
+  // call borrows its own connection, so the engine's threads read in
+  // parallel.
+  class StoreGrepTree final : public GrepTree {
+   public:
+    explicit StoreGrepTree(std::shared_ptr<Workspace> workspace) : workspace_(std::move(workspace)) {}
+
+    Result<std::vector<Entry>> List(std::string_view path) override {
+      TOOLVFS_ASSIGN_OR_RETURN(ConnectionPool::Lease db, workspace_->pool.Borrow());
+      return ListChildrenOf(*db, *workspace_, path, "search");
+    }
+
+    Result<EntryKind> Resolve(std::string_view path) override {
+      TOOLVFS_ASSIGN_OR_RETURN(ConnectionPool::Lease db, workspace_->pool.Borrow());
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<toolvfs::Entry> entry, LookUpIn(*db, *workspace_, path));
+      if (!entry) return MissingOrParentIsFile(*db, *workspace_, path, workspace_->at, "search", "Path");
+      return entry->kind;
+    }
+
+    Result<File> OpenFile(std::string_view path, bool /*follow_symlinks*/) override {
+      TOOLVFS_ASSIGN_OR_RETURN(FileRange range, ReadFileOf(*workspace_, path, 0, std::nullopt,
+                                                           /*whole=*/false, /*limit=*/false));
+      return File{std::make_unique<OwnedContentReader>(std::move(range.content)), {}};
+    }
+
+   private:
+    std::shared_ptr<Workspace> workspace_;
+  };
+
+  static Result<std::optional<toolvfs::Entry>> LookUpIn(SqliteConnection& db, const Workspace& workspace,
+                                                       std::string_view path) {
+    return LookUp(db, workspace.id, path, workspace.at, workspace.created_ms);
+  }
+
+  static Result<std::vector<DirEntry>> ListChildrenOf(SqliteConnection& db, const Workspace& workspace,
+                                                      std::string_view path, std::string_view verb) {
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<toolvfs::Entry> entry, LookUpIn(db, workspace, path));
+    if (!entry) {
+      return MissingOrParentIsFile(db, workspace, path, workspace.at, verb,
+                                   verb == "list" ? "Directory" : "Path");
+    }
+    if (!entry->is_directory()) return ListFileError(path);
+    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement select, db.Prepare(kListChildren));
+    select.Bind(1, workspace.id).Bind(2, path).Bind(3, workspace.at);
+    std::vector<DirEntry> entries;
+    while (true) {
+      TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+      if (!row) break;
+      entries.push_back(DirEntry{std::string(select.Text(0)), KindOf(select.Int(1)), std::nullopt});
+    }
+    return entries;
+  }
+
+  // Reads [offset, offset + length) of the file at `path` (the whole file
+  // when `whole`) in one read transaction, so content and size come from
+  // one version. `limit`: apply the read limit (grep reads whole files of
+  // any size, like the other stores' grep trees).
+  static Result<FileRange> ReadFileOf(const Workspace& workspace, std::string_view path, uint64_t offset,
+                                      std::optional<uint64_t> length, bool whole, bool limit = true) {
+    TOOLVFS_ASSIGN_OR_RETURN(ConnectionPool::Lease db, workspace.pool.Borrow());
+    TOOLVFS_ASSIGN_OR_RETURN(SqliteTransaction transaction,
+                             SqliteTransaction::Begin(*db, SqliteTransaction::Kind::kRead));
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<toolvfs::Entry> entry, LookUpIn(*db, workspace, path));
+    if (!entry) return MissingOrParentIsFile(*db, workspace, path, workspace.at, "read", "File");
+    if (entry->is_directory()) return IsDirectoryActionError("read", path);
+    const uint64_t size = entry->size;
+    const uint64_t max = workspace.options.max_read_bytes;
+    if (whole && limit && size > max) return ReadLimitError(path, size, max);
+    const uint64_t available = offset < size ? size - offset : 0;
+    const uint64_t wanted = std::min(available, length.value_or(available));
+    if (!whole && limit && wanted > max) return ReadRangeLimitError(path, offset, wanted, max);
+    TOOLVFS_ASSIGN_OR_RETURN(std::string content,
+                             ReadContent(*db, *entry->content_id, size, wanted == 0 ? 0 : offset, wanted));
+    TOOLVFS_RETURN_IF_ERROR(transaction.Commit());
+    return FileRange{std::move(content), size};
+  }
+
+  Result<FileRange> ReadFile(std::string_view path, uint64_t offset, std::optional<uint64_t> length, bool whole) {
+    return ReadFileOf(*workspace_, path, offset, length, whole);
+  }
+
+  Result<std::vector<DirEntry>> ListChildren(SqliteConnection& db, std::string_view path, std::string_view verb) {
+    return ListChildrenOf(db, *workspace_, path, verb);
+  }
+
+  Result<std::optional<toolvfs::Entry>> LookUpAt(SqliteConnection& db, std::string_view path) {
+    return LookUpIn(db, *workspace_, path);
+  }
+
+  Result<std::optional<toolvfs::Entry>> LookUpLive(const Change& change, std::string_view path) {
+    return LookUp(change.db, workspace_->id, path, kLive, workspace_->created_ms);
+  }
+
+  Result<SnapshotRef> Find(SqliteConnection& db, std::string_view reference) {
+    return FindSnapshot(db, workspace_->id, reference,
+                        [&] { return UnknownSnapshotError(reference, *workspace_); });
+  }
+
+  // PermissionDenied for a write to a snapshot project.
+  Status RefuseWrite(std::string_view verb, std::string_view path) const {
+    if (!workspace_->read_only()) return OkStatus();
+    return PermissionDeniedError(CannotDo(verb, path) + ": the project " + Quote(workspace_->display) +
+                                 " is snapshot " + Quote(workspace_->snapshot) + ", which is read-only");
+  }
+
+  // Replaces the live row `old` at `path` with `next` (same path): in place
+  // when no snapshot saw `old`, else as a new row.
+  Status ReplaceEntry(const Change& change, std::string_view path, const toolvfs::Entry& old,
+                      const toolvfs::Entry& next) {
+    if (old.born == change.generation) {
+      {
+        TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement update, change.db.Prepare(kReplaceEntryContent));
+        update.Bind(1, workspace_->id)
+            .Bind(2, path)
+            .Bind(3, old.born)
+            .Bind(4, next.content_id)
+            .Bind(5, static_cast<int64_t>(next.size))
+            .Bind(6, next.version)
+            .Bind(7, next.modified_ms);
+        TOOLVFS_RETURN_IF_ERROR(update.Run());
+      }
+      if (old.content_id) return ReleaseContent(change.db, *old.content_id);
+      return OkStatus();
+    }
+    TOOLVFS_RETURN_IF_ERROR(RetireEntry(change, path, old));
+    return InsertEntry(change, path, next);
+  }
+
+  // Runs `body` in a write transaction of the live state; commits if it
+  // returns OK, rolls back otherwise.
+  template <typename Body>
+  Status InWriteTransaction(Body&& body) {
+    std::lock_guard lock(workspace_->write_mutex);
+    TOOLVFS_ASSIGN_OR_RETURN(ConnectionPool::Lease db, workspace_->pool.Borrow());
+    TOOLVFS_ASSIGN_OR_RETURN(SqliteTransaction transaction,
+                             SqliteTransaction::Begin(*db, SqliteTransaction::Kind::kWrite));
+    TOOLVFS_ASSIGN_OR_RETURN(int64_t generation, CurrentGeneration(*db, workspace_->id, workspace_->display));
+    Change change{*db, *workspace_, generation, NowMs()};
+    TOOLVFS_RETURN_IF_ERROR(body(change));
+    return transaction.Commit();
+  }
+
+  std::shared_ptr<Workspace> workspace_;
+};
+
+// ----- Opening ------------------------------------------------------------------------
+
+// The workspace's id and creation time, creating it if `create`.
+Status FindOrCreateWorkspace(SqliteConnection& db, Workspace& workspace, bool create) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqliteTransaction transaction,
+                           SqliteTransaction::Begin(db, create ? SqliteTransaction::Kind::kWrite
+                                                               : SqliteTransaction::Kind::kRead));
+  {
+    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement find, db.Prepare(kFindWorkspace));
+    find.Bind(1, workspace.name);
+    TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
+    if (found) workspace.id = find.Int(0);
+  }
+  if (workspace.id == 0) {
+    if (!create) {
+      return NotFoundError("Workspace " + Quote(workspace.name) + " does not exist in the store " +
+                           Quote(workspace.file));
+    }
+    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement insert, db.Prepare(kInsertWorkspace));
+    insert.Bind(1, workspace.name).Bind(2, NowMs());
+    TOOLVFS_RETURN_IF_ERROR(insert.Run());
+    workspace.id = sqlite3_last_insert_rowid(db.handle());
+  }
+  {
+    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement state, db.Prepare(kWorkspaceState));
+    state.Bind(1, workspace.id);
+    TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
+    if (!found) return InternalError("The workspace row vanished inside a transaction");
+    workspace.created_ms = state.Int(2);
+  }
+  return transaction.Commit();
+}
+
+// Opens a connection to `file` and brings its schema up to date.
+Result<std::unique_ptr<SqliteConnection>> OpenStoreFile(const std::string& file, bool create,
+                                                        bool sync_writes, const std::string& display) {
+  if (!create) {
+    struct stat info;
+    if (::stat(file.c_str(), &info) != 0) {
+      return ErrnoToStatus(errno, "Cannot open the store " + Quote(file));
+    }
+  }
+  TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<SqliteConnection> connection,
+                           SqliteConnection::Open(file, create, /*read_only=*/false, sync_writes, display));
+  // Incremental auto-vacuum lets `workspace gc` give freed pages back to
+  // the file system; it must be chosen before the first table exists.
+  TOOLVFS_RETURN_IF_ERROR(connection->Execute("PRAGMA auto_vacuum=INCREMENTAL"));
+  TOOLVFS_RETURN_IF_ERROR(connection->Execute("PRAGMA journal_mode=WAL"));
+  TOOLVFS_RETURN_IF_ERROR(PrepareSqliteSchema(*connection));
+  return connection;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ProjectFiles>> OpenSqliteStore(std::string_view uri, const StoreOptions& options) {
+  TOOLVFS_ASSIGN_OR_RETURN(WorkspaceAddress address, ParseWorkspaceAddress(uri, uri.substr(uri.find(':') + 1)));
+  if (address.location.find('@') != std::string::npos) {
+    return InvalidArgumentError("Invalid project " + Quote(uri) +
+                                ": '@' before '#'; a snapshot is named after the workspace, as "
+                                "sqlite:FILE#WORKSPACE@SNAPSHOT");
+  }
+  std::string display = "sqlite:" + address.location + "#" + address.workspace;
+  if (address.snapshot) display += "@" + *address.snapshot;
+  auto workspace = std::make_shared<Workspace>(address.location, display, options);
+  workspace->name = address.workspace;
+  const bool create = !address.snapshot;
+  TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<SqliteConnection> connection,
+                           OpenStoreFile(address.location, create, options.sync_writes, display));
+  TOOLVFS_RETURN_IF_ERROR(FindOrCreateWorkspace(*connection, *workspace, create));
+  if (address.snapshot) {
+    const std::string reference = *address.snapshot;
+    TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef snapshot,
+                             FindSnapshot(*connection, workspace->id, reference,
+                                          [&] { return UnknownSnapshotError(reference, *workspace); }));
+    workspace->at = snapshot.generation;
+    workspace->snapshot = std::to_string(snapshot.id);
+  }
+  workspace->pool.Adopt(std::move(connection));
+  return std::unique_ptr<ProjectFiles>(std::make_unique<SqliteStore>(std::move(workspace)));
+}
+
+}  // namespace toolvfs

@@ -1,0 +1,70 @@
+#include "project/sql/workspace_uri.h"
+
+#include "core/text.h"
+
+namespace toolvfs {
+namespace {
+
+constexpr size_t kMaxNameBytes = 255;
+
+bool HasControlCharacter(std::string_view text) {
+  for (char c : text) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status ValidateWorkspaceName(std::string_view what, std::string_view name) {
+  auto invalid = [&](std::string_view why) {
+    return InvalidArgumentError("Invalid " + std::string(what) + " " + Quote(name) + ": " + std::string(why));
+  };
+  if (name.empty()) return invalid("it is empty");
+  if (name.size() > kMaxNameBytes) {
+    return InvalidArgumentError("Invalid " + std::string(what) + " " + Quote(name.substr(0, 40)) +
+                                "...: it is " + std::to_string(name.size()) +
+                                " bytes long, more than the limit of " + std::to_string(kMaxNameBytes));
+  }
+  if (!IsValidUtf8(name)) return invalid("it is not valid UTF-8");
+  if (HasControlCharacter(name)) return invalid("it contains a control character");
+  if (name.find_first_of("#@") != std::string_view::npos) {
+    return invalid("'#' and '@' separate the parts of a store URI and cannot be part of a name");
+  }
+  return OkStatus();
+}
+
+Result<WorkspaceAddress> ParseWorkspaceAddress(std::string_view uri, std::string_view rest) {
+  auto invalid = [&](std::string_view why) {
+    return InvalidArgumentError("Invalid project " + Quote(uri) + ": " + std::string(why));
+  };
+  WorkspaceAddress address;
+  size_t hash = rest.find('#');
+  std::string_view location = rest.substr(0, hash);
+  if (location.empty()) return invalid("no store before '#'");
+  address.location = std::string(location);
+  address.workspace = std::string(kDefaultWorkspace);
+  if (hash == std::string_view::npos) return address;
+
+  std::string_view fragment = rest.substr(hash + 1);
+  if (fragment.find('#') != std::string_view::npos) {
+    return invalid("more than one '#'; expected LOCATION#WORKSPACE[@SNAPSHOT]");
+  }
+  size_t at = fragment.find('@');
+  std::string_view workspace = fragment.substr(0, at);
+  if (workspace.empty()) return invalid("no workspace name after '#'");
+  TOOLVFS_RETURN_IF_ERROR(ValidateWorkspaceName("workspace name", workspace));
+  address.workspace = std::string(workspace);
+  if (at == std::string_view::npos) return address;
+  std::string_view snapshot = fragment.substr(at + 1);
+  if (snapshot.empty()) return invalid("no snapshot after '@'");
+  if (snapshot.find('@') != std::string_view::npos) {
+    return invalid("more than one '@' after '#'; expected LOCATION#WORKSPACE@SNAPSHOT");
+  }
+  TOOLVFS_RETURN_IF_ERROR(ValidateWorkspaceName("snapshot", snapshot));
+  address.snapshot = std::string(snapshot);
+  return address;
+}
+
+}  // namespace toolvfs

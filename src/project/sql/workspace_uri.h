@@ -1,0 +1,34 @@
+// The workspace part of a SQL store's URI, shared by the sqlite and
+// postgres stores: `LOCATION#WORKSPACE@SNAPSHOT` (SPEC.md §2.4).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace toolvfs {
+
+// The workspace a URI without a fragment opens.
+inline constexpr std::string_view kDefaultWorkspace = "default";
+
+struct WorkspaceAddress {
+  std::string location;                // the file (sqlite) or connection URI (postgres)
+  std::string workspace;               // kDefaultWorkspace without '#'
+  std::optional<std::string> snapshot;  // after '@': open that snapshot read-only
+};
+
+// Splits `rest` (the URI without its "sqlite:" scheme) at its '#' and the
+// '@' after it. InvalidArgument naming `uri` (the whole URI, for the
+// message) when the location is empty, a '#' or '@' is where it cannot be
+// (a second '#', an '@' before the '#' or twice after it), or the workspace
+// or snapshot is empty or not a valid name (ValidateWorkspaceName).
+Result<WorkspaceAddress> ParseWorkspaceAddress(std::string_view uri, std::string_view rest);
+
+// A workspace or snapshot-label name: 1 to 255 bytes of valid UTF-8
+// without control characters ('#' and '@' are refused too: they separate
+// the parts of a URI). InvalidArgument "Invalid <what> '<name>': <why>".
+Status ValidateWorkspaceName(std::string_view what, std::string_view name);
+
+}  // namespace toolvfs
