@@ -47,4 +47,13 @@ ContentHash ChunkedContentHash(uint64_t size, const std::vector<ContentHash>& ch
   return digest.Finish();
 }
 
+ContentHash ContentAddress(std::string_view bytes) {
+  if (bytes.size() <= kChunkBytes) return Sha256(bytes);
+  std::vector<ContentHash> chunk_hashes;
+  for (size_t offset = 0; offset < bytes.size(); offset += kChunkBytes) {
+    chunk_hashes.push_back(Sha256(bytes.substr(offset, kChunkBytes)));
+  }
+  return ChunkedContentHash(bytes.size(), chunk_hashes);
+}
+
 }  // namespace toolvfs

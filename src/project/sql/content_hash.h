@@ -32,6 +32,10 @@ ContentHash Sha256(std::string_view bytes);
 // The address of content of `size` bytes made of chunks with `chunk_hashes`.
 ContentHash ChunkedContentHash(uint64_t size, const std::vector<ContentHash>& chunk_hashes);
 
+// The address of `bytes` as the store computes it: Sha256 for content up
+// to kChunkBytes, ChunkedContentHash of its chunks for longer content.
+ContentHash ContentAddress(std::string_view bytes);
+
 inline std::string_view HashBytes(const ContentHash& hash) {
   return std::string_view(reinterpret_cast<const char*>(hash.data()), hash.size());
 }

@@ -14,20 +14,25 @@
 // `died IS NULL` rows match.
 #include "project/sql/sqlite_store.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "core/text.h"
+#include "core/unique_fd.h"
 #include "project/grep.h"
+#include "project/materialized_copy.h"
 #include "project/path.h"
 #include "project/sql/content_hash.h"
 #include "project/sql/sqlite_database.h"
@@ -57,6 +62,10 @@ constexpr const char* kLookUpEntry =
 constexpr const char* kListChildren =
     "SELECT name, kind FROM entries WHERE workspace_id=?1 AND parent=?2 AND born<=?3 "
     "AND (died IS NULL OR died>?3) ORDER BY name";
+constexpr const char* kEntriesAt =
+    "SELECT e.path, e.kind, e.content_id, e.size, e.modified_ms, c.hash FROM entries e "
+    "LEFT JOIN contents c ON c.id=e.content_id "
+    "WHERE e.workspace_id=?1 AND e.born<=?2 AND (e.died IS NULL OR e.died>?2) ORDER BY e.path";
 constexpr const char* kHasLiveChild =
     "SELECT 1 FROM entries WHERE workspace_id=?1 AND parent=?2 AND died IS NULL LIMIT 1";
 constexpr const char* kLiveSubtree =
@@ -586,6 +595,247 @@ Status CreateParents(const Change& change, std::string_view path, const std::str
   return OkStatus();
 }
 
+Result<std::optional<Entry>> LookUpLive(const Change& change, std::string_view path) {
+  return LookUp(change.db, change.workspace.id, path, kLive, change.workspace.created_ms);
+}
+
+// Replaces the live row `old` at `path` with `next` (same path): in place
+// when no snapshot saw `old`, else as a new row.
+Status ReplaceEntry(const Change& change, std::string_view path, const Entry& old, const Entry& next) {
+  if (old.born == change.generation) {
+    {
+      TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement update, change.db.Prepare(kReplaceEntryContent));
+      update.Bind(1, change.workspace.id)
+          .Bind(2, path)
+          .Bind(3, old.born)
+          .Bind(4, next.content_id)
+          .Bind(5, static_cast<int64_t>(next.size))
+          .Bind(6, next.version)
+          .Bind(7, next.modified_ms);
+      TOOLVFS_RETURN_IF_ERROR(update.Run());
+    }
+    if (old.content_id) return ReleaseContent(change.db, *old.content_id);
+    return OkStatus();
+  }
+  TOOLVFS_RETURN_IF_ERROR(RetireEntry(change, path, old));
+  return InsertEntry(change, path, next);
+}
+
+// ProjectFiles::Write of normalized, non-root `path` inside `change`.
+Status WriteFile(const Change& change, const std::string& path, std::string_view content, WriteMode mode) {
+  TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> existing, LookUpLive(change, path));
+  if (!existing) {
+    TOOLVFS_RETURN_IF_ERROR(CreateParents(change, path, CannotDo("write", path)));
+    Entry file;
+    file.kind = EntryKind::kFile;
+    TOOLVFS_ASSIGN_OR_RETURN(file.content_id, PutContent(change.db, content));
+    file.size = content.size();
+    file.version = 1;
+    file.created_ms = file.modified_ms = change.now;
+    return InsertEntry(change, path, file);
+  }
+  if (mode == WriteMode::kCreate) return CreateExistsError(path);
+  if (existing->is_directory()) return IsDirectoryActionError("write", path);
+  Entry next = *existing;
+  if (mode == WriteMode::kAppend) {
+    TOOLVFS_ASSIGN_OR_RETURN(next.content_id,
+                             AppendContent(change.db, *existing->content_id, existing->size, content));
+    next.size = existing->size + content.size();
+  } else {
+    TOOLVFS_ASSIGN_OR_RETURN(next.content_id, PutContent(change.db, content));
+    next.size = content.size();
+  }
+  next.version = existing->version.value_or(0) + 1;
+  next.modified_ms = change.now;
+  return ReplaceEntry(change, path, *existing, next);
+}
+
+// Creates the directory `path` and its missing parents inside `change`;
+// nothing if it exists; NotDirectory if it or a parent is a file.
+Status CreateDirectory(const Change& change, const std::string& path) {
+  TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> existing, LookUpLive(change, path));
+  if (existing) {
+    if (existing->is_directory()) return OkStatus();
+    return NotDirectoryError("Cannot create directory " + DisplayPath(path) + ": it is a file");
+  }
+  const std::string what = CannotDo("create directory", path);
+  TOOLVFS_RETURN_IF_ERROR(CreateParents(change, path, what));
+  Entry directory;
+  directory.created_ms = directory.modified_ms = change.now;
+  return InsertEntry(change, path, directory);
+}
+
+// Runs `body` in a write transaction of the live state of `workspace`;
+// commits if it returns OK, rolls back otherwise.
+template <typename Body>
+Status InWriteTransaction(Workspace& workspace, Body&& body) {
+  std::lock_guard lock(workspace.write_mutex);
+  TOOLVFS_ASSIGN_OR_RETURN(ConnectionPool::Lease db, workspace.pool.Borrow());
+  TOOLVFS_ASSIGN_OR_RETURN(SqliteTransaction transaction,
+                           SqliteTransaction::Begin(*db, SqliteTransaction::Kind::kWrite));
+  TOOLVFS_ASSIGN_OR_RETURN(int64_t generation, CurrentGeneration(*db, workspace.id, workspace.display));
+  Change change{*db, workspace, generation, NowMs()};
+  TOOLVFS_RETURN_IF_ERROR(body(change));
+  return transaction.Commit();
+}
+
+// ----- Materialize ------------------------------------------------------------------
+
+// What a materialized copy was written from, per path.
+struct CopiedFrom {
+  EntryKind kind = EntryKind::kFile;
+  std::optional<int64_t> content_id;  // files
+  ContentHash hash{};                 // files: the content's address
+};
+using CopiedFromTree = std::map<std::string, CopiedFrom, std::less<>>;
+
+// Applies what changed in the copy (`now_in_copy` against `written`) to the
+// live state inside `change`, as the memory store does: a change made in
+// the store since the copy was written wins over a deletion in the copy.
+Status ApplyCopyChanges(const Change& change, const CopiedFromTree& written, const CopiedTree& now_in_copy) {
+  // Deletions first, deepest first, so a directory is empty when reached
+  // and a path can change kind (deleted, then added).
+  for (auto it = written.rbegin(); it != written.rend(); ++it) {
+    const auto& [path, node] = *it;
+    auto in_copy = now_in_copy.find(path);
+    if (in_copy != now_in_copy.end() && in_copy->second.kind == node.kind) continue;
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> live, LookUpLive(change, path));
+    if (!live || live->kind != node.kind) continue;  // gone already
+    if (live->is_directory()) {
+      TOOLVFS_ASSIGN_OR_RETURN(bool has_children, HasLiveChildren(change, path));
+      if (has_children) continue;  // the store gained entries here since: keep them
+    } else if (live->content_id != node.content_id) {
+      continue;  // changed in the store since the copy was made: keep that change
+    }
+    TOOLVFS_RETURN_IF_ERROR(RetireEntry(change, path, *live));
+  }
+  // Additions and modifications, parents first.
+  for (const auto& [path, entry] : now_in_copy) {
+    auto before = written.find(path);
+    const bool existed = before != written.end() && before->second.kind == entry.kind;
+    if (entry.kind == EntryKind::kDirectory) {
+      if (!existed) TOOLVFS_RETURN_IF_ERROR(CreateDirectory(change, path));
+      continue;
+    }
+    if (existed && ContentAddress(entry.content) == before->second.hash) continue;  // unchanged
+    TOOLVFS_RETURN_IF_ERROR(WriteFile(change, path, entry.content, WriteMode::kOverwrite));
+  }
+  return OkStatus();
+}
+
+// Whether the copy holds exactly what it was written with.
+bool CopyUnchanged(const CopiedFromTree& written, const CopiedTree& now_in_copy) {
+  if (written.size() != now_in_copy.size()) return false;
+  for (const auto& [path, entry] : now_in_copy) {
+    auto before = written.find(path);
+    if (before == written.end() || before->second.kind != entry.kind) return false;
+    if (entry.kind == EntryKind::kFile && ContentAddress(entry.content) != before->second.hash) return false;
+  }
+  return true;
+}
+
+class SqliteView final : public MaterializedView {
+ public:
+  SqliteView(std::shared_ptr<Workspace> workspace, std::string dir, CopiedFromTree written)
+      : workspace_(std::move(workspace)), dir_(std::move(dir)), written_(std::move(written)) {}
+
+  ~SqliteView() override {
+    if (released_) return;
+    Status status = Release();
+    if (!status.ok()) {
+      // The message names the kept directory.
+      std::fprintf(stderr, "toolvfs: %s\n", EscapeForDisplay(status.message()).c_str());
+    }
+  }
+
+  const std::string& path() const override { return dir_; }
+
+  Status Release() override {
+    if (released_) return OkStatus();
+    released_ = true;
+    Status status = Sync();
+    if (!status.ok()) {
+      return Status(status.code(), "Cannot sync the materialized copy " + Quote(dir_) +
+                                       " back (nothing was synced; the copy is kept): " + status.message());
+    }
+    written_.clear();
+    Status removed = RemoveTree(dir_);
+    if (!removed.ok()) {
+      return Status(removed.code(), "Synced the materialized copy back, but it is kept: " + removed.message());
+    }
+    return OkStatus();
+  }
+
+ private:
+  Status Sync() {
+    TOOLVFS_ASSIGN_OR_RETURN(CopiedTree now_in_copy, ReadCopy(dir_));
+    if (workspace_->read_only()) {
+      if (CopyUnchanged(written_, now_in_copy)) return OkStatus();
+      return PermissionDeniedError("the project " + Quote(workspace_->display) + " is snapshot " +
+                                   Quote(workspace_->snapshot) + ", which is read-only");
+    }
+    // One transaction: the sync applies whole or not at all.
+    return InWriteTransaction(*workspace_, [&](const Change& change) {
+      return ApplyCopyChanges(change, written_, now_in_copy);
+    });
+  }
+
+  std::shared_ptr<Workspace> workspace_;
+  std::string dir_;
+  CopiedFromTree written_;
+  bool released_ = false;
+};
+
+// Writes the state of `workspace` at its generation into the empty
+// directory `dir`, in one read transaction; returns what it wrote.
+Result<CopiedFromTree> WriteCopy(const Workspace& workspace, const std::string& dir) {
+  UniqueFd root(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!root) return ErrnoToStatus(errno, "Cannot open " + Quote(dir));
+  TOOLVFS_ASSIGN_OR_RETURN(ConnectionPool::Lease db, workspace.pool.Borrow());
+  TOOLVFS_ASSIGN_OR_RETURN(SqliteTransaction transaction, SqliteTransaction::Begin(*db, SqliteTransaction::Kind::kRead));
+  struct Row {
+    std::string path;
+    CopiedFrom from;
+    uint64_t size = 0;
+    int64_t modified_ms = 0;
+  };
+  std::vector<Row> rows;
+  {
+    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement select, db->Prepare(kEntriesAt));
+    select.Bind(1, workspace.id).Bind(2, workspace.at);
+    while (true) {
+      TOOLVFS_ASSIGN_OR_RETURN(bool found, select.Step());
+      if (!found) break;
+      Row row;
+      row.path = std::string(select.Text(0));
+      row.from.kind = KindOf(select.Int(1));
+      row.from.content_id = select.OptionalInt(2);
+      row.size = static_cast<uint64_t>(select.Int(3));
+      row.modified_ms = select.Int(4);
+      std::string_view hash = select.Blob(5);
+      if (hash.size() == row.from.hash.size()) std::memcpy(row.from.hash.data(), hash.data(), hash.size());
+      rows.push_back(std::move(row));
+    }
+  }
+  CopiedFromTree written;
+  for (const Row& row : rows) {
+    if (row.from.kind == EntryKind::kDirectory) {
+      TOOLVFS_RETURN_IF_ERROR(WriteCopiedDirectory(root.get(), dir, row.path));
+    } else {
+      TOOLVFS_ASSIGN_OR_RETURN(std::string content, ReadContent(*db, *row.from.content_id, row.size, 0, row.size));
+      TOOLVFS_RETURN_IF_ERROR(WriteCopiedFile(root.get(), dir, row.path, content, row.modified_ms));
+    }
+    written.emplace(row.path, row.from);
+  }
+  // Directory times last, deepest first: creating children changes them.
+  for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
+    if (it->from.kind != EntryKind::kDirectory) continue;
+    TOOLVFS_RETURN_IF_ERROR(SetCopiedDirectoryTime(root.get(), dir, it->path, it->modified_ms));
+  }
+  TOOLVFS_RETURN_IF_ERROR(transaction.Commit());
+  return written;
+}
+
 // ----- Snapshots ---------------------------------------------------------------------
 
 struct SnapshotRef {
@@ -683,32 +933,8 @@ class SqliteStore final : public ProjectFiles {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     if (path.empty()) return ProjectRootError("write");
     TOOLVFS_RETURN_IF_ERROR(RefuseWrite("write", path));
-    return InWriteTransaction([&](const Change& change) -> Status {
-      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> existing, LookUpLive(change, path));
-      if (!existing) {
-        TOOLVFS_RETURN_IF_ERROR(CreateParents(change, path, CannotDo("write", path)));
-        Entry file;
-        file.kind = EntryKind::kFile;
-        TOOLVFS_ASSIGN_OR_RETURN(file.content_id, PutContent(change.db, content));
-        file.size = content.size();
-        file.version = 1;
-        file.created_ms = file.modified_ms = change.now;
-        return InsertEntry(change, path, file);
-      }
-      if (mode == WriteMode::kCreate) return CreateExistsError(path);
-      if (existing->is_directory()) return IsDirectoryActionError("write", path);
-      Entry next = *existing;
-      if (mode == WriteMode::kAppend) {
-        TOOLVFS_ASSIGN_OR_RETURN(next.content_id,
-                                 AppendContent(change.db, *existing->content_id, existing->size, content));
-        next.size = existing->size + content.size();
-      } else {
-        TOOLVFS_ASSIGN_OR_RETURN(next.content_id, PutContent(change.db, content));
-        next.size = content.size();
-      }
-      next.version = existing->version.value_or(0) + 1;
-      next.modified_ms = change.now;
-      return ReplaceEntry(change, path, *existing, next);
+    return InWriteTransaction(*workspace_, [&](const Change& change) {
+      return WriteFile(change, path, content, mode);
     });
   }
 
@@ -744,7 +970,7 @@ class SqliteStore final : public ProjectFiles {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     if (path.empty()) return ProjectRootError("delete");
     TOOLVFS_RETURN_IF_ERROR(RefuseWrite("delete", path));
-    return InWriteTransaction([&](const Change& change) -> Status {
+    return InWriteTransaction(*workspace_, [&](const Change& change) -> Status {
       TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> existing, LookUpLive(change, path));
       if (!existing) return MissingOrParentIsFile(change.db, *workspace_, path, kLive, "delete", "Path");
       if (existing->is_directory()) {
@@ -768,7 +994,7 @@ class SqliteStore final : public ProjectFiles {
     if (from.empty() || to.empty()) return RenameRootError(from, to);
     if (from != to && PathContains(from, to)) return RenameIntoItselfError(from, to);
     TOOLVFS_RETURN_IF_ERROR(RefuseWrite("rename", from));
-    return InWriteTransaction([&](const Change& change) -> Status {
+    return InWriteTransaction(*workspace_, [&](const Change& change) -> Status {
       TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> source, LookUpLive(change, from));
       if (!source) {
         TOOLVFS_ASSIGN_OR_RETURN(std::optional<std::string> file, FileAncestor(change.db, *workspace_, from, kLive));
@@ -825,7 +1051,15 @@ class SqliteStore final : public ProjectFiles {
   }
 
   Result<std::unique_ptr<MaterializedView>> Materialize() override {
-    return UnsupportedError("Cannot materialize " + Quote(workspace_->display) + ": not yet");
+    TOOLVFS_ASSIGN_OR_RETURN(std::string dir, MakeMaterializedDirectory(workspace_->display));
+    Result<CopiedFromTree> written = WriteCopy(*workspace_, dir);
+    if (!written.ok()) {
+      (void)RemoveTree(dir);
+      return Status(written.status().code(),
+                    "Cannot materialize " + Quote(workspace_->display) + ": " + written.status().message());
+    }
+    return std::unique_ptr<MaterializedView>(
+        std::make_unique<SqliteView>(workspace_, std::move(dir), std::move(written).value()));
   }
 
   const std::string& DisplayRoot() const override { return workspace_->display; }
@@ -836,7 +1070,7 @@ class SqliteStore final : public ProjectFiles {
     if (label) TOOLVFS_RETURN_IF_ERROR(ValidateWorkspaceName("snapshot label", *label));
     TOOLVFS_RETURN_IF_ERROR(RefuseWrite("snapshot", ""));
     int64_t id = 0;
-    Status taken = InWriteTransaction([&](const Change& change) -> Status {
+    Status taken = InWriteTransaction(*workspace_, [&](const Change& change) -> Status {
       {
         TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement state, change.db.Prepare(kWorkspaceState));
         state.Bind(1, workspace_->id);
@@ -860,7 +1094,7 @@ class SqliteStore final : public ProjectFiles {
 
   Status Restore(std::string_view id) override {
     TOOLVFS_RETURN_IF_ERROR(RefuseWrite("restore", ""));
-    return InWriteTransaction([&](const Change& change) -> Status {
+    return InWriteTransaction(*workspace_, [&](const Change& change) -> Status {
       TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef snapshot, Find(change.db, id));
       TOOLVFS_ASSIGN_OR_RETURN(std::vector<std::string> paths,
                                ChangedPaths(change.db, workspace_->id, snapshot.generation, kLive));
@@ -931,7 +1165,7 @@ class SqliteStore final : public ProjectFiles {
 
   Status DeleteSnapshot(std::string_view id) override {
     TOOLVFS_RETURN_IF_ERROR(RefuseWrite("delete a snapshot of", ""));
-    return InWriteTransaction([&](const Change& change) -> Status {
+    return InWriteTransaction(*workspace_, [&](const Change& change) -> Status {
       TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef snapshot, Find(change.db, id));
       TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> previous,
                                NeighbourGeneration(change.db, kPreviousSnapshotGeneration, workspace_->id,
@@ -1064,10 +1298,6 @@ class SqliteStore final : public ProjectFiles {
     return LookUpIn(db, *workspace_, path);
   }
 
-  Result<std::optional<toolvfs::Entry>> LookUpLive(const Change& change, std::string_view path) {
-    return LookUp(change.db, workspace_->id, path, kLive, workspace_->created_ms);
-  }
-
   Result<SnapshotRef> Find(SqliteConnection& db, std::string_view reference) {
     return FindSnapshot(db, workspace_->id, reference,
                         [&] { return UnknownSnapshotError(reference, *workspace_); });
@@ -1078,43 +1308,6 @@ class SqliteStore final : public ProjectFiles {
     if (!workspace_->read_only()) return OkStatus();
     return PermissionDeniedError(CannotDo(verb, path) + ": the project " + Quote(workspace_->display) +
                                  " is snapshot " + Quote(workspace_->snapshot) + ", which is read-only");
-  }
-
-  // Replaces the live row `old` at `path` with `next` (same path): in place
-  // when no snapshot saw `old`, else as a new row.
-  Status ReplaceEntry(const Change& change, std::string_view path, const toolvfs::Entry& old,
-                      const toolvfs::Entry& next) {
-    if (old.born == change.generation) {
-      {
-        TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement update, change.db.Prepare(kReplaceEntryContent));
-        update.Bind(1, workspace_->id)
-            .Bind(2, path)
-            .Bind(3, old.born)
-            .Bind(4, next.content_id)
-            .Bind(5, static_cast<int64_t>(next.size))
-            .Bind(6, next.version)
-            .Bind(7, next.modified_ms);
-        TOOLVFS_RETURN_IF_ERROR(update.Run());
-      }
-      if (old.content_id) return ReleaseContent(change.db, *old.content_id);
-      return OkStatus();
-    }
-    TOOLVFS_RETURN_IF_ERROR(RetireEntry(change, path, old));
-    return InsertEntry(change, path, next);
-  }
-
-  // Runs `body` in a write transaction of the live state; commits if it
-  // returns OK, rolls back otherwise.
-  template <typename Body>
-  Status InWriteTransaction(Body&& body) {
-    std::lock_guard lock(workspace_->write_mutex);
-    TOOLVFS_ASSIGN_OR_RETURN(ConnectionPool::Lease db, workspace_->pool.Borrow());
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteTransaction transaction,
-                             SqliteTransaction::Begin(*db, SqliteTransaction::Kind::kWrite));
-    TOOLVFS_ASSIGN_OR_RETURN(int64_t generation, CurrentGeneration(*db, workspace_->id, workspace_->display));
-    Change change{*db, *workspace_, generation, NowMs()};
-    TOOLVFS_RETURN_IF_ERROR(body(change));
-    return transaction.Commit();
   }
 
   std::shared_ptr<Workspace> workspace_;

@@ -1,0 +1,158 @@
+#include "project/materialized_copy.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "core/io.h"
+#include "core/text.h"
+#include "core/unique_fd.h"
+#include "project/path.h"
+
+namespace toolvfs {
+namespace {
+
+std::string TempDirBase() {
+  const char* tmpdir = std::getenv("TMPDIR");
+  if (tmpdir != nullptr && tmpdir[0] == '/') return tmpdir;
+  return "/tmp";
+}
+
+struct timespec ToTimespec(int64_t unix_ms) {
+  struct timespec result {};
+  result.tv_sec = static_cast<time_t>(unix_ms / 1000);
+  result.tv_nsec = static_cast<long>(unix_ms % 1000) * 1000000L;
+  if (result.tv_nsec < 0) {
+    result.tv_nsec += 1000000000L;
+    result.tv_sec -= 1;
+  }
+  return result;
+}
+
+Status ReadDirectory(int dir_fd, const std::string& dir, const std::string& real, CopiedTree& out) {
+  int listing_fd = ::dup(dir_fd);
+  if (listing_fd < 0) return ErrnoToStatus(errno, "Cannot read directory " + Quote(real));
+  DIR* listing = ::fdopendir(listing_fd);
+  if (listing == nullptr) {
+    int saved = errno;
+    ::close(listing_fd);
+    return ErrnoToStatus(saved, "Cannot read directory " + Quote(real));
+  }
+  std::unique_ptr<DIR, int (*)(DIR*)> closer(listing, ::closedir);
+  std::vector<std::string> names;
+  while (true) {
+    errno = 0;
+    struct dirent* entry = ::readdir(listing);
+    if (entry == nullptr) {
+      if (errno != 0) return ErrnoToStatus(errno, "Cannot read directory " + Quote(real));
+      break;
+    }
+    std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    names.emplace_back(name);
+  }
+  for (const std::string& name : names) {
+    const std::string path = JoinPath(dir, name);
+    const std::string real_path = real + "/" + name;
+    Result<std::string> normalized = NormalizePath(path);
+    if (!normalized.ok() || *normalized != path) continue;  // not representable in a store
+    struct stat info;
+    if (::fstatat(dir_fd, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
+      return ErrnoToStatus(errno, "Cannot read " + Quote(real_path));
+    }
+    if (S_ISDIR(info.st_mode)) {
+      UniqueFd child(::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!child) return ErrnoToStatus(errno, "Cannot open directory " + Quote(real_path));
+      out.emplace(path, CopiedEntry{EntryKind::kDirectory, {}});
+      TOOLVFS_RETURN_IF_ERROR(ReadDirectory(child.get(), path, real_path, out));
+    } else if (S_ISREG(info.st_mode)) {
+      if (static_cast<uint64_t>(info.st_size) > kMaxSyncedFileBytes) {
+        return TooLargeError("Cannot sync back " + Quote(real_path) + ": " +
+                             FormatBytes(static_cast<uint64_t>(info.st_size)) + " is larger than the limit of " +
+                             FormatBytes(kMaxSyncedFileBytes) + " for a file synced back into a store");
+      }
+      UniqueFd file(::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+      if (!file) return ErrnoToStatus(errno, "Cannot open " + Quote(real_path));
+      TOOLVFS_ASSIGN_OR_RETURN(std::string content,
+                               ReadToEnd(file.get(), kMaxSyncedFileBytes, "Cannot sync back " + Quote(real_path),
+                                         static_cast<uint64_t>(info.st_size)));
+      out.emplace(path, CopiedEntry{EntryKind::kFile, std::move(content)});
+    }
+    // Symlinks, FIFOs, sockets and devices are ignored, never followed.
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<std::string> MakeMaterializedDirectory(std::string_view display) {
+  std::string dir = TempDirBase() + "/toolvfs-materialized-XXXXXX";
+  if (::mkdtemp(dir.data()) == nullptr) {  // mode 0700
+    return ErrnoToStatus(errno, "Cannot materialize " + Quote(display) +
+                                    ": cannot create a temporary directory in " + Quote(TempDirBase()));
+  }
+  return dir;
+}
+
+Status RemoveTree(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  fs::remove_all(path, error);
+  if (!error) return OkStatus();
+  std::error_code ignored;
+  fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ignored);
+  for (fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ignored), end;
+       it != end; it.increment(ignored)) {
+    if (it->is_directory(ignored) && !it->is_symlink(ignored)) {
+      fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ignored);
+    }
+    if (ignored) break;
+  }
+  error.clear();
+  fs::remove_all(path, error);
+  if (error) return ErrnoToStatus(error.value(), "Cannot remove " + Quote(path));
+  return OkStatus();
+}
+
+Status WriteCopiedDirectory(int root_fd, const std::string& root, const std::string& path) {
+  if (::mkdirat(root_fd, path.c_str(), 0755) != 0) {
+    return ErrnoToStatus(errno, "Cannot create directory " + Quote(root + "/" + path));
+  }
+  return OkStatus();
+}
+
+Status WriteCopiedFile(int root_fd, const std::string& root, const std::string& path, std::string_view content,
+                       int64_t modified_ms) {
+  const std::string where = Quote(root + "/" + path);
+  UniqueFd fd(::openat(root_fd, path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+  if (!fd) return ErrnoToStatus(errno, "Cannot create " + where);
+  TOOLVFS_RETURN_IF_ERROR(WriteFull(fd.get(), content, "Cannot write " + where));
+  struct timespec times[2] = {ToTimespec(modified_ms), ToTimespec(modified_ms)};
+  if (::futimens(fd.get(), times) != 0) return ErrnoToStatus(errno, "Cannot set the time of " + where);
+  return OkStatus();
+}
+
+Status SetCopiedDirectoryTime(int root_fd, const std::string& root, const std::string& path, int64_t modified_ms) {
+  struct timespec times[2] = {ToTimespec(modified_ms), ToTimespec(modified_ms)};
+  if (::utimensat(root_fd, path.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
+    return ErrnoToStatus(errno, "Cannot set the time of " + Quote(root + "/" + path));
+  }
+  return OkStatus();
+}
+
+Result<CopiedTree> ReadCopy(const std::string& root) {
+  UniqueFd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!root_fd) return ErrnoToStatus(errno, "Cannot open " + Quote(root));
+  CopiedTree tree;
+  TOOLVFS_RETURN_IF_ERROR(ReadDirectory(root_fd.get(), "", root, tree));
+  return tree;
+}
+
+}  // namespace toolvfs

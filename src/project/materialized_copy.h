@@ -1,0 +1,54 @@
+// The parts of a materialized copy (ProjectFiles::Materialize) that every
+// store without a real directory shares: a private temporary directory,
+// writing entries into it, reading it back when the view is released, and
+// removing it. How the changes found are applied is each store's own (one
+// map swap for memory, one transaction for sqlite).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "project/project_files.h"
+
+namespace toolvfs {
+
+// The largest file a materialized copy may hand back to its store: the
+// sync holds a file's content in memory, and a sparse file (truncate -s 2T)
+// must fail the sync with TooLarge, not exhaust the host's memory.
+inline constexpr uint64_t kMaxSyncedFileBytes = uint64_t{1} << 30;
+
+// A fresh directory, mode 0700, in $TMPDIR (or /tmp), for a copy of the
+// store `display`; the error names both.
+Result<std::string> MakeMaterializedDirectory(std::string_view display);
+
+// Removes the directory tree at `path` without following symlinks, making
+// directories writable first if a plain removal fails (a tool may have made
+// one read-only).
+Status RemoveTree(const std::string& path);
+
+// Writes into the copy open as `root_fd` (`root` names it in messages).
+// Paths are normalized project paths and the directory is private, so
+// plain relative paths are safe. Parents are created before children.
+Status WriteCopiedDirectory(int root_fd, const std::string& root, const std::string& path);
+Status WriteCopiedFile(int root_fd, const std::string& root, const std::string& path, std::string_view content,
+                       int64_t modified_ms);
+// Sets a directory's modification time; call it after its children exist.
+Status SetCopiedDirectoryTime(int root_fd, const std::string& root, const std::string& path, int64_t modified_ms);
+
+// What a copy holds when it is read back.
+struct CopiedEntry {
+  EntryKind kind = EntryKind::kFile;  // kFile or kDirectory
+  std::string content;                // files
+};
+using CopiedTree = std::map<std::string, CopiedEntry, std::less<>>;
+
+// Reads the copy at `root` back: every directory and regular file below
+// it by project path. Symlinks, special files and names that are not valid
+// project paths are skipped, never followed: the store cannot hold them.
+// TooLarge for a file over kMaxSyncedFileBytes.
+Result<CopiedTree> ReadCopy(const std::string& root);
+
+}  // namespace toolvfs
