@@ -1365,7 +1365,166 @@ Result<std::unique_ptr<SqliteConnection>> OpenStoreFile(const std::string& file,
   return connection;
 }
 
+
+// ----- The store file -----------------------------------------------------------------
+
+constexpr const char* kWorkspaceSummaries =
+    "SELECT w.id, w.name, w.created_ms, "
+    "(SELECT count(*) FROM entries e WHERE e.workspace_id=w.id AND e.died IS NULL AND e.kind=0), "
+    "(SELECT coalesce(sum(size), 0) FROM entries e WHERE e.workspace_id=w.id AND e.died IS NULL AND e.kind=0), "
+    "(SELECT count(*) FROM snapshots s WHERE s.workspace_id=w.id) "
+    "FROM workspaces w ORDER BY w.name";
+constexpr const char* kWorkspaceContentUses =
+    "SELECT content_id, count(*) FROM entries WHERE workspace_id=?1 AND content_id IS NOT NULL GROUP BY content_id";
+constexpr const char* kDeleteWorkspaceEntries = "DELETE FROM entries WHERE workspace_id=?1";
+constexpr const char* kDeleteWorkspaceSnapshots = "DELETE FROM snapshots WHERE workspace_id=?1";
+constexpr const char* kDeleteWorkspaceRow = "DELETE FROM workspaces WHERE id=?1";
+// Dead rows that no snapshot's state includes (born <= generation < died).
+constexpr const char* kUnseenDeadRows =
+    "SELECT e.workspace_id, e.path, e.born, e.content_id FROM entries e WHERE e.died IS NOT NULL "
+    "AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.workspace_id=e.workspace_id "
+    "AND s.generation>=e.born AND s.generation<e.died)";
+// Contents nothing refers to, whatever their reference counts say: the
+// truth is recomputed, so a count gone wrong cannot keep garbage forever.
+constexpr const char* kUnreferencedContents =
+    "SELECT id, size FROM contents WHERE id IN (SELECT id FROM contents EXCEPT SELECT content_id FROM entries "
+    "EXCEPT SELECT chunk_id FROM content_chunks)";
+
+uint64_t FileSize(const std::string& file) {
+  struct stat info;
+  uint64_t total = 0;
+  for (const std::string& path : {file, file + "-wal"}) {
+    if (::stat(path.c_str(), &info) == 0) total += static_cast<uint64_t>(info.st_size);
+  }
+  return total;
+}
+
+class SqliteStoreFileImpl final : public SqliteStoreFile {
+ public:
+  SqliteStoreFileImpl(std::string file, std::unique_ptr<SqliteConnection> connection)
+      : file_(std::move(file)), db_(std::move(connection)) {}
+
+  Result<std::vector<WorkspaceSummary>> ListWorkspaces() override {
+    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement select, db_->Prepare(kWorkspaceSummaries));
+    std::vector<WorkspaceSummary> workspaces;
+    while (true) {
+      TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+      if (!row) break;
+      WorkspaceSummary summary;
+      summary.name = std::string(select.Text(1));
+      summary.created_ms = select.Int(2);
+      summary.files = static_cast<uint64_t>(select.Int(3));
+      summary.bytes = static_cast<uint64_t>(select.Int(4));
+      summary.snapshots = static_cast<uint64_t>(select.Int(5));
+      workspaces.push_back(std::move(summary));
+    }
+    return workspaces;
+  }
+
+  Status DeleteWorkspace(std::string_view name) override {
+    TOOLVFS_ASSIGN_OR_RETURN(SqliteTransaction transaction,
+                             SqliteTransaction::Begin(*db_, SqliteTransaction::Kind::kWrite));
+    int64_t id = 0;
+    {
+      TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement find, db_->Prepare(kFindWorkspace));
+      find.Bind(1, name);
+      TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
+      if (!found) return NotFoundError("Workspace " + Quote(name) + " does not exist in the store " + Quote(file_));
+      id = find.Int(0);
+    }
+    std::vector<std::pair<int64_t, int64_t>> uses;
+    {
+      TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement select, db_->Prepare(kWorkspaceContentUses));
+      select.Bind(1, id);
+      while (true) {
+        TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+        if (!row) break;
+        uses.emplace_back(select.Int(0), select.Int(1));
+      }
+    }
+    for (const char* sql : {kDeleteWorkspaceEntries, kDeleteWorkspaceSnapshots, kDeleteWorkspaceRow}) {
+      TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement remove, db_->Prepare(sql));
+      remove.Bind(1, id);
+      TOOLVFS_RETURN_IF_ERROR(remove.Run());
+    }
+    for (const auto& [content_id, count] : uses) {
+      for (int64_t i = 0; i < count; ++i) TOOLVFS_RETURN_IF_ERROR(ReleaseContent(*db_, content_id));
+    }
+    return transaction.Commit();
+  }
+
+  Result<GarbageReport> CollectGarbage() override {
+    GarbageReport report;
+    report.file_bytes_before = FileSize(file_);
+    {
+      TOOLVFS_ASSIGN_OR_RETURN(SqliteTransaction transaction,
+                               SqliteTransaction::Begin(*db_, SqliteTransaction::Kind::kWrite));
+      struct DeadRow {
+        int64_t workspace_id;
+        std::string path;
+        int64_t born;
+        std::optional<int64_t> content_id;
+      };
+      std::vector<DeadRow> dead;
+      {
+        TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement select, db_->Prepare(kUnseenDeadRows));
+        while (true) {
+          TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+          if (!row) break;
+          dead.push_back(DeadRow{select.Int(0), std::string(select.Text(1)), select.Int(2), select.OptionalInt(3)});
+        }
+      }
+      for (const DeadRow& row : dead) {
+        {
+          TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement drop, db_->Prepare(kDropEntry));
+          drop.Bind(1, row.workspace_id).Bind(2, row.path).Bind(3, row.born);
+          TOOLVFS_RETURN_IF_ERROR(drop.Run());
+        }
+        if (row.content_id) TOOLVFS_RETURN_IF_ERROR(ReleaseContent(*db_, *row.content_id));
+      }
+      report.entries = dead.size();
+      // Anything still unreferenced, chunk lists first so their chunks
+      // become unreferenced in the next round.
+      for (int round = 0; round < 2; ++round) {
+        std::vector<std::pair<int64_t, uint64_t>> unreferenced;
+        {
+          TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement select, db_->Prepare(kUnreferencedContents));
+          while (true) {
+            TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+            if (!row) break;
+            unreferenced.emplace_back(select.Int(0), static_cast<uint64_t>(select.Int(1)));
+          }
+        }
+        for (const auto& [content_id, size] : unreferenced) {
+          for (const char* sql : {kDeleteChunkLinks, kDeleteContent}) {
+            TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement remove, db_->Prepare(sql));
+            remove.Bind(1, content_id);
+            TOOLVFS_RETURN_IF_ERROR(remove.Run());
+          }
+          report.contents += 1;
+          report.bytes += size;
+        }
+      }
+      TOOLVFS_RETURN_IF_ERROR(transaction.Commit());
+    }
+    TOOLVFS_RETURN_IF_ERROR(db_->Execute("PRAGMA incremental_vacuum"));
+    TOOLVFS_RETURN_IF_ERROR(db_->Execute("PRAGMA wal_checkpoint(TRUNCATE)"));
+    report.file_bytes_after = FileSize(file_);
+    return report;
+  }
+
+ private:
+  std::string file_;
+  std::unique_ptr<SqliteConnection> db_;
+};
+
 }  // namespace
+
+Result<std::unique_ptr<SqliteStoreFile>> SqliteStoreFile::Open(const std::string& file) {
+  TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<SqliteConnection> connection,
+                           OpenStoreFile(file, /*create=*/false, /*sync_writes=*/true, file));
+  return std::unique_ptr<SqliteStoreFile>(std::make_unique<SqliteStoreFileImpl>(file, std::move(connection)));
+}
 
 Result<std::unique_ptr<ProjectFiles>> OpenSqliteStore(std::string_view uri, const StoreOptions& options) {
   TOOLVFS_ASSIGN_OR_RETURN(WorkspaceAddress address, ParseWorkspaceAddress(uri, uri.substr(uri.find(':') + 1)));
