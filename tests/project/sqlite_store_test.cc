@@ -1,0 +1,594 @@
+// What the sqlite store does beyond the conformance suite (which runs on it
+// unchanged): one file holding many workspaces, content stored once per
+// address, chunked large files, read-only snapshot projects, URIs, bad
+// files, several processes at once, crashes, and bounded growth.
+#include <sqlite3.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/status.h"
+#include "project/project_files.h"
+#include "project/sql/content_hash.h"
+#include "project/sql/sqlite_store.h"
+#include "project/test_util.h"
+
+namespace toolvfs {
+namespace {
+
+::testing::AssertionResult IsOk(const Status& status) {
+  if (status.ok()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << status.ToString();
+}
+template <typename T>
+::testing::AssertionResult IsOk(const Result<T>& result) {
+  return IsOk(result.status());
+}
+template <typename T>
+::testing::AssertionResult FailsWith(const Result<T>& result, StatusCode code, std::string_view fragment) {
+  if (result.ok()) return ::testing::AssertionFailure() << "expected an error, got a value";
+  const Status& status = result.status();
+  if (status.code() != code || status.message().find(fragment) == std::string::npos) {
+    return ::testing::AssertionFailure() << "expected " << StatusCodeName(code) << " containing '" << fragment
+                                         << "', got " << status.ToString();
+  }
+  return ::testing::AssertionSuccess();
+}
+::testing::AssertionResult FailsWith(const Status& status, StatusCode code, std::string_view fragment) {
+  if (status.ok()) return ::testing::AssertionFailure() << "expected an error, got OK";
+  return FailsWith(Result<int>(status), code, fragment);
+}
+
+std::string RandomBytes(size_t size, uint32_t seed) {
+  std::mt19937 generator(seed);
+  std::string bytes(size, '\0');
+  for (char& c : bytes) c = static_cast<char>(generator() & 0xff);
+  return bytes;
+}
+
+// A query's single integer answer, straight from the file (not through the
+// store), to look at what the store wrote.
+int64_t QueryInt(const std::string& file, const char* sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* statement = nullptr;
+  int64_t value = -1;
+  if (sqlite3_prepare_v2(db, sql, -1, &statement, nullptr) == SQLITE_OK && sqlite3_step(statement) == SQLITE_ROW) {
+    value = sqlite3_column_int64(statement, 0);
+  } else {
+    ADD_FAILURE() << sql << ": " << sqlite3_errmsg(db);
+  }
+  sqlite3_finalize(statement);
+  sqlite3_close(db);
+  return value;
+}
+
+std::string QueryText(const std::string& file, const char* sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* statement = nullptr;
+  std::string value = "<no answer>";
+  if (sqlite3_prepare_v2(db, sql, -1, &statement, nullptr) == SQLITE_OK && sqlite3_step(statement) == SQLITE_ROW) {
+    value = reinterpret_cast<const char*>(sqlite3_column_text(statement, 0));
+  } else {
+    value = std::string("<error: ") + sqlite3_errmsg(db) + ">";
+  }
+  sqlite3_finalize(statement);
+  sqlite3_close(db);
+  return value;
+}
+
+void ExecuteSql(const std::string& file, const char* sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+  char* error = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, &error), SQLITE_OK) << (error ? error : "");
+  sqlite3_free(error);
+  sqlite3_close(db);
+}
+
+class SqliteStoreTest : public ::testing::Test {
+ protected:
+  std::string File() const { return dir_.Join("store.db"); }
+  std::string Uri(std::string_view workspace) const { return "sqlite:" + File() + "#" + std::string(workspace); }
+
+  std::unique_ptr<ProjectFiles> Open(std::string_view workspace, StoreOptions options = {}) {
+    Result<std::unique_ptr<ProjectFiles>> store = OpenProject(Uri(workspace), options);
+    EXPECT_TRUE(IsOk(store));
+    return store.ok() ? std::move(store).value() : nullptr;
+  }
+
+  TempDir dir_;
+};
+
+// ----- One file, many workspaces ----------------------------------------------
+
+TEST_F(SqliteStoreTest, ContentSurvivesReopeningAndWorkspacesAreSeparate) {
+  {
+    auto one = Open("one");
+    auto two = Open("two");
+    ASSERT_TRUE(one && two);
+    ASSERT_TRUE(IsOk(one->Write("a.txt", "in one")));
+    ASSERT_TRUE(IsOk(two->Write("a.txt", "in two")));
+    ASSERT_TRUE(IsOk(two->Write("empty/.keep", "")));
+    ASSERT_TRUE(IsOk(two->Delete("empty/.keep")));
+  }
+  auto one = Open("one");
+  auto two = Open("two");
+  EXPECT_EQ(*one->Read("a.txt"), "in one");
+  EXPECT_EQ(*two->Read("a.txt"), "in two");
+  EXPECT_EQ(two->ListDir("empty")->size(), 0u) << "an empty directory survives";
+  EXPECT_FALSE(*one->Exists("empty"));
+}
+
+TEST_F(SqliteStoreTest, NoFragmentOpensTheDefaultWorkspace) {
+  Result<std::unique_ptr<ProjectFiles>> store = OpenProject("sqlite:" + File());
+  ASSERT_TRUE(IsOk(store));
+  EXPECT_EQ((*store)->DisplayRoot(), "sqlite:" + File() + "#default");
+  ASSERT_TRUE(IsOk((*store)->Write("x", "y")));
+  EXPECT_EQ(*Open("default")->Read("x"), "y");
+}
+
+TEST_F(SqliteStoreTest, EqualContentIsStoredOnceAcrossWorkspaces) {
+  const std::string content = RandomBytes(10'000, 1);
+  auto one = Open("one");
+  auto two = Open("two");
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(IsOk(one->Write("copy" + std::to_string(i), content)));
+    ASSERT_TRUE(IsOk(two->Write("copy" + std::to_string(i), content)));
+  }
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM contents WHERE size=10000"), 1);
+  EXPECT_EQ(QueryInt(File(), "SELECT reference_count FROM contents WHERE size=10000"), 10);
+  // Deleting every user frees it.
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(IsOk(one->Delete("copy" + std::to_string(i))));
+    ASSERT_TRUE(IsOk(two->Delete("copy" + std::to_string(i))));
+  }
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM contents"), 0);
+}
+
+TEST_F(SqliteStoreTest, VersionsAndTimesAreKept) {
+  auto store = Open("w");
+  ASSERT_TRUE(IsOk(store->Write("f", "1")));
+  Result<FileMetadata> first = store->Metadata("f");
+  ASSERT_TRUE(IsOk(first));
+  EXPECT_EQ(first->version, 1u);
+  ASSERT_TRUE(first->created_ms.has_value());
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(IsOk(store->Write("f", "2")));
+  ASSERT_TRUE(IsOk(store->Write("f", "3", WriteMode::kAppend)));
+  Result<FileMetadata> third = store->Metadata("f");
+  EXPECT_EQ(third->version, 3u);
+  EXPECT_EQ(third->created_ms, first->created_ms) << "created_at is set once";
+  EXPECT_GT(third->modified_ms, first->modified_ms);
+  // A rename onto an existing file continues the replaced file's count.
+  ASSERT_TRUE(IsOk(store->Write("g", "new")));
+  ASSERT_TRUE(IsOk(store->Rename("g", "f", /*overwrite=*/true)));
+  EXPECT_EQ(store->Metadata("f")->version, 4u);
+  EXPECT_EQ(*store->Read("f"), "new");
+  // A moved file keeps its version.
+  ASSERT_TRUE(IsOk(store->Rename("f", "dir/h")));
+  EXPECT_EQ(store->Metadata("dir/h")->version, 4u);
+  EXPECT_FALSE(store->Metadata("dir")->version.has_value()) << "a directory has no version";
+}
+
+// ----- Large files --------------------------------------------------------------
+
+TEST_F(SqliteStoreTest, LargeFilesAreChunkedForRangedReadsAndAppends) {
+  StoreOptions options;
+  options.max_read_bytes = 64 * 1024 * 1024;
+  auto store = Open("w", options);
+  const std::string content = RandomBytes(1'000'000, 2);
+  ASSERT_TRUE(IsOk(store->Write("big.bin", content)));
+  EXPECT_EQ(*store->Read("big.bin"), content);
+  const int64_t chunks = QueryInt(File(), "SELECT count(*) FROM content_chunks");
+  EXPECT_EQ(chunks, static_cast<int64_t>((content.size() + kChunkBytes - 1) / kChunkBytes));
+
+  for (uint64_t offset : {uint64_t{0}, uint64_t{1}, kChunkBytes - 1, kChunkBytes, 3 * kChunkBytes + 17,
+                          uint64_t{999'990}}) {
+    Result<FileRange> range = store->ReadRange("big.bin", offset, 100'000);
+    ASSERT_TRUE(IsOk(range)) << offset;
+    EXPECT_EQ(range->content, content.substr(offset, 100'000)) << offset;
+    EXPECT_EQ(range->file_size, content.size());
+  }
+
+  // An append adds chunks; it does not rewrite the ones before the last.
+  const int64_t chunk_rows_before = QueryInt(File(), "SELECT count(*) FROM contents WHERE data IS NOT NULL");
+  const std::string extra = RandomBytes(200'000, 3);
+  ASSERT_TRUE(IsOk(store->Write("big.bin", extra, WriteMode::kAppend)));
+  EXPECT_EQ(*store->Read("big.bin"), content + extra);
+  const int64_t chunk_rows_after = QueryInt(File(), "SELECT count(*) FROM contents WHERE data IS NOT NULL");
+  // The old content's chunks are gone with it (no snapshot holds it) but
+  // for the shared prefix; new: the rewritten last chunk and what follows.
+  EXPECT_LE(chunk_rows_after, chunk_rows_before + 5);
+
+  // The same bytes written whole get the same address as the appended file.
+  ASSERT_TRUE(IsOk(store->Write("copy.bin", content + extra)));
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM contents WHERE data IS NULL"), 1)
+      << "one chunk list for both files";
+}
+
+// ----- Snapshot projects ------------------------------------------------------------
+
+TEST_F(SqliteStoreTest, ASnapshotOpensReadOnlyByIdOrLabel) {
+  auto store = Open("w");
+  ASSERT_TRUE(IsOk(store->Write("f.txt", "before")));
+  Result<std::string> id = store->Snapshot("before-change");
+  ASSERT_TRUE(IsOk(id));
+  ASSERT_TRUE(IsOk(store->Write("f.txt", "after")));
+  ASSERT_TRUE(IsOk(store->Write("new.txt", "new")));
+
+  for (const std::string& reference : {*id, std::string("before-change")}) {
+    Result<std::unique_ptr<ProjectFiles>> past = OpenProject(Uri("w") + "@" + reference);
+    ASSERT_TRUE(IsOk(past)) << reference;
+    EXPECT_EQ(*(*past)->Read("f.txt"), "before");
+    EXPECT_FALSE(*(*past)->Exists("new.txt"));
+    EXPECT_TRUE(FailsWith((*past)->Write("f.txt", "x"), StatusCode::kPermissionDenied,
+                          "is snapshot '" + *id + "', which is read-only"));
+    EXPECT_TRUE(FailsWith((*past)->Delete("f.txt"), StatusCode::kPermissionDenied, "read-only"));
+    EXPECT_TRUE(FailsWith((*past)->Snapshot(), StatusCode::kPermissionDenied, "read-only"));
+    Result<GrepResult> grep = (*past)->Grep("before", GrepOptions{});
+    ASSERT_TRUE(IsOk(grep));
+    EXPECT_EQ(grep->matches.size(), 1u);
+  }
+  EXPECT_EQ(*store->Read("f.txt"), "after") << "the live state is untouched";
+  EXPECT_TRUE(FailsWith(OpenProject(Uri("w") + "@99"), StatusCode::kNotFound,
+                        "Snapshot '99' does not exist in workspace 'w'"));
+}
+
+TEST_F(SqliteStoreTest, AMaterializedSnapshotRefusesToSyncChanges) {
+  auto store = Open("w");
+  ASSERT_TRUE(IsOk(store->Write("f.txt", "kept")));
+  Result<std::string> id = store->Snapshot();
+  ASSERT_TRUE(IsOk(id));
+  Result<std::unique_ptr<ProjectFiles>> past = OpenProject(Uri("w") + "@" + *id);
+  ASSERT_TRUE(IsOk(past));
+  {
+    Result<std::unique_ptr<MaterializedView>> view = (*past)->Materialize();
+    ASSERT_TRUE(IsOk(view));
+    EXPECT_TRUE(IsOk((*view)->Release())) << "an unchanged copy releases cleanly";
+  }
+  Result<std::unique_ptr<MaterializedView>> view = (*past)->Materialize();
+  ASSERT_TRUE(IsOk(view));
+  const std::string copy = (*view)->path();
+  WriteRealFile(copy + "/f.txt", "changed");
+  Status released = (*view)->Release();
+  EXPECT_TRUE(FailsWith(released, StatusCode::kPermissionDenied, "the copy is kept"));
+  EXPECT_TRUE(RealPathExists(copy)) << "nothing is lost";
+  TempDir::RemoveAll(copy);
+}
+
+// ----- URIs and names -------------------------------------------------------------------
+
+TEST_F(SqliteStoreTest, MalformedUrisAreRefusedNamingTheProblem) {
+  const std::string file = File();
+  struct Case {
+    std::string uri;
+    std::string fragment;
+  };
+  const std::vector<Case> cases = {
+      {"sqlite:", "no store before '#'"},
+      {"sqlite:#ws", "no store before '#'"},
+      {"sqlite:" + file + "#", "no workspace name after '#'"},
+      {"sqlite:" + file + "#a#b", "more than one '#'"},
+      {"sqlite:" + file + "#ws@", "no snapshot after '@'"},
+      {"sqlite:" + file + "#ws@1@2", "more than one '@'"},
+      {"sqlite:" + file + "@3", "'@' before '#'"},
+      {"sqlite:" + file + "#a\tb", "control character"},
+      {"sqlite:" + file + "#" + std::string(256, 'w'), "more than the limit of 255"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_TRUE(FailsWith(OpenProject(c.uri), StatusCode::kInvalidArgument, c.fragment)) << c.uri;
+  }
+  EXPECT_TRUE(IsOk(OpenProject("sqlite:" + file + "#" + std::string(255, 'w'))));
+  EXPECT_TRUE(IsOk(OpenProject("sqlite:" + file + "#espace de travail é")));
+}
+
+TEST_F(SqliteStoreTest, SnapshotLabelsAreValidated) {
+  auto store = Open("w");
+  EXPECT_TRUE(FailsWith(store->Snapshot(std::string(256, 'x')), StatusCode::kInvalidArgument, "255"));
+  EXPECT_TRUE(FailsWith(store->Snapshot("a\nb"), StatusCode::kInvalidArgument, "control character"));
+  EXPECT_TRUE(IsOk(store->Snapshot(std::string(255, 'x'))));
+}
+
+// ----- Bad files ------------------------------------------------------------------------
+
+TEST_F(SqliteStoreTest, AFileThatIsNotADatabaseIsRefusedAndKept) {
+  const std::string garbage(10'000, 'g');
+  WriteRealFile(File(), garbage);
+  EXPECT_TRUE(FailsWith(OpenProject(Uri("w")), StatusCode::kIo, "not a SQLite database"));
+  EXPECT_EQ(ReadRealFile(File()), garbage) << "nothing was changed";
+}
+
+TEST_F(SqliteStoreTest, AnotherProgramsDatabaseIsRefusedAndKept) {
+  ExecuteSql(File(), "CREATE TABLE mine(x); INSERT INTO mine VALUES(1);");
+  EXPECT_TRUE(FailsWith(OpenProject(Uri("w")), StatusCode::kInvalidArgument, "of another program"));
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM mine"), 1);
+}
+
+TEST_F(SqliteStoreTest, ANewerSchemaIsRefusedNamingBothVersions) {
+  ASSERT_TRUE(Open("w"));
+  ExecuteSql(File(), "UPDATE schema_version SET version=99");
+  EXPECT_TRUE(FailsWith(OpenProject(Uri("w")), StatusCode::kUnsupported,
+                        "has schema version 99, newer than version 1"));
+}
+
+TEST_F(SqliteStoreTest, ACorruptFileGivesAClearErrorNotACrash) {
+  {
+    auto store = Open("w");
+    for (int i = 0; i < 200; ++i) {
+      ASSERT_TRUE(IsOk(store->Write("dir" + std::to_string(i % 10) + "/f" + std::to_string(i), RandomBytes(3000, i))));
+    }
+  }
+  ExecuteSql(File(), "PRAGMA wal_checkpoint(TRUNCATE)");
+  // Overwrite pages in the middle of the file (not the header).
+  std::string bytes = ReadRealFile(File());
+  ASSERT_GT(bytes.size(), 64u * 1024);
+  for (size_t i = 8192; i < bytes.size() - 4096; i += 4096) {
+    for (size_t j = 0; j < 200; ++j) bytes[i + j] = static_cast<char>(0x5a);
+  }
+  WriteRealFile(File(), bytes);
+  EXPECT_NE(QueryText(File(), "PRAGMA quick_check"), "ok");
+  Result<std::unique_ptr<ProjectFiles>> store = OpenProject(Uri("w"));
+  if (!store.ok()) {
+    EXPECT_NE(store.status().message().find(File()), std::string::npos) << store.status().ToString();
+    return;
+  }
+  // Opened: every operation answers, some with an error naming the store.
+  int errors = 0;
+  for (int i = 0; i < 200; ++i) {
+    Result<std::string> read = (*store)->Read("dir" + std::to_string(i % 10) + "/f" + std::to_string(i));
+    if (!read.ok()) {
+      ++errors;
+      EXPECT_NE(read.status().message().find("corrupt"), std::string::npos) << read.status().ToString();
+    }
+  }
+  Result<std::vector<DirEntry>> listing = (*store)->ListDir("");
+  if (!listing.ok()) ++errors;
+  EXPECT_GT(errors, 0) << "the damage was not noticed";
+}
+
+// ----- Growth --------------------------------------------------------------------------
+
+TEST_F(SqliteStoreTest, OverwriteSnapshotDeleteLoopDoesNotGrowTheFile) {
+  auto store = Open("w");
+  auto file_size = [&] {
+    struct stat info {};
+    ::stat(File().c_str(), &info);
+    struct stat wal {};
+    ::stat((File() + "-wal").c_str(), &wal);
+    return static_cast<uint64_t>(info.st_size);
+  };
+  uint64_t size_after_warm_up = 0;
+  for (int round = 0; round < 150; ++round) {
+    ASSERT_TRUE(IsOk(store->Write("data.bin", RandomBytes(200'000, round))));
+    Result<std::string> id = store->Snapshot();
+    ASSERT_TRUE(IsOk(id));
+    ASSERT_TRUE(IsOk(store->Write("data.bin", RandomBytes(200'000, 10'000 + round))));
+    ASSERT_TRUE(IsOk(store->DeleteSnapshot(*id)));
+    if (round == 20) {
+      ExecuteSql(File(), "PRAGMA wal_checkpoint(TRUNCATE)");
+      size_after_warm_up = file_size();
+    }
+  }
+  ExecuteSql(File(), "PRAGMA wal_checkpoint(TRUNCATE)");
+  EXPECT_LE(file_size(), size_after_warm_up + 1024 * 1024) << "freed pages are reused";
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM entries"), 1) << "no dead rows are kept";
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM contents WHERE data IS NULL"), 1);
+}
+
+TEST_F(SqliteStoreTest, GarbageCollectionAndWorkspaceDeletionFreeContent) {
+  {
+    auto store = Open("doomed");
+    ASSERT_TRUE(IsOk(store->Write("a", RandomBytes(100'000, 7))));
+    ASSERT_TRUE(IsOk(store->Snapshot()));
+    ASSERT_TRUE(IsOk(store->Write("a", RandomBytes(100'000, 8))));
+    auto kept = Open("kept");
+    ASSERT_TRUE(IsOk(kept->Write("b", "kept")));
+  }
+  Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(File());
+  ASSERT_TRUE(IsOk(file));
+  Result<std::vector<WorkspaceSummary>> workspaces = (*file)->ListWorkspaces();
+  ASSERT_TRUE(IsOk(workspaces));
+  ASSERT_EQ(workspaces->size(), 2u);
+  EXPECT_EQ((*workspaces)[0].name, "doomed");
+  EXPECT_EQ((*workspaces)[0].files, 1u);
+  EXPECT_EQ((*workspaces)[0].bytes, 100'000u);
+  EXPECT_EQ((*workspaces)[0].snapshots, 1u);
+  ASSERT_TRUE(IsOk((*file)->DeleteWorkspace("doomed")));
+  EXPECT_TRUE(FailsWith((*file)->DeleteWorkspace("doomed"), StatusCode::kNotFound, "'doomed' does not exist"));
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM contents"), 1) << "only 'kept' remains";
+  // Leak a reference on purpose: gc recomputes them and frees the content.
+  ExecuteSql(File(), "INSERT INTO contents(hash, size, reference_count, data) VALUES(x'00', 5, 3, x'0102030405')");
+  Result<GarbageReport> report = (*file)->CollectGarbage();
+  ASSERT_TRUE(IsOk(report));
+  EXPECT_EQ(report->contents, 1u);
+  EXPECT_EQ(report->bytes, 5u);
+  EXPECT_EQ(*Open("kept")->Read("b"), "kept");
+  EXPECT_EQ(QueryText(File(), "PRAGMA integrity_check"), "ok");
+}
+
+// ----- Several processes ------------------------------------------------------------------
+
+// Runs `body` in `count` child processes at once; each opens its own store.
+// Returns how many failed.
+template <typename Body>
+int RunInProcesses(int count, Body body) {
+  std::vector<pid_t> children;
+  for (int i = 0; i < count; ++i) {
+    pid_t pid = ::fork();
+    if (pid == 0) _exit(body(i) ? 0 : 1);
+    children.push_back(pid);
+  }
+  int failed = 0;
+  for (pid_t pid : children) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
+  }
+  return failed;
+}
+
+TEST_F(SqliteStoreTest, SeveralProcessesWriteOneWorkspaceWithoutLosingAnything) {
+  ASSERT_TRUE(Open("shared"));
+  constexpr int kProcesses = 4;
+  constexpr int kRounds = 60;
+  const std::string uri = Uri("shared");
+  int failed = RunInProcesses(kProcesses, [&](int process) {
+    Result<std::unique_ptr<ProjectFiles>> store = OpenProject(uri);
+    if (!store.ok()) return false;
+    for (int round = 0; round < kRounds; ++round) {
+      const std::string line = "p" + std::to_string(process) + "r" + std::to_string(round) + "\n";
+      if (!(*store)->Write("own/" + std::to_string(process) + "/" + std::to_string(round), line).ok()) return false;
+      if (!(*store)->Write("log.txt", line, WriteMode::kAppend).ok()) return false;
+      if (!(*store)->Write("last.txt", line).ok()) return false;
+    }
+    return true;
+  });
+  EXPECT_EQ(failed, 0);
+  auto store = Open("shared");
+  std::string log = *store->Read("log.txt");
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), kProcesses * kRounds) << "no append was lost";
+  EXPECT_EQ(store->Metadata("log.txt")->version, uint64_t{kProcesses * kRounds});
+  EXPECT_EQ(store->Metadata("last.txt")->version, uint64_t{kProcesses * kRounds}) << "one version per write";
+  for (int process = 0; process < kProcesses; ++process) {
+    EXPECT_EQ(store->ListDir("own/" + std::to_string(process))->size(), size_t{kRounds});
+  }
+}
+
+TEST_F(SqliteStoreTest, AWriterKilledAtRandomPointsLeavesOldOrNewContent) {
+  ASSERT_TRUE(Open("crash"));
+  const std::string uri = Uri("crash");
+  const std::string small_a(1000, 'a'), small_b(1000, 'b');
+  const std::string large_a(300'000, 'A'), large_b(300'000, 'B');
+  std::mt19937 random(42);
+  constexpr int kKills = 150;
+  for (int kill = 0; kill < kKills; ++kill) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      Result<std::unique_ptr<ProjectFiles>> store = OpenProject(uri);
+      if (!store.ok()) _exit(1);
+      for (int i = 0;; ++i) {
+        (void)(*store)->Write("small.txt", i % 2 ? small_a : small_b);
+        (void)(*store)->Write("large.bin", i % 2 ? large_a : large_b);
+        (void)(*store)->Write("log.txt", "0123456789", WriteMode::kAppend);
+        if (i % 7 == 0) (void)(*store)->Snapshot();
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(2000 + random() % 30'000));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+  }
+  EXPECT_EQ(QueryText(File(), "PRAGMA integrity_check"), "ok");
+  auto store = Open("crash");
+  Result<std::string> small = store->Read("small.txt");
+  if (small.ok()) {
+    EXPECT_TRUE(*small == small_a || *small == small_b);
+  }
+  Result<std::string> large = store->Read("large.bin");
+  if (large.ok()) {
+    EXPECT_TRUE(*large == large_a || *large == large_b);
+  }
+  Result<std::string> log = store->Read("log.txt");
+  if (log.ok()) {
+    EXPECT_EQ(log->size() % 10, 0u) << "an append is whole or absent";
+    EXPECT_EQ(store->Metadata("log.txt")->version, log->size() / 10);
+  }
+  // Every snapshot the children took still opens and reads.
+  Result<std::vector<SnapshotInfo>> snapshots = store->ListSnapshots();
+  ASSERT_TRUE(IsOk(snapshots));
+  for (const SnapshotInfo& snapshot : *snapshots) {
+    Result<std::unique_ptr<ProjectFiles>> past = OpenProject(uri + "@" + snapshot.id);
+    ASSERT_TRUE(IsOk(past));
+    Result<std::string> past_large = (*past)->Read("large.bin");
+    if (past_large.ok()) {
+    EXPECT_TRUE(*past_large == large_a || *past_large == large_b);
+  }
+  }
+}
+
+// ----- Full and read-only disks -----------------------------------------------------------
+
+// Runs `body` in a child process with a private mount namespace and a
+// small tmpfs at `mount_point`; the child's exit status says whether the
+// body's expectations held (gtest assertions do not cross the fork).
+// Returns false if the machine cannot give such a namespace.
+bool RunOnSmallTmpfs(const std::string& mount_point, const std::function<bool()>& body, int* exit_code) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::unshare(CLONE_NEWNS) != 0) _exit(77);
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) _exit(77);
+    if (::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=2m") != 0) _exit(77);
+    _exit(body() ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return *exit_code != 77;
+}
+
+TEST_F(SqliteStoreTest, AFullDiskIsResourceExhaustedAndLosesNothing) {
+  const std::string mount_point = dir_.Join("small");
+  ASSERT_EQ(::mkdir(mount_point.c_str(), 0700), 0);
+  int exit_code = 0;
+  bool ran = RunOnSmallTmpfs(mount_point, [&] {
+    const std::string uri = "sqlite:" + mount_point + "/store.db#w";
+    Result<std::unique_ptr<ProjectFiles>> store = OpenProject(uri);
+    if (!store.ok()) return false;
+    if (!(*store)->Write("kept.txt", "kept").ok()) return false;
+    Status full;
+    for (int i = 0; i < 100 && full.ok(); ++i) {
+      full = (*store)->Write("fill" + std::to_string(i), RandomBytes(100'000, i));
+    }
+    if (full.code() != StatusCode::kResourceExhausted) {
+      std::fprintf(stderr, "expected resource_exhausted, got %s\n", full.ToString().c_str());
+      return false;
+    }
+    if (full.message().find("disk is full") == std::string::npos) return false;
+    Result<std::string> kept = (*store)->Read("kept.txt");
+    return kept.ok() && *kept == "kept";
+  }, &exit_code);
+  if (!ran) GTEST_SKIP() << "needs mount namespaces (unshare(CLONE_NEWNS)) to mount a small tmpfs";
+  EXPECT_EQ(exit_code, 0);
+}
+
+TEST_F(SqliteStoreTest, AReadOnlyFileSystemGivesAClearError) {
+  const std::string mount_point = dir_.Join("small");
+  ASSERT_EQ(::mkdir(mount_point.c_str(), 0700), 0);
+  int exit_code = 0;
+  bool ran = RunOnSmallTmpfs(mount_point, [&] {
+    const std::string uri = "sqlite:" + mount_point + "/store.db#w";
+    {
+      Result<std::unique_ptr<ProjectFiles>> store = OpenProject(uri);
+      if (!store.ok() || !(*store)->Write("f", "x").ok()) return false;
+    }
+    if (::mount(nullptr, mount_point.c_str(), nullptr, MS_REMOUNT | MS_RDONLY, nullptr) != 0) return false;
+    Result<std::unique_ptr<ProjectFiles>> store = OpenProject(uri);
+    if (store.ok()) {
+      Status write = (*store)->Write("g", "y");
+      std::fprintf(stderr, "%s\n", write.ToString().c_str());
+      return !write.ok() && write.message().find(mount_point) != std::string::npos;
+    }
+    std::fprintf(stderr, "%s\n", store.status().ToString().c_str());
+    return store.status().message().find(mount_point) != std::string::npos;
+  }, &exit_code);
+  if (!ran) GTEST_SKIP() << "needs mount namespaces (unshare(CLONE_NEWNS)) to mount a small tmpfs";
+  EXPECT_EQ(exit_code, 0);
+}
+
+}  // namespace
+}  // namespace toolvfs
