@@ -59,6 +59,11 @@ int64_t NowMs() {
 constexpr const char* kLookUpEntry =
     "SELECT kind, born, content_id, size, version, created_ms, modified_ms FROM entries "
     "WHERE workspace_id=?1 AND path=?2 AND born<=?3 AND (died IS NULL OR died>?3)";
+// A file and, when it is stored whole, its bytes, in one statement (so one
+// consistent read without a transaction: the common case of a small file).
+constexpr const char* kReadWholeEntry =
+    "SELECT e.kind, e.size, c.data FROM entries e LEFT JOIN contents c ON c.id=e.content_id "
+    "WHERE e.workspace_id=?1 AND e.path=?2 AND e.born<=?3 AND (e.died IS NULL OR e.died>?3)";
 constexpr const char* kListChildren =
     "SELECT name, kind FROM entries WHERE workspace_id=?1 AND parent=?2 AND born<=?3 "
     "AND (died IS NULL OR died>?3) ORDER BY name";
@@ -1269,13 +1274,29 @@ class SqliteStore final : public ProjectFiles {
   static Result<FileRange> ReadFileOf(const Workspace& workspace, std::string_view path, uint64_t offset,
                                       std::optional<uint64_t> length, bool whole, bool limit = true) {
     TOOLVFS_ASSIGN_OR_RETURN(ConnectionPool::Lease db, workspace.pool.Borrow());
+    const uint64_t max = workspace.options.max_read_bytes;
+    if (!path.empty()) {
+      // The small-file path: one statement. Chunked files, directories and
+      // missing paths go on below.
+      TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement read, db->Prepare(kReadWholeEntry));
+      read.Bind(1, workspace.id).Bind(2, path).Bind(3, workspace.at);
+      TOOLVFS_ASSIGN_OR_RETURN(bool found, read.Step());
+      if (found && read.Int(0) == kFileKind && !read.IsNull(2)) {
+        std::string_view data = read.Blob(2);
+        const uint64_t size = data.size();
+        if (whole && limit && size > max) return ReadLimitError(path, size, max);
+        const uint64_t available = offset < size ? size - offset : 0;
+        const uint64_t wanted = std::min(available, length.value_or(available));
+        if (!whole && limit && wanted > max) return ReadRangeLimitError(path, offset, wanted, max);
+        return FileRange{std::string(data.substr(wanted == 0 ? 0 : offset, wanted)), size};
+      }
+    }
     TOOLVFS_ASSIGN_OR_RETURN(SqliteTransaction transaction,
                              SqliteTransaction::Begin(*db, SqliteTransaction::Kind::kRead));
     TOOLVFS_ASSIGN_OR_RETURN(std::optional<toolvfs::Entry> entry, LookUpIn(*db, workspace, path));
     if (!entry) return MissingOrParentIsFile(*db, workspace, path, workspace.at, "read", "File");
     if (entry->is_directory()) return IsDirectoryActionError("read", path);
     const uint64_t size = entry->size;
-    const uint64_t max = workspace.options.max_read_bytes;
     if (whole && limit && size > max) return ReadLimitError(path, size, max);
     const uint64_t available = offset < size ? size - offset : 0;
     const uint64_t wanted = std::min(available, length.value_or(available));
