@@ -35,6 +35,7 @@
 #include "project/materialized_copy.h"
 #include "project/path.h"
 #include "project/sql/content_hash.h"
+#include "project/sql/sqlite_content.h"
 #include "project/sql/sqlite_database.h"
 #include "project/sql/sqlite_schema.h"
 #include "project/sql/workspace_uri.h"
@@ -85,23 +86,6 @@ constexpr const char* kDropEntry = "DELETE FROM entries WHERE workspace_id=?1 AN
 constexpr const char* kReplaceEntryContent =
     "UPDATE entries SET content_id=?4, size=?5, version=?6, modified_ms=?7 "
     "WHERE workspace_id=?1 AND path=?2 AND born=?3";
-
-constexpr const char* kFindContent = "SELECT id FROM contents WHERE hash=?1";
-constexpr const char* kAddReferences = "UPDATE contents SET reference_count=reference_count+?2 WHERE id=?1";
-constexpr const char* kInsertContent =
-    "INSERT INTO contents(hash, size, reference_count, data) VALUES(?1, ?2, 1, ?3)";
-constexpr const char* kContentState = "SELECT reference_count, data IS NULL FROM contents WHERE id=?1";
-constexpr const char* kDeleteContent = "DELETE FROM contents WHERE id=?1";
-constexpr const char* kInlineContent = "SELECT data FROM contents WHERE id=?1";
-constexpr const char* kInsertChunkLink =
-    "INSERT INTO content_chunks(content_id, sequence, chunk_id) VALUES(?1, ?2, ?3)";
-constexpr const char* kChunkList =
-    "SELECT cc.chunk_id, c.hash, c.size FROM content_chunks cc JOIN contents c ON c.id=cc.chunk_id "
-    "WHERE cc.content_id=?1 ORDER BY cc.sequence";
-constexpr const char* kChunkData =
-    "SELECT c.data FROM content_chunks cc JOIN contents c ON c.id=cc.chunk_id "
-    "WHERE cc.content_id=?1 AND cc.sequence>=?2 AND cc.sequence<=?3 ORDER BY cc.sequence";
-constexpr const char* kDeleteChunkLinks = "DELETE FROM content_chunks WHERE content_id=?1";
 
 constexpr const char* kWorkspaceState =
     "SELECT generation, next_snapshot, created_ms FROM workspaces WHERE id=?1";
@@ -234,213 +218,6 @@ Result<std::optional<Entry>> LookUp(SqliteConnection& db, int64_t workspace, std
   entry.created_ms = statement.Int(5);
   entry.modified_ms = statement.Int(6);
   return std::optional<Entry>(entry);
-}
-
-// ----- Content ------------------------------------------------------------------
-
-// Adds one reference to the content `bytes` (at most kChunkBytes) with
-// address `hash`, stored whole, inserting it if new. Returns its id.
-Result<int64_t> PutWholeContent(SqliteConnection& db, std::string_view bytes, const ContentHash& hash) {
-  {
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement find, db.Prepare(kFindContent));
-    find.BindBlob(1, HashBytes(hash));
-    TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
-    if (found) {
-      int64_t id = find.Int(0);
-      TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement add, db.Prepare(kAddReferences));
-      add.Bind(1, id).Bind(2, int64_t{1});
-      TOOLVFS_RETURN_IF_ERROR(add.Run());
-      return id;
-    }
-  }
-  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement insert, db.Prepare(kInsertContent));
-  insert.BindBlob(1, HashBytes(hash)).Bind(2, static_cast<int64_t>(bytes.size())).BindBlob(3, bytes);
-  TOOLVFS_RETURN_IF_ERROR(insert.Run());
-  return sqlite3_last_insert_rowid(db.handle());
-}
-
-struct Chunk {
-  int64_t id = 0;  // 0 until stored
-  ContentHash hash{};
-  uint64_t size = 0;
-};
-
-// Stores chunked content of `size` bytes from `chunks`, whose first
-// `stored` already exist (their ids are set; the new list takes one more
-// reference on each) and the rest are cut from `tail` in order. Returns the
-// content's id, with one reference added.
-Result<int64_t> PutChunkedContent(SqliteConnection& db, std::vector<Chunk> chunks, size_t stored,
-                                  std::string_view tail, uint64_t size) {
-  for (size_t offset = 0; offset < tail.size(); offset += kChunkBytes) {
-    std::string_view piece = tail.substr(offset, kChunkBytes);
-    chunks.push_back(Chunk{0, Sha256(piece), piece.size()});
-  }
-  std::vector<ContentHash> hashes;
-  hashes.reserve(chunks.size());
-  for (const Chunk& chunk : chunks) hashes.push_back(chunk.hash);
-  const ContentHash whole = ChunkedContentHash(size, hashes);
-  {
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement find, db.Prepare(kFindContent));
-    find.BindBlob(1, HashBytes(whole));
-    TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
-    if (found) {
-      int64_t id = find.Int(0);
-      TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement add, db.Prepare(kAddReferences));
-      add.Bind(1, id).Bind(2, int64_t{1});
-      TOOLVFS_RETURN_IF_ERROR(add.Run());
-      return id;
-    }
-  }
-  for (size_t i = 0; i < chunks.size(); ++i) {
-    if (i < stored) {
-      TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement add, db.Prepare(kAddReferences));
-      add.Bind(1, chunks[i].id).Bind(2, int64_t{1});
-      TOOLVFS_RETURN_IF_ERROR(add.Run());
-    } else {
-      size_t offset = (i - stored) * kChunkBytes;
-      TOOLVFS_ASSIGN_OR_RETURN(chunks[i].id,
-                               PutWholeContent(db, tail.substr(offset, kChunkBytes), chunks[i].hash));
-    }
-  }
-  int64_t id = 0;
-  {
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement insert, db.Prepare(kInsertContent));
-    insert.BindBlob(1, HashBytes(whole)).Bind(2, static_cast<int64_t>(size)).BindNull(3);
-    TOOLVFS_RETURN_IF_ERROR(insert.Run());
-    id = sqlite3_last_insert_rowid(db.handle());
-  }
-  for (size_t i = 0; i < chunks.size(); ++i) {
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement link, db.Prepare(kInsertChunkLink));
-    link.Bind(1, id).Bind(2, static_cast<int64_t>(i)).Bind(3, chunks[i].id);
-    TOOLVFS_RETURN_IF_ERROR(link.Run());
-  }
-  return id;
-}
-
-// Adds one reference to `bytes` as content, inserting it if new.
-Result<int64_t> PutContent(SqliteConnection& db, std::string_view bytes) {
-  if (bytes.size() <= kChunkBytes) return PutWholeContent(db, bytes, Sha256(bytes));
-  return PutChunkedContent(db, {}, 0, bytes, bytes.size());
-}
-
-Result<bool> IsChunked(SqliteConnection& db, int64_t content_id) {
-  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement state, db.Prepare(kContentState));
-  state.Bind(1, content_id);
-  TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
-  if (!found) return InternalError("Content " + std::to_string(content_id) + " of the store is missing");
-  return state.Int(1) != 0;
-}
-
-Result<std::vector<Chunk>> ChunkList(SqliteConnection& db, int64_t content_id) {
-  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement list, db.Prepare(kChunkList));
-  list.Bind(1, content_id);
-  std::vector<Chunk> chunks;
-  while (true) {
-    TOOLVFS_ASSIGN_OR_RETURN(bool row, list.Step());
-    if (!row) break;
-    Chunk chunk;
-    chunk.id = list.Int(0);
-    std::string_view hash = list.Blob(1);
-    if (hash.size() != chunk.hash.size()) return InternalError("A chunk hash of the store is damaged");
-    std::memcpy(chunk.hash.data(), hash.data(), hash.size());
-    chunk.size = static_cast<uint64_t>(list.Int(2));
-    chunks.push_back(chunk);
-  }
-  return chunks;
-}
-
-// The bytes [offset, offset + length) of content `content_id` of `size`
-// bytes; the caller has clamped the range to the content.
-Result<std::string> ReadContent(SqliteConnection& db, int64_t content_id, uint64_t size, uint64_t offset,
-                                uint64_t length) {
-  if (length == 0) return std::string();
-  if (size <= kChunkBytes) {
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement read, db.Prepare(kInlineContent));
-    read.Bind(1, content_id);
-    TOOLVFS_ASSIGN_OR_RETURN(bool found, read.Step());
-    std::string_view data = found ? read.Blob(0) : std::string_view();
-    if (!found || data.size() != size) {
-      return InternalError("Content " + std::to_string(content_id) + " of the store is damaged");
-    }
-    return std::string(data.substr(offset, length));
-  }
-  const uint64_t first = offset / kChunkBytes;
-  const uint64_t last = (offset + length - 1) / kChunkBytes;
-  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement read, db.Prepare(kChunkData));
-  read.Bind(1, content_id).Bind(2, static_cast<int64_t>(first)).Bind(3, static_cast<int64_t>(last));
-  std::string bytes;
-  bytes.reserve(length);
-  uint64_t chunk_start = first * kChunkBytes;
-  while (true) {
-    TOOLVFS_ASSIGN_OR_RETURN(bool row, read.Step());
-    if (!row) break;
-    std::string_view data = read.Blob(0);
-    uint64_t from = offset > chunk_start ? offset - chunk_start : 0;
-    uint64_t wanted = length - bytes.size();
-    if (from < data.size()) bytes.append(data.substr(from, wanted));
-    chunk_start += kChunkBytes;
-  }
-  if (bytes.size() != length) {
-    return InternalError("Content " + std::to_string(content_id) + " of the store is damaged");
-  }
-  return bytes;
-}
-
-// Adds one reference to the content `old` (of `old_size` bytes) followed by
-// `extra`, without rewriting old chunks but the last partial one.
-Result<int64_t> AppendContent(SqliteConnection& db, int64_t old, uint64_t old_size, std::string_view extra) {
-  TOOLVFS_ASSIGN_OR_RETURN(bool chunked, IsChunked(db, old));
-  if (!chunked) {
-    TOOLVFS_ASSIGN_OR_RETURN(std::string joined, ReadContent(db, old, old_size, 0, old_size));
-    joined.append(extra);
-    return PutContent(db, joined);
-  }
-  TOOLVFS_ASSIGN_OR_RETURN(std::vector<Chunk> chunks, ChunkList(db, old));
-  std::string tail;
-  if (!chunks.empty() && chunks.back().size < kChunkBytes) {
-    const Chunk& last = chunks.back();
-    TOOLVFS_ASSIGN_OR_RETURN(tail, ReadContent(db, last.id, last.size, 0, last.size));
-    chunks.pop_back();
-  }
-  tail.append(extra);
-  const size_t stored = chunks.size();
-  return PutChunkedContent(db, std::move(chunks), stored, tail, old_size + extra.size());
-}
-
-// Drops one reference to content `content_id`, deleting it (and its chunk
-// list's references) when none is left.
-Status ReleaseContent(SqliteConnection& db, int64_t content_id) {
-  int64_t references = 0;
-  bool chunked = false;
-  {
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement state, db.Prepare(kContentState));
-    state.Bind(1, content_id);
-    TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
-    if (!found) return InternalError("Content " + std::to_string(content_id) + " of the store is missing");
-    references = state.Int(0);
-    chunked = state.Int(1) != 0;
-  }
-  if (references > 1) {
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement add, db.Prepare(kAddReferences));
-    add.Bind(1, content_id).Bind(2, int64_t{-1});
-    return add.Run();
-  }
-  if (chunked) {
-    TOOLVFS_ASSIGN_OR_RETURN(std::vector<Chunk> chunks, ChunkList(db, content_id));
-    for (const Chunk& chunk : chunks) TOOLVFS_RETURN_IF_ERROR(ReleaseContent(db, chunk.id));
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement unlink, db.Prepare(kDeleteChunkLinks));
-    unlink.Bind(1, content_id);
-    TOOLVFS_RETURN_IF_ERROR(unlink.Run());
-  }
-  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement remove, db.Prepare(kDeleteContent));
-  remove.Bind(1, content_id);
-  return remove.Run();
-}
-
-Status AddContentReference(SqliteConnection& db, int64_t content_id) {
-  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement add, db.Prepare(kAddReferences));
-  add.Bind(1, content_id).Bind(2, int64_t{1});
-  return add.Run();
 }
 
 // ----- Workspace state ------------------------------------------------------------
@@ -1517,11 +1294,7 @@ class SqliteStoreFileImpl final : public SqliteStoreFile {
           }
         }
         for (const auto& [content_id, size] : unreferenced) {
-          for (const char* sql : {kDeleteChunkLinks, kDeleteContent}) {
-            TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement remove, db_->Prepare(sql));
-            remove.Bind(1, content_id);
-            TOOLVFS_RETURN_IF_ERROR(remove.Run());
-          }
+          TOOLVFS_RETURN_IF_ERROR(DeleteContent(*db_, content_id));
           report.contents += 1;
           report.bytes += size;
         }
