@@ -13,6 +13,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libre2-dev libcli11-dev libtomlplusplus-dev rapidjson-dev libsimdjson-dev
   libcurl4-openssl-dev libidn2-dev libseccomp-dev libsqlite3-dev libssl-dev
+  libpq-dev postgresql
   python3 nodejs
   ripgrep
 )

@@ -1,0 +1,145 @@
+#include "project/sql/postgres_database.h"
+
+#include <charconv>
+#include <utility>
+
+#include "core/text.h"
+
+namespace toolvfs {
+namespace {
+
+// libpq's messages end with a newline and may span lines; ours are one line.
+std::string OneLine(std::string_view message) {
+  std::string line;
+  for (char c : message) {
+    if (c == '\n' || c == '\r') {
+      if (!line.empty() && line.back() != ' ') line += ' ';
+    } else {
+      line += c;
+    }
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  return line;
+}
+
+}  // namespace
+
+std::string RedactPostgresUri(std::string_view uri) {
+  std::string redacted(uri);
+  // postgres://user:PASSWORD@host: the password sits between the first ':'
+  // after the scheme and the last '@' of the authority.
+  size_t scheme_end = redacted.find("://");
+  if (scheme_end != std::string::npos) {
+    size_t authority = scheme_end + 3;
+    size_t authority_end = redacted.find_first_of("/?#", authority);
+    if (authority_end == std::string::npos) authority_end = redacted.size();
+    size_t at = redacted.rfind('@', authority_end);
+    if (at != std::string::npos && at >= authority) {
+      size_t colon = redacted.find(':', authority);
+      if (colon != std::string::npos && colon < at) redacted.replace(colon + 1, at - colon - 1, "***");
+    }
+  }
+  // password=... as a query parameter or a conninfo keyword.
+  for (size_t at = redacted.find("password="); at != std::string::npos; at = redacted.find("password=", at + 1)) {
+    size_t start = at + 9;
+    size_t end = redacted.find_first_of("& ", start);
+    if (end == std::string::npos) end = redacted.size();
+    redacted.replace(start, end - start, "***");
+  }
+  return redacted;
+}
+
+bool IsRetryableSqlState(std::string_view state) { return state == "40001" || state == "40P01"; }
+
+Status PostgresStatus(std::string_view sql_state, std::string_view what, std::string_view message) {
+  std::string text = std::string(what) + ": " + OneLine(message);
+  if (!sql_state.empty()) text += " (SQLSTATE " + std::string(sql_state) + ")";
+  if (IsRetryableSqlState(sql_state)) return ChangedError(std::move(text));
+  if (sql_state == "53100") return ResourceExhaustedError(text + "; the server's disk is full");
+  if (sql_state == "53200" || sql_state == "53300") return ResourceExhaustedError(std::move(text));
+  if (sql_state == "42501" || sql_state == "25006") return PermissionDeniedError(std::move(text));
+  if (sql_state == "57014") return CancelledError(std::move(text));
+  if (sql_state.starts_with("23") || sql_state.starts_with("42")) return InternalError(std::move(text));
+  return IoError(std::move(text));
+}
+
+PostgresParameter PostgresParameter::Integer(int64_t value) {
+  PostgresParameter parameter({}, false, false);
+  parameter.owned_ = std::make_shared<std::string>(std::to_string(value));
+  return parameter;
+}
+
+std::string_view PostgresResult::Text(int row, int column) const {
+  return std::string_view(PQgetvalue(result_.get(), row, column),
+                          static_cast<size_t>(PQgetlength(result_.get(), row, column)));
+}
+
+int64_t PostgresResult::Int(int row, int column) const {
+  std::string_view text = Text(row, column);
+  int64_t value = 0;
+  std::from_chars(text.data(), text.data() + text.size(), value);
+  return value;
+}
+
+std::optional<int64_t> PostgresResult::OptionalInt(int row, int column) const {
+  if (IsNull(row, column)) return std::nullopt;
+  return Int(row, column);
+}
+
+std::string PostgresResult::Bytes(int row, int column) const {
+  const auto* escaped = reinterpret_cast<const unsigned char*>(PQgetvalue(result_.get(), row, column));
+  size_t length = 0;
+  unsigned char* bytes = PQunescapeBytea(escaped, &length);
+  if (bytes == nullptr) return std::string();
+  std::string decoded(reinterpret_cast<const char*>(bytes), length);
+  PQfreemem(bytes);
+  return decoded;
+}
+
+Result<std::unique_ptr<PostgresConnection>> PostgresConnection::Open(const std::string& conninfo,
+                                                                     std::string display) {
+  PGconn* connection = PQconnectdb(conninfo.c_str());
+  if (connection == nullptr) return ResourceExhaustedError("Cannot connect to " + Quote(display) + ": out of memory");
+  if (PQstatus(connection) != CONNECTION_OK) {
+    std::string message = PQerrorMessage(connection);
+    PQfinish(connection);
+    return PostgresStatus("", "Cannot connect to " + Quote(display), message);
+  }
+  return std::unique_ptr<PostgresConnection>(new PostgresConnection(connection, std::move(display)));
+}
+
+PostgresConnection::~PostgresConnection() { PQfinish(connection_); }
+
+Result<PostgresResult> PostgresConnection::Execute(const char* sql, const std::vector<PostgresParameter>& parameters) {
+  // libpq reads text parameters up to their NUL, so each is copied into a
+  // string (a string_view may be part of a longer one); binary ones are
+  // passed with their length.
+  std::vector<std::string> texts;
+  texts.reserve(parameters.size());
+  std::vector<const char*> values;
+  std::vector<int> lengths;
+  std::vector<int> formats;
+  for (const PostgresParameter& parameter : parameters) {
+    lengths.push_back(static_cast<int>(parameter.value().size()));
+    formats.push_back(parameter.binary() ? 1 : 0);
+    if (parameter.null()) {
+      values.push_back(nullptr);
+    } else if (parameter.binary()) {
+      values.push_back(parameter.value().data());
+    } else {
+      texts.emplace_back(parameter.value());
+      values.push_back(texts.back().c_str());
+    }
+  }
+  PGresult* raw = PQexecParams(connection_, sql, static_cast<int>(parameters.size()), nullptr, values.data(),
+                               lengths.data(), formats.data(), /*resultFormat=*/0);
+  PostgresResult result(raw);
+  ExecStatusType status = PQresultStatus(raw);  // PGRES_FATAL_ERROR for NULL (out of memory)
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
+  const char* state = raw != nullptr ? PQresultErrorField(raw, PG_DIAG_SQLSTATE) : nullptr;
+  const char* message = raw != nullptr ? PQresultErrorMessage(raw) : "";
+  if (message == nullptr || message[0] == '\0') message = PQerrorMessage(connection_);
+  return PostgresStatus(state != nullptr ? state : "", "Cannot use the store " + Quote(display_), message);
+}
+
+}  // namespace toolvfs

@@ -1,0 +1,108 @@
+// A thin RAII layer over libpq, the PostgreSQL twin of sqlite_database.h: a
+// connection, a result that clears itself, parameters passed separately
+// from the SQL (never spliced into it), and every failure turned into a
+// Status in one place (PostgresStatus) with the server named without its
+// password.
+//
+// Why libpq and not libpqxx: the layer is small, it maps SQLSTATE codes
+// straight to our status codes, and it keeps exceptions out of the store.
+//
+// Threading: a connection is used by one thread at a time.
+#pragma once
+
+#include <libpq-fe.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace toolvfs {
+
+// `uri` as it may be shown: the password of a postgres:// URI (user:PASSWORD@)
+// and a `password=` parameter are replaced by "***".
+std::string RedactPostgresUri(std::string_view uri);
+
+// Whether SQLSTATE `state` says the transaction lost a race and may simply
+// be run again: serialization_failure (40001) or deadlock_detected (40P01).
+bool IsRetryableSqlState(std::string_view state);
+
+// The Status for a failed result or connection, "<what>: <server message>".
+// Disk full (53100) and out of memory (53200) ResourceExhausted; too many
+// connections (53300) ResourceExhausted; insufficient privilege (42501) and
+// read-only transactions (25006) PermissionDenied; query canceled (57014)
+// Cancelled; retryable conflicts (IsRetryableSqlState) Changed, so a caller
+// can run the transaction again; integrity and syntax errors Internal (they
+// are bugs of ours); connection failures and the rest Io.
+Status PostgresStatus(std::string_view sql_state, std::string_view what, std::string_view message);
+
+// A parameter of a statement: text, bytes (sent in binary, for bytea), or
+// NULL.
+class PostgresParameter {
+ public:
+  static PostgresParameter Text(std::string_view text) { return PostgresParameter(text, false, false); }
+  static PostgresParameter Bytes(std::string_view bytes) { return PostgresParameter(bytes, true, false); }
+  static PostgresParameter Integer(int64_t value);
+  static PostgresParameter Null() { return PostgresParameter({}, false, true); }
+
+  std::string_view value() const { return owned_ ? std::string_view(*owned_) : value_; }
+  bool binary() const { return binary_; }
+  bool null() const { return null_; }
+
+ private:
+  PostgresParameter(std::string_view value, bool binary, bool null) : value_(value), binary_(binary), null_(null) {}
+  std::string_view value_;
+  std::shared_ptr<std::string> owned_;  // for values made here (integers)
+  bool binary_;
+  bool null_;
+};
+
+// The rows of a statement; owns the PGresult. Columns are requested in
+// binary only for bytea (Bytes); everything else comes back as text.
+class PostgresResult {
+ public:
+  explicit PostgresResult(PGresult* result) : result_(result) {}
+
+  int rows() const { return PQntuples(result_.get()); }
+  bool IsNull(int row, int column) const { return PQgetisnull(result_.get(), row, column) != 0; }
+  std::string_view Text(int row, int column) const;
+  int64_t Int(int row, int column) const;
+  std::optional<int64_t> OptionalInt(int row, int column) const;
+  // The bytes of a bytea column, decoded from the text format.
+  std::string Bytes(int row, int column) const;
+
+ private:
+  struct Clear {
+    void operator()(PGresult* result) const { PQclear(result); }
+  };
+  std::unique_ptr<PGresult, Clear> result_;
+};
+
+class PostgresConnection {
+ public:
+  // Connects with any conninfo string or URI libpq accepts (PG* environment
+  // variables honoured). `display` names the server in every message and
+  // must not hold a password (RedactPostgresUri).
+  static Result<std::unique_ptr<PostgresConnection>> Open(const std::string& conninfo, std::string display);
+  PostgresConnection(const PostgresConnection&) = delete;
+  PostgresConnection& operator=(const PostgresConnection&) = delete;
+  ~PostgresConnection();
+
+  // Runs `sql` with `parameters` ($1, $2, ...).
+  Result<PostgresResult> Execute(const char* sql, const std::vector<PostgresParameter>& parameters = {});
+
+  const std::string& display() const { return display_; }
+
+ private:
+  PostgresConnection(PGconn* connection, std::string display)
+      : connection_(connection), display_(std::move(display)) {}
+
+  PGconn* connection_;
+  std::string display_;
+};
+
+}  // namespace toolvfs
