@@ -14,6 +14,8 @@ std::span<const CommandInfo> Commands() {
       {"check", "Validate toolvfs.toml and print each tool's effective policy", NewCheckCommand},
       {"grep", "Search file contents with a regular expression (RE2 syntax)", NewGrepCommand},
       {"doctor", "Show which sandbox features this machine's kernel provides", NewDoctorCommand},
+      {"workspace", "Durable workspaces: create, list, read, snapshot, restore, diff, export, import, delete, gc",
+       NewWorkspaceCommand},
       {"audit", "Print the audit log as a timeline, optionally only a tool's or the denied requests", NewAuditCommand},
   };
   return kCommands;

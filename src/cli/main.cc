@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -26,28 +27,33 @@ std::string CommandNames() {
   return names;
 }
 
-// What the user typed where a command name belongs: the first argument
-// that is neither an option of `root` nor an option's value, and the first
-// option `root` does not know.
-struct RootArguments {
+// What the user typed where a command name belongs, from argv[first] on:
+// the first argument that is neither an option of `app` nor an option's
+// value (and its index), and the first option `app` does not know.
+struct ScannedArguments {
   std::string command;
+  int command_index = 0;
   std::string unknown_option;
 };
 
-RootArguments ScanRootArguments(const CLI::App& root, int argc, char** argv) {
-  RootArguments found;
-  for (int index = 1; index < argc; ++index) {
+ScannedArguments ScanArguments(const CLI::App& app, int first, int argc, char** argv) {
+  ScannedArguments found;
+  for (int index = first; index < argc; ++index) {
     std::string_view argument = argv[index];
     if (argument == "--") {
-      if (index + 1 < argc) found.command = argv[index + 1];
+      if (index + 1 < argc) {
+        found.command = argv[index + 1];
+        found.command_index = index + 1;
+      }
       break;
     }
     if (!argument.starts_with("-")) {
       found.command = argument;
+      found.command_index = index;
       break;
     }
     std::string name(argument.substr(0, argument.find('=')));
-    const CLI::Option* option = root.get_option_no_throw(name);
+    const CLI::Option* option = app.get_option_no_throw(name);
     if (option == nullptr) {
       if (found.unknown_option.empty()) found.unknown_option = name;
       continue;
@@ -58,12 +64,15 @@ RootArguments ScanRootArguments(const CLI::App& root, int argc, char** argv) {
   return found;
 }
 
+// Every subcommand, not only the parsed ones.
+const std::function<bool(const CLI::App*)> kEverySubcommand = [](const CLI::App*) { return true; };
+
 // A CLI11 parse error as our one-line form, with a pointer to the help of
 // the command that was being parsed.
 int ReportParseError(const CLI::App& root, const CLI::ParseError& error, int argc, char** argv) {
   std::vector<CLI::App*> selected = root.get_subcommands();
   if (selected.empty()) {
-    RootArguments arguments = ScanRootArguments(root, argc, argv);
+    ScannedArguments arguments = ScanArguments(root, 1, argc, argv);
     if (!arguments.command.empty()) {
       return ReportError(arguments.command, "unknown command; expected one of: " + CommandNames() +
                                                 " (see toolvfs --help)");
@@ -77,7 +86,26 @@ int ReportParseError(const CLI::App& root, const CLI::ParseError& error, int arg
     }
     return ReportError("command line", std::string(error.what()) + " (see toolvfs --help)");
   }
-  const std::string& name = selected.front()->get_name();
+  // "workspace ls" when the error is in a subcommand of a command.
+  const CLI::App* command = selected.front();
+  std::string name = command->get_name();
+  std::vector<CLI::App*> nested = command->get_subcommands();
+  if (!nested.empty()) {
+    name += " " + nested.front()->get_name();
+  } else if (std::vector<const CLI::App*> all = command->get_subcommands(kEverySubcommand); !all.empty()) {
+    std::string names;
+    for (const CLI::App* candidate : all) {
+      if (!names.empty()) names += ", ";
+      names += candidate->get_name();
+    }
+    std::string expected = "expected one of: " + names + " (see toolvfs " + name + " --help)";
+    ScannedArguments command_arguments = ScanArguments(root, 1, argc, argv);
+    ScannedArguments arguments = ScanArguments(*command, command_arguments.command_index + 1, argc, argv);
+    if (!arguments.command.empty()) {
+      return ReportError(name + " " + arguments.command, "unknown subcommand; " + expected);
+    }
+    return ReportError(name, "no subcommand given; " + expected);
+  }
   return ReportError(name, std::string(error.what()) + " (see toolvfs " + name + " --help)");
 }
 
@@ -100,6 +128,11 @@ int RunMain(int argc, char** argv) {
     std::unique_ptr<Command> command = info.create();
     command->AddOptions(*sub);
     AddCommonOptions(*sub, common);
+    // A command with subcommands of its own (workspace): they take the
+    // common options too, after their name as well as before it.
+    for (CLI::App* nested : sub->get_subcommands([](CLI::App*) { return true; })) {
+      AddCommonOptions(*nested, common);
+    }
     registered.push_back({sub, std::move(command)});
   }
   // After the commands: a subcommand inherits the footer it is created with.

@@ -333,7 +333,11 @@ Result<std::string> ReadSource(std::string_view source) {
 
 std::optional<std::string> ProjectDirectory(std::string_view project_uri) {
   if (project_uri.starts_with("fs:")) return std::string(project_uri.substr(3));
-  if (project_uri.starts_with("memory:") || project_uri == "null:") return std::nullopt;
+  // Workspaces in a database have no directory: their config and audit log
+  // come from the current directory or --config / --audit, like memory:.
+  if (project_uri.starts_with("memory:") || project_uri == "null:" || project_uri.starts_with("sqlite:")) {
+    return std::nullopt;
+  }
   return std::string(project_uri);
 }
 

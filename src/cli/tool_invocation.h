@@ -26,7 +26,7 @@
 namespace toolvfs {
 
 // The directory of the project named by a --project URI ("fs:DIR" or a bare
-// directory), or nullopt for stores that have none (memory:, null:). The
+// directory), or nullopt for stores that have none (memory:, null:, sqlite:). The
 // URI must be one OpenProject() accepted.
 std::optional<std::string> ProjectDirectory(std::string_view project_uri);
 

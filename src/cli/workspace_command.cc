@@ -1,0 +1,717 @@
+// `toolvfs workspace`: durable workspaces on the command line (SPEC.md
+// §2.4, §7, §10). Each subcommand is a thin front end over ProjectFiles
+// (files and snapshots of the --project store) or, for what concerns a
+// whole store file (init's existence check, rm, gc), over SqliteStoreFile.
+//
+// Workspaces other than the one being created must exist: OpenProject
+// creates a sqlite workspace on first use, which is right for tools but
+// would turn a typo in `workspace ls --project sqlite:w.db#mian` into a
+// new, empty workspace. So every subcommand but init looks the workspace
+// up first and names what is missing.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "cli/command.h"
+#include "cli/terminal.h"
+#include "cli/workspace_transfer.h"
+#include "core/io.h"
+#include "core/text.h"
+#include "core/unique_fd.h"
+#include "project/path.h"
+#include "project/project_files.h"
+#include "project/sql/sqlite_store.h"
+#include "project/sql/workspace_uri.h"
+#include "protocol/base64.h"
+#include "protocol/json_writer.h"
+
+namespace toolvfs {
+namespace {
+
+constexpr std::string_view kSqliteScheme = "sqlite:";
+
+// cat, export and import hold one file in memory at a time; the store's
+// default read limit (10 MiB, meant for tools) would refuse larger files
+// that the user asked for by name. The materialized copy syncs at most
+// this much per file back, so import and export agree on one limit.
+constexpr uint64_t kMaxFileBytes = uint64_t{1} << 30;
+
+bool IsSqliteProject(std::string_view project) { return project.starts_with(kSqliteScheme); }
+
+Result<WorkspaceAddress> ParseSqliteProject(std::string_view project) {
+  return ParseWorkspaceAddress(project, project.substr(kSqliteScheme.size()));
+}
+
+bool FileExists(const std::string& path) {
+  struct stat status;
+  return ::stat(path.c_str(), &status) == 0;
+}
+
+std::string JsonOf(const std::function<void(JsonWriter&)>& write) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter writer(buffer);
+  write(writer);
+  std::string json(buffer.GetString(), buffer.GetSize());
+  json += '\n';
+  return json;
+}
+
+void WriteOptionalString(JsonWriter& writer, const std::optional<std::string>& value) {
+  if (value) {
+    writer.String(*value);
+  } else {
+    writer.Null();
+  }
+}
+
+std::string TimestampOrDash(std::optional<int64_t> unix_milliseconds) {
+  return unix_milliseconds ? FormatTimestamp(*unix_milliseconds) : "-";
+}
+
+// Left-aligned columns separated by two spaces; the last column unpadded.
+std::string FormatTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    if (widths.size() < row.size()) widths.resize(row.size(), 0);
+    for (size_t column = 0; column < row.size(); ++column) {
+      widths[column] = std::max(widths[column], row[column].size());
+    }
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    for (size_t column = 0; column < row.size(); ++column) {
+      out += row[column];
+      if (column + 1 < row.size()) out.append(widths[column] - row[column].size() + 2, ' ');
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+std::string Plural(uint64_t count, std::string_view one, std::string_view many) {
+  return std::to_string(count) + " " + std::string(count == 1 ? one : many);
+}
+
+// "12 files (3.4 KiB) and 2 directories PLACE", plus what was left out.
+std::string DescribeTransfer(const TransferReport& report, std::string_view place) {
+  std::string text = Plural(report.files, "file", "files") + " (" + FormatBytes(report.bytes) + ") and " +
+                     Plural(report.directories, "directory", "directories") + " " + std::string(place);
+  std::vector<std::string> left_out;
+  if (report.ignored > 0) left_out.push_back(std::to_string(report.ignored) + " ignored");
+  if (report.skipped > 0) {
+    left_out.push_back(std::to_string(report.skipped) + " skipped (symbolic links or names a workspace cannot hold)");
+  }
+  if (!left_out.empty()) {
+    text += "; left out: " + left_out.front();
+    if (left_out.size() > 1) text += ", " + left_out.back();
+  }
+  return text;
+}
+
+void WriteTransferFields(JsonWriter& writer, const TransferReport& report) {
+  WriteJsonKey(writer, "files");
+  writer.Uint64(report.files);
+  WriteJsonKey(writer, "directories");
+  writer.Uint64(report.directories);
+  WriteJsonKey(writer, "bytes");
+  writer.Uint64(report.bytes);
+  WriteJsonKey(writer, "ignored");
+  writer.Uint64(report.ignored);
+  WriteJsonKey(writer, "skipped");
+  writer.Uint64(report.skipped);
+}
+
+// Copies the directory `directory` (its .gitignore'd files left out unless
+// `include_ignored`) into `store` through a materialized copy, so the
+// whole import reaches a sqlite workspace in one transaction, empty
+// directories included.
+Result<TransferReport> ImportDirectory(ProjectFiles& store, const std::string& directory, bool include_ignored) {
+  StoreOptions source_options;
+  source_options.max_read_bytes = kMaxFileBytes;
+  TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<ProjectFiles> source, OpenProject("fs:" + directory, source_options));
+  TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<MaterializedView> view, store.Materialize());
+  TransferOptions options;
+  options.skip_ignored = true;
+  options.include_ignored = include_ignored;
+  Result<TransferReport> report = CopyTreeInto(*source, view->path(), options);
+  // Released either way: a copy that failed half-way has still written only
+  // whole files from the source, and nothing of the workspace was removed.
+  Status released = view->Release();
+  if (!report.ok()) return report.status();
+  if (!released.ok()) return released;
+  return report;
+}
+
+class WorkspaceCommand final : public Command {
+ public:
+  void AddOptions(CLI::App& app) override {
+    app.require_subcommand(1, 1);
+    app.footer(
+        "--project names the workspace: sqlite:FILE#WORKSPACE (a snapshot read-only as "
+        "sqlite:FILE#WORKSPACE@SNAPSHOT). Every subcommand but init needs an existing workspace.\n"
+        "Exit codes: 0 done, 2 usage or any other error.");
+
+    CLI::App* init = Add(app, "init", "Create a workspace, optionally importing a directory", &WorkspaceCommand::Init);
+    init->add_option("--from", directory_, "Import this directory (honouring its .gitignore/.ignore)")
+        ->type_name("DIR");
+    init->add_flag("--include-ignored", include_ignored_, "With --from: also import ignored files");
+
+    CLI::App* list = Add(app, "ls", "List files and directories with kind, version, size and times", &WorkspaceCommand::List);
+    list->add_option("PATH", path_, "A directory (its entries) or a file (default: the root)");
+    list->add_flag("-r,--recursive", recursive_, "List everything below PATH");
+
+    CLI::App* cat = Add(app, "cat", "Print a file's content", &WorkspaceCommand::Cat);
+    cat->add_option("PATH", path_, "The file")->required();
+
+    CLI::App* snapshot = Add(app, "snapshot", "Take a snapshot and print its id", &WorkspaceCommand::TakeSnapshot);
+    snapshot->add_option("--label", label_, "A label kept with the snapshot")->type_name("LABEL");
+
+    Add(app, "snapshots", "List the snapshots, oldest first", &WorkspaceCommand::ListSnapshots);
+
+    CLI::App* restore = Add(app, "restore", "Make the workspace equal to a snapshot", &WorkspaceCommand::Restore);
+    restore->add_option("ID", first_id_, "The snapshot's id or label")->required();
+
+    CLI::App* remove_snapshot = Add(app, "snapshot-rm", "Delete a snapshot", &WorkspaceCommand::DeleteSnapshot);
+    remove_snapshot->add_option("ID", first_id_, "The snapshot's id or label")->required();
+
+    CLI::App* diff = Add(app, "diff", "Paths added, modified and deleted from snapshot A to B (or the live state)",
+                         &WorkspaceCommand::Diff);
+    diff->add_option("A", first_id_, "The earlier snapshot")->required();
+    diff->add_option("B", second_id_, "The later snapshot (default: the live state)");
+
+    CLI::App* exported = Add(app, "export", "Write the workspace's tree into a directory", &WorkspaceCommand::Export);
+    exported->add_option("DIR", directory_, "A new or empty directory (created if missing)")->required();
+    exported->add_flag("--force", force_, "Write into a non-empty directory, overwriting files at the same paths");
+
+    CLI::App* imported = Add(app, "import", "Copy a directory into the workspace (honouring its .gitignore/.ignore)",
+                             &WorkspaceCommand::Import);
+    imported->add_option("DIR", directory_, "The directory to import")->required();
+    imported->add_flag("--include-ignored", include_ignored_, "Also import ignored files");
+
+    Add(app, "rm", "Delete the workspace with its snapshots", &WorkspaceCommand::Remove);
+    Add(app, "gc", "Free the content nothing refers to any more, in the whole store file", &WorkspaceCommand::CollectGarbage);
+  }
+
+  int Run(const CommonOptions& common) override {
+    for (const Subcommand& subcommand : subcommands_) {
+      if (!subcommand.app->parsed()) continue;
+      what_ = "workspace " + subcommand.app->get_name();
+      return (this->*subcommand.run)(common);
+    }
+    return ReportError("workspace", "no subcommand given (see toolvfs workspace --help)");
+  }
+
+ private:
+  using Handler = int (WorkspaceCommand::*)(const CommonOptions&);
+  struct Subcommand {
+    CLI::App* app;
+    Handler run;
+  };
+
+  CLI::App* Add(CLI::App& app, const char* name, const char* summary, Handler run) {
+    CLI::App* sub = app.add_subcommand(name, summary);
+    sub->add_flag("--json", json_, "Print JSON instead of text");
+    subcommands_.push_back(Subcommand{sub, run});
+    return sub;
+  }
+
+  int Fail(const Status& status) const { return ReportError(what_, status.message()); }
+
+  int Print(std::string_view text) const {
+    Status written = WriteFull(STDOUT_FILENO, text, "standard output");
+    if (!written.ok()) return Fail(written);
+    return kExitOk;
+  }
+
+  // The workspace of --project, which must exist when it is a sqlite one.
+  // nullptr after reporting why it cannot be opened.
+  std::unique_ptr<ProjectFiles> OpenExisting(const CommonOptions& common) {
+    if (IsSqliteProject(common.project)) {
+      Result<WorkspaceAddress> address = ParseSqliteProject(common.project);
+      if (!address.ok()) {
+        ReportError("--project", address.status().message());
+        return nullptr;
+      }
+      if (!FileExists(address->location)) {
+        ReportError(what_, "the store file " + Quote(address->location) +
+                               " does not exist; create a workspace in it with toolvfs workspace init");
+        return nullptr;
+      }
+      Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(address->location);
+      if (!file.ok()) {
+        ReportError("--project", file.status().message());
+        return nullptr;
+      }
+      Result<std::vector<WorkspaceSummary>> workspaces = (*file)->ListWorkspaces();
+      if (!workspaces.ok()) {
+        ReportError("--project", workspaces.status().message());
+        return nullptr;
+      }
+      bool found = std::any_of(workspaces->begin(), workspaces->end(),
+                               [&](const WorkspaceSummary& summary) { return summary.name == address->workspace; });
+      if (!found) {
+        ReportError(what_, "workspace " + Quote(address->workspace) + " does not exist in " +
+                               Quote(address->location) + "; create it with toolvfs workspace init");
+        return nullptr;
+      }
+    }
+    StoreOptions options;
+    options.max_read_bytes = kMaxFileBytes;
+    Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project, options);
+    if (!store.ok()) {
+      ReportError("--project", store.status().message());
+      return nullptr;
+    }
+    return std::move(store).value();
+  }
+
+  // The address of a sqlite --project, for the subcommands that act on the
+  // store file itself; nullopt after reporting why there is none.
+  std::optional<WorkspaceAddress> SqliteAddress(const CommonOptions& common, bool allow_snapshot) const {
+    if (!IsSqliteProject(common.project)) {
+      ReportError(what_, "needs a sqlite: project (--project sqlite:FILE#WORKSPACE), got " + Quote(common.project));
+      return std::nullopt;
+    }
+    Result<WorkspaceAddress> address = ParseSqliteProject(common.project);
+    if (!address.ok()) {
+      ReportError("--project", address.status().message());
+      return std::nullopt;
+    }
+    if (address->snapshot && !allow_snapshot) {
+      ReportError(what_, "--project " + Quote(common.project) +
+                             " names a snapshot; name the workspace only (sqlite:FILE#WORKSPACE)");
+      return std::nullopt;
+    }
+    return std::move(address).value();
+  }
+
+  // ----- init -----
+
+  int Init(const CommonOptions& common) {
+    std::optional<WorkspaceAddress> address = SqliteAddress(common, /*allow_snapshot=*/false);
+    if (!address) return kExitUsage;
+    if (FileExists(address->location)) {
+      Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(address->location);
+      if (!file.ok()) return ReportError("--project", file.status().message());
+      Result<std::vector<WorkspaceSummary>> workspaces = (*file)->ListWorkspaces();
+      if (!workspaces.ok()) return ReportError("--project", workspaces.status().message());
+      for (const WorkspaceSummary& summary : *workspaces) {
+        if (summary.name != address->workspace) continue;
+        return ReportError(what_, "workspace " + Quote(summary.name) + " already exists in " +
+                                      Quote(address->location) + " (" + Plural(summary.files, "file", "files") +
+                                      "); add files with toolvfs workspace import, or delete it first with "
+                                      "toolvfs workspace rm");
+      }
+    }
+    if (!directory_.empty()) {
+      // Before anything is created: a mistyped --from leaves no workspace.
+      struct stat status;
+      if (::stat(directory_.c_str(), &status) != 0) {
+        return Fail(ErrnoToStatus(errno, "Cannot import " + Quote(directory_)));
+      }
+      if (!S_ISDIR(status.st_mode)) return ReportError(what_, "Cannot import " + Quote(directory_) + ": not a directory");
+    }
+    Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project);
+    if (!store.ok()) return ReportError("--project", store.status().message());
+
+    TransferReport report;
+    if (!directory_.empty()) {
+      Result<TransferReport> imported = ImportDirectory(**store, directory_, include_ignored_);
+      if (!imported.ok()) {
+        // A failed init leaves no half-filled workspace behind, so running
+        // it again after fixing the cause just works.
+        store->reset();
+        Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(address->location);
+        Status removed = file.ok() ? (*file)->DeleteWorkspace(address->workspace) : file.status();
+        std::string why = imported.status().message();
+        if (!removed.ok()) why += "; the workspace was created and could not be removed: " + removed.message();
+        return ReportError(what_, why);
+      }
+      report = *imported;
+    }
+    if (json_) {
+      return Print(JsonOf([&](JsonWriter& writer) {
+        writer.StartObject();
+        WriteJsonKey(writer, "workspace");
+        writer.String(address->workspace);
+        WriteJsonKey(writer, "file");
+        writer.String(address->location);
+        WriteTransferFields(writer, report);
+        writer.EndObject();
+      }));
+    }
+    std::string text = "Created workspace " + Quote(address->workspace) + " in " + Quote(address->location);
+    if (!directory_.empty()) text += "; imported " + DescribeTransfer(report, "from " + Quote(directory_));
+    return Print(text + "\n");
+  }
+
+  // ----- ls -----
+
+  struct Listed {
+    std::string path;
+    FileMetadata metadata;
+  };
+
+  Status Collect(ProjectFiles& store, const std::string& directory, std::vector<Listed>& out) const {
+    TOOLVFS_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, store.ListDir(directory));
+    for (const DirEntry& entry : entries) {
+      std::string path = JoinPath(directory, entry.name);
+      TOOLVFS_ASSIGN_OR_RETURN(FileMetadata metadata, store.Metadata(path));
+      const bool descend = recursive_ && metadata.kind == EntryKind::kDirectory && !entry.is_symlink();
+      out.push_back(Listed{path, metadata});
+      if (descend) TOOLVFS_RETURN_IF_ERROR(Collect(store, path, out));
+    }
+    return OkStatus();
+  }
+
+  int List(const CommonOptions& common) {
+    std::unique_ptr<ProjectFiles> store = OpenExisting(common);
+    if (!store) return kExitUsage;
+    Result<std::string> path = NormalizePath(path_);
+    if (!path.ok()) return Fail(path.status());
+    Result<FileMetadata> metadata = store->Metadata(*path);
+    if (!metadata.ok()) return Fail(metadata.status());
+    std::vector<Listed> listed;
+    if (metadata->kind == EntryKind::kDirectory) {
+      if (Status collected = Collect(*store, *path, listed); !collected.ok()) return Fail(collected);
+    } else {
+      listed.push_back(Listed{*path, *metadata});
+    }
+    // Bytewise by path, like every listing of toolvfs ("a.txt" before "a/b").
+    std::sort(listed.begin(), listed.end(), [](const Listed& a, const Listed& b) { return a.path < b.path; });
+
+    if (json_) {
+      return Print(JsonOf([&](JsonWriter& writer) {
+        writer.StartArray();
+        for (const Listed& entry : listed) {
+          writer.StartObject();
+          WriteJsonKey(writer, "path");
+          writer.String(entry.path);
+          WriteJsonKey(writer, "kind");
+          writer.String(EntryKindName(entry.metadata.kind));
+          WriteJsonKey(writer, "version");
+          if (entry.metadata.version) {
+            writer.Uint64(*entry.metadata.version);
+          } else {
+            writer.Null();
+          }
+          WriteJsonKey(writer, "size_bytes");
+          writer.Uint64(entry.metadata.size);
+          WriteJsonKey(writer, "created_at");
+          WriteOptionalString(writer, entry.metadata.created_ms
+                                          ? std::optional<std::string>(FormatTimestamp(*entry.metadata.created_ms))
+                                          : std::nullopt);
+          WriteJsonKey(writer, "updated_at");
+          writer.String(FormatTimestamp(entry.metadata.modified_ms));
+          writer.EndObject();
+        }
+        writer.EndArray();
+      }));
+    }
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({"KIND", "VERSION", "SIZE", "CREATED", "UPDATED", "PATH"});
+    for (const Listed& entry : listed) {
+      const bool is_file = entry.metadata.kind == EntryKind::kFile;
+      rows.push_back({std::string(EntryKindName(entry.metadata.kind)),
+                      entry.metadata.version ? std::to_string(*entry.metadata.version) : "-",
+                      is_file ? std::to_string(entry.metadata.size) : "-", TimestampOrDash(entry.metadata.created_ms),
+                      FormatTimestamp(entry.metadata.modified_ms), EscapeForDisplay(entry.path)});
+    }
+    return Print(FormatTable(rows));
+  }
+
+  // ----- cat -----
+
+  int Cat(const CommonOptions& common) {
+    std::unique_ptr<ProjectFiles> store = OpenExisting(common);
+    if (!store) return kExitUsage;
+    if (!json_) {
+      Result<std::string> content = store->Read(path_);
+      if (!content.ok()) return Fail(content.status());
+      return Print(*content);
+    }
+    Result<std::string> path = NormalizePath(path_);
+    if (!path.ok()) return Fail(path.status());
+    Result<FileMetadata> metadata = store->Metadata(*path);
+    if (!metadata.ok()) return Fail(metadata.status());
+    Result<std::string> content = store->Read(*path);
+    if (!content.ok()) return Fail(content.status());
+    const bool text = IsValidUtf8(*content);
+    return Print(JsonOf([&](JsonWriter& writer) {
+      writer.StartObject();
+      WriteJsonKey(writer, "path");
+      writer.String(*path);
+      WriteJsonKey(writer, "version");
+      if (metadata->version) {
+        writer.Uint64(*metadata->version);
+      } else {
+        writer.Null();
+      }
+      WriteJsonKey(writer, "size_bytes");
+      writer.Uint64(content->size());
+      WriteJsonKey(writer, "encoding");
+      writer.String(text ? "utf-8" : "base64");
+      WriteJsonKey(writer, "content");
+      writer.String(text ? *content : Base64Encode(*content));
+      writer.EndObject();
+    }));
+  }
+
+  // ----- snapshots -----
+
+  int TakeSnapshot(const CommonOptions& common) {
+    std::unique_ptr<ProjectFiles> store = OpenExisting(common);
+    if (!store) return kExitUsage;
+    std::optional<std::string_view> label;
+    if (label_) label = *label_;
+    Result<std::string> id = store->Snapshot(label);
+    if (!id.ok()) return Fail(id.status());
+    if (!json_) return Print(*id + "\n");
+    return Print(JsonOf([&](JsonWriter& writer) {
+      writer.StartObject();
+      WriteJsonKey(writer, "id");
+      writer.String(*id);
+      WriteJsonKey(writer, "label");
+      WriteOptionalString(writer, label_);
+      writer.EndObject();
+    }));
+  }
+
+  int ListSnapshots(const CommonOptions& common) {
+    std::unique_ptr<ProjectFiles> store = OpenExisting(common);
+    if (!store) return kExitUsage;
+    Result<std::vector<SnapshotInfo>> snapshots = store->ListSnapshots();
+    if (!snapshots.ok()) return Fail(snapshots.status());
+    if (json_) {
+      return Print(JsonOf([&](JsonWriter& writer) {
+        writer.StartArray();
+        for (const SnapshotInfo& snapshot : *snapshots) {
+          writer.StartObject();
+          WriteJsonKey(writer, "id");
+          writer.String(snapshot.id);
+          WriteJsonKey(writer, "label");
+          WriteOptionalString(writer, snapshot.label);
+          WriteJsonKey(writer, "created_at");
+          writer.String(FormatTimestamp(snapshot.created_ms));
+          writer.EndObject();
+        }
+        writer.EndArray();
+      }));
+    }
+    if (snapshots->empty()) return Print("No snapshots of " + store->DisplayRoot() + ".\n");
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({"ID", "CREATED", "LABEL"});
+    for (const SnapshotInfo& snapshot : *snapshots) {
+      rows.push_back({snapshot.id, FormatTimestamp(snapshot.created_ms),
+                      snapshot.label ? EscapeForDisplay(*snapshot.label) : ""});
+    }
+    return Print(FormatTable(rows));
+  }
+
+  // What restore and snapshot-rm print: one word of what was done.
+  int PrintDone(std::string_view key, std::string_view sentence) {
+    if (!json_) return Print(std::string(sentence) + "\n");
+    return Print(JsonOf([&](JsonWriter& writer) {
+      writer.StartObject();
+      WriteJsonKey(writer, key);
+      writer.String(first_id_);
+      writer.EndObject();
+    }));
+  }
+
+  int Restore(const CommonOptions& common) {
+    std::unique_ptr<ProjectFiles> store = OpenExisting(common);
+    if (!store) return kExitUsage;
+    if (Status restored = store->Restore(first_id_); !restored.ok()) return Fail(restored);
+    return PrintDone("restored", "Restored " + store->DisplayRoot() + " to snapshot " + Quote(first_id_));
+  }
+
+  int DeleteSnapshot(const CommonOptions& common) {
+    std::unique_ptr<ProjectFiles> store = OpenExisting(common);
+    if (!store) return kExitUsage;
+    if (Status deleted = store->DeleteSnapshot(first_id_); !deleted.ok()) return Fail(deleted);
+    return PrintDone("deleted", "Deleted snapshot " + Quote(first_id_) + " of " + store->DisplayRoot());
+  }
+
+  int Diff(const CommonOptions& common) {
+    std::unique_ptr<ProjectFiles> store = OpenExisting(common);
+    if (!store) return kExitUsage;
+    std::optional<std::string_view> to;
+    if (second_id_) to = *second_id_;
+    Result<TreeDiff> diff = store->Diff(first_id_, to);
+    if (!diff.ok()) return Fail(diff.status());
+    if (json_) {
+      return Print(JsonOf([&](JsonWriter& writer) {
+        writer.StartObject();
+        for (auto [key, paths] : {std::pair{"added", &diff->added}, std::pair{"modified", &diff->modified},
+                                  std::pair{"deleted", &diff->deleted}}) {
+          WriteJsonKey(writer, std::string_view(key));
+          writer.StartArray();
+          for (const std::string& path : *paths) writer.String(path);
+          writer.EndArray();
+        }
+        writer.EndObject();
+      }));
+    }
+    // git's --name-status letters, all changes in one list by path.
+    std::vector<std::pair<std::string, char>> changes;
+    for (const std::string& path : diff->added) changes.emplace_back(path, 'A');
+    for (const std::string& path : diff->modified) changes.emplace_back(path, 'M');
+    for (const std::string& path : diff->deleted) changes.emplace_back(path, 'D');
+    std::sort(changes.begin(), changes.end());
+    std::string out;
+    for (const auto& [path, letter] : changes) {
+      out += letter;
+      out += "  ";
+      out += EscapeForDisplay(path);
+      out += '\n';
+    }
+    return Print(out);
+  }
+
+  // ----- export, import -----
+
+  int Export(const CommonOptions& common) {
+    std::unique_ptr<ProjectFiles> store = OpenExisting(common);
+    if (!store) return kExitUsage;
+    struct stat status;
+    if (::stat(directory_.c_str(), &status) != 0) {
+      if (errno != ENOENT) return Fail(ErrnoToStatus(errno, "Cannot export to " + Quote(directory_)));
+      if (::mkdir(directory_.c_str(), 0755) != 0) {
+        return Fail(ErrnoToStatus(errno, "Cannot create the directory " + Quote(directory_)));
+      }
+    } else if (!S_ISDIR(status.st_mode)) {
+      return ReportError(what_, "Cannot export to " + Quote(directory_) + ": not a directory");
+    } else if (!force_) {
+      Result<bool> empty = IsEmptyDirectory(directory_);
+      if (!empty.ok()) return Fail(empty.status());
+      if (!*empty) {
+        return ReportError(what_, Quote(directory_) +
+                                      " is not empty; export writes into a new or empty directory (--force "
+                                      "overwrites files at the same paths and leaves the others)");
+      }
+    }
+    Result<TransferReport> report = CopyTreeInto(*store, directory_, TransferOptions{});
+    if (!report.ok()) return Fail(report.status());
+    if (!json_) return Print("Exported " + DescribeTransfer(*report, "to " + Quote(directory_)) + "\n");
+    return Print(JsonOf([&](JsonWriter& writer) {
+      writer.StartObject();
+      WriteJsonKey(writer, "directory");
+      writer.String(ToValidUtf8(directory_));
+      WriteTransferFields(writer, *report);
+      writer.EndObject();
+    }));
+  }
+
+  static Result<bool> IsEmptyDirectory(const std::string& directory) {
+    std::error_code error;
+    std::filesystem::directory_iterator entries(directory, error);
+    if (error) return ErrnoToStatus(error.value(), "Cannot list " + Quote(directory));
+    return entries == std::filesystem::directory_iterator();
+  }
+
+  int Import(const CommonOptions& common) {
+    std::unique_ptr<ProjectFiles> store = OpenExisting(common);
+    if (!store) return kExitUsage;
+    Result<TransferReport> report = ImportDirectory(*store, directory_, include_ignored_);
+    if (!report.ok()) return Fail(report.status());
+    if (!json_) {
+      return Print("Imported " + DescribeTransfer(*report, "from " + Quote(directory_) + " into " + store->DisplayRoot()) +
+                   "\n");
+    }
+    return Print(JsonOf([&](JsonWriter& writer) {
+      writer.StartObject();
+      WriteTransferFields(writer, *report);
+      writer.EndObject();
+    }));
+  }
+
+  // ----- rm, gc -----
+
+  int Remove(const CommonOptions& common) {
+    std::optional<WorkspaceAddress> address = SqliteAddress(common, /*allow_snapshot=*/false);
+    if (!address) return kExitUsage;
+    if (!FileExists(address->location)) {
+      return ReportError(what_, "the store file " + Quote(address->location) + " does not exist");
+    }
+    Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(address->location);
+    if (!file.ok()) return ReportError("--project", file.status().message());
+    if (Status deleted = (*file)->DeleteWorkspace(address->workspace); !deleted.ok()) return Fail(deleted);
+    if (!json_) {
+      return Print("Deleted workspace " + Quote(address->workspace) + " from " + Quote(address->location) + "\n");
+    }
+    return Print(JsonOf([&](JsonWriter& writer) {
+      writer.StartObject();
+      WriteJsonKey(writer, "deleted");
+      writer.String(address->workspace);
+      WriteJsonKey(writer, "file");
+      writer.String(address->location);
+      writer.EndObject();
+    }));
+  }
+
+  int CollectGarbage(const CommonOptions& common) {
+    // The whole file is collected; a workspace or snapshot in the URI is
+    // only part of the address and does not narrow it.
+    std::optional<WorkspaceAddress> address = SqliteAddress(common, /*allow_snapshot=*/true);
+    if (!address) return kExitUsage;
+    if (!FileExists(address->location)) {
+      return ReportError(what_, "the store file " + Quote(address->location) + " does not exist");
+    }
+    Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(address->location);
+    if (!file.ok()) return ReportError("--project", file.status().message());
+    Result<GarbageReport> report = (*file)->CollectGarbage();
+    if (!report.ok()) return Fail(report.status());
+    if (json_) {
+      return Print(JsonOf([&](JsonWriter& writer) {
+        writer.StartObject();
+        WriteJsonKey(writer, "entries");
+        writer.Uint64(report->entries);
+        WriteJsonKey(writer, "contents");
+        writer.Uint64(report->contents);
+        WriteJsonKey(writer, "bytes");
+        writer.Uint64(report->bytes);
+        WriteJsonKey(writer, "file_bytes_before");
+        writer.Uint64(report->file_bytes_before);
+        WriteJsonKey(writer, "file_bytes_after");
+        writer.Uint64(report->file_bytes_after);
+        writer.EndObject();
+      }));
+    }
+    return Print("Freed " + Plural(report->entries, "old entry version", "old entry versions") + " and " +
+                 Plural(report->contents, "content", "contents") + " (" + FormatBytes(report->bytes) + ") in " +
+                 Quote(address->location) + "; the file went from " + FormatBytes(report->file_bytes_before) +
+                 " to " + FormatBytes(report->file_bytes_after) + "\n");
+  }
+
+  std::vector<Subcommand> subcommands_;
+  std::string what_ = "workspace";
+  bool json_ = false;
+  std::string path_;
+  bool recursive_ = false;
+  std::optional<std::string> label_;
+  std::string first_id_;
+  std::optional<std::string> second_id_;
+  std::string directory_;
+  bool force_ = false;
+  bool include_ignored_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewWorkspaceCommand() { return std::make_unique<WorkspaceCommand>(); }
+
+}  // namespace toolvfs
