@@ -1,0 +1,560 @@
+// End-to-end tests of `toolvfs workspace` and of the other commands on a
+// sqlite project (`--project sqlite:FILE#WORKSPACE`): the built binary runs
+// as a subprocess against store files in a temporary directory.
+#include <rapidjson/document.h>
+
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "project/test_util.h"
+#include "subprocess.h"
+
+namespace toolvfs {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+using ::testing::StartsWith;
+
+namespace fs = std::filesystem;
+
+ProcessResult Toolvfs(std::vector<std::string> arguments, const ProcessOptions& options = {}) {
+  arguments.insert(arguments.begin(), ToolvfsBinary());
+  return RunProcess(arguments, options);
+}
+
+rapidjson::Document ParseJson(const std::string& text) {
+  rapidjson::Document document;
+  document.Parse(text.c_str(), text.size());
+  EXPECT_FALSE(document.HasParseError()) << text;
+  return document;
+}
+
+constexpr const char* kTimestampPattern = "20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-5][0-9]\\.[0-9][0-9][0-9]Z";
+
+// A source directory to import:
+//   src/a.py, src/sub/b.txt, docs/empty/ (an empty directory), .gitignore
+//   app.log and build/out.o: ignored by .gitignore
+//   .git/HEAD: git's state, never imported
+//   link.py: a symbolic link, which a workspace cannot hold
+class WorkspaceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(ToolvfsBinary().empty()) << "TOOLVFS_BINARY is not set";
+    WriteSource("src/a.py", "print('alpha')\n");
+    WriteSource("src/sub/b.txt", "bee\n");
+    WriteSource(".gitignore", "*.log\nbuild/\n");
+    WriteSource("app.log", "log line\n");
+    WriteSource("build/out.o", "object\n");
+    WriteSource(".git/HEAD", "ref: refs/heads/main\n");
+    MakeDirectory(source_ + "/docs/empty");
+    fs::create_symlink("src/a.py", source_ + "/link.py");
+  }
+
+  void WriteSource(const std::string& path, const std::string& content) { WriteRealFile(source_ + "/" + path, content); }
+
+  // toolvfs workspace ARGS... --project PROJECT
+  ProcessResult Workspace(std::vector<std::string> arguments, const std::string& project = "") {
+    arguments.insert(arguments.begin(), "workspace");
+    arguments.push_back("--project");
+    arguments.push_back(project.empty() ? project_ : project);
+    return Toolvfs(arguments);
+  }
+
+  void Init() {
+    ProcessResult init = Workspace({"init", "--from", source_});
+    ASSERT_EQ(init.exit_code, 0) << init;
+  }
+
+  // The paths `ls -r --json` lists.
+  std::vector<std::string> ListedPaths() {
+    ProcessResult listed = Workspace({"ls", "-r", "--json"});
+    EXPECT_EQ(listed.exit_code, 0) << listed;
+    rapidjson::Document json = ParseJson(listed.out);
+    std::vector<std::string> paths;
+    if (!json.IsArray()) return paths;
+    for (const auto& entry : json.GetArray()) paths.emplace_back(entry["path"].GetString());
+    return paths;
+  }
+
+  TempDir dir_;
+  const std::string source_ = dir_.Join("source");
+  const std::string store_ = dir_.Join("store.db");
+  const std::string project_ = "sqlite:" + store_ + "#main";
+};
+
+TEST_F(WorkspaceTest, InitFromImportsTheDirectoryLikeGrepWalksIt) {
+  ProcessResult init = Workspace({"init", "--from", source_, "--json"});
+  ASSERT_EQ(init.exit_code, 0) << init;
+  EXPECT_EQ(init.err, "");
+  rapidjson::Document json = ParseJson(init.out);
+  EXPECT_EQ(std::string(json["workspace"].GetString()), "main");
+  EXPECT_EQ(std::string(json["file"].GetString()), store_);
+  EXPECT_EQ(json["files"].GetUint64(), 3u);        // .gitignore, src/a.py, src/sub/b.txt
+  EXPECT_EQ(json["directories"].GetUint64(), 4u);  // docs, docs/empty, src, src/sub
+  EXPECT_EQ(json["bytes"].GetUint64(), 15u + 4u + 13u);
+  EXPECT_EQ(json["ignored"].GetUint64(), 3u);  // app.log, build/, .git/
+  EXPECT_EQ(json["skipped"].GetUint64(), 1u);  // link.py
+
+  EXPECT_THAT(ListedPaths(),
+              ElementsAre(".gitignore", "docs", "docs/empty", "src", "src/a.py", "src/sub", "src/sub/b.txt"));
+}
+
+TEST_F(WorkspaceTest, InitSaysWhatItImportedInText) {
+  ProcessResult init = Workspace({"init", "--from", source_});
+  ASSERT_EQ(init.exit_code, 0) << init;
+  EXPECT_EQ(init.out, "Created workspace 'main' in '" + store_ + "'; imported 3 files (32 bytes) and 4 directories from '" +
+                          source_ + "'; left out: 3 ignored, 1 skipped (symbolic links or names a workspace cannot hold)\n");
+}
+
+TEST_F(WorkspaceTest, InitIncludeIgnoredTakesIgnoredFilesButNeverGitState) {
+  ProcessResult init = Workspace({"init", "--from", source_, "--include-ignored"});
+  ASSERT_EQ(init.exit_code, 0) << init;
+  EXPECT_THAT(ListedPaths(), ElementsAre(".gitignore", "app.log", "build", "build/out.o", "docs", "docs/empty", "src",
+                                         "src/a.py", "src/sub", "src/sub/b.txt"));
+}
+
+TEST_F(WorkspaceTest, InitWithoutFromCreatesAnEmptyWorkspaceAndRefusesASecondInit) {
+  ProcessResult init = Workspace({"init"});
+  ASSERT_EQ(init.exit_code, 0) << init;
+  EXPECT_EQ(init.out, "Created workspace 'main' in '" + store_ + "'\n");
+  EXPECT_EQ(Workspace({"ls", "--json"}).out, "[]\n");
+
+  ProcessResult again = Workspace({"init", "--from", source_});
+  EXPECT_EQ(again.exit_code, 2);
+  ExpectOneLineError(again);
+  EXPECT_THAT(again.err, AllOf(StartsWith("toolvfs: workspace init: workspace 'main' already exists in '" + store_ + "'"),
+                               HasSubstr("toolvfs workspace import")));
+  EXPECT_EQ(Workspace({"ls", "--json"}).out, "[]\n");  // nothing was imported
+}
+
+TEST_F(WorkspaceTest, InitFromAMissingDirectoryCreatesNothing) {
+  ProcessResult init = Workspace({"init", "--from", dir_.Join("nope")});
+  EXPECT_EQ(init.exit_code, 2);
+  ExpectOneLineError(init);
+  EXPECT_THAT(init.err, HasSubstr("nope"));
+  EXPECT_FALSE(fs::exists(store_));
+}
+
+TEST_F(WorkspaceTest, LsShowsKindVersionSizeAndTimes) {
+  Init();
+  ProcessResult listed = Workspace({"ls", "--json"});
+  ASSERT_EQ(listed.exit_code, 0) << listed;
+  rapidjson::Document json = ParseJson(listed.out);
+  ASSERT_TRUE(json.IsArray());
+  ASSERT_EQ(json.Size(), 3u);  // not recursive: .gitignore, docs, src
+  const auto& file = json[0];
+  EXPECT_EQ(std::string(file["path"].GetString()), ".gitignore");
+  EXPECT_EQ(std::string(file["kind"].GetString()), "file");
+  EXPECT_EQ(file["version"].GetUint64(), 1u);
+  EXPECT_EQ(file["size_bytes"].GetUint64(), 13u);
+  EXPECT_THAT(file["created_at"].GetString(), MatchesRegex(kTimestampPattern));
+  EXPECT_THAT(file["updated_at"].GetString(), MatchesRegex(kTimestampPattern));
+  const auto& directory = json[1];
+  EXPECT_EQ(std::string(directory["kind"].GetString()), "dir");
+  EXPECT_TRUE(directory["version"].IsNull());
+
+  ProcessResult text = Workspace({"ls", "src/a.py"});
+  ASSERT_EQ(text.exit_code, 0) << text;
+  std::string row = "file  1        15    [^ ]+  [^ ]+  src/a\\.py";
+  EXPECT_THAT(text.out, MatchesRegex("KIND  VERSION  SIZE  CREATED  +UPDATED  +PATH\n" + row + "\n"));
+
+  ProcessResult missing = Workspace({"ls", "nope"});
+  EXPECT_EQ(missing.exit_code, 2);
+  ExpectOneLineError(missing);
+  EXPECT_THAT(missing.err, AllOf(StartsWith("toolvfs: workspace ls: "), HasSubstr("'nope'")));
+}
+
+TEST_F(WorkspaceTest, CatPrintsTheContentRawOrAsJson) {
+  WriteSource("bin.dat", std::string("\x00\xff\x01", 3));
+  Init();
+  ProcessResult cat = Workspace({"cat", "src/a.py"});
+  EXPECT_EQ(cat.exit_code, 0) << cat;
+  EXPECT_EQ(cat.out, "print('alpha')\n");
+
+  ProcessResult binary = Workspace({"cat", "bin.dat"});
+  EXPECT_EQ(binary.out, std::string("\x00\xff\x01", 3));
+  EXPECT_EQ(Workspace({"cat", "bin.dat", "--json"}).out,
+            R"({"path":"bin.dat","version":1,"size_bytes":3,"encoding":"base64","content":"AP8B"})" "\n");
+  EXPECT_EQ(Workspace({"cat", "src/sub/b.txt", "--json"}).out,
+            R"({"path":"src/sub/b.txt","version":1,"size_bytes":4,"encoding":"utf-8","content":"bee\n"})" "\n");
+
+  ProcessResult directory = Workspace({"cat", "src"});
+  EXPECT_EQ(directory.exit_code, 2);
+  ExpectOneLineError(directory);
+  EXPECT_THAT(directory.err, StartsWith("toolvfs: workspace cat: "));
+}
+
+TEST_F(WorkspaceTest, SnapshotRestoreAndDiffRoundTrip) {
+  Init();
+  ProcessResult first = Workspace({"snapshot", "--label", "before"});
+  ASSERT_EQ(first.exit_code, 0) << first;
+  ASSERT_THAT(first.out, MatchesRegex("[0-9]+\n"));
+  std::string first_id = first.out.substr(0, first.out.size() - 1);
+
+  // An import overwrites a.py (its version rises) and adds new.txt.
+  std::string changes = dir_.Join("changes");
+  WriteRealFile(changes + "/src/a.py", "print('changed')\n");
+  WriteRealFile(changes + "/new.txt", "new\n");
+  ProcessResult imported = Workspace({"import", changes});
+  ASSERT_EQ(imported.exit_code, 0) << imported;
+  EXPECT_EQ(Workspace({"cat", "src/a.py", "--json"}).out,
+            R"({"path":"src/a.py","version":2,"size_bytes":17,"encoding":"utf-8","content":"print('changed')\n"})" "\n");
+
+  EXPECT_EQ(Workspace({"diff", first_id}).out, "A  new.txt\nM  src/a.py\n");
+  EXPECT_EQ(Workspace({"diff", "before", "--json"}).out,
+            R"({"added":["new.txt"],"modified":["src/a.py"],"deleted":[]})" "\n");
+
+  ProcessResult second = Workspace({"snapshot", "--json"});
+  ASSERT_EQ(second.exit_code, 0) << second;
+  rapidjson::Document second_json = ParseJson(second.out);
+  std::string second_id = second_json["id"].GetString();
+  EXPECT_TRUE(second_json["label"].IsNull());
+  EXPECT_NE(second_id, first_id);
+
+  ProcessResult restored = Workspace({"restore", first_id});
+  ASSERT_EQ(restored.exit_code, 0) << restored;
+  EXPECT_EQ(restored.out, "Restored " + project_ + " to snapshot '" + first_id + "'\n");
+  EXPECT_EQ(Workspace({"cat", "src/a.py"}).out, "print('alpha')\n");
+  EXPECT_EQ(Workspace({"ls", "new.txt"}).exit_code, 2);
+  // The later snapshot still holds what the restore undid.
+  EXPECT_EQ(Workspace({"diff", second_id}).out, "D  new.txt\nM  src/a.py\n");
+  EXPECT_EQ(Workspace({"diff", first_id, second_id}).out, "A  new.txt\nM  src/a.py\n");
+  EXPECT_EQ(Workspace({"diff", first_id}).out, "");
+
+  // A snapshot opens read-only as a project of its own.
+  EXPECT_EQ(Workspace({"cat", "new.txt"}, project_ + "@" + second_id).out, "new\n");
+}
+
+TEST_F(WorkspaceTest, SnapshotsListAndSnapshotRmDeletes) {
+  Init();
+  EXPECT_EQ(Workspace({"snapshots"}).out, "No snapshots of " + project_ + ".\n");
+  EXPECT_EQ(Workspace({"snapshots", "--json"}).out, "[]\n");
+  ASSERT_EQ(Workspace({"snapshot", "--label", "one"}).exit_code, 0);
+  ASSERT_EQ(Workspace({"snapshot"}).exit_code, 0);
+
+  ProcessResult listed = Workspace({"snapshots", "--json"});
+  ASSERT_EQ(listed.exit_code, 0) << listed;
+  rapidjson::Document json = ParseJson(listed.out);
+  ASSERT_TRUE(json.IsArray());
+  ASSERT_EQ(json.Size(), 2u);
+  EXPECT_EQ(std::string(json[0]["label"].GetString()), "one");
+  EXPECT_TRUE(json[1]["label"].IsNull());
+  EXPECT_THAT(json[0]["created_at"].GetString(), MatchesRegex(kTimestampPattern));
+  std::string first_id = json[0]["id"].GetString();
+  std::string second_id = json[1]["id"].GetString();
+
+  ProcessResult text = Workspace({"snapshots"});
+  EXPECT_THAT(text.out, MatchesRegex("ID +CREATED +LABEL\n" + first_id + " +[^ ]+  one\n" + second_id + " +[^ ]+  \n"));
+
+  ProcessResult removed = Workspace({"snapshot-rm", first_id, "--json"});
+  ASSERT_EQ(removed.exit_code, 0) << removed;
+  EXPECT_EQ(removed.out, R"({"deleted":")" + first_id + "\"}\n");
+  rapidjson::Document after = ParseJson(Workspace({"snapshots", "--json"}).out);
+  ASSERT_EQ(after.Size(), 1u);
+  EXPECT_EQ(std::string(after[0]["id"].GetString()), second_id);
+
+  ProcessResult unknown = Workspace({"restore", first_id});
+  EXPECT_EQ(unknown.exit_code, 2);
+  ExpectOneLineError(unknown);
+  EXPECT_THAT(unknown.err, AllOf(StartsWith("toolvfs: workspace restore: "), HasSubstr("'" + first_id + "'")));
+}
+
+TEST_F(WorkspaceTest, ExportWritesTheTreeAndRefusesANonEmptyDirectoryWithoutForce) {
+  Init();
+  std::string target = dir_.Join("exported");
+  ProcessResult exported = Workspace({"export", target});
+  ASSERT_EQ(exported.exit_code, 0) << exported;
+  EXPECT_EQ(exported.out, "Exported 3 files (32 bytes) and 4 directories to '" + target + "'\n");
+  EXPECT_EQ(ReadRealFile(target + "/src/a.py"), "print('alpha')\n");
+  EXPECT_EQ(ReadRealFile(target + "/src/sub/b.txt"), "bee\n");
+  EXPECT_EQ(ReadRealFile(target + "/.gitignore"), "*.log\nbuild/\n");
+  EXPECT_TRUE(fs::is_directory(target + "/docs/empty"));
+  EXPECT_FALSE(fs::exists(target + "/app.log"));
+
+  WriteRealFile(target + "/src/a.py", "edited on disk\n");
+  WriteRealFile(target + "/mine.txt", "keep me\n");
+  ProcessResult refused = Workspace({"export", target});
+  EXPECT_EQ(refused.exit_code, 2);
+  ExpectOneLineError(refused);
+  EXPECT_THAT(refused.err, AllOf(StartsWith("toolvfs: workspace export: '" + target + "' is not empty"),
+                                 HasSubstr("--force")));
+  EXPECT_EQ(ReadRealFile(target + "/src/a.py"), "edited on disk\n");
+
+  ProcessResult forced = Workspace({"export", target, "--force", "--json"});
+  ASSERT_EQ(forced.exit_code, 0) << forced;
+  EXPECT_EQ(forced.out, R"({"directory":")" + target +
+                            R"(","files":3,"directories":4,"bytes":32,"ignored":0,"skipped":0})" "\n");
+  EXPECT_EQ(ReadRealFile(target + "/src/a.py"), "print('alpha')\n");
+  EXPECT_EQ(ReadRealFile(target + "/mine.txt"), "keep me\n");
+}
+
+TEST_F(WorkspaceTest, ExportWithAConflictWritesNothing) {
+  Init();
+  std::string target = dir_.Join("conflict");
+  WriteRealFile(target + "/docs", "a file where a directory goes\n");
+  WriteRealFile(target + "/.gitignore", "mine\n");
+  ProcessResult exported = Workspace({"export", target, "--force"});
+  EXPECT_EQ(exported.exit_code, 2);
+  ExpectOneLineError(exported);
+  EXPECT_THAT(exported.err, AllOf(HasSubstr("'" + target + "/docs'"), HasSubstr("nothing was written")));
+  EXPECT_EQ(ReadRealFile(target + "/.gitignore"), "mine\n");  // written before docs/ if anything were
+  EXPECT_FALSE(fs::exists(target + "/src"));
+}
+
+TEST_F(WorkspaceTest, ImportAddsAndOverwritesAndRefusesAConflictWholly) {
+  Init();
+  std::string more = dir_.Join("more");
+  WriteRealFile(more + "/src/sub/b.txt", "bee two\n");
+  WriteRealFile(more + "/extra/c.txt", "sea\n");
+  MakeDirectory(more + "/extra/empty");
+  ProcessResult imported = Workspace({"import", more, "--json"});
+  ASSERT_EQ(imported.exit_code, 0) << imported;
+  EXPECT_EQ(imported.out, R"({"files":2,"directories":4,"bytes":12,"ignored":0,"skipped":0})" "\n");
+  EXPECT_EQ(Workspace({"cat", "src/sub/b.txt"}).out, "bee two\n");
+  EXPECT_EQ(Workspace({"cat", "src/a.py"}).out, "print('alpha')\n");  // untouched
+  EXPECT_THAT(ListedPaths(), ElementsAre(".gitignore", "docs", "docs/empty", "extra", "extra/c.txt", "extra/empty",
+                                         "src", "src/a.py", "src/sub", "src/sub/b.txt"));
+
+  // A file where the workspace has a directory: refused before anything is written.
+  std::string conflicting = dir_.Join("conflicting");
+  WriteRealFile(conflicting + "/a_first.txt", "would come first\n");
+  WriteRealFile(conflicting + "/src", "a file named like a directory\n");
+  ProcessResult refused = Workspace({"import", conflicting});
+  EXPECT_EQ(refused.exit_code, 2);
+  ExpectOneLineError(refused);
+  EXPECT_THAT(refused.err, AllOf(StartsWith("toolvfs: workspace import: "), HasSubstr("src'"),
+                                 HasSubstr("a directory is in the way")));
+  EXPECT_EQ(Workspace({"ls", "a_first.txt"}).exit_code, 2);
+}
+
+TEST_F(WorkspaceTest, RmDeletesTheWorkspaceAndGcGivesTheSpaceBack) {
+  Init();
+  // 2 MiB that do not compress, so the file visibly shrinks.
+  std::string big(2 << 20, '\0');
+  std::mt19937 random(17);
+  for (char& byte : big) byte = static_cast<char>(random());
+  std::string bulk = dir_.Join("bulk");
+  WriteRealFile(bulk + "/big.bin", big);
+  ASSERT_EQ(Workspace({"import", bulk}).exit_code, 0);
+  ASSERT_EQ(Workspace({"init"}, "sqlite:" + store_ + "#other").exit_code, 0);
+
+  ProcessResult removed = Workspace({"rm"});
+  ASSERT_EQ(removed.exit_code, 0) << removed;
+  EXPECT_EQ(removed.out, "Deleted workspace 'main' from '" + store_ + "'\n");
+
+  ProcessResult listed = Workspace({"ls"});
+  EXPECT_EQ(listed.exit_code, 2);
+  ExpectOneLineError(listed);
+  EXPECT_EQ(listed.err, "toolvfs: workspace ls: workspace 'main' does not exist in '" + store_ +
+                            "'; create it with toolvfs workspace init\n");
+  // The other workspace of the file is untouched.
+  EXPECT_EQ(Workspace({"ls", "--json"}, "sqlite:" + store_ + "#other").out, "[]\n");
+
+  ProcessResult collected = Workspace({"gc", "--json"});
+  ASSERT_EQ(collected.exit_code, 0) << collected;
+  rapidjson::Document json = ParseJson(collected.out);
+  for (const char* key : {"entries", "contents", "bytes", "file_bytes_before", "file_bytes_after"}) {
+    EXPECT_TRUE(json.HasMember(key) && json[key].IsUint64()) << key;
+  }
+  EXPECT_GT(json["file_bytes_before"].GetUint64(), uint64_t{2} << 20);
+  EXPECT_LT(json["file_bytes_after"].GetUint64(), uint64_t{1} << 20);
+
+  ProcessResult text = Workspace({"gc"});
+  ASSERT_EQ(text.exit_code, 0) << text;
+  EXPECT_THAT(text.out, MatchesRegex("Freed [0-9]+ old entry versions? and [0-9]+ contents? \\([^)]*\\) in '.*'; "
+                                     "the file went from .* to .*\n"));
+
+  ProcessResult again = Workspace({"rm"});
+  EXPECT_EQ(again.exit_code, 2);
+  ExpectOneLineError(again);
+  EXPECT_THAT(again.err, AllOf(StartsWith("toolvfs: workspace rm: "), HasSubstr("'main'")));
+}
+
+TEST_F(WorkspaceTest, BadStoresAndProjectsAreOneLineErrors) {
+  std::string not_sqlite = dir_.Join("notes.txt");
+  WriteRealFile(not_sqlite, "this is not a database, just text that is long enough to have a header\n");
+  for (const char* subcommand : {"ls", "init"}) {
+    ProcessResult result = Workspace({subcommand}, "sqlite:" + not_sqlite + "#w");
+    EXPECT_EQ(result.exit_code, 2) << subcommand;
+    ExpectOneLineError(result);
+    EXPECT_THAT(result.err, AllOf(HasSubstr(not_sqlite), HasSubstr("not a SQLite database"))) << subcommand;
+  }
+  EXPECT_EQ(ReadRealFile(not_sqlite), "this is not a database, just text that is long enough to have a header\n");
+
+  ProcessResult missing_file = Workspace({"cat", "a"}, "sqlite:" + dir_.Join("absent.db") + "#w");
+  EXPECT_EQ(missing_file.exit_code, 2);
+  ExpectOneLineError(missing_file);
+  EXPECT_THAT(missing_file.err, AllOf(HasSubstr("absent.db' does not exist"), HasSubstr("toolvfs workspace init")));
+  EXPECT_FALSE(fs::exists(dir_.Join("absent.db")));  // a read never creates the store
+
+  ASSERT_EQ(Workspace({"init"}).exit_code, 0);
+  ProcessResult missing_workspace = Workspace({"snapshot"}, "sqlite:" + store_ + "#typo");
+  EXPECT_EQ(missing_workspace.exit_code, 2);
+  EXPECT_EQ(missing_workspace.err, "toolvfs: workspace snapshot: workspace 'typo' does not exist in '" + store_ +
+                                       "'; create it with toolvfs workspace init\n");
+
+  ProcessResult snapshot_uri = Workspace({"init"}, project_ + "@1");
+  EXPECT_EQ(snapshot_uri.exit_code, 2);
+  ExpectOneLineError(snapshot_uri);
+  EXPECT_THAT(snapshot_uri.err, HasSubstr("names a snapshot"));
+
+  // A directory project has no snapshots; rm and gc need a store file.
+  ProcessResult unsupported = Workspace({"snapshot"}, source_);
+  EXPECT_EQ(unsupported.exit_code, 2);
+  ExpectOneLineError(unsupported);
+  EXPECT_THAT(unsupported.err, AllOf(StartsWith("toolvfs: workspace snapshot: "), HasSubstr("does not keep snapshots")));
+  for (const char* subcommand : {"rm", "gc", "init"}) {
+    ProcessResult result = Workspace({subcommand}, source_);
+    EXPECT_EQ(result.exit_code, 2) << subcommand;
+    EXPECT_EQ(result.err, "toolvfs: workspace " + std::string(subcommand) +
+                              ": needs a sqlite: project (--project sqlite:FILE#WORKSPACE), got '" + source_ + "'\n");
+  }
+  EXPECT_TRUE(fs::exists(source_ + "/src/a.py"));
+}
+
+TEST_F(WorkspaceTest, LsCatAndExportWorkOnADirectoryProjectToo) {
+  ProcessResult listed = Workspace({"ls", "src", "--json"}, source_);
+  ASSERT_EQ(listed.exit_code, 0) << listed;
+  rapidjson::Document json = ParseJson(listed.out);
+  ASSERT_EQ(json.Size(), 2u);
+  EXPECT_TRUE(json[0]["version"].IsNull());  // the fs store keeps no versions
+  EXPECT_EQ(Workspace({"cat", "src/a.py"}, source_).out, "print('alpha')\n");
+}
+
+TEST(WorkspaceUsageTest, EverySubcommandHasHelpWithTheCommonOptions) {
+  for (const char* subcommand : {"init", "ls", "cat", "snapshot", "snapshots", "restore", "snapshot-rm", "diff",
+                                 "export", "import", "rm", "gc"}) {
+    ProcessResult help = Toolvfs({"workspace", subcommand, "--help"});
+    EXPECT_EQ(help.exit_code, 0) << subcommand;
+    EXPECT_EQ(help.err, "") << subcommand;
+    EXPECT_THAT(help.out, HasSubstr("Usage: toolvfs workspace " + std::string(subcommand))) << subcommand;
+    EXPECT_THAT(help.out, AllOf(HasSubstr("--project"), HasSubstr("--json"))) << subcommand;
+  }
+}
+
+TEST(WorkspaceUsageTest, MissingUnknownAndMalformedSubcommandsAreUsageErrors) {
+  ProcessResult none = Toolvfs({"workspace"});
+  EXPECT_EQ(none.exit_code, 2);
+  ExpectOneLineError(none);
+  EXPECT_THAT(none.err, AllOf(StartsWith("toolvfs: workspace: no subcommand given; expected one of: init, ls,"),
+                              HasSubstr("(see toolvfs workspace --help)")));
+
+  ProcessResult unknown = Toolvfs({"workspace", "--project", "sqlite:x.db#w", "frob"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  ExpectOneLineError(unknown);
+  EXPECT_THAT(unknown.err, StartsWith("toolvfs: workspace frob: unknown subcommand; expected one of: init, ls,"));
+
+  ProcessResult bad_option = Toolvfs({"workspace", "ls", "--bogus"});
+  EXPECT_EQ(bad_option.exit_code, 2);
+  ExpectOneLineError(bad_option);
+  EXPECT_THAT(bad_option.err, AllOf(StartsWith("toolvfs: workspace ls: "), HasSubstr("--bogus"),
+                                    HasSubstr("(see toolvfs workspace ls --help)")));
+
+  ProcessResult missing_argument = Toolvfs({"workspace", "restore"});
+  EXPECT_EQ(missing_argument.exit_code, 2);
+  EXPECT_THAT(missing_argument.err, StartsWith("toolvfs: workspace restore: ID is required"));
+}
+
+// ----- The other commands on a sqlite project -------------------------------------------
+
+// A vfs tool (raw NDJSON, no SDK): reads input.txt through the host and
+// writes its upper-cased content to out/vfs.txt.
+constexpr const char* kVfsTool = R"(import json, sys
+sys.stdin.readline()
+def call(id, method, params):
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params}) + "\n")
+    sys.stdout.flush()
+    return json.loads(sys.stdin.readline())
+read = call(1, "fs.read", {"path": "input.txt"})
+if "result" not in read:
+    sys.exit("fs.read failed: " + json.dumps(read))
+text = read["result"]["content"]
+call(2, "fs.write", {"path": "out/vfs.txt", "content": text.upper()})
+sys.stdout.write(json.dumps({"jsonrpc": "2.0", "method": "result", "params": {"content": "vfs read " + text.strip()}}) + "\n")
+)";
+
+// A stdio tool: works in its current directory (the materialized copy of
+// the workspace) with plain file I/O.
+constexpr const char* kStdioTool = R"(import os
+with open("input.txt") as source:
+    text = source.read()
+with open(os.path.join("out", "stdio.txt"), "w") as target:
+    target.write(text[::-1])
+print("stdio read " + text.strip())
+)";
+
+class WorkspaceToolsTest : public WorkspaceTest {
+ protected:
+  void SetUp() override {
+    WorkspaceTest::SetUp();
+    std::string seed = dir_.Join("seed");
+    WriteRealFile(seed + "/input.txt", "hello\n");
+    MakeDirectory(seed + "/out");
+    ASSERT_EQ(Workspace({"init", "--from", seed}).exit_code, 0);
+    WriteRealFile(tools_ + "/vfs_tool.py", kVfsTool);
+    WriteRealFile(tools_ + "/stdio_tool.py", kStdioTool);
+    // Absolute commands: a stdio tool starts in the materialized copy.
+    WriteRealFile(config_, "[tools.upper]\ncommand = \"python3 " + tools_ + "/vfs_tool.py\"\nruntime = \"vfs\"\n"
+                           "[tools.upper.sandbox]\nfilesystem.allow = [\".\"]\nfilesystem.writable = [\"out\"]\n\n"
+                           "[tools.reverse]\ncommand = \"python3 " + tools_ + "/stdio_tool.py\"\nruntime = \"stdio\"\n"
+                           "[tools.reverse.sandbox]\nfilesystem.allow = [\".\"]\nfilesystem.writable = [\"out\"]\n");
+  }
+
+  ProcessResult Run(const std::string& tool) {
+    return Toolvfs({"run", tool, "--project", project_, "--config", config_, "--no-interaction"},
+                   ProcessOptions{.cwd = dir_.path()});
+  }
+
+  const std::string tools_ = dir_.Join("tools");
+  const std::string config_ = dir_.Join("tools/toolvfs.toml");
+};
+
+TEST_F(WorkspaceToolsTest, RunServesAVfsToolFromTheWorkspace) {
+  ProcessResult run = Run("upper");
+  ASSERT_EQ(run.exit_code, 0) << run;
+  EXPECT_EQ(run.out, "vfs read hello\n");
+  EXPECT_EQ(Workspace({"cat", "out/vfs.txt"}).out, "HELLO\n");
+  // A sqlite project has no directory: no audit log appears next to the store.
+  EXPECT_FALSE(fs::exists(dir_.Join(".toolvfs")));
+}
+
+TEST_F(WorkspaceToolsTest, RunGivesAStdioToolAMaterializedCopyAndSyncsItBack) {
+  ProcessResult run = Run("reverse");
+  ASSERT_EQ(run.exit_code, 0) << run;
+  EXPECT_EQ(run.out, "stdio read hello\n");
+  EXPECT_EQ(Workspace({"cat", "out/stdio.txt"}).out, "\nolleh");
+  EXPECT_EQ(Workspace({"cat", "out/stdio.txt", "--json"}).out,
+            R"({"path":"out/stdio.txt","version":1,"size_bytes":6,"encoding":"utf-8","content":"\nolleh"})" "\n");
+}
+
+TEST_F(WorkspaceToolsTest, ToolsRunAgainstASnapshotAndTheLiveStateMovesOn) {
+  ProcessResult snapshot = Workspace({"snapshot", "--label", "clean"});
+  ASSERT_EQ(snapshot.exit_code, 0) << snapshot;
+  ASSERT_EQ(Run("upper").exit_code, 0);
+  EXPECT_EQ(Workspace({"diff", "clean"}).out, "A  out/vfs.txt\n");
+  ASSERT_EQ(Workspace({"restore", "clean"}).exit_code, 0);
+  EXPECT_EQ(Workspace({"diff", "clean"}).out, "");
+}
+
+TEST_F(WorkspaceToolsTest, GrepSearchesASqliteProject) {
+  ProcessResult grep = Toolvfs({"grep", "hel+o", "--project", project_});
+  EXPECT_EQ(grep.exit_code, 0) << grep;
+  EXPECT_EQ(grep.out, "input.txt:1:hello\n");
+  ProcessResult none = Toolvfs({"grep", "absent text", "--project", project_});
+  EXPECT_EQ(none.exit_code, 1);
+  ProcessResult json = Toolvfs({"grep", "hello", "--json", "--project", project_});
+  EXPECT_EQ(json.out,
+            R"({"matches":[{"path":"input.txt","lines":[{"line_number":1,"content":"hello","is_match":true}]}],"truncated":false})"
+            "\n");
+}
+
+}  // namespace
+}  // namespace toolvfs
