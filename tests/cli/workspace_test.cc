@@ -544,6 +544,27 @@ TEST_F(WorkspaceToolsTest, ToolsRunAgainstASnapshotAndTheLiveStateMovesOn) {
   EXPECT_EQ(Workspace({"diff", "clean"}).out, "");
 }
 
+TEST_F(WorkspaceToolsTest, ExecToolsAndCheckTakeASqliteProject) {
+  // exec's stdio program works in the materialized copy, which is synced back.
+  ProcessResult exec = Toolvfs({"exec", "--project", project_, "--no-interaction", "--allow-write", "out", "--runtime",
+                                "stdio", "--", "sh", "-c", "cat input.txt > out/copied.txt; echo done"},
+                               ProcessOptions{.cwd = dir_.path()});
+  ASSERT_EQ(exec.exit_code, 0) << exec;
+  EXPECT_EQ(Workspace({"cat", "out/copied.txt"}).out, "hello\n");
+
+  // The config comes from --config: a store file has no directory to hold one.
+  ProcessResult tools = Toolvfs({"tools", "--json", "--project", project_, "--config", config_});
+  ASSERT_EQ(tools.exit_code, 0) << tools;
+  rapidjson::Document json = ParseJson(tools.out);
+  ASSERT_TRUE(json.IsArray());
+  EXPECT_EQ(json.Size(), 2u);
+  ProcessResult check = Toolvfs({"check", "--project", project_, "--config", config_});
+  EXPECT_EQ(check.exit_code, 0) << check;
+  ProcessResult no_config = Toolvfs({"tools", "--project", project_}, ProcessOptions{.cwd = dir_.path()});
+  EXPECT_EQ(no_config.exit_code, 2);
+  EXPECT_THAT(no_config.err, HasSubstr("'toolvfs.toml'"));  // looked up in the current directory
+}
+
 TEST_F(WorkspaceToolsTest, GrepSearchesASqliteProject) {
   ProcessResult grep = Toolvfs({"grep", "hel+o", "--project", project_});
   EXPECT_EQ(grep.exit_code, 0) << grep;
