@@ -64,8 +64,10 @@ ScannedArguments ScanArguments(const CLI::App& app, int first, int argc, char** 
   return found;
 }
 
-// Every subcommand, not only the parsed ones.
-const std::function<bool(const CLI::App*)> kEverySubcommand = [](const CLI::App*) { return true; };
+// Every subcommand of `app`, not only the parsed ones.
+std::vector<const CLI::App*> AllSubcommands(const CLI::App& app) {
+  return app.get_subcommands(std::function<bool(const CLI::App*)>([](const CLI::App*) { return true; }));
+}
 
 // A CLI11 parse error as our one-line form, with a pointer to the help of
 // the command that was being parsed.
@@ -92,7 +94,7 @@ int ReportParseError(const CLI::App& root, const CLI::ParseError& error, int arg
   std::vector<CLI::App*> nested = command->get_subcommands();
   if (!nested.empty()) {
     name += " " + nested.front()->get_name();
-  } else if (std::vector<const CLI::App*> all = command->get_subcommands(kEverySubcommand); !all.empty()) {
+  } else if (std::vector<const CLI::App*> all = AllSubcommands(*command); !all.empty()) {
     std::string names;
     for (const CLI::App* candidate : all) {
       if (!names.empty()) names += ", ";

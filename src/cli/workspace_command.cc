@@ -348,7 +348,7 @@ class WorkspaceCommand final : public Command {
         WriteJsonKey(writer, "workspace");
         writer.String(address->workspace);
         WriteJsonKey(writer, "file");
-        writer.String(address->location);
+        writer.String(ToValidUtf8(address->location));
         WriteTransferFields(writer, report);
         writer.EndObject();
       }));
@@ -624,6 +624,16 @@ class WorkspaceCommand final : public Command {
   }
 
   int Import(const CommonOptions& common) {
+    if (IsSqliteProject(common.project)) {
+      // Refused up front: the store would refuse only the sync at the end,
+      // after copying everything, and keep the copy on disk.
+      Result<WorkspaceAddress> address = ParseSqliteProject(common.project);
+      if (address.ok() && address->snapshot) {
+        return ReportError(what_, "--project " + Quote(common.project) +
+                                      " names a snapshot, which is read-only; import into the workspace "
+                                      "(sqlite:FILE#WORKSPACE)");
+      }
+    }
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
     if (!store) return kExitUsage;
     Result<TransferReport> report = ImportDirectory(*store, directory_, include_ignored_);
@@ -658,7 +668,7 @@ class WorkspaceCommand final : public Command {
       WriteJsonKey(writer, "deleted");
       writer.String(address->workspace);
       WriteJsonKey(writer, "file");
-      writer.String(address->location);
+      writer.String(ToValidUtf8(address->location));
       writer.EndObject();
     }));
   }

@@ -231,6 +231,15 @@ TEST_F(WorkspaceTest, SnapshotRestoreAndDiffRoundTrip) {
 
   // A snapshot opens read-only as a project of its own.
   EXPECT_EQ(Workspace({"cat", "new.txt"}, project_ + "@" + second_id).out, "new\n");
+  for (const std::vector<std::string>& change : {std::vector<std::string>{"import", changes},
+                                                 std::vector<std::string>{"snapshot"},
+                                                 std::vector<std::string>{"restore", first_id}}) {
+    ProcessResult refused = Workspace(change, project_ + "@" + second_id);
+    EXPECT_EQ(refused.exit_code, 2) << change[0];
+    ExpectOneLineError(refused);
+    EXPECT_THAT(refused.err, HasSubstr("read-only")) << change[0];
+  }
+  EXPECT_EQ(Workspace({"cat", "src/a.py"}).out, "print('alpha')\n");
 }
 
 TEST_F(WorkspaceTest, SnapshotsListAndSnapshotRmDeletes) {
