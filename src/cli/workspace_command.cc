@@ -363,12 +363,19 @@ class WorkspaceCommand final : public Command {
   struct Listed {
     std::string path;
     FileMetadata metadata;
+    // False for a symbolic link that leaves the project or dangles (fs
+    // projects): it is listed, but has no metadata to show.
+    bool has_metadata = true;
   };
 
   Status Collect(ProjectFiles& store, const std::string& directory, std::vector<Listed>& out) const {
     TOOLVFS_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, store.ListDir(directory));
     for (const DirEntry& entry : entries) {
       std::string path = JoinPath(directory, entry.name);
+      if (entry.kind == EntryKind::kSymlink) {
+        out.push_back(Listed{path, FileMetadata{.kind = EntryKind::kSymlink}, /*has_metadata=*/false});
+        continue;
+      }
       TOOLVFS_ASSIGN_OR_RETURN(FileMetadata metadata, store.Metadata(path));
       const bool descend = recursive_ && metadata.kind == EntryKind::kDirectory && !entry.is_symlink();
       out.push_back(Listed{path, metadata});
@@ -415,7 +422,9 @@ class WorkspaceCommand final : public Command {
                                           ? std::optional<std::string>(FormatTimestamp(*entry.metadata.created_ms))
                                           : std::nullopt);
           WriteJsonKey(writer, "updated_at");
-          writer.String(FormatTimestamp(entry.metadata.modified_ms));
+          WriteOptionalString(writer, entry.has_metadata
+                                          ? std::optional<std::string>(FormatTimestamp(entry.metadata.modified_ms))
+                                          : std::nullopt);
           writer.EndObject();
         }
         writer.EndArray();
@@ -428,7 +437,8 @@ class WorkspaceCommand final : public Command {
       rows.push_back({std::string(EntryKindName(entry.metadata.kind)),
                       entry.metadata.version ? std::to_string(*entry.metadata.version) : "-",
                       is_file ? std::to_string(entry.metadata.size) : "-", TimestampOrDash(entry.metadata.created_ms),
-                      FormatTimestamp(entry.metadata.modified_ms), EscapeForDisplay(entry.path)});
+                      entry.has_metadata ? FormatTimestamp(entry.metadata.modified_ms) : "-",
+                      EscapeForDisplay(entry.path)});
     }
     return Print(FormatTable(rows));
   }

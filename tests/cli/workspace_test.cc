@@ -436,6 +436,20 @@ TEST_F(WorkspaceTest, LsCatAndExportWorkOnADirectoryProjectToo) {
   ASSERT_EQ(json.Size(), 2u);
   EXPECT_TRUE(json[0]["version"].IsNull());  // the fs store keeps no versions
   EXPECT_EQ(Workspace({"cat", "src/a.py"}, source_).out, "print('alpha')\n");
+
+  // A link leaving the project is listed, without metadata, not an error.
+  fs::create_symlink("/etc/hostname", source_ + "/outside");
+  ProcessResult root = Workspace({"ls", "--json"}, source_);
+  ASSERT_EQ(root.exit_code, 0) << root;
+  rapidjson::Document listing = ParseJson(root.out);
+  bool found = false;
+  for (const auto& entry : listing.GetArray()) {
+    if (std::string(entry["path"].GetString()) != "outside") continue;
+    found = true;
+    EXPECT_EQ(std::string(entry["kind"].GetString()), "symlink");
+    EXPECT_TRUE(entry["updated_at"].IsNull());
+  }
+  EXPECT_TRUE(found) << root.out;
 }
 
 TEST(WorkspaceUsageTest, EverySubcommandHasHelpWithTheCommonOptions) {
