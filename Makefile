@@ -54,6 +54,7 @@ bench: bench-deps
 	$(BUILD_DIR)/bench/grep_bench
 	$(BUILD_DIR)/bench/read_bench
 	$(BUILD_DIR)/bench/protocol_bench $(PROTOCOL_BENCH_FLAGS)
+	$(BUILD_DIR)/bench/session_bench
 	$(BUILD_DIR)/bench/spawn_bench $(SPAWN_BENCH_FLAGS)
 	$(BUILD_DIR)/bench/policy_bench
 	@if [ -x $(BUILD_DIR)/bench/json_bench ]; then $(BUILD_DIR)/bench/json_bench; fi

@@ -642,11 +642,14 @@ result(json.dumps([a["error"]["code"], a["error"]["message"], b["error"]["messag
 
 TEST_F(SessionTest, AnswerOverTheAnswerLimitBecomesAnError) {
   limits_.max_message_mb = 1;
-  // One grep line of 2 MiB of control characters: 12 MiB escaped, over the
-  // answer limit of 7 MiB + 4 KiB.
-  ASSERT_TRUE(project_->Write("wide.txt", std::string(2 << 20, '\x01') + "needle\n").ok());
+  // process.run's two streams, each cut at 1 MiB of control characters:
+  // 12 MiB escaped, over the answer limit of 7 MiB + 4 KiB. (fs.grep, the
+  // other way to get there, now stops its answer at the limit instead.)
+  tool_.sandbox.commands["python3"] = CommandRule{};
+  ASSERT_TRUE(project_->Write("wide.txt", "x").ok());
   Outcome outcome = Run(R"PY(
-a = call(1, "fs.grep", {"pattern": "needle"})
+code = "import sys; sys.stdout.write(chr(1) * (2 << 20)); sys.stderr.write(chr(1) * (2 << 20))"
+a = call(1, "process.run", {"program": "python3", "args": ["-c", code]})
 b = call(2, "fs.exists", {"path": "wide.txt"})
 result(json.dumps([a["error"]["code"], a["error"]["message"], b["result"]["exists"]]))
 )PY");
@@ -655,6 +658,23 @@ result(json.dumps([a["error"]["code"], a["error"]["message"], b["result"]["exist
                     HasSubstr("larger than the answer limit of 7344128 bytes (7 x max_message_mb + 4 KiB); "
                               "ask for less"),
                     HasSubstr(", true]")));
+}
+
+TEST_F(SessionTest, AGrepStopsItsAnswerAtTheAnswerLimit) {
+  limits_.max_message_mb = 1;
+  // One grep line of 2 MiB of control characters (12 MiB escaped) after
+  // many short ones: the answer keeps the short ones and stops before it.
+  std::string content;
+  for (int line = 0; line < 1000; ++line) content += "needle " + std::to_string(line) + "\n";
+  ASSERT_TRUE(project_->Write("a.txt", content).ok());
+  ASSERT_TRUE(project_->Write("wide.txt", std::string(2 << 20, '\x01') + "needle\n").ok());
+  Outcome outcome = Run(R"PY(
+a = call(1, "fs.grep", {"pattern": "needle", "max_matches": 0})
+r = a["result"]
+result(json.dumps([r["truncated"], r["truncated_by"], [m["path"] for m in r["matches"]],
+                   len(r["matches"][0]["lines"])]))
+)PY");
+  EXPECT_EQ(Text(outcome), R"([true, "max_result_bytes", ["a.txt"], 1000])");
 }
 
 TEST_F(SessionTest, HugeNumberOfRequests) {
