@@ -62,7 +62,9 @@ bench: bench-deps
 # Each fuzzer runs FUZZ_SECONDS under ASan and UBSan (any undefined behavior
 # aborts, so libFuzzer reports it like a crash); findings are written to
 # build-fuzz/. Every fuzzer runs even if an earlier one found something; the
-# target fails at the end naming those that did.
+# target fails at the end naming those that did. Each keeps its corpus in
+# build-fuzz/corpus/NAME across runs and starts from fuzz/seeds/NAME, if
+# there is one (read only: new inputs go to the corpus).
 FUZZ_SECONDS ?= 60
 FUZZERS ?= path_fuzzer ignore_fuzzer grep_pattern_fuzzer config_fuzzer jsonrpc_fuzzer url_fuzzer audit_record_fuzzer
 FUZZ_SANITIZERS = -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
@@ -75,7 +77,8 @@ fuzz:
 	    -DTOOLVFS_BUILD_FUZZERS=ON -DTOOLVFS_BUILD_TESTS=OFF -DTOOLVFS_BUILD_BENCH=OFF; fi
 	cmake --build build-fuzz -j$(JOBS) --target $(FUZZERS)
 	@cd build-fuzz && failed=; for fuzzer in $(FUZZERS); do \
-	  ./fuzz/$$fuzzer -max_total_time=$(FUZZ_SECONDS) -max_len=4096 || failed="$$failed $$fuzzer"; done; \
+	  mkdir -p corpus/$$fuzzer; seeds=; [ -d ../fuzz/seeds/$$fuzzer ] && seeds=../fuzz/seeds/$$fuzzer; \
+	  ./fuzz/$$fuzzer -max_total_time=$(FUZZ_SECONDS) -max_len=4096 corpus/$$fuzzer $$seeds || failed="$$failed $$fuzzer"; done; \
 	  if [ -n "$$failed" ]; then echo "fuzz: findings from:$$failed (see build-fuzz/)"; exit 1; fi
 
 build: deps
