@@ -54,22 +54,32 @@ bench: bench-deps
 	$(BUILD_DIR)/bench/grep_bench
 	$(BUILD_DIR)/bench/read_bench
 	$(BUILD_DIR)/bench/protocol_bench $(PROTOCOL_BENCH_FLAGS)
+	$(BUILD_DIR)/bench/session_bench
 	$(BUILD_DIR)/bench/spawn_bench $(SPAWN_BENCH_FLAGS)
 	$(BUILD_DIR)/bench/policy_bench
 	@if [ -x $(BUILD_DIR)/bench/json_bench ]; then $(BUILD_DIR)/bench/json_bench; fi
 
-# Each fuzzer runs FUZZ_SECONDS; findings are written to build-fuzz/.
+# Each fuzzer runs FUZZ_SECONDS under ASan and UBSan (any undefined behavior
+# aborts, so libFuzzer reports it like a crash); findings are written to
+# build-fuzz/. Every fuzzer runs even if an earlier one found something; the
+# target fails at the end naming those that did. Each keeps its corpus in
+# build-fuzz/corpus/NAME across runs and starts from fuzz/seeds/NAME, if
+# there is one (read only: new inputs go to the corpus).
 FUZZ_SECONDS ?= 60
 FUZZERS ?= path_fuzzer ignore_fuzzer grep_pattern_fuzzer config_fuzzer jsonrpc_fuzzer url_fuzzer audit_record_fuzzer
+FUZZ_SANITIZERS = -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
+  -fsanitize-ignorelist=$(CURDIR)/fuzz/sanitizer_ignorelist.txt
 fuzz:
 	@scripts/install-deps.sh --fuzz
 	@if [ ! -f build-fuzz/build.ninja ]; then \
 	  cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ \
-	    -DCMAKE_CXX_FLAGS='-fsanitize=fuzzer-no-link,address' \
+	    -DCMAKE_CXX_FLAGS='$(FUZZ_SANITIZERS)' \
 	    -DTOOLVFS_BUILD_FUZZERS=ON -DTOOLVFS_BUILD_TESTS=OFF -DTOOLVFS_BUILD_BENCH=OFF; fi
 	cmake --build build-fuzz -j$(JOBS) --target $(FUZZERS)
-	cd build-fuzz && for fuzzer in $(FUZZERS); do \
-	  ./fuzz/$$fuzzer -max_total_time=$(FUZZ_SECONDS) -max_len=4096 || exit 1; done
+	@cd build-fuzz && failed=; for fuzzer in $(FUZZERS); do \
+	  mkdir -p corpus/$$fuzzer; seeds=; [ -d ../fuzz/seeds/$$fuzzer ] && seeds=../fuzz/seeds/$$fuzzer; \
+	  ./fuzz/$$fuzzer -max_total_time=$(FUZZ_SECONDS) -max_len=4096 corpus/$$fuzzer $$seeds || failed="$$failed $$fuzzer"; done; \
+	  if [ -n "$$failed" ]; then echo "fuzz: findings from:$$failed (see build-fuzz/)"; exit 1; fi
 
 build: deps
 	@if [ ! -f $(BUILD_DIR)/build.ninja ]; then \

@@ -17,6 +17,7 @@
 #include "core/io.h"
 #include "project/project_files.h"
 #include "protocol/grep_json.h"
+#include "protocol/json_writer.h"
 
 namespace toolvfs {
 namespace {
@@ -60,29 +61,46 @@ class GrepCommand final : public Command {
     options.case_insensitive = case_insensitive_;
     options.max_matches = max_matches_.value_or(0);  // 0: no limit on the command line
     options.include_ignored = include_ignored_;
-    Result<GrepResult> result = (*store)->Grep(pattern_, options);
+    // Each file is printed as soon as the search hands it over (in path
+    // order), so memory stays bounded however large the output.
+    uint64_t files_found = 0;
+    Result<GrepResult> result = json_ ? GrepToJson(**store, options, files_found)
+                                      : GrepToText(**store, options, files_found);
     if (!result.ok()) return ReportError("grep", result.status().message());
-
-    Status written = json_ ? PrintJson(*result) : PrintText(*result);
-    if (!written.ok()) return ReportError("grep", written.message());
     if (result->truncated && !json_) {
       ReportNote("grep", "stopped after " + std::to_string(options.max_matches) +
                              " matching lines (--max-matches); there are more");
     }
-    return result->matches.empty() ? kExitNoResult : kExitOk;
+    return files_found == 0 ? kExitNoResult : kExitOk;
   }
 
  private:
-  static Status PrintJson(const GrepResult& result) {
-    std::string json = GrepResultToJson(result);
-    json += '\n';
-    return WriteFull(STDOUT_FILENO, json, "standard output");
+  Result<GrepResult> GrepToJson(ProjectFiles& store, GrepOptions& options, uint64_t& files_found) const {
+    rapidjson::StringBuffer buffer(nullptr, kFlushBytes * 2);
+    JsonWriter writer(buffer);
+    GrepJsonStream stream(writer);
+    auto flush = [&buffer]() -> Status {
+      TOOLVFS_RETURN_IF_ERROR(
+          WriteFull(STDOUT_FILENO, std::string_view(buffer.GetString(), buffer.GetSize()), "standard output"));
+      buffer.Clear();
+      return OkStatus();
+    };
+    options.file_sink = [&](GrepFileMatches&& file) -> Status {
+      ++files_found;
+      stream.WriteFile(file);
+      return buffer.GetSize() >= kFlushBytes ? flush() : OkStatus();
+    };
+    TOOLVFS_ASSIGN_OR_RETURN(GrepResult result, store.Grep(pattern_, options));
+    stream.Finish(result);
+    buffer.Put('\n');
+    TOOLVFS_RETURN_IF_ERROR(flush());
+    return result;
   }
 
-  Status PrintText(const GrepResult& result) const {
+  Result<GrepResult> GrepToText(ProjectFiles& store, GrepOptions& options, uint64_t& files_found) const {
     bool color = ColorEnabled(STDOUT_FILENO);
     Palette palette = MakePalette(color);
-    // Highlighting only: the search itself happened in the store.
+    // Highlighting only: the search itself happens in the store.
     std::unique_ptr<RE2> highlighter;
     if (color) {
       RE2::Options re_options;
@@ -95,7 +113,8 @@ class GrepCommand final : public Command {
     std::string out;
     out.reserve(kFlushBytes * 2);
     bool first_group = true;
-    for (const GrepFileMatches& file : result.matches) {
+    options.file_sink = [&](GrepFileMatches&& file) -> Status {
+      ++files_found;
       std::optional<uint64_t> previous_line;
       for (const GrepLine& line : file.lines) {
         bool starts_group = !previous_line || line.line_number != *previous_line + 1;
@@ -111,8 +130,11 @@ class GrepCommand final : public Command {
           out.clear();
         }
       }
-    }
-    return WriteFull(STDOUT_FILENO, out, "standard output");
+      return OkStatus();
+    };
+    TOOLVFS_ASSIGN_OR_RETURN(GrepResult result, store.Grep(pattern_, options));
+    TOOLVFS_RETURN_IF_ERROR(WriteFull(STDOUT_FILENO, out, "standard output"));
+    return result;
   }
 
   static void AppendLine(std::string& out, const Palette& palette, std::string_view path,

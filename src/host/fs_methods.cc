@@ -17,6 +17,7 @@
 #include "host/methods.h"
 #include "protocol/base64.h"
 #include "protocol/grep_json.h"
+#include "project/grep.h"
 #include "project/path.h"
 #include "protocol/wire_errors.h"
 
@@ -372,6 +373,11 @@ Result<WireMessage> ServeRename(const Message& request, const MethodContext& con
   return SerializeEmptyResult(request.id());
 }
 
+// Bytes of a grep answer besides its files and the id:
+// {"jsonrpc":"2.0","id":,"result":{"matches":[],"truncated":true,
+// "truncated_by":"max_result_bytes"}}\n is under 100 of them.
+constexpr uint64_t kGrepAnswerFixedBytes = 256;
+
 // fs.grep {pattern, paths?, extensions?, context?, case_insensitive?,
 // max_matches?, include_ignored?} -> {matches, truncated}. Absent options
 // take GrepOptions' defaults (max_matches 1000; 0 means no limit).
@@ -437,16 +443,37 @@ Result<WireMessage> ServeGrep(const Message& request, const MethodContext& conte
     }
     return false;
   };
-  TOOLVFS_ASSIGN_OR_RETURN(GrepResult result, context.project.Grep(pattern, options));
-  if (scope.cancelled()) return Status(StatusCode::kCancelled, "fs.grep was cancelled before it finished");
-  // Presize: the lines dominate, plus about 60 bytes of keys per line.
-  size_t size_hint = 64;
-  for (const GrepFileMatches& file : result.matches) {
-    size_hint += file.path.size() + 32;
-    for (const GrepLine& line : file.lines) size_hint += line.content.size() + 64;
+  // The answer is written as the files come, in path order, and the search
+  // stops once the answer limit cannot hold more (truncated_by
+  // "max_result_bytes"): the host never builds an answer it must refuse.
+  // The id and the answer's fixed parts take the rest of the limit.
+  if (context.max_answer_bytes != std::numeric_limits<uint64_t>::max()) {
+    const uint64_t fixed_bytes = request.id().ToJson().size() + kGrepAnswerFixedBytes;
+    options.max_result_bytes = context.max_answer_bytes > fixed_bytes ? context.max_answer_bytes - fixed_bytes : 1;
   }
-  return SerializeResult(
-      request.id(), [&](JsonWriter& writer) { WriteGrepResult(result, writer); }, size_hint);
+  // The lines the search holds and the JSON written so far count against
+  // the host's budget for answers being built, until the answer is done.
+  options.memory_budget = context.answer_memory;
+  MemoryReservation answer_memory(context.answer_memory);
+  Status searched;
+  WireMessage answer = SerializeResult(request.id(), [&](JsonWriter& writer) {
+    GrepJsonStream stream(writer);
+    options.file_sink = [&](GrepFileMatches&& file) -> Status {
+      if (!answer_memory.Grow(GrepFileJsonBytes(file))) return GrepOutOfMemoryError(*context.answer_memory);
+      stream.WriteFile(file);
+      return OkStatus();
+    };
+    Result<GrepResult> result = context.project.Grep(pattern, options);
+    if (result.ok()) {
+      stream.Finish(*result);
+    } else {
+      searched = result.status();
+      stream.Finish(GrepResult());  // a complete object, dropped below
+    }
+  });
+  if (!searched.ok()) return searched;
+  if (scope.cancelled()) return Status(StatusCode::kCancelled, "fs.grep was cancelled before it finished");
+  return answer;
 }
 
 constexpr MethodSpec kFsMethods[] = {

@@ -70,6 +70,15 @@ struct MethodContext {
   // encoding. The default leaves the store's limit alone (builtins, which
   // have no message limit).
   uint64_t max_read_bytes = std::numeric_limits<uint64_t>::max();
+  // The longest answer line (AnswerLimitBytes of the message limit): a
+  // handler whose answer can grow without bound (fs.grep) stops building
+  // it there instead of building it whole and failing. The default: no
+  // limit (builtins).
+  uint64_t max_answer_bytes = std::numeric_limits<uint64_t>::max();
+  // The host's budget for answers being built, shared by every request in
+  // flight in every session of the runtime (fs.grep's lines and JSON);
+  // null: none. Not owned.
+  MemoryBudget* answer_memory = nullptr;
 };
 
 using MethodHandler = WireMessage (*)(const Message& request, const MethodContext& context,

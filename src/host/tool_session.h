@@ -68,8 +68,9 @@ inline constexpr size_t kAnswerEnvelopeBytes = size_t{4} << 10;
 // six bytes per byte (\u0001), base64 needs four per three. The id is
 // echoed as the request spelled it, so it is shorter than one request.
 // Hence six message limits for the content, one for the id, and the
-// envelope: 70 MiB + 4 KiB for the default 10 MiB. Larger answers (a grep
-// with too many long lines) are refused with an error naming this limit.
+// envelope: 70 MiB + 4 KiB for the default 10 MiB. fs.grep stops its
+// answer there (MethodContext::max_answer_bytes); any other larger answer
+// is refused with an error naming this limit.
 constexpr size_t AnswerLimitBytes(size_t max_message_bytes) {
   return 7 * max_message_bytes + kAnswerEnvelopeBytes;
 }

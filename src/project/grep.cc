@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -64,6 +65,54 @@ class ReadBuffer {
   size_t capacity_ = 0;    // from start_
 };
 
+// Results found but not yet handed over in path order (a file waits for
+// every file before it), in bytes of their JSON, past which workers take
+// only the work that holds up the oldest of them: with a file sink, memory
+// stays near this however large the result (GrepOptions::file_sink).
+constexpr uint64_t kMaxWaitingResultBytes = uint64_t{16} << 20;
+
+// What a collected line costs in memory besides its content.
+constexpr uint64_t kLineMemoryBytes = sizeof(GrepLine);
+
+// Bytes `text` takes as a JSON string, quotes included, escaped the way
+// JsonWriter escapes (protocol/json_writer.h): '"', '\\', \b \t \n \f \r
+// take two bytes, other control characters six (\u00XX).
+uint64_t JsonStringBytes(std::string_view text) {
+  uint64_t bytes = text.size() + 2;
+  for (char c : text) {
+    auto byte = static_cast<uint8_t>(c);
+    if (byte == '"' || byte == '\\') {
+      bytes += 1;
+    } else if (byte < 0x20) {
+      bool short_escape = byte == '\b' || byte == '\t' || byte == '\n' || byte == '\f' || byte == '\r';
+      bytes += short_escape ? 1 : 5;
+    }
+  }
+  return bytes;
+}
+
+// "256 MiB", or "1000 bytes" for an amount that is not whole MiB.
+std::string FormatBytes(uint64_t bytes) {
+  constexpr uint64_t kMebibyte = uint64_t{1} << 20;
+  if (bytes >= kMebibyte && bytes % kMebibyte == 0) return std::to_string(bytes / kMebibyte) + " MiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+uint64_t DecimalDigits(uint64_t value) {
+  uint64_t digits = 1;
+  while (value >= 10) {
+    value /= 10;
+    ++digits;
+  }
+  return digits;
+}
+
+// {"path":P,"lines":[ ... ]} and a comma, without the lines.
+uint64_t FileJsonBytesWithoutLines(std::string_view path) {
+  return std::string_view(R"({"path":)").size() + JsonStringBytes(path) +
+         std::string_view(R"(,"lines":[)").size() + std::string_view("]}").size() + 1;
+}
+
 // The matches of one file, before the result is assembled.
 struct FileMatches {
   std::string path;
@@ -71,6 +120,40 @@ struct FileMatches {
   // Matching lines found, counting one past the per-file limit when there
   // are more: the lines hold at most that limit.
   uint64_t match_count = 0;
+  uint64_t lines_json_bytes = 0;  // GrepLineJsonBytes of the lines, summed
+  // The lines stopped at GrepOptions::max_result_bytes: the file goes on.
+  bool cut_at_result_bytes = false;
+  MemoryReservation memory;  // the lines, held from GrepOptions::memory_budget
+};
+
+// Counts the cost of a file's lines as they are collected, and says when
+// collecting must stop: past GrepOptions::max_result_bytes (no result can
+// hold more of this file), or when the memory budget has no room.
+class LineCosts {
+ public:
+  LineCosts(const GrepOptions& options, FileMatches& matches)
+      : max_result_bytes_(options.max_result_bytes), matches_(matches) {}
+
+  // Counts `line`, just collected; false once collecting must stop.
+  bool Add(const GrepLine& line) {
+    matches_.lines_json_bytes += GrepLineJsonBytes(line);
+    if (!matches_.memory.Grow(line.content.size() + kLineMemoryBytes)) {
+      out_of_memory_ = true;
+      return false;
+    }
+    if (max_result_bytes_ != 0 && matches_.lines_json_bytes > max_result_bytes_) {
+      matches_.cut_at_result_bytes = true;
+      return false;
+    }
+    return true;
+  }
+
+  bool out_of_memory() const { return out_of_memory_; }
+
+ private:
+  const uint64_t max_result_bytes_;
+  FileMatches& matches_;
+  bool out_of_memory_ = false;
 };
 
 // Work for a worker: the files to search or, when there are none, the
@@ -80,7 +163,20 @@ struct WorkItem {
   IgnoreRules rules;  // the rules in force for the directory's entries
   std::vector<std::string> files;
   bool follow_symlinks = false;  // the files were named in GrepOptions::paths
+  // No file this item finds has a path before this: "dir/" for a directory
+  // ("" for the root), the first path for files.
+  std::string floor;
 };
+
+WorkItem DirectoryItem(std::string directory, IgnoreRules rules) {
+  std::string floor = directory.empty() ? std::string() : directory + '/';
+  return WorkItem{std::move(directory), std::move(rules), {}, false, std::move(floor)};
+}
+
+WorkItem FilesItem(std::vector<std::string> files, bool follow_symlinks) {
+  std::string floor = files.empty() ? std::string() : *std::min_element(files.begin(), files.end());
+  return WorkItem{"", {}, std::move(files), follow_symlinks, std::move(floor)};
+}
 
 // Accepts the file names of GrepOptions::extensions.
 class ExtensionFilter {
@@ -170,8 +266,12 @@ class MatchLimit {
 // to the window.
 class LineCollector {
  public:
-  LineCollector(uint64_t context, std::vector<GrepLine>& lines)
-      : context_(context), lines_(lines) {}
+  LineCollector(uint64_t context, std::vector<GrepLine>& lines, LineCosts& costs)
+      : context_(context), lines_(lines), costs_(costs) {}
+
+  // Whether a line could not be counted (LineCosts::Add): nothing more is
+  // collected.
+  bool full() const { return full_; }
 
   // The window's complete lines: up to just after a '\n', or to the end of
   // the file. The previous text, less what ForgetOldLines dropped, is a
@@ -194,9 +294,10 @@ class LineCollector {
     }
     emitted_end_ = start;
     emitted_number_ = first - 1;
-    while (emitted_number_ + 1 < number) EmitNext(false);
+    while (emitted_number_ + 1 < number && !full_) EmitNext(false);
+    if (full_) return;
     EmitNext(true);
-    after_remaining_ = context_;
+    if (!full_) after_remaining_ = context_;
   }
 
   // Emits the after-context of the last match that the text holds.
@@ -260,7 +361,7 @@ class LineCollector {
 
   // Emits after-context lines that begin before `limit`.
   void EmitAfterContext(size_t limit) {
-    while (after_remaining_ > 0 && emitted_end_ < limit) {
+    while (after_remaining_ > 0 && emitted_end_ < limit && !full_) {
       EmitNext(false);
       --after_remaining_;
     }
@@ -277,11 +378,17 @@ class LineCollector {
     lines_.push_back(GrepLine{
         emitted_number_, ToValidUtf8(text_.substr(emitted_end_, end - emitted_end_)), is_match});
     emitted_end_ = newline == nullptr ? text_.size() : end + 1;
+    if (!costs_.Add(lines_.back())) {
+      full_ = true;
+      after_remaining_ = 0;
+    }
   }
 
   std::string_view text_;
   const uint64_t context_;
   std::vector<GrepLine>& lines_;
+  LineCosts& costs_;
+  bool full_ = false;
   size_t emitted_end_ = 0;        // where the line after the last emitted one begins
   uint64_t emitted_number_ = 0;   // number of the last emitted line; 0 before any
   size_t counted_offset_ = 0;     // a line begins here ...
@@ -301,7 +408,11 @@ class FileSearch {
       : matcher_(matcher),
         max_matches_(options.max_matches),
         matches_(matches),
-        collector_(options.context, matches.lines) {}
+        costs_(options, matches),
+        collector_(options.context, matches.lines, costs_) {}
+
+  // The memory budget had no room for a line: the search must fail.
+  bool out_of_memory() const { return costs_.out_of_memory(); }
 
   // Searches `content`, the whole file. False if the file is binary.
   bool SearchContent(std::string_view content) {
@@ -370,6 +481,12 @@ class FileSearch {
         break;
       }
       collector_.AddMatch(*line);
+      if (collector_.full()) {
+        // Past max_result_bytes, or out of memory: the lines so far are
+        // all the result can use of this file.
+        searching_ = false;
+        if (matches_.lines.empty() || !matches_.lines.back().is_match) break;
+      }
       ++matches_.match_count;
       from = line->end + 1;
     }
@@ -379,6 +496,7 @@ class FileSearch {
   const LineMatcher& matcher_;
   const uint64_t max_matches_;
   FileMatches& matches_;
+  LineCosts costs_;
   LineCollector collector_;
   bool searching_ = true;  // false once max_matches stopped the search
 };
@@ -409,93 +527,165 @@ bool IsUsableName(std::string_view name) {
   return IsValidUtf8(name);
 }
 
-// One search: the shared queue of work, and the workers draining it.
+// Keeps the lines of `file` up to its `keep`-th match and that match's
+// after-context, where later matches count as context.
+void TruncateFile(FileMatches& file, uint64_t keep, uint64_t context) {
+  uint64_t seen = 0;
+  uint64_t last_kept_line = 0;
+  for (const GrepLine& line : file.lines) {
+    if (line.is_match && ++seen == keep) {
+      last_kept_line = line.line_number;
+      break;
+    }
+  }
+  std::erase_if(file.lines,
+                [&](const GrepLine& line) { return line.line_number > last_kept_line + context; });
+  for (GrepLine& line : file.lines) {
+    if (line.line_number > last_kept_line) line.is_match = false;
+  }
+}
+
+// One search: the shared queue of work, the workers draining it, and the
+// hand-over of files in path order as each becomes final.
+//
+// Every queued or running item has a floor, a path no file it finds can
+// come before (WorkItem::floor). A file found is final once every floor is
+// after it: nothing can turn up before it any more. Final files are handed
+// over (Deliver) in path order by one thread at a time, which applies
+// max_matches and max_result_bytes as the files come, and stops the search
+// once the result is complete.
 class GrepRun {
  public:
   GrepRun(GrepTree& tree, const GrepOptions& options, ExtensionFilter extensions)
       : tree_(tree),
         options_(options),
         extensions_(std::move(extensions)),
-        limit_(options.max_matches) {}
+        limit_(options.max_matches),
+        // Past max_result_bytes of waiting files the result is full once
+        // they are handed over: work after them is wasted.
+        max_waiting_bytes_(options.max_result_bytes == 0
+                               ? kMaxWaitingResultBytes
+                               : std::min(kMaxWaitingResultBytes, options.max_result_bytes)),
+        match_budget_(options.max_matches) {}
 
   void Push(WorkItem item) {
     {
       std::lock_guard lock(mutex_);
+      floors_.insert(item.floor);
       queue_.push_back(std::move(item));
     }
     work_available_.notify_one();
   }
 
-  // Drains the queue with `worker_count` workers and returns every file
-  // with matches, in no particular order. The calling thread searches with
+  // Drains the queue with `worker_count` workers, handing every file with
+  // matches over in path order. The calling thread searches with
   // `first_matcher` at once; each other worker builds its own matcher with
   // `make_matcher` on its own thread, so that building them (milliseconds
   // for Unicode classes) overlaps the search instead of preceding it.
-  std::vector<FileMatches> Run(
-      const LineMatcher& first_matcher, size_t worker_count,
-      const std::function<Result<std::unique_ptr<LineMatcher>>()>& make_matcher) {
-    std::vector<std::vector<FileMatches>> found(worker_count);
+  // Returns the result: its matches, unless options.file_sink took them.
+  Result<GrepResult> Run(const LineMatcher& first_matcher, size_t worker_count,
+                         const std::function<Result<std::unique_ptr<LineMatcher>>()>& make_matcher) {
     std::vector<std::thread> threads;
     for (size_t index = 1; index < worker_count; ++index) {
       try {
-        threads.emplace_back([this, &first_matcher, &make_matcher, &found, index] {
+        threads.emplace_back([this, &first_matcher, &make_matcher] {
           Result<std::unique_ptr<LineMatcher>> matcher = make_matcher();
           // The pattern compiled once already; should it fail now (memory),
           // sharing the first matcher only costs contention.
-          Work(matcher.ok() ? **matcher : first_matcher, found[index]);
+          Work(matcher.ok() ? **matcher : first_matcher);
         });
       } catch (const std::system_error&) {
         break;  // no more threads: the workers that exist do all the work
       }
     }
-    Work(first_matcher, found[0]);
+    Work(first_matcher);
     for (std::thread& thread : threads) thread.join();
-
-    std::vector<FileMatches> all;
-    for (std::vector<FileMatches>& part : found) {
-      std::move(part.begin(), part.end(), std::back_inserter(all));
-    }
-    return all;
+    DeliverFinal();
+    if (!error_.ok()) return error_;
+    return std::move(result_);
   }
 
  private:
-  void Work(const LineMatcher& matcher, std::vector<FileMatches>& found) {
+  // Whether a worker may take queued work now. Past kMaxWaitingResultBytes
+  // of files waiting for an earlier one, only the item with the lowest
+  // floor: it is what they wait for (queued or running, it finishes).
+  // Called with mutex_ held.
+  std::vector<WorkItem>::iterator TakeableItem() {
+    if (queue_.empty()) return queue_.end();
+    if (waiting_bytes_ <= max_waiting_bytes_) return std::prev(queue_.end());
+    const std::string& lowest = *floors_.begin();
+    for (auto item = queue_.end(); item != queue_.begin();) {
+      --item;
+      if (item->floor == lowest) return item;
+    }
+    return queue_.end();
+  }
+
+  void Work(const LineMatcher& matcher) {
     ReadBuffer buffer;  // reused for every file this worker reads
     while (true) {
       WorkItem item;
       {
         std::unique_lock lock(mutex_);
-        work_available_.wait(lock, [this] { return !queue_.empty() || busy_workers_ == 0; });
-        if (queue_.empty()) return;  // nothing queued and nobody can queue more
-        item = std::move(queue_.back());
-        queue_.pop_back();
+        work_available_.wait(lock, [this] {
+          return stopped_.load() || busy_workers_ == 0 || TakeableItem() != queue_.end();
+        });
+        auto takeable = TakeableItem();
+        // Stopped, or nothing queued and nobody can queue more.
+        if (stopped_.load() || takeable == queue_.end()) return;
+        item = std::move(*takeable);
+        queue_.erase(takeable);
         ++busy_workers_;
       }
       if (item.files.empty()) {
-        ListDirectory(item.directory, std::move(item.rules), matcher, buffer, found);
+        ListDirectory(item.directory, item.floor, std::move(item.rules), matcher, buffer);
       } else {
-        for (const std::string& path : item.files) {
-          SearchFile(path, item.follow_symlinks, matcher, buffer, found);
-        }
+        SearchFiles(item.files, item.floor, item.follow_symlinks, matcher, buffer);
       }
-      bool finished;
       {
         std::lock_guard lock(mutex_);
         --busy_workers_;
-        finished = busy_workers_ == 0 && queue_.empty();
+        floors_.erase(floors_.find(item.floor));
       }
-      if (finished) work_available_.notify_all();
+      DeliverFinal();
+      // A floor went: files may have been handed over (room to take any
+      // work again), and the last worker out ends the others' wait.
+      work_available_.notify_all();
     }
   }
 
-  void ListDirectory(const std::string& directory, IgnoreRules rules, const LineMatcher& matcher,
-                     ReadBuffer& buffer, std::vector<FileMatches>& found) {
-    if (limit_.IsDirectoryBeyond(directory)) return;
+  // Searches `files` (sorted) of an item whose floor is `floor`. Past the
+  // limit of waiting files, unless this item is what they wait for, the
+  // files not yet searched go back to the queue for later, so that the
+  // files held stay few however many workers run.
+  void SearchFiles(std::vector<std::string>& files, const std::string& floor, bool follow_symlinks,
+                   const LineMatcher& matcher, ReadBuffer& buffer) {
+    for (size_t index = 0; index < files.size(); ++index) {
+      if (index > 0 && MustYield(floor)) {
+        std::vector<std::string> rest(std::make_move_iterator(files.begin() + static_cast<ptrdiff_t>(index)),
+                                      std::make_move_iterator(files.end()));
+        Push(FilesItem(std::move(rest), follow_symlinks));
+        return;
+      }
+      SearchFile(files[index], follow_symlinks, matcher, buffer);
+    }
+  }
+
+  // Whether the item with `floor` should leave its remaining work for
+  // later (SearchFiles).
+  bool MustYield(const std::string& floor) {
+    std::lock_guard lock(mutex_);
+    return waiting_bytes_ > max_waiting_bytes_ && floor != *floors_.begin();
+  }
+
+  void ListDirectory(const std::string& directory, const std::string& floor, IgnoreRules rules,
+                     const LineMatcher& matcher, ReadBuffer& buffer) {
+    if (stopped_.load() || limit_.IsDirectoryBeyond(directory)) return;
     Result<std::vector<GrepTree::Entry>> listed = tree_.List(directory);
     if (!listed.ok()) return;  // vanished or unreadable since it was seen: skip it
     std::vector<GrepTree::Entry>& entries = *listed;
-    // In name order, so the walk roughly follows the result's order and
-    // max_matches can cut off the rest early.
+    // In name order, so the walk roughly follows the result's order, files
+    // become final early, and max_matches can cut off the rest early.
     std::sort(entries.begin(), entries.end(),
               [](const GrepTree::Entry& a, const GrepTree::Entry& b) { return a.name < b.name; });
 
@@ -532,51 +722,153 @@ class GrepRun {
     }
 
     // The queue is a stack: push the last names first so the first come
-    // out first, and keep the first batch of files for this worker.
+    // out first, and keep the first batch of files for this worker (the
+    // directory's floor, still held, covers them).
     for (auto subdirectory = subdirectories.rbegin(); subdirectory != subdirectories.rend();
          ++subdirectory) {
-      Push(WorkItem{std::move(*subdirectory), rules, {}, false});
+      Push(DirectoryItem(std::move(*subdirectory), rules));
     }
     size_t first_batch_end = std::min(files.size(), kFilesPerBatch);
     for (size_t batch_end = files.size(); batch_end > first_batch_end;) {
       size_t batch_begin = std::max(first_batch_end, batch_end - kFilesPerBatch);
-      WorkItem batch;
-      batch.files.assign(
+      std::vector<std::string> batch(
           std::make_move_iterator(files.begin() + static_cast<ptrdiff_t>(batch_begin)),
           std::make_move_iterator(files.begin() + static_cast<ptrdiff_t>(batch_end)));
-      Push(std::move(batch));
+      Push(FilesItem(std::move(batch), false));
       batch_end = batch_begin;
     }
-    for (size_t index = 0; index < first_batch_end; ++index) {
-      SearchFile(files[index], false, matcher, buffer, found);
-    }
+    files.resize(first_batch_end);
+    SearchFiles(files, floor, false, matcher, buffer);
   }
 
   void SearchFile(const std::string& path, bool follow_symlinks, const LineMatcher& matcher,
-                  ReadBuffer& buffer, std::vector<FileMatches>& found) {
-    if (limit_.IsBeyond(path)) return;
+                  ReadBuffer& buffer) {
+    if (stopped_.load() || limit_.IsBeyond(path)) return;
     if (options_.file_filter && !options_.file_filter(path)) return;  // as if absent
     Result<GrepTree::File> file = tree_.OpenFile(path, follow_symlinks);
     if (!file.ok()) return;  // vanished, unreadable...
     FileMatches matches;
+    matches.memory = MemoryReservation(options_.memory_budget);
     FileSearch search(matcher, options_, matches);
     bool searched = file->reader != nullptr ? search.SearchReader(*file->reader, buffer)
                                             : search.SearchContent(file->content);
+    if (searched && search.out_of_memory()) {
+      Stop(GrepOutOfMemoryError(*options_.memory_budget));
+      return;
+    }
     if (!searched || matches.match_count == 0) return;  // binary, unreadable, no match
     matches.path = path;
     limit_.Record(matches.path, matches.match_count);
-    found.push_back(std::move(matches));
+    std::lock_guard lock(mutex_);
+    waiting_bytes_ += matches.lines_json_bytes;
+    // Overlapping entries of options.paths find a file twice: one is kept.
+    waiting_.try_emplace(matches.path, std::move(matches));
+  }
+
+  // Hands over the files that are final, in path order, one thread at a
+  // time.
+  void DeliverFinal() {
+    std::lock_guard deliver_lock(deliver_mutex_);
+    while (true) {
+      FileMatches next;
+      {
+        std::lock_guard lock(mutex_);
+        if (stopped_.load() || waiting_.empty()) return;
+        auto first = waiting_.begin();
+        if (!floors_.empty() && first->first >= *floors_.begin()) return;
+        waiting_bytes_ -= first->second.lines_json_bytes;
+        next = std::move(first->second);
+        waiting_.erase(first);
+      }
+      Deliver(std::move(next));
+    }
+  }
+
+  // Adds the next file in path order to the result, as much of it as the
+  // limits leave room for; stops the search when they leave no more.
+  void Deliver(FileMatches file) {
+    GrepTruncation cut = GrepTruncation::kNone;
+    if (options_.max_matches != 0) {
+      if (match_budget_ == 0) {
+        // max_matches was used up exactly by the files before: this one
+        // is what makes the result truncated.
+        file.lines.clear();
+        cut = GrepTruncation::kMaxMatches;
+      } else if (file.match_count > match_budget_) {
+        TruncateFile(file, match_budget_, options_.context);
+        cut = GrepTruncation::kMaxMatches;
+      } else {
+        match_budget_ -= file.match_count;
+      }
+    }
+    if (options_.max_result_bytes != 0) {
+      // Whole lines, as many as fit. A file cut short while collecting has
+      // more lines than any result can hold, so it never fits whole.
+      uint64_t bytes = FileJsonBytesWithoutLines(file.path);
+      size_t fitting = 0;
+      while (fitting < file.lines.size() && result_bytes_ + bytes +
+                                                    GrepLineJsonBytes(file.lines[fitting]) <=
+                                                options_.max_result_bytes) {
+        bytes += GrepLineJsonBytes(file.lines[fitting]);
+        ++fitting;
+      }
+      if (fitting < file.lines.size()) {
+        file.lines.resize(fitting);
+        cut = GrepTruncation::kResultBytes;
+      }
+      result_bytes_ += bytes;
+    }
+    file.memory.ReleaseAll();  // the caller's now: its sink, or the result
+    if (!file.lines.empty()) {
+      GrepFileMatches handed{std::move(file.path), std::move(file.lines)};
+      if (options_.file_sink) {
+        if (Status taken = options_.file_sink(std::move(handed)); !taken.ok()) {
+          Stop(std::move(taken));
+          return;
+        }
+      } else {
+        result_.matches.push_back(std::move(handed));
+      }
+    }
+    if (cut != GrepTruncation::kNone) {
+      result_.truncated = true;
+      result_.truncated_by = cut;
+      std::lock_guard lock(mutex_);
+      stopped_.store(true);
+      work_available_.notify_all();
+    }
+  }
+
+  // Ends the search with `status` as its answer.
+  void Stop(Status status) {
+    std::lock_guard lock(mutex_);
+    if (error_.ok()) error_ = std::move(status);
+    stopped_.store(true);
+    work_available_.notify_all();
   }
 
   GrepTree& tree_;
   const GrepOptions& options_;
   const ExtensionFilter extensions_;
   MatchLimit limit_;
+  const uint64_t max_waiting_bytes_;
 
   std::mutex mutex_;
   std::condition_variable work_available_;
   std::vector<WorkItem> queue_;  // a stack: depth first keeps it short
   size_t busy_workers_ = 0;
+  std::multiset<std::string> floors_;  // of the items queued and running
+  // Files found, by path, until every floor is after them.
+  std::map<std::string, FileMatches> waiting_;
+  uint64_t waiting_bytes_ = 0;  // their lines_json_bytes
+  std::atomic<bool> stopped_{false};  // the result is complete, or failed
+  Status error_;
+
+  // Delivery, one thread at a time.
+  std::mutex deliver_mutex_;
+  uint64_t match_budget_;     // matching lines the result can still take
+  uint64_t result_bytes_ = 0;  // of the files handed over (max_result_bytes)
+  GrepResult result_;
 };
 
 // The rules that .gitignore/.ignore files in the directories above
@@ -599,53 +891,6 @@ IgnoreRules AncestorRules(GrepTree& tree, std::string_view directory) {
   return rules;
 }
 
-// Keeps the lines of `file` up to its `keep`-th match and that match's
-// after-context, where later matches count as context.
-void TruncateFile(FileMatches& file, uint64_t keep, uint64_t context) {
-  uint64_t seen = 0;
-  uint64_t last_kept_line = 0;
-  for (const GrepLine& line : file.lines) {
-    if (line.is_match && ++seen == keep) {
-      last_kept_line = line.line_number;
-      break;
-    }
-  }
-  std::erase_if(file.lines,
-                [&](const GrepLine& line) { return line.line_number > last_kept_line + context; });
-  for (GrepLine& line : file.lines) {
-    if (line.line_number > last_kept_line) line.is_match = false;
-  }
-}
-
-GrepResult AssembleResult(std::vector<FileMatches> files, const GrepOptions& options) {
-  std::sort(files.begin(), files.end(),
-            [](const FileMatches& a, const FileMatches& b) { return a.path < b.path; });
-  // Overlapping entries of options.paths find a file twice.
-  files.erase(
-      std::unique(files.begin(), files.end(),
-                  [](const FileMatches& a, const FileMatches& b) { return a.path == b.path; }),
-      files.end());
-
-  GrepResult result;
-  uint64_t budget = options.max_matches;
-  for (FileMatches& file : files) {
-    if (options.max_matches != 0) {
-      if (budget == 0) {
-        result.truncated = true;
-        break;
-      }
-      if (file.match_count > budget) {
-        TruncateFile(file, budget, options.context);
-        result.matches.push_back({std::move(file.path), std::move(file.lines)});
-        result.truncated = true;
-        break;
-      }
-      budget -= file.match_count;
-    }
-    result.matches.push_back({std::move(file.path), std::move(file.lines)});
-  }
-  return result;
-}
 
 }  // namespace
 
@@ -661,20 +906,19 @@ Result<GrepResult> RunGrep(GrepTree& tree, std::string_view pattern, const GrepO
   // Resolve every entry of options.paths before searching anything, so an
   // error is returned instead of a partial result.
   std::vector<WorkItem> seeds;
-  WorkItem named_files;
-  named_files.follow_symlinks = true;
-  if (options.paths.empty()) seeds.push_back(WorkItem{"", {}, {}, false});
+  std::vector<std::string> named_files;
+  if (options.paths.empty()) seeds.push_back(DirectoryItem("", {}));
   for (const std::string& path : options.paths) {
     TOOLVFS_ASSIGN_OR_RETURN(std::string normalized, NormalizePath(path));
     TOOLVFS_ASSIGN_OR_RETURN(EntryKind kind, tree.Resolve(normalized));
     if (kind == EntryKind::kDirectory) {
       IgnoreRules rules = options.include_ignored ? IgnoreRules() : AncestorRules(tree, normalized);
-      seeds.push_back(WorkItem{std::move(normalized), std::move(rules), {}, false});
+      seeds.push_back(DirectoryItem(std::move(normalized), std::move(rules)));
     } else {
-      named_files.files.push_back(std::move(normalized));
+      named_files.push_back(std::move(normalized));
     }
   }
-  if (!named_files.files.empty()) seeds.push_back(std::move(named_files));
+  if (!named_files.empty()) seeds.push_back(FilesItem(std::move(named_files), true));
 
   // Each worker owns a matcher: RE2 objects are thread-safe, but sharing
   // one makes the workers contend for its cache lock on every search.
@@ -685,7 +929,36 @@ Result<GrepResult> RunGrep(GrepTree& tree, std::string_view pattern, const GrepO
 
   GrepRun run(tree, options, std::move(extensions));
   for (WorkItem& seed : seeds) run.Push(std::move(seed));
-  return AssembleResult(run.Run(*first_matcher, worker_count, make_matcher), options);
+  return run.Run(*first_matcher, worker_count, make_matcher);
+}
+
+uint64_t GrepLineJsonBytes(const GrepLine& line) {
+  // {"line_number":N,"content":C,"is_match":B} and a comma.
+  return std::string_view(R"({"line_number":)").size() + DecimalDigits(line.line_number) +
+         std::string_view(R"(,"content":)").size() + JsonStringBytes(line.content) +
+         std::string_view(R"(,"is_match":)").size() + (line.is_match ? 4 : 5) + 1 + 1;
+}
+
+uint64_t GrepFileJsonBytes(const GrepFileMatches& file) {
+  uint64_t bytes = FileJsonBytesWithoutLines(file.path);
+  for (const GrepLine& line : file.lines) bytes += GrepLineJsonBytes(line);
+  return bytes;
+}
+
+Status GrepOutOfMemoryError(const MemoryBudget& budget) {
+  return ResourceExhaustedError(
+      "Search stopped: the results being built at once by all requests in flight would pass "
+      "the host's memory budget of " + FormatBytes(budget.limit_bytes()) +
+      "; try again, or ask for less (a narrower path or pattern, a lower max_matches)");
+}
+
+std::string_view GrepTruncationName(GrepTruncation truncation) {
+  switch (truncation) {
+    case GrepTruncation::kNone: return "";
+    case GrepTruncation::kMaxMatches: return "max_matches";
+    case GrepTruncation::kResultBytes: return "max_result_bytes";
+  }
+  return "";
 }
 
 }  // namespace toolvfs

@@ -75,6 +75,19 @@ class GrepTree {
   virtual Result<File> OpenFile(std::string_view path, bool follow_symlinks) = 0;
 };
 
+// The bytes `line` adds to the JSON of a grep result (protocol/grep_json.h)
+// as fs.grep and `toolvfs grep --json` write it, its separating comma
+// included: what GrepOptions::max_result_bytes counts.
+uint64_t GrepLineJsonBytes(const GrepLine& line);
+
+// The same for a file with its lines: the result's "matches" array holds
+// at most the sum of these over its files (and the two brackets).
+uint64_t GrepFileJsonBytes(const GrepFileMatches& file);
+
+// ResourceExhausted for a search that found no room in `budget`
+// (GrepOptions::memory_budget), naming its limit.
+Status GrepOutOfMemoryError(const MemoryBudget& budget);
+
 // Runs a search over `tree`. InvalidArgument for a bad pattern or a bad
 // entry in options.paths / options.extensions; the error of an entry of
 // options.paths that cannot be resolved (NotFound, PermissionDenied...).
@@ -94,6 +107,18 @@ class GrepTree {
 //  - ignore files: .gitignore and .ignore (ignore.h) in every walked
 //    directory and, for a directory named in options.paths, in the
 //    directories above it; honored even when there is no .git directory.
+//
+//  - max_result_bytes: files and lines are added in (path, line) order
+//    while they fit (GrepFileJsonBytes); a file is collected only up to
+//    that size, and the search stops at the first line that does not fit.
+//  - file_sink: files go to it in path order as they become final (no
+//    file before them can still be found), not into the result. A worker
+//    does not start new work while more than 16 MiB of found files wait
+//    for an earlier one, except the work they wait for, so the memory a
+//    search holds is about that plus the largest file's lines.
+//  - memory_budget: every collected line is reserved from it (its content
+//    and bookkeeping) until the file is handed over; a search that finds
+//    no room fails with ResourceExhausted naming the budget.
 //
 // Runs on max(2, hardware threads) threads; the result does not depend on
 // their timing.

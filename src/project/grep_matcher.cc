@@ -20,6 +20,17 @@ constexpr int kMinAtomLength = 3;
 // RE2's default budget (8 MiB) makes its DFA thrash on large Unicode or
 // case-folded patterns over hundreds of megabytes; a budget is a cap only.
 constexpr int64_t kRegexMemoryBudget = 64 << 20;
+// The largest program a pattern may compile to, in RE2 instructions (8
+// bytes each). A Unicode \w is about 1,400, so \w{1000} would be 1.4
+// million, which took seconds to compile per matcher (one per worker);
+// ripgrep refuses it too ("Compiled regex exceeds size limit"). A first
+// compile under this limit fails such a pattern in milliseconds.
+constexpr int64_t kMaxProgramInstructions = 200'000;
+// The max_mem that makes RE2 stop compiling past kMaxProgramInstructions:
+// RE2 gives the compiler two thirds of max_mem and allows it a quarter of
+// that in instructions (re2/compile.cc, Compiler::Setup), plus the
+// program's own header, for which 4 KiB is ample.
+constexpr int64_t kProgramCheckMemory = (kMaxProgramInstructions * 4 * 8 + 4096) * 3 / 2;
 
 // What a textual look at the pattern can tell without RE2's parser (which
 // is not public API). Every flag errs on the safe, slower side.
@@ -228,6 +239,27 @@ Result<std::unique_ptr<LineMatcher>> LineMatcher::Create(std::string_view patter
   const std::string rewritten = UnicodePerlClasses(as_written);
   pattern = rewritten;
   std::unique_ptr<LineMatcher> matcher(new LineMatcher());
+  {
+    RE2::Options check_options = RegexOptions(case_insensitive);
+    check_options.set_max_mem(kProgramCheckMemory);
+    RE2 size_check(pattern, check_options);
+    if (size_check.error_code() == RE2::ErrorPatternTooLarge) {
+      // Unless the pattern as written has another error, which is then
+      // reported below in RE2's words.
+      bool written_is_valid = true;
+      if (pattern != as_written) {
+        RE2 original(as_written, check_options);
+        written_is_valid = original.ok() || original.error_code() == RE2::ErrorPatternTooLarge;
+      }
+      if (written_is_valid) {
+        return InvalidArgumentError(
+            "Invalid pattern " + Quote(as_written) + ": pattern too large: it compiles to more than " +
+            std::to_string(kMaxProgramInstructions) +
+            " RE2 instructions, the limit of a pattern (a Unicode \\w is about 1,400 of them; ask "
+            "for fewer repetitions, or for ASCII only with [0-9A-Za-z_])");
+      }
+    }
+  }
   matcher->line_regex_ = std::make_unique<RE2>(pattern, RegexOptions(case_insensitive));
   if (pattern != as_written) {
     // A pattern RE2 rejects is rejected with RE2's words about what the

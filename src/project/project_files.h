@@ -31,6 +31,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/memory_budget.h"
 #include "core/status.h"
 
 namespace toolvfs {
@@ -105,6 +106,15 @@ enum class WriteMode {
 // Parses "overwrite" | "create" | "append"; InvalidArgument naming the value.
 Result<WriteMode> ParseWriteMode(std::string_view name);
 
+struct GrepFileMatches;
+
+// Receives the files of a search one at a time, in path order, each as soon
+// as no file before it can still turn up, instead of the whole result at
+// the end (GrepResult::matches then stays empty). Called from the search's
+// threads, never two calls at once. An error stops the search, and the
+// search returns it.
+using GrepFileSink = std::function<Status(GrepFileMatches&& file)>;
+
 struct GrepOptions {
   // Restrict the search to these files and directories (empty: the whole
   // project). A path named here is followed if it is a symlink that stays
@@ -122,6 +132,21 @@ struct GrepOptions {
   // files a tool may not read never appear in its results). Empty: all.
   // Called from several threads at once.
   std::function<bool(std::string_view path)> file_filter;
+  // The largest result, in bytes of its JSON as fs.grep and `toolvfs grep
+  // --json` spell it (GrepResultJsonBytes); 0 = no limit. The search stops
+  // collecting as soon as the result cannot fit: it keeps the files and
+  // lines that fit, in (path, line) order, and sets truncated_by
+  // kResultBytes. Deterministic like max_matches.
+  uint64_t max_result_bytes = 0;
+  // Shared with other work in flight: the lines a search holds are
+  // reserved from it while it holds them. A search that finds no room fails
+  // with ResourceExhausted naming the budget's limit. Null: none. Must
+  // outlive the search.
+  MemoryBudget* memory_budget = nullptr;
+  // Set: the files go here as they are final (see GrepFileSink), not into
+  // GrepResult::matches, so the caller can write them out while the search
+  // goes on and never holds the whole result.
+  GrepFileSink file_sink;
 };
 
 struct GrepLine {
@@ -137,9 +162,20 @@ struct GrepFileMatches {
   friend bool operator==(const GrepFileMatches&, const GrepFileMatches&) = default;
 };
 
+// What cut a search's result short.
+enum class GrepTruncation {
+  kNone,
+  kMaxMatches,   // GrepOptions::max_matches
+  kResultBytes,  // GrepOptions::max_result_bytes
+};
+
+// "max_matches", "max_result_bytes"; "" for kNone.
+std::string_view GrepTruncationName(GrepTruncation truncation);
+
 struct GrepResult {
   std::vector<GrepFileMatches> matches;  // sorted by path (bytewise)
-  bool truncated = false;                // max_matches cut the result short
+  bool truncated = false;                // a limit cut the result short ...
+  GrepTruncation truncated_by = GrepTruncation::kNone;  // ... this one
   friend bool operator==(const GrepResult&, const GrepResult&) = default;
 };
 

@@ -17,33 +17,46 @@ void WriteKey(JsonWriter& writer, const char (&key)[N]) {
 
 }  // namespace
 
-void WriteGrepResult(const GrepResult& result, JsonWriter& writer) {
-  writer.StartObject();
-  WriteKey(writer, "matches");
-  writer.StartArray();
-  for (const GrepFileMatches& file : result.matches) {
-    writer.StartObject();
-    WriteKey(writer, "path");
-    WriteString(writer, file.path);
-    WriteKey(writer, "lines");
-    writer.StartArray();
-    for (const GrepLine& line : file.lines) {
-      writer.StartObject();
-      WriteKey(writer, "line_number");
-      writer.Uint64(line.line_number);
-      WriteKey(writer, "content");
-      WriteString(writer, line.content);
-      WriteKey(writer, "is_match");
-      writer.Bool(line.is_match);
-      writer.EndObject();
-    }
-    writer.EndArray();
-    writer.EndObject();
+GrepJsonStream::GrepJsonStream(JsonWriter& writer) : writer_(writer) {
+  writer_.StartObject();
+  WriteKey(writer_, "matches");
+  writer_.StartArray();
+}
+
+void GrepJsonStream::WriteFile(const GrepFileMatches& file) {
+  writer_.StartObject();
+  WriteKey(writer_, "path");
+  WriteString(writer_, file.path);
+  WriteKey(writer_, "lines");
+  writer_.StartArray();
+  for (const GrepLine& line : file.lines) {
+    writer_.StartObject();
+    WriteKey(writer_, "line_number");
+    writer_.Uint64(line.line_number);
+    WriteKey(writer_, "content");
+    WriteString(writer_, line.content);
+    WriteKey(writer_, "is_match");
+    writer_.Bool(line.is_match);
+    writer_.EndObject();
   }
-  writer.EndArray();
-  WriteKey(writer, "truncated");
-  writer.Bool(result.truncated);
-  writer.EndObject();
+  writer_.EndArray();
+  writer_.EndObject();
+}
+
+void GrepJsonStream::Finish(const GrepResult& result) {
+  for (const GrepFileMatches& file : result.matches) WriteFile(file);
+  writer_.EndArray();
+  WriteKey(writer_, "truncated");
+  writer_.Bool(result.truncated);
+  if (result.truncated) {
+    WriteKey(writer_, "truncated_by");
+    WriteString(writer_, GrepTruncationName(result.truncated_by));
+  }
+  writer_.EndObject();
+}
+
+void WriteGrepResult(const GrepResult& result, JsonWriter& writer) {
+  GrepJsonStream(writer).Finish(result);
 }
 
 std::string GrepResultToJson(const GrepResult& result) {

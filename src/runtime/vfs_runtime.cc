@@ -83,7 +83,7 @@ std::string OptionsJson(const ConfigValue::Object& options) {
 }  // namespace
 
 VfsRuntime::VfsRuntime(ProjectFiles& project, VfsRuntimeOptions options)
-    : project_(project), options_(std::move(options)) {}
+    : project_(project), options_(std::move(options)), answer_memory_(options_.answer_memory_bytes) {}
 
 Result<ChildProcess> VfsRuntime::LaunchConfined(const LaunchSpec& spec, const ToolConfig& tool,
                                                 ToolKind kind, const std::string& project_directory) {
@@ -189,6 +189,8 @@ Result<std::unique_ptr<VfsRuntime::PreparedRun>> VfsRuntime::Prepare(const ToolC
   run->context.http = options_.http;
   // One read must fit one answer (tool_session.h, AnswerLimitBytes).
   run->context.max_read_bytes = run->setup.limits.max_message_bytes;
+  run->context.max_answer_bytes = AnswerLimitBytes(run->setup.limits.max_message_bytes);
+  run->context.answer_memory = &answer_memory_;
   return run;
 }
 

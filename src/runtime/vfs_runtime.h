@@ -61,6 +61,13 @@ struct VfsRuntimeOptions {
   // forwarded variables; null: none. Not owned.
   const std::map<std::string, std::string>* host_environment = nullptr;
   HttpSettings http;
+  // The most bytes the answers being built at one moment may hold, over
+  // all runs of this runtime and all their requests (MethodContext::
+  // answer_memory): fs.grep's lines and JSON. A grep that finds no room
+  // fails with ResourceExhausted naming it. Large enough for one grep
+  // answer at the default answer limit (70 MiB of JSON, about twice that
+  // while it is built).
+  uint64_t answer_memory_bytes = uint64_t{256} << 20;
 };
 
 class VfsRuntime : public ToolRuntime {
@@ -100,6 +107,7 @@ class VfsRuntime : public ToolRuntime {
 
   ProjectFiles& project_;
   VfsRuntimeOptions options_;
+  MemoryBudget answer_memory_;  // options_.answer_memory_bytes, for every run
 };
 
 }  // namespace toolvfs

@@ -1,8 +1,15 @@
 // End-to-end tests of the toolvfs command line: each test runs the built
 // binary as a subprocess and checks its stdout, stderr and exit code.
 #include <rapidjson/document.h>
+#include <fcntl.h>
+#include <spawn.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <filesystem>
@@ -250,11 +257,98 @@ TEST_F(CliTest, GrepJsonReportsTruncationAndEmptyResults) {
   EXPECT_EQ(truncated.err, "");
   EXPECT_EQ(truncated.out,
             "{\"matches\":[{\"path\":\"src/a.py\",\"lines\":[{\"line_number\":3,"
-            "\"content\":\"def alpha():\",\"is_match\":true}]}],\"truncated\":true}\n");
+            "\"content\":\"def alpha():\",\"is_match\":true}]}],\"truncated\":true,"
+            "\"truncated_by\":\"max_matches\"}\n");
 
   ProcessResult empty = InProject({"grep", "nothing matches this", "--json"});
   EXPECT_EQ(empty.exit_code, 1);
   EXPECT_EQ(empty.out, "{\"matches\":[],\"truncated\":false}\n");
+}
+
+// What a toolvfs command wrote and the most memory it held.
+struct OutputAndPeakMemory {
+  int exit_code = -1;
+  uint64_t output_bytes = 0;
+  uint64_t output_lines = 0;
+  std::string output_tail;  // the last 100 bytes
+  uint64_t peak_resident_kib = 0;  // ru_maxrss
+};
+
+// Runs toolvfs with `arguments`, counting its output instead of keeping
+// it (it may be hundreds of megabytes), and reads its peak resident memory
+// from wait4.
+OutputAndPeakMemory RunCountingOutput(const std::vector<std::string>& arguments) {
+  OutputAndPeakMemory result;
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    ADD_FAILURE() << "pipe2: " << std::strerror(errno);
+    return result;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  std::vector<std::string> argv_strings = arguments;
+  argv_strings.insert(argv_strings.begin(), ToolvfsBinary());
+  std::vector<char*> argv;
+  for (std::string& argument : argv_strings) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(pipe_fds[1]);
+  if (spawned != 0) {
+    close(pipe_fds[0]);
+    ADD_FAILURE() << "posix_spawn: " << std::strerror(spawned);
+    return result;
+  }
+  std::vector<char> buffer(1 << 16);
+  while (true) {
+    ssize_t count = read(pipe_fds[0], buffer.data(), buffer.size());
+    if (count < 0 && errno == EINTR) continue;
+    if (count <= 0) break;
+    result.output_bytes += static_cast<uint64_t>(count);
+    result.output_lines += static_cast<uint64_t>(std::count(buffer.data(), buffer.data() + count, '\n'));
+    result.output_tail.append(buffer.data(), static_cast<size_t>(count));
+    if (result.output_tail.size() > 100) result.output_tail.erase(0, result.output_tail.size() - 100);
+  }
+  close(pipe_fds[0]);
+  int status = 0;
+  rusage usage{};
+  if (wait4(pid, &status, 0, &usage) == pid && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  result.peak_resident_kib = static_cast<uint64_t>(usage.ru_maxrss);
+  return result;
+}
+
+// toolvfs grep prints each file as the search hands it over instead of
+// holding the whole result: 2,000,000 matching lines (about 96 MB of JSON,
+// 40 MB of text) go through in far less memory than the result takes
+// (before: 908 MB with --json over a 190 MB tree where rg used 13 MB).
+TEST(CliGrepStreamingTest, OutputIsWrittenAsTheSearchGoesInBoundedMemory) {
+  TempDir dir;
+  std::string lines;
+  for (int line = 0; line < 10'000; ++line) lines += "x\n";
+  for (int index = 0; index < 200; ++index) {
+    WriteRealFile(dir.Join("d" + std::to_string(index % 10) + "/f" + std::to_string(index)), lines);
+  }
+  constexpr uint64_t kMatchingLines = 2'000'000;
+  // The result alone, held whole, is at least 48 bytes per line
+  // (GrepLine): about 92 MiB.
+  constexpr uint64_t kPeakLimitKib = 64 << 10;
+
+  OutputAndPeakMemory text = RunCountingOutput({"grep", "x", "--project", dir.path()});
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_EQ(text.output_lines, kMatchingLines);
+  EXPECT_THAT(text.output_tail, EndsWith("d9/f99:10000:x\n"));
+  EXPECT_LT(text.peak_resident_kib, kPeakLimitKib);
+
+  OutputAndPeakMemory json = RunCountingOutput({"grep", "x", "--json", "--project", dir.path()});
+  EXPECT_EQ(json.exit_code, 0);
+  EXPECT_EQ(json.output_lines, 1u);
+  EXPECT_GT(json.output_bytes, kMatchingLines * 48);
+  EXPECT_THAT(json.output_tail,
+              EndsWith(R"({"line_number":10000,"content":"x","is_match":true}]}],"truncated":false})" "\n"));
+  EXPECT_LT(json.peak_resident_kib, kPeakLimitKib);
 }
 
 TEST_F(CliTest, GrepJsonEscapesControlCharacters) {

@@ -546,7 +546,8 @@ TEST_P(FsGrepMethodTest, Options) {
             R"({"line_number":1,"content":"fn main() {","is_match":true}]}],"truncated":false})");
   EXPECT_EQ(Call("fs.grep", R"({"pattern":"main","max_matches":1})"),
             R"({"matches":[{"path":"docs/notes.md","lines":[)"
-            R"({"line_number":2,"content":"main ideas","is_match":true}]}],"truncated":true})");
+            R"({"line_number":2,"content":"main ideas","is_match":true}]}],"truncated":true,)"
+            R"("truncated_by":"max_matches"})");
   // null options are absent ones.
   EXPECT_EQ(Call("fs.grep", R"({"pattern":"fn main","paths":null,"extensions":null,"context":null,)"
                             R"("case_insensitive":null,"max_matches":null,"include_ignored":null})"),
@@ -568,6 +569,69 @@ TEST_P(FsGrepMethodTest, Errors) {
   EXPECT_EQ(CodeOf(Call("fs.grep", R"({"pattern":"x","paths":["missing"]})")), kJsonRpcNotFound);
   EXPECT_EQ(CodeOf(Call("fs.grep", R"({"pattern":"x","paths":["../out"]})")), kJsonRpcAccessDenied);
   EXPECT_EQ(Call("fs.grep", R"({"paths":["src"]})"), InvalidParams("Invalid params: 'pattern' is required"));
+}
+
+// Many files of many matching lines: 60 x 2,000 lines, about 8 MB of
+// grep answer for '^'.
+class FsGrepLargeResultTest : public FsMethodsTest {
+ protected:
+  void SetUp() override {
+    FsMethodsTest::SetUp();
+    if (HasFatalFailure()) return;
+    std::string lines;
+    for (int line = 0; line < 2000; ++line) lines += "a line of text that matches\n";
+    for (int index = 0; index < 60; ++index) Put("d" + std::to_string(index % 6) + "/f" + std::to_string(index), lines);
+  }
+
+  // The answer line of fs.grep '^' without max_matches.
+  std::string Grep(const AnswerLimits& limits) {
+    DefaultGate gate(ProjectWritableTool());
+    return CallMethod(*store_, gate.gate, "fs.grep", R"({"pattern":"^","max_matches":0})", limits);
+  }
+};
+
+TEST_P(FsGrepLargeResultTest, AGrepStopsAtTheAnswerLimitAndSaysSo) {
+  // Before: the whole answer was built (8 MB here; 629 MB for a 190 MB
+  // tree) and then refused by the session as over the answer limit.
+  AnswerLimits limits;
+  limits.max_answer_bytes = 64 << 10;
+  std::string wire = Grep(limits);
+  EXPECT_LE(wire.size(), (64u << 10) + 1);
+  EXPECT_TRUE(wire.starts_with(R"({"jsonrpc":"2.0","id":"req-7","result":{"matches":[{"path":"d0/f0","lines":[)"))
+      << wire.substr(0, 200);
+  EXPECT_TRUE(wire.ends_with(R"(]}],"truncated":true,"truncated_by":"max_result_bytes"}})" "\n"))
+      << wire.substr(wire.size() - std::min<size_t>(wire.size(), 200));
+  // The answer uses the limit: less than a line's worth is left over.
+  EXPECT_GT(wire.size(), (64u << 10) - 400);
+  MessageParser parser;
+  EXPECT_TRUE(parser.Parse(std::string_view(wire).substr(0, wire.size() - 1)).is_message());
+}
+
+TEST_P(FsGrepLargeResultTest, AGrepFailsWhenTheHostsAnswerMemoryIsTaken) {
+  MemoryBudget budget(uint64_t{8} << 20);
+  AnswerLimits limits;
+  limits.max_answer_bytes = 64 << 10;
+  limits.answer_memory = &budget;
+  // Other requests in flight hold all but 1,000 bytes.
+  ASSERT_TRUE(budget.TryReserve(budget.limit_bytes() - 1000));
+  std::string wire = Grep(limits);
+  EXPECT_NE(wire.find(R"("error":{"code":-32602,)"), std::string::npos) << wire;
+  EXPECT_NE(wire.find("Search stopped: the results being built at once by all requests in flight "
+                      "would pass the host's memory budget of 8 MiB; try again"),
+            std::string::npos)
+      << wire;
+  budget.Release(budget.limit_bytes() - 1000);
+  EXPECT_EQ(budget.reserved_bytes(), 0u);
+  // With the budget free, the same grep is answered, and gives it all back.
+  wire = Grep(limits);
+  EXPECT_NE(wire.find(R"("truncated_by":"max_result_bytes")"), std::string::npos) << wire.substr(0, 200);
+  EXPECT_GT(budget.peak_bytes(), 64u << 10);
+  EXPECT_EQ(budget.reserved_bytes(), 0u);
+  // Without an answer limit (a builtin) the whole 8 MB result does not fit
+  // an 8 MiB budget shared with nothing else: it fails, it is not built.
+  limits.max_answer_bytes = std::numeric_limits<uint64_t>::max();
+  EXPECT_NE(Grep(limits).find(R"("error":{"code":-32602,)"), std::string::npos);
+  EXPECT_EQ(budget.reserved_bytes(), 0u);
 }
 
 // --- Parameters common to every method --------------------------------------------------
@@ -700,6 +764,7 @@ filesystem.deny = ["secrets"]
 INSTANTIATE_TEST_SUITE_P(Backends, FsMethodsTest, ::testing::Values("fs", "memory"), BackendName);
 INSTANTIATE_TEST_SUITE_P(Backends, FsStoreMethodsTest, ::testing::Values("fs"), BackendName);
 INSTANTIATE_TEST_SUITE_P(Backends, FsGrepMethodTest, ::testing::Values("fs", "memory"), BackendName);
+INSTANTIATE_TEST_SUITE_P(Backends, FsGrepLargeResultTest, ::testing::Values("fs", "memory"), BackendName);
 
 // ----- The null store ---------------------------------------------------------------------
 

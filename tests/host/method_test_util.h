@@ -3,6 +3,8 @@
 
 #include <rapidjson/stringbuffer.h>
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -31,8 +33,14 @@ inline std::string AllBytes() {
 // Calls `method` with the params object `params_json` (none when empty) on
 // `project` under `gate`, as the session loop would on a worker, and
 // returns the answer line; "<...>" says why there is none.
+// `limits` sets the answer limit and the memory budget (MethodContext).
+struct AnswerLimits {
+  uint64_t max_answer_bytes = std::numeric_limits<uint64_t>::max();
+  MemoryBudget* answer_memory = nullptr;
+};
+
 inline std::string CallMethod(ProjectFiles& project, AccessGate& gate, std::string_view method,
-                              std::string_view params_json) {
+                              std::string_view params_json, const AnswerLimits& limits = {}) {
   const MethodSpec* spec = FindMethod(method);
   if (spec == nullptr) return "<no method " + std::string(method) + ">";
   std::string line = R"({"jsonrpc":"2.0","id":"req-7","method":)" + Json(method);
@@ -42,6 +50,8 @@ inline std::string CallMethod(ProjectFiles& project, AccessGate& gate, std::stri
   ParsedLine request = parser.Parse(line);
   if (!request.is_message()) return "<request not parsed: " + request.error().message + ">";
   MethodContext context{project, gate};
+  context.max_answer_bytes = limits.max_answer_bytes;
+  context.answer_memory = limits.answer_memory;
   RequestScope scope(request.message().id(), spec->name, /*may_block=*/true);
   return std::string(spec->handler(request.message(), context, scope).bytes());
 }

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "project/test_util.h"
@@ -641,11 +642,14 @@ result(json.dumps([a["error"]["code"], a["error"]["message"], b["error"]["messag
 
 TEST_F(SessionTest, AnswerOverTheAnswerLimitBecomesAnError) {
   limits_.max_message_mb = 1;
-  // One grep line of 2 MiB of control characters: 12 MiB escaped, over the
-  // answer limit of 7 MiB + 4 KiB.
-  ASSERT_TRUE(project_->Write("wide.txt", std::string(2 << 20, '\x01') + "needle\n").ok());
+  // process.run's two streams, each cut at 1 MiB of control characters:
+  // 12 MiB escaped, over the answer limit of 7 MiB + 4 KiB. (fs.grep, the
+  // other way to get there, now stops its answer at the limit instead.)
+  tool_.sandbox.commands["python3"] = CommandRule{};
+  ASSERT_TRUE(project_->Write("wide.txt", "x").ok());
   Outcome outcome = Run(R"PY(
-a = call(1, "fs.grep", {"pattern": "needle"})
+code = "import sys; sys.stdout.write(chr(1) * (2 << 20)); sys.stderr.write(chr(1) * (2 << 20))"
+a = call(1, "process.run", {"program": "python3", "args": ["-c", code]})
 b = call(2, "fs.exists", {"path": "wide.txt"})
 result(json.dumps([a["error"]["code"], a["error"]["message"], b["result"]["exists"]]))
 )PY");
@@ -654,6 +658,23 @@ result(json.dumps([a["error"]["code"], a["error"]["message"], b["result"]["exist
                     HasSubstr("larger than the answer limit of 7344128 bytes (7 x max_message_mb + 4 KiB); "
                               "ask for less"),
                     HasSubstr(", true]")));
+}
+
+TEST_F(SessionTest, AGrepStopsItsAnswerAtTheAnswerLimit) {
+  limits_.max_message_mb = 1;
+  // One grep line of 2 MiB of control characters (12 MiB escaped) after
+  // many short ones: the answer keeps the short ones and stops before it.
+  std::string content;
+  for (int line = 0; line < 1000; ++line) content += "needle " + std::to_string(line) + "\n";
+  ASSERT_TRUE(project_->Write("a.txt", content).ok());
+  ASSERT_TRUE(project_->Write("wide.txt", std::string(2 << 20, '\x01') + "needle\n").ok());
+  Outcome outcome = Run(R"PY(
+a = call(1, "fs.grep", {"pattern": "needle", "max_matches": 0})
+r = a["result"]
+result(json.dumps([r["truncated"], r["truncated_by"], [m["path"] for m in r["matches"]],
+                   len(r["matches"][0]["lines"])]))
+)PY");
+  EXPECT_EQ(Text(outcome), R"([true, "max_result_bytes", ["a.txt"], 1000])");
 }
 
 TEST_F(SessionTest, HugeNumberOfRequests) {
@@ -1027,6 +1048,91 @@ result(json.dumps(report, sort_keys=True))
             R"("read /etc/passwd": "PermissionError", "read outside": "PermissionError", )"
             R"("tcp socket": "PermissionError", "write /tmp": "PermissionError"})");
   EXPECT_FALSE(std::filesystem::exists("/tmp/toolvfs-sandbox-probe"));
+}
+
+// Load, standing (issue 16 item 8): 32 sessions of one tool each, running
+// at once through one runtime over an fs store, each sending 1,000
+// requests one at a time (writes, reads, listings, metadata, greps). Every
+// request is answered without error, with its own id and the content its
+// session wrote, and the audit log gets exactly one line per request.
+TEST_F(SessionTest, ThirtyTwoSessionsOfAThousandRequestsLoseNothing) {
+  constexpr int kSessions = 32;
+  constexpr int kRequests = 1000;
+  TempDir root;
+  Result<std::unique_ptr<ProjectFiles>> store = OpenProject(root.path());
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  const std::string audit_path = dir_.Join("audit.jsonl");
+  Result<std::unique_ptr<AuditSink>> audit = OpenAuditLogFile(audit_path);
+  ASSERT_TRUE(audit.ok()) << audit.status().message();
+
+  std::string script = dir_.Join("load_tool.py");
+  std::ofstream(script) << kPrelude << R"PY(
+me = INIT["params"]["tool"]["arguments"]["session"]
+path = "s%d.txt" % me
+errors = []
+written = 0
+for i in range(1, 1001):
+    kind = (i - 1) % 5
+    if kind == 0:
+        answer = call(i, "fs.write", {"path": path, "content": "line %d\n" % i, "mode": "append"})
+        written += 1
+    elif kind == 1:
+        answer = call(i, "fs.read", {"path": path})
+        if "result" in answer and answer["result"]["content"].count("\n") != written:
+            errors.append("read %d: %r" % (i, answer["result"]["content"][-40:]))
+    elif kind == 2:
+        answer = call(i, "fs.exists", {"path": path})
+    elif kind == 3:
+        answer = call(i, "fs.metadata", {"path": path})
+    elif i % 50 == 0:
+        answer = call(i, "fs.grep", {"pattern": "line %d$" % (i - 4), "paths": [path]})
+        if "result" in answer and len(answer["result"]["matches"]) != 1:
+            errors.append("grep %d: %r" % (i, answer["result"]))
+    else:
+        answer = call(i, "fs.list_dir", {"path": "", "limit": 1})
+    if answer.get("id") != i or "error" in answer:
+        errors.append("request %d: %r" % (i, answer))
+result("%d answered, %d errors %s" % (1000, len(errors), errors[:3]))
+)PY";
+  ToolConfig tool = tool_;
+  tool.name = "load";
+  tool.command = CommandSpec{.program = "python3", .args = {script}};
+  tool.sandbox.limits = limits_;
+  VfsRuntime runtime(**store, {.working_directory = dir_.path(),
+                              .confinement = {.sandbox = sandbox_},
+                              .audit = audit->get()});
+
+  std::vector<std::string> outcomes(kSessions);
+  std::vector<std::thread> sessions;
+  for (int session = 0; session < kSessions; ++session) {
+    sessions.emplace_back([&, session] {
+      CancelToken cancel;
+      ToolCall call{.name = "load",
+                    .id = "load-" + std::to_string(session),
+                    .arguments_json = R"({"session":)" + std::to_string(session) + "}"};
+      Result<Outcome> outcome = runtime.Execute(call, tool, cancel);
+      outcomes[static_cast<size_t>(session)] = outcome.ok() ? Text(*outcome) : outcome.status().message();
+    });
+  }
+  for (std::thread& session : sessions) session.join();
+
+  for (int session = 0; session < kSessions; ++session) {
+    EXPECT_EQ(outcomes[static_cast<size_t>(session)], "1000 answered, 0 errors []") << "session " << session;
+    Result<std::string> content = (*store)->Read("s" + std::to_string(session) + ".txt");
+    ASSERT_TRUE(content.ok());
+    EXPECT_EQ(std::count(content->begin(), content->end(), '\n'), kRequests / 5);
+  }
+  audit->reset();  // closes the log
+  std::ifstream log(audit_path);
+  std::map<std::string, int> lines_per_run;
+  int lines = 0;
+  for (std::string line; std::getline(log, line); ++lines) {
+    size_t call_id = line.find("\"load-");
+    if (call_id != std::string::npos) ++lines_per_run[line.substr(call_id + 1, line.find('"', call_id + 1) - call_id - 1)];
+  }
+  EXPECT_EQ(lines, kSessions * kRequests);
+  EXPECT_EQ(lines_per_run.size(), static_cast<size_t>(kSessions));
+  for (const auto& [run, count] : lines_per_run) EXPECT_EQ(count, kRequests) << run;
 }
 
 }  // namespace

@@ -239,6 +239,29 @@ TEST(UnicodePerlClassesTest, BadPatternsAreReportedAsWritten) {
   }
 }
 
+// A pattern whose program passes the size limit fails at once, naming the
+// limit (before: \w{1000} compiled for seconds per worker, then searched).
+TEST(UnicodePerlClassesTest, PatternsOverTheProgramSizeLimitFailNamingIt) {
+  for (std::string pattern : {"\\w{1000}", "\\p{L}{1000}", "(?i)\\w{500}x", "[\\w-]{999}"}) {
+    Result<std::unique_ptr<LineMatcher>> matcher = LineMatcher::Create(pattern, false);
+    ASSERT_FALSE(matcher.ok()) << pattern;
+    EXPECT_EQ(matcher.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(matcher.status().message().rfind("Invalid pattern " + Quote(pattern) +
+                                                   ": pattern too large: it compiles to more than "
+                                                   "200000 RE2 instructions",
+                                               0),
+              0u)
+        << matcher.status().message();
+  }
+  // A syntax error is still reported as such.
+  Result<std::unique_ptr<LineMatcher>> unbalanced = LineMatcher::Create("(\\w{1000}", false);
+  ASSERT_FALSE(unbalanced.ok());
+  EXPECT_NE(unbalanced.status().message().find("missing )"), std::string::npos);
+  // Below the limit, repetitions of Unicode classes compile.
+  EXPECT_TRUE(LineMatcher::Create("\\w{20}", false).ok());
+  EXPECT_TRUE(LineMatcher::Create("a{1000}", false).ok());
+}
+
 // Random patterns over the characters that steer the rewrite never crash
 // it; LineMatcher accepts exactly the patterns RE2 accepts as written
 // (a rare Unicode rewrite over the memory budget aside) and says why in

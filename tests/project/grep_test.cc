@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/text.h"
@@ -243,6 +244,7 @@ GrepResult ReferenceGrep(const std::map<std::string, std::string>& files, std::s
       }
       if (budget == 0) {
         result.truncated = true;
+        result.truncated_by = GrepTruncation::kMaxMatches;
         break;
       }
       --budget;
@@ -1054,6 +1056,167 @@ TEST(GrepTest, IgnoreFileThatIsASymlinkIsNotRead) {
   tree.AddSymlink(".gitignore", "elsewhere/rules");
   tree.AddFile("a.txt", "foo\n");
   EXPECT_THAT(MatchedPaths(MustGrep(tree, "foo", GrepOptions())), ElementsAre("a.txt"));
+}
+
+// What a search with max_result_bytes `limit` must return: the full result
+// cut where the next line would pass the limit (GrepFileJsonBytes).
+GrepResult CutAtResultBytes(const GrepResult& full, uint64_t limit) {
+  GrepResult cut;
+  uint64_t used = 0;
+  for (const GrepFileMatches& file : full.matches) {
+    GrepFileMatches kept{file.path, {}};
+    uint64_t bytes = GrepFileJsonBytes(kept);
+    for (const GrepLine& line : file.lines) {
+      if (used + bytes + GrepLineJsonBytes(line) > limit) {
+        if (!kept.lines.empty()) cut.matches.push_back(std::move(kept));
+        cut.truncated = true;
+        cut.truncated_by = GrepTruncation::kResultBytes;
+        return cut;
+      }
+      bytes += GrepLineJsonBytes(line);
+      kept.lines.push_back(line);
+    }
+    used += bytes;
+    cut.matches.push_back(std::move(kept));
+  }
+  cut.truncated = full.truncated;
+  cut.truncated_by = full.truncated_by;
+  return cut;
+}
+
+uint64_t ResultJsonBytes(const GrepResult& result) {
+  uint64_t bytes = 0;
+  for (const GrepFileMatches& file : result.matches) bytes += GrepFileJsonBytes(file);
+  return bytes;
+}
+
+TEST(GrepResultBytesTest, KeepsTheLinesThatFitInPathOrder) {
+  std::map<std::string, std::string> files = RandomFiles(/*seed=*/11, /*count=*/300);
+  FakeTree tree;
+  for (const auto& [path, content] : files) tree.AddFile(path, content);
+  for (uint32_t context : {0u, 2u}) {
+    GrepOptions options;
+    options.max_matches = 0;
+    options.context = context;
+    GrepResult full = MustGrep(tree, "foo|bar", options);
+    const uint64_t full_bytes = ResultJsonBytes(full);
+    ASSERT_GT(full_bytes, 10'000u);
+    for (uint64_t limit : {uint64_t{1}, uint64_t{100}, uint64_t{4'000}, full_bytes / 2, full_bytes - 1,
+                           full_bytes, full_bytes + 1}) {
+      options.max_result_bytes = limit;
+      GrepResult result = MustGrep(tree, "foo|bar", options);
+      EXPECT_EQ(result, CutAtResultBytes(full, limit)) << "limit " << limit << " context " << context;
+      EXPECT_LE(ResultJsonBytes(result), limit);
+      EXPECT_EQ(result.truncated, limit < full_bytes) << "limit " << limit;
+    }
+  }
+}
+
+TEST(GrepResultBytesTest, WithMaxMatchesTheFirstLimitReachedSaysWhy) {
+  FakeTree tree;
+  for (int index = 0; index < 10; ++index) tree.AddFile("f" + std::to_string(index), "foo\nfoo\n");
+  GrepOptions options;
+  options.max_matches = 3;
+  options.max_result_bytes = 1'000'000;
+  GrepResult result = MustGrep(tree, "foo", options);
+  EXPECT_EQ(result.truncated_by, GrepTruncation::kMaxMatches);
+  options.max_result_bytes = GrepFileJsonBytes(GrepFileMatches{"f0", {{1, "foo", true}, {2, "foo", true}}});
+  result = MustGrep(tree, "foo", options);
+  EXPECT_TRUE(result.truncated);
+  EXPECT_EQ(result.truncated_by, GrepTruncation::kResultBytes);
+  EXPECT_THAT(MatchedPaths(result), ElementsAre("f0"));
+}
+
+TEST(GrepResultBytesTest, StopsReadingOnceTheResultIsFull) {
+  // 400 files of 2,000 matching lines each: a result of about 40 MB of
+  // JSON, of which 64 KiB are wanted.
+  FakeTree tree;
+  std::string lines;
+  for (int line = 0; line < 2000; ++line) lines += "a line that matches\n";
+  for (int index = 0; index < 400; ++index) {
+    tree.AddFile("d" + std::to_string(index % 20) + "/f" + std::to_string(index), lines);
+  }
+  tree.SetReadSizes({4096});
+  MemoryBudget budget(uint64_t{1} << 30);
+  GrepOptions options;
+  options.max_matches = 0;
+  options.max_result_bytes = 64 << 10;
+  options.memory_budget = &budget;
+  GrepResult result = MustGrep(tree, "^", options);
+  EXPECT_TRUE(result.truncated);
+  EXPECT_EQ(result.truncated_by, GrepTruncation::kResultBytes);
+  EXPECT_LE(ResultJsonBytes(result), uint64_t{64} << 10);
+  // Each file is collected only up to the limit, and few files are read
+  // past the one that fills the result (before: every file, whole): the
+  // root's first batch, searched before anything can be handed over, and
+  // about one file per worker.
+  const uint64_t workers = std::max(2u, std::thread::hardware_concurrency());
+  EXPECT_LT(tree.ReadPaths().size(), 16 + 2 * workers);
+  EXPECT_LT(tree.BytesRead("d0/f0"), lines.size());
+  // Lines held at once: those files' worth of the limit (in collection or
+  // waiting), not the 40 MB.
+  EXPECT_LT(budget.peak_bytes(), (16 + 2 * workers) * (uint64_t{128} << 10));
+  EXPECT_EQ(budget.reserved_bytes(), 0u);
+}
+
+TEST(GrepResultBytesTest, AFullMemoryBudgetFailsTheSearchNamingIt) {
+  FakeTree tree;
+  std::string lines;
+  for (int line = 0; line < 20000; ++line) lines += "a line that matches\n";
+  tree.AddFile("big", lines);
+  MemoryBudget budget(uint64_t{1} << 20);
+  GrepOptions options;
+  options.max_matches = 0;
+  options.memory_budget = &budget;
+  Result<GrepResult> result = RunGrep(tree, "^", options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_THAT(result.status().message(), HasSubstr("memory budget of 1 MiB"));
+  EXPECT_EQ(budget.reserved_bytes(), 0u);
+  // Within the budget the same search succeeds.
+  options.max_result_bytes = 256 << 10;
+  EXPECT_TRUE(RunGrep(tree, "^", options).ok());
+  EXPECT_EQ(budget.reserved_bytes(), 0u);
+}
+
+TEST(GrepFileSinkTest, GetsTheResultsFilesInPathOrder) {
+  std::map<std::string, std::string> files = RandomFiles(/*seed=*/5, /*count=*/300);
+  FakeTree tree;
+  for (const auto& [path, content] : files) tree.AddFile(path, content);
+  for (uint64_t max_matches : {0, 7, 1000}) {
+    for (uint64_t max_result_bytes : {0, 20'000}) {
+      GrepOptions options;
+      options.max_matches = max_matches;
+      options.max_result_bytes = max_result_bytes;
+      options.context = 1;
+      options.paths = {"", "src"};  // files found twice are handed over once
+      GrepResult expected = MustGrep(tree, "foo|bar", options);
+      std::vector<GrepFileMatches> handed;
+      options.file_sink = [&handed](GrepFileMatches&& file) {
+        handed.push_back(std::move(file));
+        return OkStatus();
+      };
+      GrepResult result = MustGrep(tree, "foo|bar", options);
+      EXPECT_TRUE(result.matches.empty());
+      EXPECT_EQ(result.truncated_by, expected.truncated_by);
+      EXPECT_EQ(handed, expected.matches) << "max_matches " << max_matches;
+    }
+  }
+}
+
+TEST(GrepFileSinkTest, AnErrorStopsTheSearchAndIsReturned) {
+  FakeTree tree;
+  for (int index = 0; index < 200; ++index) tree.AddFile("f" + std::to_string(1000 + index), "foo\n");
+  GrepOptions options;
+  int calls = 0;
+  options.file_sink = [&calls](GrepFileMatches&&) {
+    ++calls;
+    return IoError("Cannot write standard output: broken pipe");
+  };
+  Result<GrepResult> result = RunGrep(tree, "foo", options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().message(), "Cannot write standard output: broken pipe");
+  EXPECT_EQ(calls, 1);
 }
 
 TEST(GrepTest, DefaultMaxMatchesStopsEarlyOnHugeResults) {
