@@ -5,6 +5,7 @@
 // directory i % DIRS), read them all (file i * 7919 % FILES in turn), list
 // the directories, overwrite OVERWRITES of them (file j * FILES / OVERWRITES).
 // Contents are random and distinct, generated before the clock starts.
+// AgentFS runs at its default durability: WAL, synchronous=FULL.
 // Prints one JSON line: seconds per phase and the number of operations.
 //
 //   node agentfs_driver.mjs AGENTFS_DIR DB_FILE FILES DIRS SIZE OVERWRITES

@@ -19,7 +19,8 @@
 //       unreachable).
 // Durability is the same for (a)-(c): StoreOptions::sync_writes=true and
 // synchronous=FULL by default; --no-sync runs sync_writes=false and
-// synchronous=NORMAL. AgentFS runs with its own settings. Contents are
+// synchronous=NORMAL. AgentFS runs at its default, WAL and synchronous=FULL
+// (it has no NORMAL). Contents are
 // random, distinct and generated before any clock starts; every read is
 // checked against what was written. (a)-(c) run --repeat passes (3) in
 // turn, each on new files, and the table shows medians per phase; AgentFS
@@ -572,7 +573,7 @@ int main(int argc, char** argv) {
       std::printf("\ntarget (b) >= 0.8 x (c) in every phase: %s\n", plain_met ? "met" : "MISSED");
     }
     if (agentfs_times && !sync) {
-      std::printf("note: AgentFS runs with its own durability (an fsync per statement), so (b)/(d) under "
+      std::printf("note: AgentFS runs at its default, synchronous=FULL (it has no NORMAL), so (b)/(d) under "
                   "--no-sync is not at the same durability\n");
     }
     if (agentfs_times && selected('b')) {
