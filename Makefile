@@ -48,6 +48,8 @@ test: build
 PROTOCOL_BENCH_FLAGS ?=
 # SPAWN_BENCH_FLAGS=--quick: 3 rounds of 100 starts per variant.
 SPAWN_BENCH_FLAGS ?=
+# STORE_BENCH_FLAGS=--large: snapshots of 100,000 files too; --agentfs-files 1000: a shorter AgentFS run.
+STORE_BENCH_FLAGS ?=
 bench: bench-deps
 	cmake -S . -B $(BUILD_DIR) -G Ninja $(CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR) -j$(JOBS)
@@ -57,6 +59,7 @@ bench: bench-deps
 	$(BUILD_DIR)/bench/session_bench
 	$(BUILD_DIR)/bench/spawn_bench $(SPAWN_BENCH_FLAGS)
 	$(BUILD_DIR)/bench/policy_bench
+	$(BUILD_DIR)/bench/store_bench $(STORE_BENCH_FLAGS)
 	@if [ -x $(BUILD_DIR)/bench/json_bench ]; then $(BUILD_DIR)/bench/json_bench; fi
 
 # Each fuzzer runs FUZZ_SECONDS under ASan and UBSan (any undefined behavior
@@ -92,6 +95,7 @@ deps:
 bench-deps:
 	@scripts/install-deps.sh --bench
 	@scripts/install-mcp-servers.sh
+	@scripts/install-agentfs.sh || echo "bench-deps: AgentFS not installed; store_bench skips it"
 
 clean:
 	rm -rf $(BUILD_DIR)
