@@ -143,6 +143,11 @@ Result<std::unique_ptr<SqliteConnection>> SqliteConnection::Open(const std::stri
   sqlite3_extended_result_codes(database, 1);
   TOOLVFS_RETURN_IF_ERROR(connection->Execute(sync_writes ? "PRAGMA synchronous=FULL"
                                                           : "PRAGMA synchronous=NORMAL"));
+  // Reads through a memory map instead of read() into SQLite's own page
+  // cache: a read of a small file touches two B-trees, and with 2 MiB of
+  // cache they missed twice as often as a one-table store (store_bench).
+  // The map is address space, not memory: pages stay in the page cache.
+  TOOLVFS_RETURN_IF_ERROR(connection->Execute("PRAGMA mmap_size=268435456"));
   return connection;
 }
 
@@ -179,8 +184,18 @@ Status SqliteConnection::LastError(std::string_view what) const {
 
 // ----- SqliteTransaction ----------------------------------------------------
 
+// BEGIN, COMMIT and ROLLBACK run as cached prepared statements: through
+// sqlite3_exec they were parsed again on every call, 39 % of a small
+// read's instructions (store_bench).
+namespace {
+Status RunCached(SqliteConnection& connection, const char* sql) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement statement, connection.Prepare(sql));
+  return statement.Run();
+}
+}  // namespace
+
 Result<SqliteTransaction> SqliteTransaction::Begin(SqliteConnection& connection, Kind kind) {
-  TOOLVFS_RETURN_IF_ERROR(connection.Execute(kind == Kind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN"));
+  TOOLVFS_RETURN_IF_ERROR(RunCached(connection, kind == Kind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN"));
   return SqliteTransaction(connection);
 }
 
@@ -188,12 +203,12 @@ SqliteTransaction::~SqliteTransaction() {
   if (connection_ == nullptr) return;
   // A failed statement may have rolled back already; ROLLBACK then fails
   // harmlessly, and there is nothing else to do with its error.
-  (void)connection_->Execute("ROLLBACK");
+  if (!sqlite3_get_autocommit(connection_->handle())) (void)RunCached(*connection_, "ROLLBACK");
 }
 
 Status SqliteTransaction::Commit() {
   SqliteConnection* connection = connection_;
-  Status status = connection->Execute("COMMIT");
+  Status status = RunCached(*connection, "COMMIT");
   if (status.ok()) connection_ = nullptr;
   return status;
 }
