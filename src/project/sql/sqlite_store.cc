@@ -730,7 +730,13 @@ class SqliteStore final : public ProjectFiles {
   Result<std::vector<DirEntry>> ListDir(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     TOOLVFS_ASSIGN_OR_RETURN(ConnectionPool::Lease db, workspace_->pool.Borrow());
-    return ListChildren(*db, path, "list");
+    // One read transaction: the directory checked is the one listed, even
+    // if another writer deletes it in between.
+    TOOLVFS_ASSIGN_OR_RETURN(SqliteTransaction transaction,
+                             SqliteTransaction::Begin(*db, SqliteTransaction::Kind::kRead));
+    TOOLVFS_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, ListChildren(*db, path, "list"));
+    TOOLVFS_RETURN_IF_ERROR(transaction.Commit());
+    return entries;
   }
 
   Result<std::string> ResolvePath(std::string_view raw_path) override { return NormalizePath(raw_path); }
