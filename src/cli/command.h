@@ -75,5 +75,6 @@ std::unique_ptr<Command> NewExecCommand();
 std::unique_ptr<Command> NewToolsCommand();
 std::unique_ptr<Command> NewCheckCommand();
 std::unique_ptr<Command> NewAuditCommand();
+std::unique_ptr<Command> NewVfsdCommand();
 
 }  // namespace toolvfs

@@ -15,6 +15,7 @@ std::span<const CommandInfo> Commands() {
       {"grep", "Search file contents with a regular expression (RE2 syntax)", NewGrepCommand},
       {"doctor", "Show which sandbox features this machine's kernel provides", NewDoctorCommand},
       {"audit", "Print the audit log as a timeline, optionally only a tool's or the denied requests", NewAuditCommand},
+      {"vfsd", "Serve one client files, pipes and temp files by handle over length-prefixed JSON frames", NewVfsdCommand},
   };
   return kCommands;
 }

@@ -8,6 +8,7 @@
 #include "project/fs_store.h"
 #include "project/memory_store.h"
 #include "project/null_store.h"
+#include "project/path.h"
 
 namespace toolvfs {
 
@@ -47,6 +48,18 @@ Result<FileRange> ProjectFiles::ReadAuthorized(std::string_view path, std::optio
     uint64_t size = content.size();
     return FileRange{std::move(content), size};
   });
+}
+
+Result<UniqueFd> ProjectFiles::OpenForStreaming(std::string_view path) {
+  return UnsupportedError("Cannot open " + DisplayPath(path) + " for streaming: the store " +
+                          Quote(DisplayRoot()) + " does not hand out file descriptors");
+}
+
+Status ProjectFiles::WriteFromDescriptor(std::string_view path, int source, WriteMode mode) {
+  static_cast<void>(source);
+  static_cast<void>(mode);
+  return UnsupportedError("Cannot write " + DisplayPath(path) + " from a descriptor: the store " +
+                          Quote(DisplayRoot()) + " does not take file descriptors");
 }
 
 Result<WriteMode> ParseWriteMode(std::string_view name) {
