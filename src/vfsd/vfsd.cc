@@ -415,6 +415,7 @@ class Session final : public VfsdSession {
     Result<std::string> path = NormalizedPathParam(params, audit);
     if (!path.ok()) return VfsdError::FromStatus(path.status());
     FileMetadata metadata;
+    metadata.kind = EntryKind::kFile;  // set by the lookup below; GCC cannot tell
     std::string mode = "r";
     Status status = RetryWhileChanged([&]() -> Status {
       TOOLVFS_ASSIGN_OR_RETURN(std::string resolved, Resolve(*path));
