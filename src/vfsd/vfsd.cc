@@ -1,6 +1,7 @@
 #include "vfsd/vfsd.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -110,6 +111,31 @@ Result<UniqueFd> OpenPrivateTempFile(const std::string& directory) {
   if (!fd) return ErrnoToStatus(errno, "Cannot create a temp file in " + Quote(directory));
   ::unlink(name.c_str());
   return fd;
+}
+
+// write(2) that fails with EPIPE instead of raising SIGPIPE, without
+// touching the process's signal dispositions (the session may be embedded):
+// SIGPIPE is blocked for this thread during the call, and the one the
+// failed write left pending is taken before it is unblocked. SIGPIPE from a
+// write is sent to the writing thread, so no other thread sees it.
+ssize_t WriteWithoutSigpipe(int fd, const char* data, size_t size) {
+  sigset_t pipe_signal, previous;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_signal, &previous);
+  ssize_t written;
+  do {
+    written = ::write(fd, data, size);
+  } while (written < 0 && errno == EINTR);
+  int error = errno;
+  if (written < 0 && error == EPIPE && !sigismember(&previous, SIGPIPE)) {
+    struct timespec no_wait = {};
+    while (sigtimedwait(&pipe_signal, nullptr, &no_wait) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  errno = error;
+  return written;
 }
 
 // Reads up to `max` bytes from `fd` at its offset, retrying short reads
@@ -359,12 +385,7 @@ class Session final : public VfsdSession {
     }
     uint64_t written = 0;
     if (handle.kind == HandleKind::kPipeWrite) {
-      ssize_t count = 0;
-      if (!data->empty()) {
-        do {
-          count = ::write(handle.fd.get(), data->data(), data->size());
-        } while (count < 0 && errno == EINTR);
-      }
+      ssize_t count = data->empty() ? 0 : WriteWithoutSigpipe(handle.fd.get(), data->data(), data->size());
       if (count < 0 && errno == EPIPE) {
         return Error(VfsdErrorCode::kIo, "Cannot write to handle " + HandleNumberText(params) +
                                              ": the read end of the pipe is closed");
@@ -801,11 +822,6 @@ Result<std::unique_ptr<VfsdSession>> NewVfsdSession(ProjectFiles& store, const V
 }
 
 Status ServeVfsd(VfsdSession& session, int input, int output, uint64_t max_frame_bytes) {
-  // A client that stops reading, or a pipe whose reader closed, must give
-  // an error (EPIPE), not kill the daemon.
-  struct sigaction ignore = {};
-  ignore.sa_handler = SIG_IGN;
-  ::sigaction(SIGPIPE, &ignore, nullptr);
   FrameReader reader(input, max_frame_bytes);
   while (true) {
     TOOLVFS_ASSIGN_OR_RETURN(Frame frame, reader.Next());
@@ -819,8 +835,7 @@ Status ServeVfsd(VfsdSession& session, int input, int output, uint64_t max_frame
     std::string encoded = EncodeFrame(answer);
     size_t done = 0;
     while (done < encoded.size()) {
-      ssize_t written = ::write(output, encoded.data() + done, encoded.size() - done);
-      if (written < 0 && errno == EINTR) continue;
+      ssize_t written = WriteWithoutSigpipe(output, encoded.data() + done, encoded.size() - done);
       if (written < 0 && errno == EPIPE) return OkStatus();  // the client is gone
       if (written < 0) return ErrnoToStatus(errno, "Cannot write an answer to the vfsd client");
       done += static_cast<size_t>(written);

@@ -18,7 +18,9 @@
 //    the session, and even if the daemon is killed.
 //
 // Nothing a client sends crashes the session or blocks it: pipe ends are
-// non-blocking, SIGPIPE is ignored, every fd is owned by a UniqueFd.
+// non-blocking, a write to a pipe whose reader is gone fails with EPIPE
+// rather than raising SIGPIPE (without changing the process's signal
+// dispositions), every fd is owned by a UniqueFd.
 //
 // Thread safety: a session is used by one thread.
 #pragma once
@@ -83,9 +85,8 @@ Result<std::unique_ptr<VfsdSession>> NewVfsdSession(ProjectFiles& store, const V
 // (the same descriptor for a socketpair) until the input ends; a frame
 // longer than `max_frame_bytes` is skipped and answered with E_RANGE.
 // OK when the input ends (a truncated last frame included) or the client
-// stops reading answers; Io when the channel fails otherwise. Ignores
-// SIGPIPE for the whole process, so that neither the channel nor a pipe
-// whose reader closed can kill it.
+// stops reading answers (no SIGPIPE is raised); Io when the channel fails
+// otherwise.
 Status ServeVfsd(VfsdSession& session, int input, int output, uint64_t max_frame_bytes = kDefaultMaxFrameBytes);
 
 }  // namespace toolvfs
