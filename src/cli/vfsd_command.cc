@@ -3,6 +3,7 @@
 // Every answer is a frame on the channel; stderr gets only the errors that
 // end the daemon (a bad option, an unusable store or audit log).
 #include <fcntl.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -74,6 +75,14 @@ class VfsdCommand final : public Command {
     Result<std::unique_ptr<VfsdSession>> session = NewVfsdSession(**store, options);
     if (!session.ok()) return ReportError("vfsd", session.status().message());
 
+    // Streaming answers allocate a few buffers of up to read_max (and 4/3
+    // of it for base64) per read. glibc would map and unmap each one past
+    // 128 KiB, and give freed heap back: a page fault per 4 KiB on every
+    // read, which cost more than the copying (docs/benchmarks.md). Keep
+    // them on the heap and keep the heap; its size stays bounded by the
+    // frame and read limits.
+    ::mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+    ::mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024);
     int input = fd_.value_or(STDIN_FILENO);
     int output = fd_.value_or(STDOUT_FILENO);
     Status served = ServeVfsd(**session, input, output, max_frame_);

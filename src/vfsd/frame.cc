@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "core/io.h"
 
@@ -19,20 +20,22 @@ constexpr size_t kReadChunk = 64 * 1024;
 FrameReader::FrameReader(int fd, uint64_t max_frame_bytes) : fd_(fd), max_frame_bytes_(max_frame_bytes) {}
 
 Result<bool> FrameReader::Fill(size_t count) {
-  if (start_ > 0 && buffer_.size() - start_ < count) {
-    buffer_.erase(0, start_);  // keep the unread tail at the front
+  if (end_ - start_ >= count) return true;
+  if (start_ > 0) {  // keep the unread tail at the front
+    std::memmove(buffer_.data(), buffer_.data() + start_, end_ - start_);
+    end_ -= start_;
     start_ = 0;
   }
-  while (buffer_.size() - start_ < count) {
-    size_t used = buffer_.size();
-    size_t want = std::max(kReadChunk, count - (used - start_));
-    buffer_.resize(used + want);
-    ssize_t got = ::read(fd_, buffer_.data() + used, want);
-    int error = errno;
-    buffer_.resize(used + static_cast<size_t>(std::max<ssize_t>(got, 0)));
+  // Grown once to what the frame needs (bounded by the frame limit), never
+  // shrunk and refilled per read: a 1 MiB frame arriving in small reads
+  // costs one allocation, not one per read.
+  if (buffer_.size() < count) buffer_.resize(std::max(count, kReadChunk));
+  while (end_ < count) {
+    ssize_t got = ::read(fd_, buffer_.data() + end_, buffer_.size() - end_);
     if (got == 0) return false;
-    if (got < 0 && error == EINTR) continue;
-    if (got < 0) return ErrnoToStatus(error, "Cannot read the next vfsd frame");
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return ErrnoToStatus(errno, "Cannot read the next vfsd frame");
+    end_ += static_cast<size_t>(got);
   }
   return true;
 }
@@ -49,11 +52,11 @@ Result<Frame> FrameReader::Next() {
     // Read past it without keeping it: at most one chunk in memory.
     uint64_t left = frame.length;
     while (left > 0) {
-      if (start_ == buffer_.size()) {
+      if (start_ == end_) {
         TOOLVFS_ASSIGN_OR_RETURN(bool more, Fill(1));
         if (!more) return Frame{};  // kEnd inside the oversized frame
       }
-      size_t skip = static_cast<size_t>(std::min<uint64_t>(left, buffer_.size() - start_));
+      size_t skip = static_cast<size_t>(std::min<uint64_t>(left, end_ - start_));
       start_ += skip;
       left -= skip;
     }
@@ -66,10 +69,7 @@ Result<Frame> FrameReader::Next() {
   frame.kind = Frame::Kind::kPayload;
   frame.payload.assign(buffer_, start_, length);
   start_ += length;
-  if (start_ == buffer_.size()) {
-    buffer_.clear();
-    start_ = 0;
-  }
+  if (start_ == end_) start_ = end_ = 0;
   return frame;
 }
 

@@ -55,8 +55,9 @@ class FrameReader {
 
   int fd_;
   uint64_t max_frame_bytes_;
-  std::string buffer_;
-  size_t start_ = 0;  // first unread byte of buffer_
+  std::string buffer_;  // bytes read; [start_, end_) not yet consumed
+  size_t start_ = 0;
+  size_t end_ = 0;
 };
 
 // `payload` with its length prefix. The caller keeps payloads below 4 GiB.

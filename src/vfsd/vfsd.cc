@@ -138,20 +138,19 @@ ssize_t WriteWithoutSigpipe(int fd, const char* data, size_t size) {
   return written;
 }
 
-// Reads up to `max` bytes from `fd` at its offset, retrying short reads
-// until `max` or the end: a regular file's read is short only at its end.
-Result<std::string> ReadUpTo(int fd, uint64_t max, std::string_view what) {
-  std::string data(static_cast<size_t>(max), '\0');
+// Reads up to `max` bytes from `fd` at its offset into `buffer` (at least
+// `max` long), retrying short reads until `max` or the end: a regular
+// file's read is short only at its end. The count read.
+Result<size_t> ReadUpTo(int fd, std::string& buffer, uint64_t max, std::string_view what) {
   size_t used = 0;
-  while (used < data.size()) {
-    ssize_t got = ::read(fd, data.data() + used, data.size() - used);
+  while (used < max) {
+    ssize_t got = ::read(fd, buffer.data() + used, static_cast<size_t>(max) - used);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) return ErrnoToStatus(errno, "Cannot read " + std::string(what));
     if (got == 0) break;
     used += static_cast<size_t>(got);
   }
-  data.resize(used);
-  return data;
+  return used;
 }
 
 class Session final : public VfsdSession {
@@ -337,27 +336,31 @@ class Session final : public VfsdSession {
       return Error(VfsdErrorCode::kPermission, "Cannot read from handle " + HandleNumberText(params) + ": it is " +
                                                    std::string(HandleKindName(handle.kind)));
     }
-    std::string data;
+    // One buffer for every read of the session, grown to the largest read
+    // once: a stream of 1 MiB reads allocates (and page-faults) nothing.
+    if (read_buffer_.size() < max) read_buffer_.resize(static_cast<size_t>(max));
+    std::string_view data;
+    std::string ranged;
     bool eof = false;
     if (handle.kind == HandleKind::kPipeRead) {
-      data.resize(static_cast<size_t>(max));
       ssize_t got;
       do {
-        got = ::read(handle.fd.get(), data.data(), data.size());
+        got = ::read(handle.fd.get(), read_buffer_.data(), static_cast<size_t>(max));
       } while (got < 0 && errno == EINTR);
       if (got < 0 && errno != EAGAIN) return VfsdError::FromStatus(ErrnoToStatus(errno, "Cannot read from the pipe"));
       // Empty now but a writer is left: nothing yet, never a wait.
-      data.resize(got > 0 ? static_cast<size_t>(got) : 0);
+      data = std::string_view(read_buffer_.data(), got > 0 ? static_cast<size_t>(got) : 0);
       eof = got == 0;
     } else if (handle.fd) {
-      Result<std::string> read = ReadUpTo(handle.fd.get(), max, HandleDescription(handle));
+      Result<size_t> read = ReadUpTo(handle.fd.get(), read_buffer_, max, HandleDescription(handle));
       if (!read.ok()) return VfsdError::FromStatus(read.status());
-      data = std::move(*read);
-      eof = data.size() < max;
+      data = std::string_view(read_buffer_.data(), *read);
+      eof = *read < max;
     } else {
       Result<FileRange> range = store_.WithoutSymlinks().ReadRange(handle.resolved_path, handle.offset, max);
       if (!range.ok()) return VfsdError::FromStatus(range.status());
-      data = std::move(range->content);
+      ranged = std::move(range->content);
+      data = ranged;
       handle.offset += data.size();
       eof = data.size() < max;
     }
@@ -807,6 +810,7 @@ class Session final : public VfsdSession {
   std::shared_ptr<const Allowlist> allowlist_;
   std::map<uint32_t, Handle> handles_;
   uint64_t next_handle_ = 1;  // handles are never reused within a session
+  std::string read_buffer_;   // see Read
 };
 
 }  // namespace
