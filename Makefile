@@ -56,11 +56,12 @@ bench: bench-deps
 	$(BUILD_DIR)/bench/protocol_bench $(PROTOCOL_BENCH_FLAGS)
 	$(BUILD_DIR)/bench/spawn_bench $(SPAWN_BENCH_FLAGS)
 	$(BUILD_DIR)/bench/policy_bench
+	$(BUILD_DIR)/bench/vfsd_bench --toolvfs $(BUILD_DIR)/toolvfs
 	@if [ -x $(BUILD_DIR)/bench/json_bench ]; then $(BUILD_DIR)/bench/json_bench; fi
 
 # Each fuzzer runs FUZZ_SECONDS; findings are written to build-fuzz/.
 FUZZ_SECONDS ?= 60
-FUZZERS ?= path_fuzzer ignore_fuzzer grep_pattern_fuzzer config_fuzzer jsonrpc_fuzzer url_fuzzer audit_record_fuzzer
+FUZZERS ?= path_fuzzer ignore_fuzzer grep_pattern_fuzzer config_fuzzer jsonrpc_fuzzer url_fuzzer audit_record_fuzzer vfsd_frame_fuzzer
 fuzz:
 	@scripts/install-deps.sh --fuzz
 	@if [ ! -f build-fuzz/build.ninja ]; then \
