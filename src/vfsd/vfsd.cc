@@ -33,6 +33,9 @@ namespace {
 // line megabytes long with a huge path or op name.
 constexpr size_t kMaxAuditTargetBytes = 4096;
 
+// The pipe buffer ServeVfsd asks for on its output (see there).
+constexpr int kAnswerPipeBytes = 1024 * 1024;
+
 enum class HandleKind {
   kRead,       // a project file opened with open_read
   kWrite,      // a project file opened with open_write: staged until close
@@ -826,6 +829,11 @@ Result<std::unique_ptr<VfsdSession>> NewVfsdSession(ProjectFiles& store, const V
 }
 
 Status ServeVfsd(VfsdSession& session, int input, int output, uint64_t max_frame_bytes) {
+  // A pipe holds 64 KiB by default: a 1 MiB read's answer would cross it in
+  // 22 hand-overs between the daemon and its client. Larger where the
+  // system allows (pipe-max-size, 1 MiB by default); not an error where
+  // not, nor on a socket, which fails F_SETPIPE_SZ.
+  ::fcntl(output, F_SETPIPE_SZ, kAnswerPipeBytes);
   FrameReader reader(input, max_frame_bytes);
   while (true) {
     TOOLVFS_ASSIGN_OR_RETURN(Frame frame, reader.Next());
