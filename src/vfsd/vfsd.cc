@@ -106,12 +106,14 @@ int64_t ToMilliseconds(const struct timespec& time) {
 Result<UniqueFd> OpenPrivateTempFile(const std::string& directory) {
   UniqueFd fd(::open(directory.c_str(), O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC, 0600));
   if (fd) return fd;
+  // Whatever errno says, for the client it is the daemon's own I/O that
+  // failed (E_IO), not a path of the project (E_NOENT, E_PERM).
   if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
-    return ErrnoToStatus(errno, "Cannot create a temp file in " + Quote(directory));
+    return IoError(ErrnoToStatus(errno, "Cannot create a temp file in " + Quote(directory)).message());
   }
   std::string name = directory + "/toolvfs-vfsd-XXXXXX";
   fd.reset(::mkostemp(name.data(), O_CLOEXEC));
-  if (!fd) return ErrnoToStatus(errno, "Cannot create a temp file in " + Quote(directory));
+  if (!fd) return IoError(ErrnoToStatus(errno, "Cannot create a temp file in " + Quote(directory)).message());
   ::unlink(name.c_str());
   return fd;
 }

@@ -273,6 +273,16 @@ TEST_P(VfsdSessionTest, TempFilesAreReadWriteInvisibleAndGoneAtCloseAndAtTheEnd)
   EXPECT_EQ(*store_->ListDir(""), project_before);
 }
 
+TEST_P(VfsdSessionTest, AnUnusableTempDirectoryIsEIo) {
+  options_.temp_directory = dir_.Join("missing");
+  Harness harness = Start();
+  Answer temp = harness.Call("temp");
+  EXPECT_EQ(temp.code(), "E_IO") << temp;
+  EXPECT_NE(temp.message().find("missing"), std::string::npos) << temp;
+  EXPECT_EQ(harness.Call("open_write", PathParams("logs/a.txt")).code(), "E_IO");
+  EXPECT_EQ(harness.session().OpenHandles(), 0u);
+}
+
 TEST_P(VfsdSessionTest, PipesNeverBlockAndEndAfterTheWriterClosesAndTheyAreDrained) {
   Harness harness = Start();
   Answer pipe = harness.Call("make_pipe");
