@@ -60,6 +60,7 @@ bench: bench-deps
 	$(BUILD_DIR)/bench/spawn_bench $(SPAWN_BENCH_FLAGS)
 	$(BUILD_DIR)/bench/policy_bench
 	$(BUILD_DIR)/bench/store_bench $(STORE_BENCH_FLAGS)
+	$(BUILD_DIR)/bench/vfsd_bench --toolvfs $(BUILD_DIR)/toolvfs
 	@if [ -x $(BUILD_DIR)/bench/json_bench ]; then $(BUILD_DIR)/bench/json_bench; fi
 
 # Each fuzzer runs FUZZ_SECONDS under ASan and UBSan (any undefined behavior
@@ -69,7 +70,7 @@ bench: bench-deps
 # build-fuzz/corpus/NAME across runs and starts from fuzz/seeds/NAME, if
 # there is one (read only: new inputs go to the corpus).
 FUZZ_SECONDS ?= 60
-FUZZERS ?= path_fuzzer ignore_fuzzer grep_pattern_fuzzer config_fuzzer jsonrpc_fuzzer url_fuzzer audit_record_fuzzer
+FUZZERS ?= path_fuzzer ignore_fuzzer grep_pattern_fuzzer config_fuzzer jsonrpc_fuzzer url_fuzzer audit_record_fuzzer vfsd_frame_fuzzer
 FUZZ_SANITIZERS = -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
   -fsanitize-ignorelist=$(CURDIR)/fuzz/sanitizer_ignorelist.txt
 fuzz:

@@ -76,5 +76,6 @@ std::unique_ptr<Command> NewToolsCommand();
 std::unique_ptr<Command> NewCheckCommand();
 std::unique_ptr<Command> NewAuditCommand();
 std::unique_ptr<Command> NewWorkspaceCommand();
+std::unique_ptr<Command> NewVfsdCommand();
 
 }  // namespace toolvfs

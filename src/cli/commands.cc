@@ -17,6 +17,7 @@ std::span<const CommandInfo> Commands() {
       {"workspace", "Durable workspaces: create, list, read, snapshot, restore, diff, export, import, delete, gc",
        NewWorkspaceCommand},
       {"audit", "Print the audit log as a timeline, optionally only a tool's or the denied requests", NewAuditCommand},
+      {"vfsd", "Serve one client files, pipes and temp files by handle over length-prefixed JSON frames", NewVfsdCommand},
   };
   return kCommands;
 }

@@ -305,6 +305,30 @@ class FsStore final : public ProjectFiles {
   }
 
   Status Write(std::string_view raw_path, std::string_view content, WriteMode mode) override {
+    return WriteContent(raw_path, NewContent{content, -1, 0}, mode);
+  }
+
+  Result<UniqueFd> OpenForStreaming(std::string_view raw_path) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    TOOLVFS_ASSIGN_OR_RETURN(OpenedFile file, OpenForRead(path, Context("read", path, "File")));
+    return std::move(file.fd);
+  }
+
+  Status WriteFromDescriptor(std::string_view raw_path, int source, WriteMode mode) override {
+    off_t start = ::lseek(source, 0, SEEK_CUR);
+    if (start < 0) return ErrnoToStatus(errno, "Cannot write " + Quote(raw_path) + " from a descriptor");
+    return WriteContent(raw_path, NewContent{{}, source, start}, mode);
+  }
+
+  // The content a write puts in place: `bytes`, or (when `source` >= 0)
+  // what the descriptor `source` holds from `source_offset` on.
+  struct NewContent {
+    std::string_view bytes;
+    int source;
+    off_t source_offset;
+  };
+
+  Status WriteContent(std::string_view raw_path, const NewContent& content, WriteMode mode) {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     if (path.empty()) return ProjectRootError("write");
     ErrorContext context = Context("write", path, "Path");
@@ -859,12 +883,19 @@ class FsStore final : public ProjectFiles {
   // Writes the new content of a file to `temp`: after `current`'s (the file
   // replaced, open at its start; -1 for a new file) for an append. Keeps
   // `existing`'s owner and permission bits.
-  Status FillTemp(int temp, int current, const struct stat* existing, std::string_view content,
+  Status FillTemp(int temp, int current, const struct stat* existing, const NewContent& content,
                   WriteMode mode, const ErrorContext& context) {
     if (current >= 0 && mode == WriteMode::kAppend) {
       TOOLVFS_RETURN_IF_ERROR(CopyFileContent(current, temp, context));
     }
-    TOOLVFS_RETURN_IF_ERROR(WriteFull(temp, content, context.What()));
+    if (content.source >= 0) {
+      // From the same offset in every round: an earlier round that had to
+      // start over has consumed the descriptor already.
+      if (::lseek(content.source, content.source_offset, SEEK_SET) < 0) return PathError(errno, context);
+      TOOLVFS_RETURN_IF_ERROR(CopyFileContent(content.source, temp, context));
+    } else {
+      TOOLVFS_RETURN_IF_ERROR(WriteFull(temp, content.bytes, context.What()));
+    }
     if (existing != nullptr) {
       // Keep the owner too when we may; an unprivileged writer cannot, and
       // the file then belongs to the writer, as with any editor's save.

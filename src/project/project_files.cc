@@ -9,6 +9,7 @@
 #include "project/memory_store.h"
 #include "project/null_store.h"
 #include "project/sql/sqlite_store.h"
+#include "project/path.h"
 
 namespace toolvfs {
 
@@ -66,6 +67,17 @@ Result<TreeDiff> ProjectFiles::Diff(std::string_view, std::optional<std::string_
   return SnapshotsUnsupported(*this);
 }
 Status ProjectFiles::DeleteSnapshot(std::string_view) { return SnapshotsUnsupported(*this); }
+Result<UniqueFd> ProjectFiles::OpenForStreaming(std::string_view path) {
+  return UnsupportedError("Cannot open " + DisplayPath(path) + " for streaming: the store " +
+                          Quote(DisplayRoot()) + " does not hand out file descriptors");
+}
+
+Status ProjectFiles::WriteFromDescriptor(std::string_view path, int source, WriteMode mode) {
+  static_cast<void>(source);
+  static_cast<void>(mode);
+  return UnsupportedError("Cannot write " + DisplayPath(path) + " from a descriptor: the store " +
+                          Quote(DisplayRoot()) + " does not take file descriptors");
+}
 
 Result<WriteMode> ParseWriteMode(std::string_view name) {
   if (name == "overwrite") return WriteMode::kOverwrite;

@@ -33,6 +33,7 @@
 
 #include "core/memory_budget.h"
 #include "core/status.h"
+#include "core/unique_fd.h"
 
 namespace toolvfs {
 
@@ -353,6 +354,21 @@ class ProjectFiles {
   // Deletes snapshot `id` and frees the content only it held. NotFound
   // naming an unknown id.
   virtual Status DeleteSnapshot(std::string_view id);
+
+  // Streaming by descriptor (optional; vfsd). Stores whose files are real
+  // files hand out descriptors, so a front end can stream a file of any
+  // size in constant memory; the defaults return Unsupported and front
+  // ends fall back to ReadRange and Write. Paths resolve as for Read (the
+  // WithoutSymlinks() view refuses symlinks as it does for Read).
+  //
+  // The regular file at `path`, opened read-only at offset 0. No read limit
+  // applies: the caller reads it in parts. NotFound, IsDirectory as Read.
+  virtual Result<UniqueFd> OpenForStreaming(std::string_view path);
+  // Write(path, C, mode) where C is everything `source` yields from its
+  // current offset to its end, without holding C in memory: same modes,
+  // errors and atomicity. `source` must be seekable (it is read again from
+  // the same offset if the write has to start over).
+  virtual Status WriteFromDescriptor(std::string_view path, int source, WriteMode mode);
 };
 
 // How many times an operation judged by a policy is tried when the tree
