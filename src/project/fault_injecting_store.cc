@@ -25,19 +25,43 @@ std::string_view StoreOperationName(StoreOperation operation) {
     case StoreOperation::kRename: return "rename";
     case StoreOperation::kGrep: return "grep";
     case StoreOperation::kMaterialize: return "materialize";
+    case StoreOperation::kSnapshot: return "snapshot";
+    case StoreOperation::kRestore: return "restore";
+    case StoreOperation::kListSnapshots: return "list_snapshots";
+    case StoreOperation::kDiff: return "diff";
+    case StoreOperation::kDeleteSnapshot: return "delete_snapshot";
   }
   return "unknown";
 }
 
 bool IsWriteOperation(StoreOperation operation) {
-  return operation == StoreOperation::kWrite || operation == StoreOperation::kDelete ||
-         operation == StoreOperation::kRename || operation == StoreOperation::kMaterialize;
+  switch (operation) {
+    case StoreOperation::kWrite:
+    case StoreOperation::kDelete:
+    case StoreOperation::kRename:
+    case StoreOperation::kMaterialize:
+    case StoreOperation::kSnapshot:
+    case StoreOperation::kRestore:
+    case StoreOperation::kDeleteSnapshot: return true;
+    // Listed one by one, so a new operation makes the compiler ask which it is.
+    case StoreOperation::kRead:
+    case StoreOperation::kReadRange:
+    case StoreOperation::kReadAuthorized:
+    case StoreOperation::kExists:
+    case StoreOperation::kListDir:
+    case StoreOperation::kResolvePath:
+    case StoreOperation::kMetadata:
+    case StoreOperation::kGrep:
+    case StoreOperation::kListSnapshots:
+    case StoreOperation::kDiff: return false;
+  }
+  return false;
 }
 
 namespace {
 
 // "Cannot write 'a.txt'": what the call was doing, in the stores' wording.
-std::string WhatFailed(StoreOperation operation, std::string_view path, std::string_view to) {
+std::string WhatFailed(StoreOperation operation, std::string_view path, std::optional<std::string_view> to) {
   switch (operation) {
     case StoreOperation::kRead:
     case StoreOperation::kReadRange:
@@ -48,9 +72,16 @@ std::string WhatFailed(StoreOperation operation, std::string_view path, std::str
     case StoreOperation::kResolvePath: return CannotDo("resolve", path);
     case StoreOperation::kMetadata: return CannotDo("get metadata of", path);
     case StoreOperation::kDelete: return CannotDo("delete", path);
-    case StoreOperation::kRename: return CannotRename(path, to);
+    case StoreOperation::kRename: return CannotRename(path, to.value_or(""));
     case StoreOperation::kGrep: return "Cannot search the project for " + Quote(path);
     case StoreOperation::kMaterialize: return "Cannot materialize the project";
+    case StoreOperation::kSnapshot: return "Cannot take a snapshot of the project";
+    case StoreOperation::kRestore: return "Cannot restore snapshot " + Quote(path);
+    case StoreOperation::kListSnapshots: return "Cannot list the snapshots of the project";
+    case StoreOperation::kDiff:
+      return "Cannot compare snapshot " + Quote(path) + " with " +
+             (to ? "snapshot " + Quote(*to) : std::string("the live workspace"));
+    case StoreOperation::kDeleteSnapshot: return "Cannot delete snapshot " + Quote(path);
   }
   return "Cannot use the project";
 }
@@ -163,7 +194,8 @@ uint64_t FaultInjectingProjectFiles::stalled_calls() const {
   return state_->stalled;
 }
 
-Status FaultInjectingProjectFiles::Admit(StoreOperation operation, std::string_view path, std::string_view to) {
+Status FaultInjectingProjectFiles::Admit(StoreOperation operation, std::string_view path,
+                                         std::optional<std::string_view> to) {
   State& state = *state_;
   std::unique_lock lock(state.mutex);
   ++state.calls[static_cast<size_t>(operation)];
@@ -268,6 +300,31 @@ Result<GrepResult> FaultInjectingProjectFiles::Grep(std::string_view pattern, co
 Result<std::unique_ptr<MaterializedView>> FaultInjectingProjectFiles::Materialize() {
   TOOLVFS_RETURN_IF_ERROR(Admit(StoreOperation::kMaterialize, {}));
   return ForwardingProjectFiles::Materialize();
+}
+
+Result<std::string> FaultInjectingProjectFiles::Snapshot(std::optional<std::string_view> label) {
+  TOOLVFS_RETURN_IF_ERROR(Admit(StoreOperation::kSnapshot, {}));
+  return ForwardingProjectFiles::Snapshot(label);
+}
+
+Status FaultInjectingProjectFiles::Restore(std::string_view id) {
+  TOOLVFS_RETURN_IF_ERROR(Admit(StoreOperation::kRestore, id));
+  return ForwardingProjectFiles::Restore(id);
+}
+
+Result<std::vector<SnapshotInfo>> FaultInjectingProjectFiles::ListSnapshots() {
+  TOOLVFS_RETURN_IF_ERROR(Admit(StoreOperation::kListSnapshots, {}));
+  return ForwardingProjectFiles::ListSnapshots();
+}
+
+Result<TreeDiff> FaultInjectingProjectFiles::Diff(std::string_view from, std::optional<std::string_view> to) {
+  TOOLVFS_RETURN_IF_ERROR(Admit(StoreOperation::kDiff, from, to));
+  return ForwardingProjectFiles::Diff(from, to);
+}
+
+Status FaultInjectingProjectFiles::DeleteSnapshot(std::string_view id) {
+  TOOLVFS_RETURN_IF_ERROR(Admit(StoreOperation::kDeleteSnapshot, id));
+  return ForwardingProjectFiles::DeleteSnapshot(id);
 }
 
 }  // namespace toolvfs

@@ -45,16 +45,23 @@ enum class StoreOperation {
   kRename,
   kGrep,
   kMaterialize,
+  kSnapshot,
+  kRestore,
+  kListSnapshots,
+  kDiff,
+  kDeleteSnapshot,
 };
-inline constexpr int kStoreOperationCount = 12;
+inline constexpr int kStoreOperationCount = 17;
 
-// "read", "read_range", ..., "materialize": for messages and test names.
+// "read", "read_range", ..., "materialize", "snapshot", ...,
+// "delete_snapshot": for messages and test names.
 std::string_view StoreOperationName(StoreOperation operation);
 
-// Whether `operation` changes the store: Write, Delete, Rename, and
-// Materialize, since what is done in a materialized directory reaches the
-// store without passing through the wrapper (for the fs store the
-// directory is the root itself).
+// Whether `operation` changes the store: Write, Delete, Rename; Snapshot,
+// Restore and DeleteSnapshot (each a write of the workspace's state, a
+// transaction in a database); and Materialize, since what is done in a
+// materialized directory reaches the store without passing through the
+// wrapper (for the fs store the directory is the root itself).
 bool IsWriteOperation(StoreOperation operation);
 
 class FaultInjectingProjectFiles final : public ForwardingProjectFiles {
@@ -118,6 +125,11 @@ class FaultInjectingProjectFiles final : public ForwardingProjectFiles {
   Status Rename(std::string_view from, std::string_view to, bool overwrite = false) override;
   Result<GrepResult> Grep(std::string_view pattern, const GrepOptions& options) override;
   Result<std::unique_ptr<MaterializedView>> Materialize() override;
+  Result<std::string> Snapshot(std::optional<std::string_view> label = std::nullopt) override;
+  Status Restore(std::string_view id) override;
+  Result<std::vector<SnapshotInfo>> ListSnapshots() override;
+  Result<TreeDiff> Diff(std::string_view from, std::optional<std::string_view> to = std::nullopt) override;
+  Status DeleteSnapshot(std::string_view id) override;
 
  protected:
   std::unique_ptr<ProjectFiles> NewWithoutSymlinksView(ProjectFiles& target_view) override;
@@ -129,8 +141,10 @@ class FaultInjectingProjectFiles final : public ForwardingProjectFiles {
   FaultInjectingProjectFiles(ProjectFiles& target, std::shared_ptr<State> state);
 
   // Counts the call, stalls it if asked, and returns the fault it meets
-  // (OK: none). `path` and `to` name what the call acts on, for the message.
-  Status Admit(StoreOperation operation, std::string_view path, std::string_view to = {});
+  // (OK: none). `path` and `to` name what the call acts on, for the message
+  // (for Diff: the two snapshot ids, `to` absent for the live state).
+  Status Admit(StoreOperation operation, std::string_view path,
+               std::optional<std::string_view> to = std::nullopt);
 
   std::shared_ptr<State> state_;
 };

@@ -11,12 +11,30 @@
 // Concurrency. One shared_mutex guards the map: reads take it shared,
 // writes exclusively, so each call is atomic. File content is an immutable
 // shared string, so a reader can take a reference under the lock and copy
-// outside it, and Grep() and Materialize() can snapshot the tree cheaply.
+// outside it.
 //
-// Materialize() writes a snapshot to a fresh private temp dir. Release()
-// scans the dir (without following symlinks), diffs it against the snapshot
-// and applies the differences to a copy of the tree, which replaces the tree
-// only if every change applied: a sync succeeds or changes nothing.
+// Copy-on-write. The live map is held by a shared_ptr, and a map with more
+// than one owner is frozen: a snapshot, a Grep() in progress and a
+// materialized view each take a reference to it, for O(1), and the next
+// change copies the map first (MutableTree). The copy is of map nodes
+// only: content strings are shared, never copied. So taking a snapshot and
+// restoring one are O(1); the first change after either copies the map,
+// O(entries), once; later changes are in place again until the next
+// snapshot. Diff walks both maps, O(entries), skipping content compares
+// where both sides share the string.
+//
+// Versions. A file's version is 1 when it is created and +1 for every
+// write or append (a materialized view's sync-back included); a rename
+// onto an existing file continues the replaced file's count (+1) and keeps
+// its created time, since for a reader of that path it is an overwrite; a
+// moved file keeps its version. Directories have no version. All of it is
+// in the node, so a snapshot and a restore carry it with the content.
+//
+// Materialize() writes the tree to a fresh private temp dir. Release()
+// scans the dir (without following symlinks), diffs it against the tree it
+// wrote and applies the differences to a copy of the live tree, which
+// replaces it only if every change applied: a sync succeeds or changes
+// nothing.
 #include "project/memory_store.h"
 
 #include <dirent.h>
@@ -25,6 +43,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -52,7 +71,12 @@ struct Node {
   EntryKind kind = EntryKind::kDirectory;  // kFile or kDirectory; memory has no symlinks
   Content content;                         // files only
   int64_t modified_ms = 0;
+  int64_t created_ms = 0;
+  uint64_t version = 0;  // files: 1 on creation, +1 per change; directories: 0 (they have none)
 };
+
+Node NewDirectory(int64_t now) { return Node{EntryKind::kDirectory, nullptr, now, now, 0}; }
+Node NewFile(Content content, int64_t now) { return Node{EntryKind::kFile, std::move(content), now, now, 1}; }
 
 // Normalized path -> node. std::less<> allows lookups by string_view.
 using Tree = std::map<std::string, Node, std::less<>>;
@@ -65,7 +89,7 @@ int64_t NowMs() {
 
 Tree EmptyTree() {
   Tree tree;
-  tree.emplace("", Node{EntryKind::kDirectory, nullptr, NowMs()});
+  tree.emplace("", NewDirectory(NowMs()));
   return tree;
 }
 
@@ -146,7 +170,7 @@ void CreateParents(Tree& tree, std::string_view path, int64_t now) {
   for (size_t slash = path.find('/'); slash != std::string_view::npos;
        slash = path.find('/', slash + 1)) {
     std::string_view ancestor = path.substr(0, slash);
-    if (tree.emplace(std::string(ancestor), Node{EntryKind::kDirectory, nullptr, now}).second) {
+    if (tree.emplace(std::string(ancestor), NewDirectory(now)).second) {
       Touch(tree, ParentPath(ancestor), now);
     }
   }
@@ -178,23 +202,56 @@ Status WriteLocked(Tree& tree, const std::string& path, Content content, WriteMo
     }
     it->second.content = std::move(content);
     it->second.modified_ms = now;
+    ++it->second.version;
     return OkStatus();
   }
   CreateParents(tree, path, now);
-  tree.emplace(path, Node{EntryKind::kFile, std::move(content), now});
+  tree.emplace(path, NewFile(std::move(content), now));
   Touch(tree, ParentPath(path), now);
   return OkStatus();
 }
+
+using SharedTree = std::shared_ptr<const Tree>;
+
+// One snapshot: the map as it was, shared with the live tree and other
+// snapshots until a change copies the live one.
+struct StoredSnapshot {
+  std::optional<std::string> label;
+  int64_t created_ms = 0;
+  SharedTree tree;
+};
 
 // The state a store shares with its materialized views, so a view may
 // outlive its store.
 struct State {
   std::shared_mutex mutex;
-  Tree tree = EmptyTree();
+  // The live tree. Frozen while anything else owns it (see the top of the
+  // file): change it only through MutableTree().
+  std::shared_ptr<Tree> tree = std::make_shared<Tree>(EmptyTree());
+  // By number: ids are the decimal numbers, so this is oldest first.
+  std::map<uint64_t, StoredSnapshot> snapshots;
+  uint64_t last_snapshot_number = 0;  // never reused, even once deleted
 
-  Tree Snapshot() {
+  // The live tree, for reading outside the lock: it stays as it is.
+  SharedTree Share() {
     std::shared_lock lock(mutex);
     return tree;
+  }
+
+  // The live tree, to change. Call with `mutex` held exclusively. If a
+  // snapshot, a search or a view shares the map, it is copied first (map
+  // nodes only; content strings stay shared).
+  Tree& MutableTree() {
+    // Nobody can take a new reference without the lock we hold, so the
+    // count can only fall while we look: 1 means the map is ours. The
+    // acquire fence pairs with the release of the last other owner's
+    // reference, so its reads of the map happen before our changes.
+    if (tree.use_count() > 1) {
+      tree = std::make_shared<Tree>(*tree);
+    } else {
+      std::atomic_thread_fence(std::memory_order_acquire);
+    }
+    return *tree;
   }
 };
 
@@ -210,13 +267,48 @@ Result<std::vector<DirEntry>> ListChildren(const Tree& tree, std::string_view pa
   return entries;
 }
 
+// ----- Snapshots ----------------------------------------------------------
+
+// Whether two nodes at one path hold the same thing: the same kind and, for
+// files, the same bytes. Times and versions do not count (a file written
+// again with the same bytes is unchanged), and nor does a directory's
+// content, which is its descendants' business.
+bool SameEntry(const Node& a, const Node& b) {
+  if (a.kind != b.kind) return false;
+  if (IsDir(a)) return true;
+  return a.content == b.content || *a.content == *b.content;
+}
+
+// The paths that differ from `from` to `to`, each list in the maps' order
+// (bytewise). One merge walk over both maps; the root is never listed.
+TreeDiff DiffTrees(const Tree& from, const Tree& to) {
+  TreeDiff diff;
+  if (&from == &to) return diff;  // one shared map: nothing changed
+  auto old_entry = from.begin();
+  auto new_entry = to.begin();
+  while (old_entry != from.end() || new_entry != to.end()) {
+    if (new_entry == to.end() || (old_entry != from.end() && old_entry->first < new_entry->first)) {
+      if (!old_entry->first.empty()) diff.deleted.push_back(old_entry->first);
+      ++old_entry;
+    } else if (old_entry == from.end() || new_entry->first < old_entry->first) {
+      if (!new_entry->first.empty()) diff.added.push_back(new_entry->first);
+      ++new_entry;
+    } else {
+      if (!SameEntry(old_entry->second, new_entry->second)) diff.modified.push_back(new_entry->first);
+      ++old_entry;
+      ++new_entry;
+    }
+  }
+  return diff;
+}
+
 // ----- Grep ---------------------------------------------------------------
 
 // GrepTree over a snapshot; RunGrep may call it from several threads, which
 // is safe because nothing modifies the snapshot.
 class SnapshotGrepTree final : public GrepTree {
  public:
-  explicit SnapshotGrepTree(Tree tree) : tree_(std::move(tree)) {}
+  explicit SnapshotGrepTree(SharedTree tree) : shared_(std::move(tree)), tree_(*shared_) {}
 
   Result<std::vector<Entry>> List(std::string_view path) override { return ListChildren(tree_, path); }
 
@@ -241,7 +333,8 @@ class SnapshotGrepTree final : public GrepTree {
   }
 
  private:
-  const Tree tree_;
+  const SharedTree shared_;  // keeps the map frozen for the whole search
+  const Tree& tree_;
 };
 
 // ----- Materialize --------------------------------------------------------
@@ -370,7 +463,7 @@ Status ScanTree(int dir_fd, const std::string& dir, const std::string& real, con
       UniqueFd child(::openat(dir_fd, name.c_str(),
                               O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (!child) return ErrnoToStatus(errno, "Cannot open directory " + Quote(real_path));
-      out.emplace(path, Node{EntryKind::kDirectory, nullptr, modified_ms});
+      out.emplace(path, NewDirectory(modified_ms));
       TOOLVFS_RETURN_IF_ERROR(ScanTree(child.get(), path, real_path, written, out));
     } else if (S_ISREG(info.st_mode)) {
       if (static_cast<uint64_t>(info.st_size) > kMaxSyncedFileBytes) {
@@ -391,7 +484,7 @@ Status ScanTree(int dir_fd, const std::string& dir, const std::string& real, con
       } else {
         shared = std::make_shared<const std::string>(std::move(content));
       }
-      out.emplace(path, Node{EntryKind::kFile, std::move(shared), modified_ms});
+      out.emplace(path, NewFile(std::move(shared), modified_ms));
     }
     // Symlinks, FIFOs, sockets and devices are ignored, never followed.
   }
@@ -437,7 +530,7 @@ Status ApplyViewChanges(Tree& tree, const Tree& written, const Tree& now_in_view
                                  ": it is a file");
       }
       CreateParents(tree, path, now);
-      tree.emplace(path, Node{EntryKind::kDirectory, nullptr, now});
+      tree.emplace(path, NewDirectory(now));
       Touch(tree, ParentPath(path), now);
       continue;
     }
@@ -449,7 +542,7 @@ Status ApplyViewChanges(Tree& tree, const Tree& written, const Tree& now_in_view
 
 class MemoryView final : public MaterializedView {
  public:
-  MemoryView(std::shared_ptr<State> state, std::string dir, Tree written)
+  MemoryView(std::shared_ptr<State> state, std::string dir, SharedTree written)
       : state_(std::move(state)), dir_(std::move(dir)), written_(std::move(written)) {}
 
   ~MemoryView() override {
@@ -472,7 +565,7 @@ class MemoryView final : public MaterializedView {
                                        " back (nothing was synced; the copy is kept): " +
                                        status.message());
     }
-    written_.clear();
+    written_.reset();
     Status removed = RemoveTree(dir_);
     if (!removed.ok()) {
       return Status(removed.code(),
@@ -486,19 +579,19 @@ class MemoryView final : public MaterializedView {
     UniqueFd root(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!root) return ErrnoToStatus(errno, "Cannot open " + Quote(dir_));
     Tree now_in_view;
-    now_in_view.emplace("", Node{EntryKind::kDirectory, nullptr, 0});
-    TOOLVFS_RETURN_IF_ERROR(ScanTree(root.get(), "", dir_, written_, now_in_view));
+    now_in_view.emplace("", NewDirectory(0));
+    TOOLVFS_RETURN_IF_ERROR(ScanTree(root.get(), "", dir_, *written_, now_in_view));
 
     std::unique_lock lock(state_->mutex);
-    Tree next = state_->tree;
-    TOOLVFS_RETURN_IF_ERROR(ApplyViewChanges(next, written_, now_in_view, NowMs()));
+    auto next = std::make_shared<Tree>(*state_->tree);
+    TOOLVFS_RETURN_IF_ERROR(ApplyViewChanges(*next, *written_, now_in_view, NowMs()));
     state_->tree = std::move(next);
     return OkStatus();
   }
 
   std::shared_ptr<State> state_;
   std::string dir_;
-  Tree written_;
+  SharedTree written_;  // the tree written into the directory
   bool released_ = false;
 };
 
@@ -540,19 +633,19 @@ class MemoryStore final : public ProjectFiles {
     // Copy the bytes before taking the lock.
     Content shared = std::make_shared<const std::string>(content);
     std::unique_lock lock(state_->mutex);
-    return WriteLocked(state_->tree, path, std::move(shared), mode, NowMs());
+    return WriteLocked(state_->MutableTree(), path, std::move(shared), mode, NowMs());
   }
 
   Result<bool> Exists(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     std::shared_lock lock(state_->mutex);
-    return state_->tree.contains(path);
+    return state_->tree->contains(path);
   }
 
   Result<std::vector<DirEntry>> ListDir(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     std::shared_lock lock(state_->mutex);
-    return ListChildren(state_->tree, path);
+    return ListChildren(*state_->tree, path);
   }
 
   // No symlinks in memory: the normalized path is what it names.
@@ -561,20 +654,23 @@ class MemoryStore final : public ProjectFiles {
   Result<FileMetadata> Metadata(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     std::shared_lock lock(state_->mutex);
-    const Tree& tree = state_->tree;
+    const Tree& tree = *state_->tree;
     auto it = tree.find(path);
     if (it == tree.end()) {
       return MissingOrParentIsFileError(tree, path, "get metadata of", "Path");
     }
     const Node& node = it->second;
-    return FileMetadata{node.kind, IsDir(node) ? 0 : node.content->size(), node.modified_ms};
+    FileMetadata metadata{node.kind, IsDir(node) ? 0 : node.content->size(), node.modified_ms};
+    if (!IsDir(node)) metadata.version = node.version;
+    metadata.created_ms = node.created_ms;
+    return metadata;
   }
 
   Status Delete(std::string_view raw_path, bool recursive) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     if (path.empty()) return ProjectRootError("delete");
     std::unique_lock lock(state_->mutex);
-    Tree& tree = state_->tree;
+    Tree& tree = state_->MutableTree();
     auto it = tree.find(path);
     if (it == tree.end()) {
       return MissingOrParentIsFileError(tree, path, "delete", "Path");
@@ -603,7 +699,7 @@ class MemoryStore final : public ProjectFiles {
     }
 
     std::unique_lock lock(state_->mutex);
-    Tree& tree = state_->tree;
+    Tree& tree = state_->MutableTree();
     auto source = tree.find(from);
     if (source == tree.end()) {
       if (auto ancestor = FileAncestor(tree, from)) {
@@ -616,6 +712,9 @@ class MemoryStore final : public ProjectFiles {
       return ParentIsFileError(what, *ancestor);
     }
     const bool moving_dir = IsDir(source->second);
+    // A file moved onto a file continues the replaced file's history: to
+    // whoever reads `to`, the rename is an overwrite.
+    std::optional<Node> replaced_file;
     auto target = tree.find(to);
     if (target != tree.end()) {
       if (!overwrite) {
@@ -637,6 +736,7 @@ class MemoryStore final : public ProjectFiles {
       }
       // `to` is neither `from`, nor inside it, nor an ancestor of it, so
       // `source` stays valid.
+      if (!moving_dir) replaced_file = std::move(target->second);
       tree.erase(target);
     }
 
@@ -653,18 +753,23 @@ class MemoryStore final : public ProjectFiles {
       node.key() = to + node.key().substr(from.size());
       tree.insert(std::move(node));
     }
+    if (replaced_file) {
+      Node& file = tree.find(to)->second;
+      file.version = replaced_file->version + 1;
+      file.created_ms = replaced_file->created_ms;
+    }
     Touch(tree, ParentPath(from), now);
     Touch(tree, ParentPath(to), now);
     return OkStatus();
   }
 
   Result<GrepResult> Grep(std::string_view pattern, const GrepOptions& options) override {
-    SnapshotGrepTree tree(state_->Snapshot());
+    SnapshotGrepTree tree(state_->Share());
     return RunGrep(tree, pattern, options);
   }
 
   Result<std::unique_ptr<MaterializedView>> Materialize() override {
-    Tree snapshot = state_->Snapshot();
+    SharedTree snapshot = state_->Share();
     std::string dir = TempDirBase() + "/toolvfs-memory-XXXXXX";
     if (::mkdtemp(dir.data()) == nullptr) {  // mode 0700
       return ErrnoToStatus(errno, "Cannot materialize " + Quote(display_root_) +
@@ -672,7 +777,7 @@ class MemoryStore final : public ProjectFiles {
                                       Quote(TempDirBase()));
     }
     UniqueFd root(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    Status status = root ? WriteTree(root.get(), dir, snapshot)
+    Status status = root ? WriteTree(root.get(), dir, *snapshot)
                          : ErrnoToStatus(errno, "Cannot open " + Quote(dir));
     if (!status.ok()) {
       (void)RemoveTree(dir);
@@ -685,13 +790,82 @@ class MemoryStore final : public ProjectFiles {
 
   const std::string& DisplayRoot() const override { return display_root_; }
 
+  // ----- Snapshots: O(1) references to the frozen map (top of the file) ---
+
+  Result<std::string> Snapshot(std::optional<std::string_view> label) override {
+    if (label) TOOLVFS_RETURN_IF_ERROR(CheckSnapshotLabel(*label));
+    std::unique_lock lock(state_->mutex);
+    const uint64_t number = ++state_->last_snapshot_number;
+    state_->snapshots.emplace(
+        number, StoredSnapshot{label ? std::optional<std::string>(*label) : std::nullopt, NowMs(), state_->tree});
+    return std::to_string(number);
+  }
+
+  Status Restore(std::string_view id) override {
+    std::shared_ptr<Tree> replaced;  // declared first, so freed after the lock is released
+    std::unique_lock lock(state_->mutex);
+    TOOLVFS_ASSIGN_OR_RETURN(SharedTree tree, FindSnapshot(id));
+    // The live tree becomes the snapshot's map, shared and so frozen: the
+    // next change copies it, and the snapshot stays as it was. Versions,
+    // created and modified times come back with it. (The map was made
+    // non-const; only MutableTree changes it, and only once it is ours.)
+    replaced = std::exchange(state_->tree, std::const_pointer_cast<Tree>(std::move(tree)));
+    return OkStatus();
+  }
+
+  Result<std::vector<SnapshotInfo>> ListSnapshots() override {
+    std::shared_lock lock(state_->mutex);
+    std::vector<SnapshotInfo> list;
+    list.reserve(state_->snapshots.size());
+    for (const auto& [number, snapshot] : state_->snapshots) {
+      list.push_back(SnapshotInfo{std::to_string(number), snapshot.label, snapshot.created_ms});
+    }
+    return list;
+  }
+
+  Result<TreeDiff> Diff(std::string_view from, std::optional<std::string_view> to) override {
+    SharedTree old_tree;
+    SharedTree new_tree;
+    {
+      std::shared_lock lock(state_->mutex);
+      TOOLVFS_ASSIGN_OR_RETURN(old_tree, FindSnapshot(from));
+      if (to) {
+        TOOLVFS_ASSIGN_OR_RETURN(new_tree, FindSnapshot(*to));
+      } else {
+        new_tree = state_->tree;
+      }
+    }
+    // Both maps are frozen while we hold them: compare outside the lock.
+    return DiffTrees(*old_tree, *new_tree);
+  }
+
+  Status DeleteSnapshot(std::string_view id) override {
+    std::optional<uint64_t> number = ParseSnapshotId(id);
+    SharedTree released;  // declared first, so freed after the lock is released
+    std::unique_lock lock(state_->mutex);
+    auto it = number ? state_->snapshots.find(*number) : state_->snapshots.end();
+    if (it == state_->snapshots.end()) return SnapshotNotFoundError(id);
+    released = std::move(it->second.tree);
+    state_->snapshots.erase(it);
+    return OkStatus();
+  }
+
  private:
+  // The map of snapshot `id`; NotFound naming it. Call with the mutex held.
+  Result<SharedTree> FindSnapshot(std::string_view id) const {
+    std::optional<uint64_t> number = ParseSnapshotId(id);
+    if (!number) return SnapshotNotFoundError(id);
+    auto it = state_->snapshots.find(*number);
+    if (it == state_->snapshots.end()) return SnapshotNotFoundError(id);
+    return it->second.tree;
+  }
+
   // The content of the file at normalized `path`, shared: the caller copies
   // what it needs outside the lock. NotFound, NotDirectory (a parent is a
   // file) and IsDirectory worded for a read.
   Result<Content> FileContent(const std::string& path) {
     std::shared_lock lock(state_->mutex);
-    const Tree& tree = state_->tree;
+    const Tree& tree = *state_->tree;
     auto it = tree.find(path);
     if (it == tree.end()) return MissingOrParentIsFileError(tree, path, "read", "File");
     if (IsDir(it->second)) return IsDirectoryActionError("read", path);

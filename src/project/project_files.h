@@ -64,8 +64,10 @@ struct FileMetadata {
   // Kept natively by the stores that track them (memory, sqlite; SPEC.md
   // §2.4), absent elsewhere (fs). `version` is 1 when a file is created and
   // rises by one on every write or append; a rename onto an existing file
-  // continues the replaced file's count (+1); a directory has none.
-  // `created_ms` is set once, when the entry is created.
+  // continues the replaced file's count (+1) and keeps its created time
+  // (for that path it is an overwrite); a moved file keeps both; a
+  // directory has no version. `created_ms` is set once, when the entry is
+  // created.
   std::optional<uint64_t> version;
   std::optional<int64_t> created_ms;
 };

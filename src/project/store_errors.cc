@@ -1,6 +1,9 @@
 #include "project/store_errors.h"
 
+#include <charconv>
+
 #include "core/io.h"
+#include "core/text.h"
 #include "project/path.h"
 
 namespace toolvfs {
@@ -80,6 +83,37 @@ Status RenameTargetIsFileError(std::string_view from, std::string_view to) {
 
 Status RenameTargetNotEmptyError(std::string_view from, std::string_view to) {
   return NotEmptyError(CannotRename(from, to) + ": directory " + DisplayPath(to) + " is not empty");
+}
+
+Status CheckSnapshotLabel(std::string_view label) {
+  if (label.size() > kMaxSnapshotLabelBytes) {
+    // The start only, as for a long path: the message stays one readable line.
+    return InvalidArgumentError("Invalid snapshot label " + Quote(label.substr(0, 48)) + "... (" +
+                                std::to_string(label.size()) + " bytes): longer than the limit of " +
+                                std::to_string(kMaxSnapshotLabelBytes) + " bytes");
+  }
+  for (char c : label) {
+    auto byte = static_cast<uint8_t>(c);
+    if (byte < 0x20 || byte == 0x7F) {
+      return InvalidArgumentError("Invalid snapshot label " + Quote(label) + ": contains a control character");
+    }
+  }
+  if (!IsValidUtf8(label)) {
+    return InvalidArgumentError("Invalid snapshot label " + Quote(label) + ": is not valid UTF-8");
+  }
+  return OkStatus();
+}
+
+std::optional<uint64_t> ParseSnapshotId(std::string_view id) {
+  if (id.empty() || id.front() < '1' || id.front() > '9') return std::nullopt;
+  uint64_t number = 0;
+  auto [end, error] = std::from_chars(id.data(), id.data() + id.size(), number);
+  if (error != std::errc() || end != id.data() + id.size()) return std::nullopt;
+  return number;
+}
+
+Status SnapshotNotFoundError(std::string_view id) {
+  return NotFoundError("Snapshot " + Quote(id) + " does not exist");
 }
 
 }  // namespace toolvfs

@@ -3,7 +3,9 @@
 // suite can compare messages across backends).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -56,5 +58,31 @@ Status RenameTargetExistsError(std::string_view from, std::string_view to);
 Status RenameTargetIsDirectoryError(std::string_view from, std::string_view to);
 Status RenameTargetIsFileError(std::string_view from, std::string_view to);
 Status RenameTargetNotEmptyError(std::string_view from, std::string_view to);
+
+// ----- Snapshots (ProjectFiles::Snapshot and the calls that take an id) -----
+//
+// Every store that keeps snapshots validates labels and words unknown ids
+// with these, so a client sees one behaviour whichever store serves it.
+
+// The longest snapshot label, in bytes.
+inline constexpr size_t kMaxSnapshotLabelBytes = 255;
+
+// OK, or InvalidArgument naming the label and why:
+//   "Invalid snapshot label 'a\nb': contains a control character"
+//   "Invalid snapshot label 'x\xff': is not valid UTF-8"
+//   "Invalid snapshot label 'xxx...' (300 bytes): longer than the limit of 255 bytes"
+// Control characters are those of path.h (U+0000-U+001F, U+007F); invalid
+// UTF-8 is refused too, since a label is shown on terminals and in JSON. An
+// empty label is valid (it is kept as given).
+Status CheckSnapshotLabel(std::string_view label);
+
+// The number an id names, if `id` is a canonical snapshot id: the decimal
+// form of a number from 1 up, without sign, spaces or leading zeros ("7",
+// not "07" or "+7"). Ids are issued as 1, 2, 3... per workspace and never
+// reused, so anything else names no snapshot.
+std::optional<uint64_t> ParseSnapshotId(std::string_view id);
+
+// NotFound "Snapshot '<id>' does not exist", the id quoted and escaped.
+Status SnapshotNotFoundError(std::string_view id);
 
 }  // namespace toolvfs

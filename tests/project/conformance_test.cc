@@ -509,6 +509,32 @@ TEST_P(StoreConformance, MetadataErrors) {
                       "Cannot get metadata of 'f.txt/x': 'f.txt' is a file"));
 }
 
+// Version and created time are kept by the stores that keep history
+// (memory, sqlite), and left empty by those that cannot (fs: a real
+// directory has neither).
+TEST_P(StoreConformance, MetadataHasVersionAndCreatedTimeOnlyWhereTheStoreKeepsThem) {
+  const int64_t before = NowMs();
+  ASSERT_TRUE(IsOk(store_->Write("dir/a.txt", "one")));
+  ASSERT_TRUE(IsOk(store_->Write("dir/a.txt", "two", WriteMode::kAppend)));
+  Result<FileMetadata> file = store_->Metadata("dir/a.txt");
+  Result<FileMetadata> dir = store_->Metadata("dir");
+  ASSERT_TRUE(IsOk(file));
+  ASSERT_TRUE(IsOk(dir));
+  EXPECT_EQ(dir->version, std::nullopt);  // no store gives a directory a version
+  if (IsFs()) {
+    EXPECT_EQ(file->version, std::nullopt);
+    EXPECT_EQ(file->created_ms, std::nullopt);
+    EXPECT_EQ(dir->created_ms, std::nullopt);
+    return;
+  }
+  EXPECT_EQ(file->version, 2u);
+  ASSERT_TRUE(file->created_ms.has_value());
+  EXPECT_GE(*file->created_ms, before);
+  EXPECT_LE(*file->created_ms, file->modified_ms);
+  ASSERT_TRUE(dir->created_ms.has_value());
+  EXPECT_GE(*dir->created_ms, before);
+}
+
 // --- delete -------------------------------------------------------------------
 
 TEST_P(StoreConformance, DeleteAFileKeepsItsDirectory) {

@@ -62,6 +62,22 @@ TEST(ForwardingProjectFilesTest, ForwardsEveryCallToTheTarget) {
   EXPECT_TRUE((*view)->Release().ok());
 }
 
+TEST(ForwardingProjectFilesTest, ForwardsTheSnapshotCallsToTheTarget) {
+  std::unique_ptr<ProjectFiles> memory = NewMemoryStore("forwarded");
+  ForwardingProjectFiles store(*memory);
+  ASSERT_TRUE(store.Write("a.txt", "one").ok());
+  Result<std::string> id = store.Snapshot("kept");
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  ASSERT_TRUE(store.Write("a.txt", "two").ok());
+  EXPECT_EQ(memory->ListSnapshots()->size(), 1u);
+  EXPECT_EQ(store.ListSnapshots()->front().label, "kept");
+  EXPECT_EQ(store.Diff(*id)->modified, std::vector<std::string>{"a.txt"});
+  ASSERT_TRUE(store.Restore(*id).ok());
+  EXPECT_EQ(ReadOrError(*memory, "a.txt"), "one");
+  ASSERT_TRUE(store.DeleteSnapshot(*id).ok());
+  EXPECT_TRUE(memory->ListSnapshots()->empty());
+}
+
 TEST(ForwardingProjectFilesTest, ATargetWithoutSymlinksMakesTheWrapperItsOwnView) {
   std::unique_ptr<ProjectFiles> memory = NewMemoryStore();
   ForwardingProjectFiles store(*memory);
@@ -168,6 +184,73 @@ TEST_F(FaultInjectingProjectFilesTest, AReadOnlyStoreRefusesWritesWithPermission
   EXPECT_EQ(ReadOrError(store_, "a.txt"), "old a\n");
   store_.SetReadOnly(false);
   EXPECT_TRUE(store_.Delete("a.txt").ok());
+}
+
+// Snapshot, Restore and DeleteSnapshot change the workspace's state and
+// are writes; ListSnapshots and Diff are reads. A refused call never
+// reaches the target: no snapshot is taken, restored or deleted.
+TEST_F(FaultInjectingProjectFilesTest, SnapshotRestoreAndDeleteSnapshotAreWritesListAndDiffAreReads) {
+  Result<std::string> first = store_.Snapshot("before");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_TRUE(memory_->Write("a.txt", "new a\n").ok());
+
+  store_.FailWrites(StatusCode::kResourceExhausted, "No space left on device");
+  EXPECT_EQ(store_.Snapshot("refused").status(),
+            ResourceExhaustedError("Cannot take a snapshot of the project: No space left on device"));
+  EXPECT_EQ(store_.Restore(*first),
+            ResourceExhaustedError("Cannot restore snapshot '" + *first + "': No space left on device"));
+  EXPECT_EQ(store_.DeleteSnapshot(*first),
+            ResourceExhaustedError("Cannot delete snapshot '" + *first + "': No space left on device"));
+  EXPECT_EQ(store_.failed_calls(), 3u);
+  Result<std::vector<SnapshotInfo>> listed = store_.ListSnapshots();
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 1u);  // the refused snapshot was never taken, the first never deleted
+  EXPECT_EQ(listed->front().label, "before");
+  Result<TreeDiff> diff = store_.Diff(*first);
+  ASSERT_TRUE(diff.ok()) << diff.status().ToString();
+  EXPECT_EQ(diff->modified, std::vector<std::string>{"a.txt"});
+  EXPECT_EQ(ReadOrError(*memory_, "a.txt"), "new a\n");  // the restore never ran
+
+  store_.ClearFaults();
+  store_.SetReadOnly(true);
+  EXPECT_EQ(store_.Restore(*first),
+            PermissionDeniedError("Cannot restore snapshot '" + *first + "': the store is read-only"));
+  store_.SetReadOnly(false);
+  EXPECT_TRUE(store_.Restore(*first).ok());
+  EXPECT_EQ(ReadOrError(*memory_, "a.txt"), "old a\n");
+  EXPECT_EQ(store_.calls(StoreOperation::kSnapshot), 2u);
+  EXPECT_EQ(store_.calls(StoreOperation::kRestore), 3u);
+  EXPECT_EQ(store_.calls(StoreOperation::kDeleteSnapshot), 1u);
+  EXPECT_EQ(store_.calls(StoreOperation::kListSnapshots), 1u);
+  EXPECT_EQ(store_.calls(StoreOperation::kDiff), 1u);
+}
+
+TEST_F(FaultInjectingProjectFilesTest, AnNthCallFaultOfDiffOrListSnapshotsNamesWhatWasCompared) {
+  Result<std::string> first = store_.Snapshot();
+  Result<std::string> second = store_.Snapshot();
+  ASSERT_TRUE(first.ok() && second.ok());
+  store_.FailNthCall(1, StatusCode::kIo, "bad sector", StoreOperation::kDiff);
+  store_.FailNthCall(2, StatusCode::kIo, "bad sector", StoreOperation::kDiff);
+  store_.FailNthCall(1, StatusCode::kTimeout, "no answer", StoreOperation::kListSnapshots);
+  EXPECT_EQ(store_.Diff(*first).status(),
+            IoError("Cannot compare snapshot '" + *first + "' with the live workspace: bad sector"));
+  EXPECT_EQ(store_.Diff(*first, *second).status(),
+            IoError("Cannot compare snapshot '" + *first + "' with snapshot '" + *second + "': bad sector"));
+  EXPECT_EQ(store_.ListSnapshots().status(),
+            TimeoutError("Cannot list the snapshots of the project: no answer"));
+  EXPECT_TRUE(store_.Diff(*first, *second).ok());
+  EXPECT_TRUE(store_.ListSnapshots().ok());
+}
+
+TEST(StoreOperationTest, EveryOperationHasANameAndOnlyTheChangingOnesAreWrites) {
+  std::vector<std::string> writes;
+  for (int index = 0; index < kStoreOperationCount; ++index) {
+    auto operation = static_cast<StoreOperation>(index);
+    EXPECT_NE(StoreOperationName(operation), "unknown") << index;
+    if (IsWriteOperation(operation)) writes.emplace_back(StoreOperationName(operation));
+  }
+  EXPECT_EQ(writes, (std::vector<std::string>{"write", "delete", "rename", "materialize", "snapshot",
+                                              "restore", "delete_snapshot"}));
 }
 
 // Front ends act through WithoutSymlinks(): faults and counters must

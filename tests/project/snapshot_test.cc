@@ -1,0 +1,663 @@
+// The snapshot capability of ProjectFiles (SPEC.md §2.4, §7; the contract
+// comments of Snapshot, Restore, ListSnapshots, Diff and DeleteSnapshot in
+// project_files.h) and the per-file version and created time of the stores
+// that keep them.
+//
+// Written against the ProjectFiles interface only, so the same cases run on
+// every store that keeps snapshots: adding one is a line in
+// INSTANTIATE_TEST_SUITE_P and a case in SnapshotTest::OpenBackend. Stores
+// without snapshots (fs, null) are held to answering Unsupported at the end.
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/status.h"
+#include "project/fault_injecting_store.h"
+#include "project/forwarding_store.h"
+#include "project/fs_store.h"
+#include "project/null_store.h"
+#include "project/project_files.h"
+#include "project/test_util.h"
+
+namespace toolvfs {
+namespace {
+
+using namespace std::chrono_literals;
+using Paths = std::vector<std::string>;
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The status has `code` and, if given, exactly `message`.
+::testing::AssertionResult IsError(const Status& status, StatusCode code,
+                                   std::optional<std::string> message = std::nullopt) {
+  if (status.code() != code) {
+    return ::testing::AssertionFailure() << "expected " << StatusCodeName(code) << ", got "
+                                         << status.ToString();
+  }
+  if (message && status.message() != *message) {
+    return ::testing::AssertionFailure() << "expected message \"" << *message << "\", got \""
+                                         << status.message() << "\"";
+  }
+  return ::testing::AssertionSuccess();
+}
+template <typename T>
+::testing::AssertionResult IsError(const Result<T>& result, StatusCode code,
+                                   std::optional<std::string> message = std::nullopt) {
+  if (result.ok()) return ::testing::AssertionFailure() << "expected an error, got a value";
+  return IsError(result.status(), code, std::move(message));
+}
+
+// A whole workspace as a value: path -> content, "<dir>" for a directory.
+using TreeContents = std::map<std::string, std::string>;
+constexpr std::string_view kDirectory = "<dir>";
+
+class SnapshotTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    std::string_view backend = GetParam();
+    const bool forwarding = backend.starts_with("forwarding_");
+    const bool faults = backend.starts_with("faults_");
+    if (forwarding || faults) backend.remove_prefix(backend.find('_') + 1);
+    Result<std::unique_ptr<ProjectFiles>> opened = OpenBackend(backend);
+    ASSERT_TRUE(opened.ok()) << "cannot open the " << GetParam() << " store: " << opened.status().ToString();
+    if (!forwarding && !faults) {
+      store_ = std::move(*opened);
+      return;
+    }
+    target_ = std::move(*opened);
+    if (forwarding) {
+      store_ = std::make_unique<ForwardingProjectFiles>(*target_);
+    } else {
+      store_ = std::make_unique<FaultInjectingProjectFiles>(*target_);
+    }
+  }
+
+  // A new, empty workspace of `backend`.
+  Result<std::unique_ptr<ProjectFiles>> OpenBackend(std::string_view backend) {
+    if (backend == "memory") return OpenProject("memory:snapshots");
+    return InvalidArgumentError("no such backend in this suite: " + std::string(backend));
+  }
+
+  void Write(std::string_view path, std::string_view content, WriteMode mode = WriteMode::kOverwrite) {
+    Status status = store_->Write(path, content, mode);
+    ASSERT_TRUE(status.ok()) << path << ": " << status.ToString();
+  }
+
+  // An empty directory, made the only way the interface offers: a file
+  // written into it and deleted again.
+  void MakeEmptyDirectory(const std::string& path) {
+    ASSERT_NO_FATAL_FAILURE(Write(path + "/.placeholder", ""));
+    ASSERT_TRUE(store_->Delete(path + "/.placeholder").ok());
+  }
+
+  std::string Take(std::optional<std::string_view> label = std::nullopt) {
+    Result<std::string> id = store_->Snapshot(label);
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    return id.ok() ? *id : "<no snapshot>";
+  }
+
+  void RestoreTo(std::string_view id) {
+    Status status = store_->Restore(id);
+    ASSERT_TRUE(status.ok()) << id << ": " << status.ToString();
+  }
+
+  TreeDiff DiffOf(std::string_view from, std::optional<std::string_view> to = std::nullopt) {
+    Result<TreeDiff> diff = store_->Diff(from, to);
+    EXPECT_TRUE(diff.ok()) << diff.status().ToString();
+    return diff.ok() ? *diff : TreeDiff{{"<error>"}, {}, {}};
+  }
+
+  // Every entry below the root, walked through ListDir and Read.
+  TreeContents Contents() {
+    TreeContents contents;
+    Collect("", contents);
+    return contents;
+  }
+
+  void Collect(const std::string& dir, TreeContents& out) {
+    Result<std::vector<DirEntry>> entries = store_->ListDir(dir);
+    if (!entries.ok()) {
+      out[dir] = "<error: " + entries.status().ToString() + ">";
+      return;
+    }
+    for (const DirEntry& entry : *entries) {
+      const std::string path = dir.empty() ? entry.name : dir + "/" + entry.name;
+      if (entry.kind == EntryKind::kDirectory) {
+        out[path] = std::string(kDirectory);
+        Collect(path, out);
+      } else {
+        Result<std::string> content = store_->Read(path);
+        out[path] = content.ok() ? *content : "<error: " + content.status().ToString() + ">";
+      }
+    }
+  }
+
+  std::optional<uint64_t> VersionOf(std::string_view path) {
+    Result<FileMetadata> metadata = store_->Metadata(path);
+    EXPECT_TRUE(metadata.ok()) << path << ": " << metadata.status().ToString();
+    return metadata.ok() ? metadata->version : std::nullopt;
+  }
+
+  std::optional<int64_t> CreatedOf(std::string_view path) {
+    Result<FileMetadata> metadata = store_->Metadata(path);
+    EXPECT_TRUE(metadata.ok()) << path << ": " << metadata.status().ToString();
+    return metadata.ok() ? metadata->created_ms : std::nullopt;
+  }
+
+  std::unique_ptr<ProjectFiles> target_;  // behind a wrapper: declared first, outlives it
+  std::unique_ptr<ProjectFiles> store_;
+};
+
+// A workspace with files at two depths and an empty directory.
+const TreeContents kStart = {
+    {"README", "hello\n"},
+    {"empty", std::string(kDirectory)},
+    {"src", std::string(kDirectory)},
+    {"src/lib", std::string(kDirectory)},
+    {"src/lib/util.c", "int util;\n"},
+    {"src/main.c", "int main() {}\n"},
+};
+
+// ----- immutability -----------------------------------------------------------
+
+TEST_P(SnapshotTest, ASnapshotNeverChangesWhateverIsDoneAfterIt) {
+  ASSERT_NO_FATAL_FAILURE(Write("README", "hello\n"));
+  ASSERT_NO_FATAL_FAILURE(Write("src/main.c", "int main() {}\n"));
+  ASSERT_NO_FATAL_FAILURE(Write("src/lib/util.c", "int util;\n"));
+  ASSERT_NO_FATAL_FAILURE(MakeEmptyDirectory("empty"));
+  ASSERT_EQ(Contents(), kStart);
+  const std::string id = Take("start");
+
+  ASSERT_NO_FATAL_FAILURE(Write("README", "rewritten\n"));
+  ASSERT_NO_FATAL_FAILURE(Write("src/main.c", "// more\n", WriteMode::kAppend));
+  ASSERT_TRUE(store_->Delete("src/lib", /*recursive=*/true).ok());
+  ASSERT_TRUE(store_->Rename("empty", "moved").ok());
+  ASSERT_NO_FATAL_FAILURE(Write("new/file.txt", "new\n"));
+
+  // The live state moved on; what the snapshot holds did not.
+  EXPECT_EQ(DiffOf(id), (TreeDiff{{"moved", "new", "new/file.txt"},
+                                  {"README", "src/main.c"},
+                                  {"empty", "src/lib", "src/lib/util.c"}}));
+  const std::string later = Take();
+  EXPECT_EQ(DiffOf(id, later), DiffOf(id));
+  EXPECT_EQ(DiffOf(id, id), TreeDiff{});
+  RestoreTo(id);
+  EXPECT_EQ(Contents(), kStart);
+
+  // Changes after a restore do not reach the snapshot either.
+  ASSERT_NO_FATAL_FAILURE(Write("src/lib/util.c", "changed after the restore\n"));
+  ASSERT_TRUE(store_->Delete("README").ok());
+  RestoreTo(id);
+  EXPECT_EQ(Contents(), kStart);
+  // Nor does restoring one snapshot change another.
+  EXPECT_EQ(DiffOf(id, later), (TreeDiff{{"moved", "new", "new/file.txt"},
+                                         {"README", "src/main.c"},
+                                         {"empty", "src/lib", "src/lib/util.c"}}));
+}
+
+TEST_P(SnapshotTest, ASnapshotOfAnEmptyWorkspaceRestoresToEmpty) {
+  const std::string empty = Take();
+  EXPECT_EQ(DiffOf(empty), TreeDiff{});
+  ASSERT_NO_FATAL_FAILURE(Write("a/b.txt", "b"));
+  ASSERT_NO_FATAL_FAILURE(MakeEmptyDirectory("c"));
+  EXPECT_EQ(DiffOf(empty), (TreeDiff{{"a", "a/b.txt", "c"}, {}, {}}));
+  RestoreTo(empty);
+  EXPECT_EQ(Contents(), TreeContents{});
+  Result<std::vector<DirEntry>> root = store_->ListDir("");
+  ASSERT_TRUE(root.ok()) << root.status().ToString();
+  EXPECT_TRUE(root->empty());
+  // The workspace is usable afterwards.
+  ASSERT_NO_FATAL_FAILURE(Write("a/b.txt", "again"));
+  EXPECT_EQ(Contents(), (TreeContents{{"a", std::string(kDirectory)}, {"a/b.txt", "again"}}));
+}
+
+// ----- restore ----------------------------------------------------------------
+
+TEST_P(SnapshotTest, RestoreGoesToAnyOfThreeSnapshotsInAnyOrder) {
+  ASSERT_NO_FATAL_FAILURE(Write("a.txt", "one"));
+  const TreeContents first_state = Contents();
+  const std::string first = Take("one");
+  ASSERT_NO_FATAL_FAILURE(Write("a.txt", "two"));
+  ASSERT_NO_FATAL_FAILURE(Write("dir/b.txt", "two"));
+  const TreeContents second_state = Contents();
+  const std::string second = Take("two");
+  ASSERT_TRUE(store_->Delete("a.txt").ok());
+  ASSERT_NO_FATAL_FAILURE(Write("dir/b.txt", "three", WriteMode::kAppend));
+  ASSERT_NO_FATAL_FAILURE(Write("c.txt", "three"));
+  const TreeContents third_state = Contents();
+  const std::string third = Take("three");
+  ASSERT_NE(first_state, second_state);
+  ASSERT_NE(second_state, third_state);
+
+  const std::vector<std::pair<std::string, const TreeContents*>> order = {
+      {first, &first_state},  {third, &third_state},  {second, &second_state}, {first, &first_state},
+      {second, &second_state}, {third, &third_state}, {third, &third_state},   {second, &second_state}};
+  for (const auto& [id, expected] : order) {
+    RestoreTo(id);
+    EXPECT_EQ(Contents(), *expected) << "after restoring " << id;
+    EXPECT_EQ(DiffOf(id), TreeDiff{}) << id;
+  }
+  Result<std::vector<SnapshotInfo>> listed = store_->ListSnapshots();
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->size(), 3u);  // restoring takes no snapshot and deletes none
+}
+
+TEST_P(SnapshotTest, RestoreBringsBackDeletedFilesAndDeletedEmptyDirectories) {
+  ASSERT_NO_FATAL_FAILURE(Write("keep/a.txt", "a"));
+  ASSERT_NO_FATAL_FAILURE(Write("gone/deep/b.txt", "b"));
+  ASSERT_NO_FATAL_FAILURE(MakeEmptyDirectory("empty"));
+  ASSERT_NO_FATAL_FAILURE(MakeEmptyDirectory("keep/empty_inside"));
+  const TreeContents before = Contents();
+  const std::string id = Take();
+
+  ASSERT_TRUE(store_->Delete("gone", /*recursive=*/true).ok());
+  ASSERT_TRUE(store_->Delete("empty").ok());
+  ASSERT_TRUE(store_->Delete("keep/empty_inside").ok());
+  ASSERT_TRUE(store_->Delete("keep/a.txt").ok());
+  EXPECT_EQ(Contents(), (TreeContents{{"keep", std::string(kDirectory)}}));
+
+  RestoreTo(id);
+  EXPECT_EQ(Contents(), before);
+  Result<FileMetadata> empty = store_->Metadata("empty");
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_EQ(empty->kind, EntryKind::kDirectory);
+}
+
+TEST_P(SnapshotTest, RestoreRemovesFilesAndDirectoriesCreatedSince) {
+  ASSERT_NO_FATAL_FAILURE(Write("old.txt", "old"));
+  const std::string id = Take();
+  ASSERT_NO_FATAL_FAILURE(Write("new.txt", "new"));
+  ASSERT_NO_FATAL_FAILURE(Write("made/deep/down/file.txt", "new"));
+  ASSERT_NO_FATAL_FAILURE(MakeEmptyDirectory("made/empty"));
+  ASSERT_NO_FATAL_FAILURE(MakeEmptyDirectory("lonely"));
+
+  RestoreTo(id);
+  EXPECT_EQ(Contents(), (TreeContents{{"old.txt", "old"}}));
+  for (std::string_view path : {"new.txt", "made", "made/deep/down/file.txt", "lonely"}) {
+    Result<bool> exists = store_->Exists(path);
+    ASSERT_TRUE(exists.ok());
+    EXPECT_FALSE(*exists) << path;
+  }
+}
+
+TEST_P(SnapshotTest, RestoreUndoesARenameOfADirectory) {
+  ASSERT_NO_FATAL_FAILURE(Write("from/a.txt", "a"));
+  ASSERT_NO_FATAL_FAILURE(Write("from/sub/b.txt", "b"));
+  const TreeContents before = Contents();
+  const std::string id = Take();
+  ASSERT_TRUE(store_->Rename("from", "to/elsewhere").ok());
+  EXPECT_EQ(DiffOf(id), (TreeDiff{{"to", "to/elsewhere", "to/elsewhere/a.txt", "to/elsewhere/sub",
+                                   "to/elsewhere/sub/b.txt"},
+                                  {},
+                                  {"from", "from/a.txt", "from/sub", "from/sub/b.txt"}}));
+  RestoreTo(id);
+  EXPECT_EQ(Contents(), before);
+}
+
+// ----- diff -------------------------------------------------------------------
+
+TEST_P(SnapshotTest, DiffInBothDirectionsSwapsAddedAndDeleted) {
+  ASSERT_NO_FATAL_FAILURE(Write("same.txt", "same"));
+  ASSERT_NO_FATAL_FAILURE(Write("changed.txt", "before"));
+  ASSERT_NO_FATAL_FAILURE(Write("removed/r.txt", "r"));
+  const std::string before = Take();
+  ASSERT_NO_FATAL_FAILURE(Write("changed.txt", "after"));
+  ASSERT_TRUE(store_->Delete("removed", /*recursive=*/true).ok());
+  ASSERT_NO_FATAL_FAILURE(Write("added/x.txt", "x"));
+  ASSERT_NO_FATAL_FAILURE(Write("b.txt", "b"));
+  const std::string after = Take();
+
+  const TreeDiff forward{{"added", "added/x.txt", "b.txt"}, {"changed.txt"}, {"removed", "removed/r.txt"}};
+  EXPECT_EQ(DiffOf(before, after), forward);
+  EXPECT_EQ(DiffOf(after, before), (TreeDiff{forward.deleted, forward.modified, forward.added}));
+  EXPECT_EQ(DiffOf(before), forward);  // the live state is `after`
+  EXPECT_EQ(DiffOf(after), TreeDiff{});
+  ASSERT_NO_FATAL_FAILURE(Write("same.txt", "not any more"));
+  EXPECT_EQ(DiffOf(after), (TreeDiff{{}, {"same.txt"}, {}}));
+}
+
+TEST_P(SnapshotTest, DiffListsAChangeOfKindAsModified) {
+  ASSERT_NO_FATAL_FAILURE(Write("x", "a file"));
+  ASSERT_NO_FATAL_FAILURE(Write("y/inside.txt", "in a directory"));
+  const std::string id = Take();
+  ASSERT_TRUE(store_->Delete("x").ok());
+  ASSERT_NO_FATAL_FAILURE(Write("x/now_a_directory.txt", "d"));
+  ASSERT_TRUE(store_->Delete("y", /*recursive=*/true).ok());
+  ASSERT_NO_FATAL_FAILURE(Write("y", "now a file"));
+  EXPECT_EQ(DiffOf(id), (TreeDiff{{"x/now_a_directory.txt"}, {"x", "y"}, {"y/inside.txt"}}));
+}
+
+// Modified means other content: writing the same bytes again, or a
+// directory whose entries changed, is not a modification of that path.
+TEST_P(SnapshotTest, DiffComparesContentNotWrites) {
+  ASSERT_NO_FATAL_FAILURE(Write("dir/a.txt", "same bytes"));
+  const std::string id = Take();
+  ASSERT_NO_FATAL_FAILURE(Write("dir/a.txt", "other bytes"));
+  ASSERT_NO_FATAL_FAILURE(Write("dir/a.txt", "same bytes"));
+  ASSERT_NO_FATAL_FAILURE(Write("dir/b.txt", "new"));
+  EXPECT_EQ(DiffOf(id), (TreeDiff{{"dir/b.txt"}, {}, {}}));
+}
+
+// ----- ids, listing, labels ---------------------------------------------------
+
+TEST_P(SnapshotTest, UnknownIdsAreNotFoundNamingTheId) {
+  const std::string known = Take();
+  for (std::string_view unknown : {"999", "0", "01", "abc", "", "1 ", "-1", "a\nb"}) {
+    if (unknown == known) continue;
+    const std::string message =
+        unknown == "a\nb" ? "Snapshot 'a\\nb' does not exist" : "Snapshot '" + std::string(unknown) + "' does not exist";
+    EXPECT_TRUE(IsError(store_->Restore(unknown), StatusCode::kNotFound, message)) << unknown;
+    EXPECT_TRUE(IsError(store_->Diff(unknown), StatusCode::kNotFound, message)) << unknown;
+    EXPECT_TRUE(IsError(store_->Diff(known, unknown), StatusCode::kNotFound, message)) << unknown;
+    EXPECT_TRUE(IsError(store_->Diff(unknown, known), StatusCode::kNotFound, message)) << unknown;
+    EXPECT_TRUE(IsError(store_->DeleteSnapshot(unknown), StatusCode::kNotFound, message)) << unknown;
+  }
+  EXPECT_EQ(store_->ListSnapshots()->size(), 1u);
+}
+
+TEST_P(SnapshotTest, ADeletedSnapshotIsUnknownAndTheOthersStillWork) {
+  ASSERT_NO_FATAL_FAILURE(Write("a.txt", "1"));
+  const std::string first = Take("first");
+  ASSERT_NO_FATAL_FAILURE(Write("a.txt", "2"));
+  const std::string second = Take("second");
+  ASSERT_NO_FATAL_FAILURE(Write("a.txt", "3"));
+  const std::string third = Take("third");
+
+  ASSERT_TRUE(store_->DeleteSnapshot(second).ok());
+  const std::string gone = "Snapshot '" + second + "' does not exist";
+  EXPECT_TRUE(IsError(store_->Restore(second), StatusCode::kNotFound, gone));
+  EXPECT_TRUE(IsError(store_->Diff(second), StatusCode::kNotFound, gone));
+  EXPECT_TRUE(IsError(store_->DeleteSnapshot(second), StatusCode::kNotFound, gone));
+
+  EXPECT_EQ(DiffOf(first, third), (TreeDiff{{}, {"a.txt"}, {}}));
+  RestoreTo(first);
+  EXPECT_EQ(Contents(), (TreeContents{{"a.txt", "1"}}));
+  RestoreTo(third);
+  EXPECT_EQ(Contents(), (TreeContents{{"a.txt", "3"}}));
+
+  Result<std::vector<SnapshotInfo>> listed = store_->ListSnapshots();
+  ASSERT_TRUE(listed.ok());
+  std::vector<std::string> ids;
+  for (const SnapshotInfo& info : *listed) ids.push_back(info.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{first, third}));
+
+  // Deleting the snapshot the workspace was restored from changes nothing live.
+  ASSERT_TRUE(store_->DeleteSnapshot(third).ok());
+  EXPECT_EQ(Contents(), (TreeContents{{"a.txt", "3"}}));
+  ASSERT_NO_FATAL_FAILURE(Write("a.txt", "4"));
+  EXPECT_EQ(DiffOf(first), (TreeDiff{{}, {"a.txt"}, {}}));
+}
+
+// Ids are "1", "2", ...: decimal, increasing, and never given out twice,
+// not even once the snapshot that had one is deleted.
+TEST_P(SnapshotTest, IdsAreIncreasingDecimalNumbersNeverReused) {
+  std::vector<uint64_t> numbers;
+  for (int round = 0; round < 5; ++round) {
+    const std::string id = Take();
+    uint64_t number = 0;
+    auto [end, error] = std::from_chars(id.data(), id.data() + id.size(), number);
+    ASSERT_TRUE(error == std::errc() && end == id.data() + id.size() && id.front() != '0') << id;
+    EXPECT_EQ(std::to_string(number), id);
+    if (!numbers.empty()) {
+      EXPECT_GT(number, numbers.back()) << id;
+    }
+    numbers.push_back(number);
+    ASSERT_TRUE(store_->DeleteSnapshot(id).ok()) << id;  // the newest, deleted at once
+  }
+}
+
+TEST_P(SnapshotTest, ListSnapshotsIsOldestFirstWithLabelsAndTimes) {
+  Result<std::vector<SnapshotInfo>> none = store_->ListSnapshots();
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_TRUE(none->empty());
+
+  const int64_t before = NowMs();
+  const std::string first = Take("before the refactor");
+  const std::string second = Take();
+  const std::string third = Take("étape 3 ✓");
+  const int64_t after = NowMs();
+
+  Result<std::vector<SnapshotInfo>> listed = store_->ListSnapshots();
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 3u);
+  EXPECT_EQ((*listed)[0].id, first);
+  EXPECT_EQ((*listed)[0].label, "before the refactor");
+  EXPECT_EQ((*listed)[1].id, second);
+  EXPECT_EQ((*listed)[1].label, std::nullopt);
+  EXPECT_EQ((*listed)[2].id, third);
+  EXPECT_EQ((*listed)[2].label, "étape 3 ✓");
+  for (const SnapshotInfo& info : *listed) {
+    EXPECT_GE(info.created_ms, before) << info.id;
+    EXPECT_LE(info.created_ms, after) << info.id;
+  }
+  EXPECT_LE((*listed)[0].created_ms, (*listed)[2].created_ms);
+}
+
+TEST_P(SnapshotTest, LabelsAreCheckedAndARefusedLabelTakesNoSnapshot) {
+  const std::string longest(255, 'x');
+  EXPECT_TRUE(store_->Snapshot(longest).ok());
+  EXPECT_TRUE(store_->Snapshot("").ok());  // empty is a label like any other, kept as given
+
+  EXPECT_TRUE(IsError(store_->Snapshot(std::string(256, 'x')), StatusCode::kInvalidArgument,
+                      "Invalid snapshot label '" + std::string(48, 'x') +
+                          "'... (256 bytes): longer than the limit of 255 bytes"));
+  EXPECT_TRUE(IsError(store_->Snapshot("two\nlines"), StatusCode::kInvalidArgument,
+                      "Invalid snapshot label 'two\\nlines': contains a control character"));
+  EXPECT_TRUE(IsError(store_->Snapshot(std::string("nul\0byte", 8)), StatusCode::kInvalidArgument,
+                      "Invalid snapshot label 'nul\\x00byte': contains a control character"));
+  EXPECT_TRUE(IsError(store_->Snapshot("del\x7f"), StatusCode::kInvalidArgument,
+                      "Invalid snapshot label 'del\\x7f': contains a control character"));
+  EXPECT_TRUE(IsError(store_->Snapshot("bad \xff byte"), StatusCode::kInvalidArgument,
+                      "Invalid snapshot label 'bad \\xff byte': is not valid UTF-8"));
+
+  Result<std::vector<SnapshotInfo>> listed = store_->ListSnapshots();
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ((*listed)[0].label, longest);
+  EXPECT_EQ((*listed)[1].label, "");
+}
+
+// ----- versions and created times ---------------------------------------------
+
+TEST_P(SnapshotTest, AFileIsVersionOneWhenCreatedAndRisesWithEveryWrite) {
+  const int64_t before = NowMs();
+  ASSERT_NO_FATAL_FAILURE(Write("dir/a.txt", "1", WriteMode::kCreate));
+  const int64_t after_creation = NowMs();
+  EXPECT_EQ(VersionOf("dir/a.txt"), 1u);
+  std::optional<int64_t> created = CreatedOf("dir/a.txt");
+  ASSERT_TRUE(created.has_value());
+  EXPECT_GE(*created, before);
+  EXPECT_LE(*created, after_creation);
+
+  std::this_thread::sleep_for(5ms);  // so a later write has a later time
+  ASSERT_NO_FATAL_FAILURE(Write("dir/a.txt", "2"));
+  EXPECT_EQ(VersionOf("dir/a.txt"), 2u);
+  ASSERT_NO_FATAL_FAILURE(Write("dir/a.txt", "3", WriteMode::kAppend));
+  EXPECT_EQ(VersionOf("dir/a.txt"), 3u);
+  ASSERT_NO_FATAL_FAILURE(Write("dir/a.txt", "23", WriteMode::kOverwrite));  // same bytes: still a write
+  EXPECT_EQ(VersionOf("dir/a.txt"), 4u);
+  Result<FileMetadata> metadata = store_->Metadata("dir/a.txt");
+  ASSERT_TRUE(metadata.ok());
+  EXPECT_EQ(metadata->created_ms, created);  // set once
+  EXPECT_GT(metadata->modified_ms, *created);
+
+  // A failed write is no write.
+  EXPECT_FALSE(store_->Write("dir/a.txt", "x", WriteMode::kCreate).ok());
+  EXPECT_EQ(VersionOf("dir/a.txt"), 4u);
+  // A file created again after a delete starts over.
+  ASSERT_TRUE(store_->Delete("dir/a.txt").ok());
+  ASSERT_NO_FATAL_FAILURE(Write("dir/a.txt", "again", WriteMode::kAppend));
+  EXPECT_EQ(VersionOf("dir/a.txt"), 1u);
+}
+
+TEST_P(SnapshotTest, DirectoriesHaveACreatedTimeAndNoVersion) {
+  const int64_t before = NowMs();
+  ASSERT_NO_FATAL_FAILURE(Write("dir/sub/a.txt", "a"));
+  for (std::string_view path : {"dir", "dir/sub"}) {
+    Result<FileMetadata> metadata = store_->Metadata(path);
+    ASSERT_TRUE(metadata.ok()) << path;
+    EXPECT_EQ(metadata->version, std::nullopt) << path;
+    ASSERT_TRUE(metadata->created_ms.has_value()) << path;
+    EXPECT_GE(*metadata->created_ms, before) << path;
+    EXPECT_LE(*metadata->created_ms, NowMs()) << path;
+  }
+}
+
+TEST_P(SnapshotTest, ARenameKeepsTheVersionAndOntoAFileContinuesTheReplacedFilesCount) {
+  ASSERT_NO_FATAL_FAILURE(Write("moving.txt", "1"));
+  ASSERT_NO_FATAL_FAILURE(Write("moving.txt", "2"));
+  const std::optional<int64_t> moving_created = CreatedOf("moving.txt");
+  ASSERT_TRUE(store_->Rename("moving.txt", "dir/moved.txt").ok());
+  EXPECT_EQ(VersionOf("dir/moved.txt"), 2u);
+  EXPECT_EQ(CreatedOf("dir/moved.txt"), moving_created);
+
+  // Files inside a moved directory keep theirs too.
+  ASSERT_TRUE(store_->Rename("dir", "renamed_dir").ok());
+  EXPECT_EQ(VersionOf("renamed_dir/moved.txt"), 2u);
+
+  ASSERT_NO_FATAL_FAILURE(Write("target.txt", "1"));
+  for (int write = 0; write < 4; ++write) ASSERT_NO_FATAL_FAILURE(Write("target.txt", "more", WriteMode::kAppend));
+  ASSERT_EQ(VersionOf("target.txt"), 5u);
+  const std::optional<int64_t> target_created = CreatedOf("target.txt");
+  std::this_thread::sleep_for(5ms);  // so the newcomer's created time differs
+  ASSERT_NO_FATAL_FAILURE(Write("newcomer.txt", "replaces it"));
+  ASSERT_NE(CreatedOf("newcomer.txt"), target_created);
+  ASSERT_TRUE(store_->Rename("newcomer.txt", "target.txt", /*overwrite=*/true).ok());
+  // To a reader of target.txt this was an overwrite: its count goes on,
+  // and it keeps the time it was created.
+  EXPECT_EQ(VersionOf("target.txt"), 6u);
+  EXPECT_EQ(CreatedOf("target.txt"), target_created);
+  Result<std::string> content = store_->Read("target.txt");
+  ASSERT_TRUE(content.ok());
+  EXPECT_EQ(*content, "replaces it");
+}
+
+TEST_P(SnapshotTest, RestoreBringsBackTheSnapshotsVersionsAndCreatedTimes) {
+  ASSERT_NO_FATAL_FAILURE(Write("a.txt", "1"));
+  ASSERT_NO_FATAL_FAILURE(Write("a.txt", "2"));
+  ASSERT_NO_FATAL_FAILURE(Write("deleted.txt", "d"));
+  const std::optional<int64_t> a_created = CreatedOf("a.txt");
+  const std::optional<int64_t> deleted_created = CreatedOf("deleted.txt");
+  const std::string id = Take();
+
+  ASSERT_NO_FATAL_FAILURE(Write("a.txt", "3"));
+  ASSERT_NO_FATAL_FAILURE(Write("a.txt", "4"));
+  ASSERT_EQ(VersionOf("a.txt"), 4u);
+  ASSERT_TRUE(store_->Delete("deleted.txt").ok());
+  std::this_thread::sleep_for(5ms);
+  ASSERT_NO_FATAL_FAILURE(Write("deleted.txt", "recreated"));
+  ASSERT_NE(CreatedOf("deleted.txt"), deleted_created);
+
+  RestoreTo(id);
+  EXPECT_EQ(VersionOf("a.txt"), 2u);
+  EXPECT_EQ(CreatedOf("a.txt"), a_created);
+  EXPECT_EQ(VersionOf("deleted.txt"), 1u);
+  EXPECT_EQ(CreatedOf("deleted.txt"), deleted_created);
+  // And counting goes on from there.
+  ASSERT_NO_FATAL_FAILURE(Write("a.txt", "3 again"));
+  EXPECT_EQ(VersionOf("a.txt"), 3u);
+}
+
+// What a subprocess tool changes in a materialized copy reaches the store
+// as writes: a modified file goes up by one, a new one starts at 1, an
+// untouched one keeps its version.
+TEST_P(SnapshotTest, AMaterializedViewsChangesCountAsWrites) {
+  ASSERT_NO_FATAL_FAILURE(Write("edited.txt", "before"));
+  ASSERT_NO_FATAL_FAILURE(Write("edited.txt", "before, twice"));
+  ASSERT_NO_FATAL_FAILURE(Write("untouched.txt", "same"));
+  Result<std::unique_ptr<MaterializedView>> view = store_->Materialize();
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  WriteRealFile((*view)->path() + "/edited.txt", "edited by a tool");
+  WriteRealFile((*view)->path() + "/added.txt", "added by a tool");
+  ASSERT_TRUE((*view)->Release().ok());
+
+  EXPECT_EQ(VersionOf("edited.txt"), 3u);
+  EXPECT_EQ(VersionOf("added.txt"), 1u);
+  EXPECT_EQ(VersionOf("untouched.txt"), 1u);
+}
+
+// A snapshot is one atomic step: taken while writers run, it holds each
+// writer's files up to some point, never a later file without an earlier
+// one (each writer creates f0, f1, ... in order).
+TEST_P(SnapshotTest, SnapshotsTakenWhileWritersRunAreEachOnePointInTime) {
+  constexpr int kWriters = 3;
+  constexpr int kFilesPerWriter = 150;
+  std::atomic<int> finished_writers = 0;
+  std::vector<std::thread> writers;
+  for (int writer = 0; writer < kWriters; ++writer) {
+    writers.emplace_back([this, writer, &finished_writers] {
+      for (int file = 0; file < kFilesPerWriter; ++file) {
+        const std::string path = "w" + std::to_string(writer) + "/f" + std::to_string(file);
+        EXPECT_TRUE(store_->Write(path, std::to_string(file)).ok()) << path;
+      }
+      ++finished_writers;
+    });
+  }
+  // As many snapshots as fit while the writers run (at most 100).
+  std::vector<std::string> ids;
+  while (finished_writers < kWriters && ids.size() < 100) ids.push_back(Take());
+  for (std::thread& writer : writers) writer.join();
+  ids.push_back(Take());  // and one with everything
+
+  for (const std::string& id : ids) {
+    RestoreTo(id);
+    const TreeContents contents = Contents();
+    for (int writer = 0; writer < kWriters; ++writer) {
+      const std::string dir = "w" + std::to_string(writer);
+      int present = 0;
+      while (contents.contains(dir + "/f" + std::to_string(present))) ++present;
+      for (int file = present; file < kFilesPerWriter; ++file) {
+        EXPECT_FALSE(contents.contains(dir + "/f" + std::to_string(file)))
+            << "snapshot " << id << " has " << dir << "/f" << file << " without f" << present;
+      }
+    }
+  }
+  RestoreTo(ids.back());
+  EXPECT_EQ(Contents().size(), size_t{kWriters} * (kFilesPerWriter + 1));  // each file and its directory
+}
+
+std::string BackendName(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
+
+// Every store that keeps snapshots. "forwarding_X" and "faults_X" are X
+// behind a ForwardingProjectFiles and a FaultInjectingProjectFiles with no
+// fault set: both must pass unchanged.
+INSTANTIATE_TEST_SUITE_P(Stores, SnapshotTest,
+                         ::testing::Values("memory", "forwarding_memory", "faults_memory"), BackendName);
+
+// ----- stores without snapshots -----------------------------------------------
+
+TEST(SnapshotsUnsupportedTest, FsAndNullStoresAnswerUnsupportedNamingTheStore) {
+  TempDir dir;
+  Result<std::unique_ptr<ProjectFiles>> fs = OpenFsStore(dir.path());
+  ASSERT_TRUE(fs.ok()) << fs.status().ToString();
+  std::unique_ptr<ProjectFiles> null = NewNullStore();
+  for (ProjectFiles* store : {fs->get(), null.get()}) {
+    const std::string message = "The project '" + store->DisplayRoot() +
+                                "' does not keep snapshots; a memory: or sqlite: workspace does";
+    EXPECT_TRUE(IsError(store->Snapshot("label"), StatusCode::kUnsupported, message));
+    EXPECT_TRUE(IsError(store->Restore("1"), StatusCode::kUnsupported, message));
+    EXPECT_TRUE(IsError(store->ListSnapshots(), StatusCode::kUnsupported, message));
+    EXPECT_TRUE(IsError(store->Diff("1"), StatusCode::kUnsupported, message));
+    EXPECT_TRUE(IsError(store->Diff("1", "2"), StatusCode::kUnsupported, message));
+    EXPECT_TRUE(IsError(store->DeleteSnapshot("1"), StatusCode::kUnsupported, message));
+  }
+  EXPECT_TRUE(ListRealDirectory(dir.path()).empty());  // nothing was written into the directory
+}
+
+}  // namespace
+}  // namespace toolvfs
