@@ -90,6 +90,7 @@ class SnapshotTest : public ::testing::TestWithParam<std::string> {
   // A new, empty workspace of `backend`.
   Result<std::unique_ptr<ProjectFiles>> OpenBackend(std::string_view backend) {
     if (backend == "memory") return OpenProject("memory:snapshots");
+    if (backend == "sqlite") return OpenProject("sqlite:" + directory_.path() + "/store.db#snapshots");
     return InvalidArgumentError("no such backend in this suite: " + std::string(backend));
   }
 
@@ -159,6 +160,7 @@ class SnapshotTest : public ::testing::TestWithParam<std::string> {
     return metadata.ok() ? metadata->created_ms : std::nullopt;
   }
 
+  TempDir directory_;                     // for stores that keep a file; outlives them
   std::unique_ptr<ProjectFiles> target_;  // behind a wrapper: declared first, outlives it
   std::unique_ptr<ProjectFiles> store_;
 };
@@ -637,7 +639,9 @@ std::string BackendName(const ::testing::TestParamInfo<std::string>& info) { ret
 // behind a ForwardingProjectFiles and a FaultInjectingProjectFiles with no
 // fault set: both must pass unchanged.
 INSTANTIATE_TEST_SUITE_P(Stores, SnapshotTest,
-                         ::testing::Values("memory", "forwarding_memory", "faults_memory"), BackendName);
+                         ::testing::Values("memory", "sqlite", "forwarding_memory", "faults_memory",
+                                           "faults_sqlite"),
+                         BackendName);
 
 // ----- stores without snapshots -----------------------------------------------
 

@@ -246,7 +246,7 @@ TEST_F(SqliteStoreTest, ASnapshotOpensReadOnlyByIdOrLabel) {
   }
   EXPECT_EQ(*store->Read("f.txt"), "after") << "the live state is untouched";
   EXPECT_TRUE(FailsWith(OpenProject(Uri("w") + "@99"), StatusCode::kNotFound,
-                        "Snapshot '99' does not exist in workspace 'w'"));
+                        "Snapshot '99' does not exist"));
 }
 
 TEST_F(SqliteStoreTest, AMaterializedSnapshotRefusesToSyncChanges) {

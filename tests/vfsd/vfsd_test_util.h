@@ -35,6 +35,9 @@ inline const std::vector<Backend>& Backends() {
   static const std::vector<Backend> kBackends = {
       {"fs", [](const std::string& directory) { return std::move(*OpenFsStore(directory)); }, true},
       {"memory", [](const std::string&) { return NewMemoryStore("vfsd-test"); }, false},
+      {"sqlite", [](const std::string& directory) {
+         return std::move(*OpenProject("sqlite:" + directory + "/store.db#vfsd-test"));
+       }, false},
   };
   return kBackends;
 }

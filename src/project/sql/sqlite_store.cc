@@ -21,7 +21,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -625,26 +624,22 @@ struct SnapshotRef {
   int64_t generation = 0;
 };
 
-Status UnknownSnapshotError(std::string_view reference, const Workspace& workspace) {
-  return NotFoundError("Snapshot " + Quote(reference) + " does not exist in workspace " +
-                       Quote(workspace.name));
-}
-
-// Finds a snapshot by id, or by a label no other snapshot has.
+// Finds a snapshot by its id (the canonical decimal form, ParseSnapshotId)
+// or, when `labels` (a URI's @SNAPSHOT), by a label no other snapshot has.
+// NotFound worded as every store words it (SnapshotNotFoundError).
 Result<SnapshotRef> FindSnapshot(SqliteConnection& db, int64_t workspace_id, std::string_view reference,
-                                 const std::function<Status()>& unknown) {
-  const bool numeric = !reference.empty() && reference.size() <= 18 &&
-                       std::all_of(reference.begin(), reference.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (numeric) {
+                                 bool labels) {
+  if (std::optional<uint64_t> id = ParseSnapshotId(reference)) {
     TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement by_id, db.Prepare(kSnapshotById));
-    by_id.Bind(1, workspace_id).Bind(2, static_cast<int64_t>(std::stoll(std::string(reference))));
+    by_id.Bind(1, workspace_id).Bind(2, static_cast<int64_t>(*id));
     TOOLVFS_ASSIGN_OR_RETURN(bool found, by_id.Step());
     if (found) return SnapshotRef{by_id.Int(0), by_id.Int(1)};
   }
+  if (!labels) return SnapshotNotFoundError(reference);
   TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement by_label, db.Prepare(kSnapshotsByLabel));
   by_label.Bind(1, workspace_id).Bind(2, reference);
   TOOLVFS_ASSIGN_OR_RETURN(bool found, by_label.Step());
-  if (!found) return unknown();
+  if (!found) return SnapshotNotFoundError(reference);
   SnapshotRef ref{by_label.Int(0), by_label.Int(1)};
   TOOLVFS_ASSIGN_OR_RETURN(bool another, by_label.Step());
   if (another) {
@@ -796,7 +791,7 @@ class SqliteStore final : public ProjectFiles {
       }
       const bool moving_directory = source->is_directory();
       TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> target, LookUpLive(change, to));
-      std::optional<int64_t> replaced_version;
+      std::optional<toolvfs::Entry> replaced;
       if (target) {
         if (!overwrite) return RenameTargetExistsError(from, to);
         if (PathContains(to, from)) return RenameTargetNotEmptyError(from, to);
@@ -806,7 +801,7 @@ class SqliteStore final : public ProjectFiles {
           TOOLVFS_ASSIGN_OR_RETURN(bool has_children, HasLiveChildren(change, to));
           if (has_children) return RenameTargetNotEmptyError(from, to);
         }
-        replaced_version = target->version;
+        replaced = target;
         TOOLVFS_RETURN_IF_ERROR(RetireEntry(change, to, *target));
       }
       TOOLVFS_RETURN_IF_ERROR(CreateParents(change, to, what));
@@ -821,8 +816,11 @@ class SqliteStore final : public ProjectFiles {
       // old rows may drop theirs.
       for (const auto& [old_path, entry] : moved) {
         Entry copy = entry;
-        if (old_path == from && replaced_version) {
-          copy.version = *replaced_version + 1;  // continues the replaced file's count
+        if (old_path == from && replaced && !replaced->is_directory()) {
+          // To anyone reading `to` this was an overwrite: the version
+          // continues the replaced file's count and its created time stays.
+          copy.version = replaced->version.value_or(0) + 1;
+          copy.created_ms = replaced->created_ms;
           copy.modified_ms = change.now;
         }
         if (copy.content_id) TOOLVFS_RETURN_IF_ERROR(AddContentReference(change.db, *copy.content_id));
@@ -855,7 +853,7 @@ class SqliteStore final : public ProjectFiles {
   // ----- Snapshots ----------------------------------------------------------------
 
   Result<std::string> Snapshot(std::optional<std::string_view> label) override {
-    if (label) TOOLVFS_RETURN_IF_ERROR(ValidateWorkspaceName("snapshot label", *label));
+    if (label) TOOLVFS_RETURN_IF_ERROR(CheckSnapshotLabel(*label));
     TOOLVFS_RETURN_IF_ERROR(RefuseWrite("snapshot", ""));
     int64_t id = 0;
     Status taken = InWriteTransaction(*workspace_, [&](const Change& change) -> Status {
@@ -1104,7 +1102,7 @@ class SqliteStore final : public ProjectFiles {
 
   Result<SnapshotRef> Find(SqliteConnection& db, std::string_view reference) {
     return FindSnapshot(db, workspace_->id, reference,
-                        [&] { return UnknownSnapshotError(reference, *workspace_); });
+                        /*labels=*/false);
   }
 
   // PermissionDenied for a write to a snapshot project.
@@ -1344,8 +1342,7 @@ Result<std::unique_ptr<ProjectFiles>> OpenSqliteStore(std::string_view uri, cons
   if (address.snapshot) {
     const std::string reference = *address.snapshot;
     TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef snapshot,
-                             FindSnapshot(*connection, workspace->id, reference,
-                                          [&] { return UnknownSnapshotError(reference, *workspace); }));
+                             FindSnapshot(*connection, workspace->id, reference, /*labels=*/true));
     workspace->at = snapshot.generation;
     workspace->snapshot = std::to_string(snapshot.id);
   }
