@@ -37,7 +37,6 @@
 // nothing.
 #include "project/memory_store.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,8 +46,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -59,6 +56,7 @@
 #include "core/text.h"
 #include "core/unique_fd.h"
 #include "project/grep.h"
+#include "project/materialized_copy.h"
 #include "project/path.h"
 #include "project/store_errors.h"
 
@@ -339,156 +337,47 @@ class SnapshotGrepTree final : public GrepTree {
 
 // ----- Materialize --------------------------------------------------------
 
-// The largest file a materialized view may hand back to the store: the
-// store holds content in memory, and a sparse file (truncate -s 2T) must
-// fail the sync with TooLarge, not exhaust the host's memory.
-constexpr uint64_t kMaxSyncedFileBytes = uint64_t{1} << 30;
-
-std::string TempDirBase() {
-  const char* tmpdir = std::getenv("TMPDIR");
-  if (tmpdir != nullptr && tmpdir[0] == '/') return tmpdir;
-  return "/tmp";
-}
-
-// Removes the directory tree at `path` without following symlinks. Makes
-// directories writable first if a plain removal fails (a tool may have
-// made one read-only).
-Status RemoveTree(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code error;
-  fs::remove_all(path, error);
-  if (!error) return OkStatus();
-  std::error_code ignored;
-  fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ignored);
-  for (fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied,
-                                           ignored),
-       end;
-       it != end; it.increment(ignored)) {
-    if (it->is_directory(ignored) && !it->is_symlink(ignored)) {
-      fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ignored);
-    }
-    if (ignored) break;
-  }
-  error.clear();
-  fs::remove_all(path, error);
-  if (error) return ErrnoToStatus(error.value(), "Cannot remove " + Quote(path));
-  return OkStatus();
-}
-
-struct timespec ToTimespec(int64_t unix_ms) {
-  struct timespec result {};
-  result.tv_sec = static_cast<time_t>(unix_ms / 1000);
-  result.tv_nsec = static_cast<long>(unix_ms % 1000) * 1000000L;
-  if (result.tv_nsec < 0) {
-    result.tv_nsec += 1000000000L;
-    result.tv_sec -= 1;
-  }
-  return result;
-}
-
 // Writes every entry of `tree` below the directory `root_fd` (`root` names
-// it in messages). Paths are normalized and the directory is private, so
-// plain relative paths are safe here.
+// it in messages), directory times last.
 Status WriteTree(int root_fd, const std::string& root, const Tree& tree) {
   for (const auto& [path, node] : tree) {
     if (path.empty()) continue;
-    const std::string where = Quote(root + "/" + path);
     if (IsDir(node)) {
-      if (::mkdirat(root_fd, path.c_str(), 0755) != 0) {
-        return ErrnoToStatus(errno, "Cannot create directory " + where);
-      }
-      continue;
-    }
-    UniqueFd fd(::openat(root_fd, path.c_str(),
-                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
-    if (!fd) return ErrnoToStatus(errno, "Cannot create " + where);
-    TOOLVFS_RETURN_IF_ERROR(WriteFull(fd.get(), *node.content, "Cannot write " + where));
-    struct timespec times[2] = {ToTimespec(node.modified_ms), ToTimespec(node.modified_ms)};
-    if (::futimens(fd.get(), times) != 0) {
-      return ErrnoToStatus(errno, "Cannot set the time of " + where);
+      TOOLVFS_RETURN_IF_ERROR(WriteCopiedDirectory(root_fd, root, path));
+    } else {
+      TOOLVFS_RETURN_IF_ERROR(WriteCopiedFile(root_fd, root, path, *node.content, node.modified_ms));
     }
   }
-  // Directory times last, deepest first: creating children changes them.
+  // Deepest first: creating children changes a directory's time.
   for (auto it = tree.rbegin(); it != tree.rend(); ++it) {
     if (it->first.empty() || !IsDir(it->second)) continue;
-    struct timespec times[2] = {ToTimespec(it->second.modified_ms),
-                                ToTimespec(it->second.modified_ms)};
-    if (::utimensat(root_fd, it->first.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
-      return ErrnoToStatus(errno, "Cannot set the time of " + Quote(root + "/" + it->first));
-    }
+    TOOLVFS_RETURN_IF_ERROR(SetCopiedDirectoryTime(root_fd, root, it->first, it->second.modified_ms));
   }
   return OkStatus();
 }
 
-// Reads the directory `dir_fd` (project path `dir`, real path `real`) and
-// everything below it into `out`. Symlinks, special files and names that are
-// not valid project paths are skipped: the store cannot hold them. Content
-// equal to what `written` holds for the path shares its string.
-Status ScanTree(int dir_fd, const std::string& dir, const std::string& real, const Tree& written,
-                Tree& out) {
-  int listing_fd = ::dup(dir_fd);
-  if (listing_fd < 0) return ErrnoToStatus(errno, "Cannot read directory " + Quote(real));
-  DIR* listing = ::fdopendir(listing_fd);
-  if (listing == nullptr) {
-    int saved = errno;
-    ::close(listing_fd);
-    return ErrnoToStatus(saved, "Cannot read directory " + Quote(real));
-  }
-  std::unique_ptr<DIR, int (*)(DIR*)> closer(listing, ::closedir);
-  std::vector<std::string> names;
-  while (true) {
-    errno = 0;
-    struct dirent* entry = ::readdir(listing);
-    if (entry == nullptr) {
-      if (errno != 0) return ErrnoToStatus(errno, "Cannot read directory " + Quote(real));
-      break;
+// The copy at `root` read back as a tree. Content equal to what `written`
+// holds for the path shares its string. (Times do not matter: what changed
+// is applied with the time of the sync.)
+Result<Tree> ScanTree(const std::string& root, const Tree& written) {
+  TOOLVFS_ASSIGN_OR_RETURN(CopiedTree copied, ReadCopy(root));
+  Tree tree;
+  tree.emplace("", NewDirectory(0));
+  for (auto& [path, entry] : copied) {
+    if (entry.kind == EntryKind::kDirectory) {
+      tree.emplace(path, NewDirectory(0));
+      continue;
     }
-    std::string_view name = entry->d_name;
-    if (name == "." || name == "..") continue;
-    names.emplace_back(name);
-  }
-
-  for (const std::string& name : names) {
-    const std::string path = JoinPath(dir, name);
-    const std::string real_path = real + "/" + name;
-    Result<std::string> normalized = NormalizePath(path);
-    if (!normalized.ok() || *normalized != path) continue;  // not representable in the store
-    struct stat info;
-    if (::fstatat(dir_fd, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
-      return ErrnoToStatus(errno, "Cannot read " + Quote(real_path));
+    auto before = written.find(path);
+    Content shared;
+    if (before != written.end() && !IsDir(before->second) && *before->second.content == entry.content) {
+      shared = before->second.content;
+    } else {
+      shared = std::make_shared<const std::string>(std::move(entry.content));
     }
-    int64_t modified_ms = static_cast<int64_t>(info.st_mtim.tv_sec) * 1000 +
-                          info.st_mtim.tv_nsec / 1000000;
-    if (S_ISDIR(info.st_mode)) {
-      UniqueFd child(::openat(dir_fd, name.c_str(),
-                              O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-      if (!child) return ErrnoToStatus(errno, "Cannot open directory " + Quote(real_path));
-      out.emplace(path, NewDirectory(modified_ms));
-      TOOLVFS_RETURN_IF_ERROR(ScanTree(child.get(), path, real_path, written, out));
-    } else if (S_ISREG(info.st_mode)) {
-      if (static_cast<uint64_t>(info.st_size) > kMaxSyncedFileBytes) {
-        return TooLargeError("Cannot sync back " + Quote(real_path) + ": " +
-                             FormatBytes(static_cast<uint64_t>(info.st_size)) + " is larger than the limit of " +
-                             FormatBytes(kMaxSyncedFileBytes) + " for a file of a memory store");
-      }
-      UniqueFd file(::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-      if (!file) return ErrnoToStatus(errno, "Cannot open " + Quote(real_path));
-      TOOLVFS_ASSIGN_OR_RETURN(
-          std::string content,
-          ReadToEnd(file.get(), kMaxSyncedFileBytes, "Cannot sync back " + Quote(real_path),
-                    static_cast<uint64_t>(info.st_size)));
-      auto before = written.find(path);
-      Content shared;
-      if (before != written.end() && !IsDir(before->second) && *before->second.content == content) {
-        shared = before->second.content;
-      } else {
-        shared = std::make_shared<const std::string>(std::move(content));
-      }
-      out.emplace(path, NewFile(std::move(shared), modified_ms));
-    }
-    // Symlinks, FIFOs, sockets and devices are ignored, never followed.
+    tree.emplace(path, NewFile(std::move(shared), 0));
   }
-  return OkStatus();
+  return tree;
 }
 
 // Applies the changes from `written` (the tree the view was created from)
@@ -576,11 +465,7 @@ class MemoryView final : public MaterializedView {
 
  private:
   Status Sync() {
-    UniqueFd root(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!root) return ErrnoToStatus(errno, "Cannot open " + Quote(dir_));
-    Tree now_in_view;
-    now_in_view.emplace("", NewDirectory(0));
-    TOOLVFS_RETURN_IF_ERROR(ScanTree(root.get(), "", dir_, *written_, now_in_view));
+    TOOLVFS_ASSIGN_OR_RETURN(Tree now_in_view, ScanTree(dir_, *written_));
 
     std::unique_lock lock(state_->mutex);
     auto next = std::make_shared<Tree>(*state_->tree);
@@ -770,12 +655,7 @@ class MemoryStore final : public ProjectFiles {
 
   Result<std::unique_ptr<MaterializedView>> Materialize() override {
     SharedTree snapshot = state_->Share();
-    std::string dir = TempDirBase() + "/toolvfs-memory-XXXXXX";
-    if (::mkdtemp(dir.data()) == nullptr) {  // mode 0700
-      return ErrnoToStatus(errno, "Cannot materialize " + Quote(display_root_) +
-                                      ": cannot create a temporary directory in " +
-                                      Quote(TempDirBase()));
-    }
+    TOOLVFS_ASSIGN_OR_RETURN(std::string dir, MakeMaterializedDirectory(display_root_));
     UniqueFd root(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     Status status = root ? WriteTree(root.get(), dir, *snapshot)
                          : ErrnoToStatus(errno, "Cannot open " + Quote(dir));
