@@ -33,40 +33,11 @@
 #include "project/null_store.h"
 #include "project/project_files.h"
 #include "project/test_util.h"
+#include "project/status_assertions.h"
 
 namespace toolvfs {
 namespace {
 
-// ----- Assertion helpers ----------------------------------------------------
-
-::testing::AssertionResult IsOk(const Status& status) {
-  if (status.ok()) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << status.ToString();
-}
-template <typename T>
-::testing::AssertionResult IsOk(const Result<T>& result) {
-  return IsOk(result.status());
-}
-
-// The status has `code` (and, if given, exactly `message`).
-::testing::AssertionResult IsError(const Status& status, StatusCode code,
-                                   std::optional<std::string> message = std::nullopt) {
-  if (status.code() != code) {
-    return ::testing::AssertionFailure() << "expected " << StatusCodeName(code) << ", got "
-                                         << status.ToString();
-  }
-  if (message && status.message() != *message) {
-    return ::testing::AssertionFailure() << "expected message \"" << *message << "\", got \""
-                                         << status.message() << "\"";
-  }
-  return ::testing::AssertionSuccess();
-}
-template <typename T>
-::testing::AssertionResult IsError(const Result<T>& result, StatusCode code,
-                                   std::optional<std::string> message = std::nullopt) {
-  if (result.ok()) return ::testing::AssertionFailure() << "expected an error, got a value";
-  return IsError(result.status(), code, std::move(message));
-}
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -29,6 +29,7 @@
 #include "project/null_store.h"
 #include "project/project_files.h"
 #include "project/test_util.h"
+#include "project/status_assertions.h"
 
 namespace toolvfs {
 namespace {
@@ -42,25 +43,6 @@ int64_t NowMs() {
       .count();
 }
 
-// The status has `code` and, if given, exactly `message`.
-::testing::AssertionResult IsError(const Status& status, StatusCode code,
-                                   std::optional<std::string> message = std::nullopt) {
-  if (status.code() != code) {
-    return ::testing::AssertionFailure() << "expected " << StatusCodeName(code) << ", got "
-                                         << status.ToString();
-  }
-  if (message && status.message() != *message) {
-    return ::testing::AssertionFailure() << "expected message \"" << *message << "\", got \""
-                                         << status.message() << "\"";
-  }
-  return ::testing::AssertionSuccess();
-}
-template <typename T>
-::testing::AssertionResult IsError(const Result<T>& result, StatusCode code,
-                                   std::optional<std::string> message = std::nullopt) {
-  if (result.ok()) return ::testing::AssertionFailure() << "expected an error, got a value";
-  return IsError(result.status(), code, std::move(message));
-}
 
 // A whole workspace as a value: path -> content, "<dir>" for a directory.
 using TreeContents = std::map<std::string, std::string>;

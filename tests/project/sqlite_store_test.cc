@@ -25,18 +25,11 @@
 #include "project/sql/content_hash.h"
 #include "project/sql/sqlite_store.h"
 #include "project/test_util.h"
+#include "project/status_assertions.h"
 
 namespace toolvfs {
 namespace {
 
-::testing::AssertionResult IsOk(const Status& status) {
-  if (status.ok()) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << status.ToString();
-}
-template <typename T>
-::testing::AssertionResult IsOk(const Result<T>& result) {
-  return IsOk(result.status());
-}
 template <typename T>
 ::testing::AssertionResult FailsWith(const Result<T>& result, StatusCode code, std::string_view fragment) {
   if (result.ok()) return ::testing::AssertionFailure() << "expected an error, got a value";
