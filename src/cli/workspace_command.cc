@@ -33,6 +33,7 @@
 #include "core/unique_fd.h"
 #include "project/path.h"
 #include "project/project_files.h"
+#include "project/store_errors.h"
 #include "project/sql/sqlite_store.h"
 #include "project/sql/workspace_uri.h"
 #include "protocol/base64.h"
@@ -542,26 +543,42 @@ class WorkspaceCommand final : public Command {
     }));
   }
 
+  // The store names snapshots by id; on the command line a label that no
+  // other snapshot has names one too (as in a URI's @SNAPSHOT).
+  static std::string SnapshotIdOf(ProjectFiles& store, const std::string& reference) {
+    if (ParseSnapshotId(reference)) return reference;
+    Result<std::vector<SnapshotInfo>> snapshots = store.ListSnapshots();
+    if (!snapshots.ok()) return reference;
+    std::optional<std::string> found;
+    for (const SnapshotInfo& snapshot : *snapshots) {
+      if (snapshot.label != reference) continue;
+      if (found) return reference;  // ambiguous: the store's NotFound names it
+      found = snapshot.id;
+    }
+    return found.value_or(reference);
+  }
+
   int Restore(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
     if (!store) return kExitUsage;
-    if (Status restored = store->Restore(first_id_); !restored.ok()) return Fail(restored);
+    if (Status restored = store->Restore(SnapshotIdOf(*store, first_id_)); !restored.ok()) return Fail(restored);
     return PrintDone("restored", "Restored " + store->DisplayRoot() + " to snapshot " + Quote(first_id_));
   }
 
   int DeleteSnapshot(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
     if (!store) return kExitUsage;
-    if (Status deleted = store->DeleteSnapshot(first_id_); !deleted.ok()) return Fail(deleted);
+    if (Status deleted = store->DeleteSnapshot(SnapshotIdOf(*store, first_id_)); !deleted.ok()) return Fail(deleted);
     return PrintDone("deleted", "Deleted snapshot " + Quote(first_id_) + " of " + store->DisplayRoot());
   }
 
   int Diff(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
     if (!store) return kExitUsage;
-    std::optional<std::string_view> to;
-    if (second_id_) to = *second_id_;
-    Result<TreeDiff> diff = store->Diff(first_id_, to);
+    std::optional<std::string> to;
+    if (second_id_) to = SnapshotIdOf(*store, *second_id_);
+    Result<TreeDiff> diff =
+        store->Diff(SnapshotIdOf(*store, first_id_), to ? std::optional<std::string_view>(*to) : std::nullopt);
     if (!diff.ok()) return Fail(diff.status());
     if (json_) {
       return Print(JsonOf([&](JsonWriter& writer) {
