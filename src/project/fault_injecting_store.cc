@@ -262,6 +262,16 @@ Status FaultInjectingProjectFiles::Write(std::string_view path, std::string_view
   return ForwardingProjectFiles::Write(path, content, mode);
 }
 
+Result<UniqueFd> FaultInjectingProjectFiles::OpenForStreaming(std::string_view path) {
+  TOOLVFS_RETURN_IF_ERROR(Admit(StoreOperation::kRead, path));
+  return ForwardingProjectFiles::OpenForStreaming(path);
+}
+
+Status FaultInjectingProjectFiles::WriteFromDescriptor(std::string_view path, int source, WriteMode mode) {
+  TOOLVFS_RETURN_IF_ERROR(Admit(StoreOperation::kWrite, path));
+  return ForwardingProjectFiles::WriteFromDescriptor(path, source, mode);
+}
+
 Result<bool> FaultInjectingProjectFiles::Exists(std::string_view path) {
   TOOLVFS_RETURN_IF_ERROR(Admit(StoreOperation::kExists, path));
   return ForwardingProjectFiles::Exists(path);

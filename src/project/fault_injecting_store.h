@@ -117,6 +117,9 @@ class FaultInjectingProjectFiles final : public ForwardingProjectFiles {
   Result<FileRange> ReadAuthorized(std::string_view path, std::optional<ByteRange> range,
                                    const ReadAuthorizer& authorize) override;
   Status Write(std::string_view path, std::string_view content, WriteMode mode = WriteMode::kOverwrite) override;
+  // Streaming counts as what it is: a read (kRead) and a write (kWrite).
+  Result<UniqueFd> OpenForStreaming(std::string_view path) override;
+  Status WriteFromDescriptor(std::string_view path, int source, WriteMode mode) override;
   Result<bool> Exists(std::string_view path) override;
   Result<std::vector<DirEntry>> ListDir(std::string_view path) override;
   Result<std::string> ResolvePath(std::string_view path) override;

@@ -75,6 +75,10 @@ class ForwardingProjectFiles : public ProjectFiles {
     return target_.Diff(from, to);
   }
   Status DeleteSnapshot(std::string_view id) override { return target_.DeleteSnapshot(id); }
+  Result<UniqueFd> OpenForStreaming(std::string_view path) override { return target_.OpenForStreaming(path); }
+  Status WriteFromDescriptor(std::string_view path, int source, WriteMode mode) override {
+    return target_.WriteFromDescriptor(path, source, mode);
+  }
 
  protected:
   // The store WithoutSymlinks() returns when the target's view is another

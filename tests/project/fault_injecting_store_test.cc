@@ -5,6 +5,7 @@
 #include "project/fault_injecting_store.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -103,6 +104,31 @@ TEST(ForwardingProjectFilesTest, TheViewOfAnFsTargetForwardsToTheTargetsViewAndR
   EXPECT_EQ(view.Read("link/a.txt").status().code(), StatusCode::kChanged);
   EXPECT_EQ(ReadOrError(view, "real/a.txt"), "through the link\n");
   EXPECT_EQ(view.DisplayRoot(), dir.path());
+}
+
+// Streaming by descriptor (vfsd) reaches the target through both wrappers,
+// and a fault injected for reads or writes applies to it as well.
+TEST(ForwardingProjectFilesTest, StreamingByDescriptorIsForwardedAndFaultsApplyToIt) {
+  TempDir dir;
+  WriteRealFile(dir.Join("a.txt"), "streamed\n");
+  Result<std::unique_ptr<ProjectFiles>> fs = OpenFsStore(dir.path());
+  ASSERT_TRUE(fs.ok());
+  ForwardingProjectFiles forwarding(**fs);
+  Result<UniqueFd> opened = forwarding.OpenForStreaming("a.txt");
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  char buffer[16] = {};
+  EXPECT_EQ(::read(opened->get(), buffer, sizeof buffer), 9);
+  EXPECT_EQ(std::string(buffer, 9), "streamed\n");
+  ASSERT_TRUE(forwarding.WriteFromDescriptor("b.txt", opened->get(), WriteMode::kOverwrite).ok());
+
+  FaultInjectingProjectFiles faults(**fs);
+  faults.SetReadOnly(true);
+  EXPECT_EQ(faults.WriteFromDescriptor("c.txt", opened->get(), WriteMode::kOverwrite).code(),
+            StatusCode::kPermissionDenied);
+  EXPECT_FALSE(RealPathExists(dir.Join("c.txt")));
+  faults.SetReadOnly(false);
+  faults.FailNthCall(1, StatusCode::kIo, "disk gone");
+  EXPECT_EQ(faults.OpenForStreaming("a.txt").status().code(), StatusCode::kIo);
 }
 
 class FaultInjectingProjectFilesTest : public ::testing::Test {
