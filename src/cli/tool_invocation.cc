@@ -331,6 +331,24 @@ Result<std::string> ReadSource(std::string_view source) {
 
 // --- Config ----------------------------------------------------------------
 
+Result<std::unique_ptr<AuditSink>> OpenAuditSink(const CommonOptions& common) {
+  if (common.no_audit) return std::unique_ptr<AuditSink>();
+  std::optional<Result<std::unique_ptr<AuditSink>>> sink;
+  if (!common.audit_path.empty()) {
+    sink = OpenAuditLogFile(common.audit_path);
+  } else if (std::optional<std::string> directory = ProjectDirectory(common.project)) {
+    // Below the project no link is followed: a cloned repository's
+    // `.toolvfs` linking out of it must not receive the log.
+    sink = OpenAuditLogFileBelow(*directory, kProjectAuditLogPath);
+  }
+  if (!sink) return std::unique_ptr<AuditSink>();
+  if (!sink->ok()) {
+    return Status(sink->status().code(),
+                  sink->status().message() + " (--audit PATH puts it elsewhere, --no-audit turns it off)");
+  }
+  return std::move(*sink).value();
+}
+
 std::optional<std::string> ProjectDirectory(std::string_view project_uri) {
   if (project_uri.starts_with("fs:")) return std::string(project_uri.substr(3));
   // Workspaces in a database have no directory: their config and audit log
@@ -438,21 +456,7 @@ Result<RunServices> PrepareRunServices(const CommonOptions& common,
   }
   if (!common.no_interaction && TerminalAvailable()) services.inquirer = NewTerminalInquirer();
   services.environment = HostEnvironment();
-  if (!common.no_audit) {
-    std::optional<Result<std::unique_ptr<AuditSink>>> sink;
-    if (!common.audit_path.empty()) {
-      sink = OpenAuditLogFile(common.audit_path);
-    } else if (std::optional<std::string> directory = ProjectDirectory(common.project)) {
-      // Below the project no link is followed: a cloned repository's
-      // `.toolvfs` linking out of it must not receive the log.
-      sink = OpenAuditLogFileBelow(*directory, kProjectAuditLogPath);
-    }
-    if (sink && !sink->ok()) {
-      return Status(sink->status().code(),
-                    sink->status().message() + " (--audit PATH puts it elsewhere, --no-audit turns it off)");
-    }
-    if (sink) services.audit = std::move(*sink).value();
-  }
+  TOOLVFS_ASSIGN_OR_RETURN(services.audit, OpenAuditSink(common));
   // The config in use when it lies in the project; toolvfs.toml itself is
   // always sensitive (FilePolicy), but it may be a link to another file of
   // the project, which the policy judges by its target: with --config

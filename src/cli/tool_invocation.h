@@ -30,6 +30,12 @@ namespace toolvfs {
 // URI must be one OpenProject() accepted.
 std::optional<std::string> ProjectDirectory(std::string_view project_uri);
 
+// The audit log the common options ask for: --audit PATH, else
+// .toolvfs/audit.jsonl below the project directory (no link followed), or
+// none (null) with --no-audit or a store without a directory. An error says
+// how to put the log elsewhere or turn it off.
+Result<std::unique_ptr<AuditSink>> OpenAuditSink(const CommonOptions& common);
+
 // A loaded tool configuration and where it came from.
 struct LoadedConfig {
   Config config;

@@ -51,27 +51,15 @@ class VfsdCommand final : public Command {
     Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project);
     if (!store.ok()) return ReportError("--project", store.status().message());
 
-    std::unique_ptr<AuditSink> audit;
-    if (!common.no_audit) {
-      std::optional<Result<std::unique_ptr<AuditSink>>> sink;
-      if (!common.audit_path.empty()) {
-        sink = OpenAuditLogFile(common.audit_path);
-      } else if (std::optional<std::string> directory = ProjectDirectory(common.project)) {
-        sink = OpenAuditLogFileBelow(*directory, kProjectAuditLogPath);
-      }
-      if (sink && !sink->ok()) {
-        return ReportError("--audit", sink->status().message() +
-                                          " (--audit PATH puts it elsewhere, --no-audit turns it off)");
-      }
-      if (sink) audit = std::move(*sink).value();
-    }
+    Result<std::unique_ptr<AuditSink>> audit = OpenAuditSink(common);
+    if (!audit.ok()) return ReportError("--audit", audit.status().message());
 
     VfsdOptions options;
     options.allow = allow_;
     options.read_only = read_only_;
     options.read_max = read_max_;
     options.max_handles = max_handles_;
-    options.audit = audit.get();
+    options.audit = audit->get();
     Result<std::unique_ptr<VfsdSession>> session = NewVfsdSession(**store, options);
     if (!session.ok()) return ReportError("vfsd", session.status().message());
 
