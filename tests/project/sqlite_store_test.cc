@@ -516,29 +516,30 @@ TEST_F(SqliteStoreTest, AWriterKilledAtRandomPointsLeavesOldOrNewContent) {
 
 // ----- Full and read-only disks -----------------------------------------------------------
 
-// Runs `body` in a child process with a private mount namespace and a
-// small tmpfs at `mount_point`; the child's exit status says whether the
-// body's expectations held (gtest assertions do not cross the fork).
-// Returns false if the machine cannot give such a namespace.
-bool RunOnSmallTmpfs(const std::string& mount_point, const std::function<bool()>& body, int* exit_code) {
+// Runs `body(mount_point)` in a child process with a private mount
+// namespace and a 2 MiB tmpfs mounted at a fresh directory below `dir`;
+// the child's exit status says whether the body's expectations held (gtest
+// assertions do not cross the fork). Nullopt if the machine cannot give
+// such a namespace.
+std::optional<int> RunOnSmallTmpfs(const TempDir& dir, const std::function<bool(const std::string&)>& body) {
+  const std::string mount_point = dir.Join("small");
+  if (::mkdir(mount_point.c_str(), 0700) != 0) return 1;
   pid_t pid = ::fork();
   if (pid == 0) {
     if (::unshare(CLONE_NEWNS) != 0) _exit(77);
     if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) _exit(77);
     if (::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=2m") != 0) _exit(77);
-    _exit(body() ? 0 : 1);
+    _exit(body(mount_point) ? 0 : 1);
   }
   int status = 0;
   ::waitpid(pid, &status, 0);
-  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return *exit_code != 77;
+  int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (exit_code == 77) return std::nullopt;
+  return exit_code;
 }
 
 TEST_F(SqliteStoreTest, AFullDiskIsResourceExhaustedAndLosesNothing) {
-  const std::string mount_point = dir_.Join("small");
-  ASSERT_EQ(::mkdir(mount_point.c_str(), 0700), 0);
-  int exit_code = 0;
-  bool ran = RunOnSmallTmpfs(mount_point, [&] {
+  std::optional<int> exit_code = RunOnSmallTmpfs(dir_, [](const std::string& mount_point) {
     const std::string uri = "sqlite:" + mount_point + "/store.db#w";
     Result<std::unique_ptr<ProjectFiles>> store = OpenProject(uri);
     if (!store.ok()) return false;
@@ -554,16 +555,13 @@ TEST_F(SqliteStoreTest, AFullDiskIsResourceExhaustedAndLosesNothing) {
     if (full.message().find("disk is full") == std::string::npos) return false;
     Result<std::string> kept = (*store)->Read("kept.txt");
     return kept.ok() && *kept == "kept";
-  }, &exit_code);
-  if (!ran) GTEST_SKIP() << "needs mount namespaces (unshare(CLONE_NEWNS)) to mount a small tmpfs";
-  EXPECT_EQ(exit_code, 0);
+  });
+  if (!exit_code) GTEST_SKIP() << "needs mount namespaces (unshare(CLONE_NEWNS)) to mount a small tmpfs";
+  EXPECT_EQ(*exit_code, 0);
 }
 
 TEST_F(SqliteStoreTest, AReadOnlyFileSystemGivesAClearError) {
-  const std::string mount_point = dir_.Join("small");
-  ASSERT_EQ(::mkdir(mount_point.c_str(), 0700), 0);
-  int exit_code = 0;
-  bool ran = RunOnSmallTmpfs(mount_point, [&] {
+  std::optional<int> exit_code = RunOnSmallTmpfs(dir_, [](const std::string& mount_point) {
     const std::string uri = "sqlite:" + mount_point + "/store.db#w";
     {
       Result<std::unique_ptr<ProjectFiles>> store = OpenProject(uri);
@@ -578,9 +576,9 @@ TEST_F(SqliteStoreTest, AReadOnlyFileSystemGivesAClearError) {
     }
     std::fprintf(stderr, "%s\n", store.status().ToString().c_str());
     return store.status().message().find(mount_point) != std::string::npos;
-  }, &exit_code);
-  if (!ran) GTEST_SKIP() << "needs mount namespaces (unshare(CLONE_NEWNS)) to mount a small tmpfs";
-  EXPECT_EQ(exit_code, 0);
+  });
+  if (!exit_code) GTEST_SKIP() << "needs mount namespaces (unshare(CLONE_NEWNS)) to mount a small tmpfs";
+  EXPECT_EQ(*exit_code, 0);
 }
 
 }  // namespace
