@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 JOBS ?= 2
 CMAKE_FLAGS ?=
 
-.PHONY: run test bench fuzz build deps bench-deps clean
+.PHONY: run test bench fuzz build deps bench-deps clean install package
 
 # The main job: the example project's tools, one of each runtime — vfs
 # tools whose every file access goes through the host, decided by the
@@ -35,6 +35,17 @@ run: build
 	@echo
 	@echo '$$ toolvfs audit --project examples/project | tail -n 8   # every request, decided and recorded'
 	@$(BUILD_DIR)/toolvfs audit --project examples/project | tail -n 8
+
+# Installs the binary, libtoolvfs with its headers, CMake package and
+# pkg-config file, the SDKs, man page and completions (docs/install.md).
+# DESTDIR works as usual for staging.
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX) --strip
+
+# Two .debs in $(BUILD_DIR)/packages: toolvfs and libtoolvfs-dev.
+package: build
+	cd $(BUILD_DIR) && cpack -G DEB
 
 # The MCP client tests need the reference servers (npm, into a cache dir).
 test: build

@@ -3,7 +3,9 @@
 # and only those that are missing. Safe to run again; says what it installs.
 #
 #   scripts/install-deps.sh          build + test dependencies (ripgrep: grep's
-#                                    differential test runs the real rg)
+#                                    differential test runs the real rg;
+#                                    dpkg-dev and man-db: the install test
+#                                    builds the .debs and renders the man page)
 #   scripts/install-deps.sh --bench  also what the benchmarks compare against
 #   scripts/install-deps.sh --fuzz   also clang and libFuzzer
 set -euo pipefail
@@ -16,6 +18,7 @@ packages=(
   libpq-dev postgresql
   python3 nodejs
   ripgrep
+  dpkg-dev man-db
 )
 # The MCP client tests run the reference servers with node
 # (scripts/install-mcp-servers.sh). Some nodejs builds bring npm along;

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/cli_reference.h"
 #include "cli/command.h"
 #include "cli/terminal.h"
 
@@ -59,7 +60,7 @@ ScannedArguments ScanArguments(const CLI::App& app, int first, int argc, char** 
       continue;
     }
     bool inline_value = argument.find('=') != std::string_view::npos;
-    if (!inline_value && option->get_type_size() != 0) ++index;  // skip its value
+    if (!inline_value && option->get_expected_max() != 0) ++index;  // skip its value (flags have none)
   }
   return found;
 }
@@ -144,6 +145,15 @@ int RunMain(int argc, char** argv) {
       "error (grep: no match), 2 usage, config or other error, 3 the tool needs input, "
       "124 timeout, 130 cancelled.");
 
+  // Hidden (no group): the build runs it to make the man page and the
+  // completions from this very tree (cli_reference.h).
+  std::string generate_what;
+  CLI::App* generate = app.add_subcommand("generate", "Print the man page or a shell completion script");
+  generate->group("");
+  generate->add_option("what", generate_what, "man, bash or zsh")
+      ->required()
+      ->check(CLI::IsMember({"man", "bash", "zsh"}));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -152,6 +162,13 @@ int RunMain(int argc, char** argv) {
     return ReportParseError(app, error, argc, argv);
   }
 
+  if (generate->parsed()) {
+    std::string text = generate_what == "man"    ? ManPage(app)
+                       : generate_what == "bash" ? BashCompletion(app)
+                                                 : ZshCompletion(app);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return std::fflush(stdout) == 0 ? kExitOk : kExitUsage;
+  }
   for (Registered& entry : registered) {
     if (entry.app->parsed()) return entry.command->Run(common);
   }

@@ -3,6 +3,7 @@
 #include "core/text.h"
 #include "policy/file_policy.h"
 #include "project/allowed_subtrees.h"
+#include "runtime/sdk_location.h"
 #include "sandbox/private_temp_dir.h"
 
 namespace toolvfs {
@@ -75,7 +76,7 @@ SandboxRequest ConfinementRequest(const LaunchSpec& spec, const ToolConfig& tool
     // HOME and TMPDIR name the same private directory (FixedEnvironment).
     if (entry.starts_with("TMPDIR=")) access.private_temp_dir = entry.substr(7);
   }
-  access.sdk_dir = TOOLVFS_SDK_DIR;
+  access.sdk_dir = SdkDirectory();
   access.system_read = tool.sandbox.system_read;
   access.project_root = project_directory;
   const DirectProjectAccess direct = DirectAccessOf(tool, kind);

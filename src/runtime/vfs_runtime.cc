@@ -19,6 +19,7 @@
 #include "runtime/argument_validation.h"
 #include "runtime/confined_launch.h"
 #include "runtime/outcome_json.h"
+#include "runtime/sdk_location.h"
 #include "runtime/stateful_tool.h"
 #include "sandbox/private_temp_dir.h"
 
@@ -142,7 +143,7 @@ Result<std::unique_ptr<VfsRuntime::PreparedRun>> VfsRuntime::Prepare(const ToolC
   spec.stdin_pipe_bytes = kToolStdinPipeBytes;
   spec.environment = FixedEnvironment(*run->temp);
   // The Python SDK is importable as `import toolvfs_tool`.
-  spec.environment.push_back(std::string("PYTHONPATH=") + TOOLVFS_SDK_DIR);
+  if (!SdkDirectory().empty()) spec.environment.push_back("PYTHONPATH=" + SdkDirectory());
   // ... without leaving __pycache__ in the SDK's directory (a tool run
   // without the sandbox could write it).
   spec.environment.push_back("PYTHONDONTWRITEBYTECODE=1");

@@ -114,6 +114,36 @@ TEST_F(CliTest, GrepWithoutMatchExitsOneSilently) {
   EXPECT_EQ(result.err, "");
 }
 
+// A flag before the command takes no value: the word after it is the
+// command, and an unknown one is named as such.
+TEST_F(CliTest, UnknownCommandAfterARootFlagIsNamed) {
+  ProcessResult result = Toolvfs({"--no-interaction", "bogus"});
+  EXPECT_EQ(result.exit_code, 2);
+  ExpectOneLineError(result);
+  EXPECT_THAT(result.err, HasSubstr("toolvfs: bogus: unknown command"));
+}
+
+// The man page and completions are generated from the command line itself
+// (cli_reference.h): every command is in them, flags take no value.
+TEST_F(CliTest, GenerateManPageAndCompletionsListEveryCommand) {
+  ProcessResult man = Toolvfs({"generate", "man"});
+  ProcessResult bash = Toolvfs({"generate", "bash"});
+  ProcessResult zsh = Toolvfs({"generate", "zsh"});
+  ASSERT_EQ(man.exit_code, 0) << man.err;
+  ASSERT_EQ(bash.exit_code, 0) << bash.err;
+  ASSERT_EQ(zsh.exit_code, 0) << zsh.err;
+  for (const char* command : {"run", "exec", "tools", "check", "grep", "doctor", "workspace", "audit", "vfsd"}) {
+    EXPECT_THAT(man.out, HasSubstr(std::string(".SS \"toolvfs ") + command + "\"")) << command;
+    EXPECT_THAT(bash.out, HasSubstr(std::string("    ") + command + ")\n")) << command;
+    EXPECT_THAT(zsh.out, HasSubstr(std::string("    '") + command + ":")) << command;
+  }
+  EXPECT_THAT(man.out, HasSubstr("\\fB\\-\\-no\\-interaction\\fR\n"));  // a flag: no value name
+  EXPECT_THAT(man.out, Not(HasSubstr("generate")));                          // hidden
+  EXPECT_THAT(bash.out, HasSubstr("complete -o filenames -F _toolvfs toolvfs"));
+  ProcessResult unknown = Toolvfs({"generate", "fish"});
+  EXPECT_EQ(unknown.exit_code, 2);
+}
+
 TEST_F(CliTest, GrepBadPatternIsOneLineErrorExitTwo) {
   ProcessResult result = InProject({"grep", "a("});
   EXPECT_EQ(result.exit_code, 2);
