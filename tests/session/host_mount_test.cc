@@ -239,6 +239,39 @@ TEST_F(HostMountSymlinkTest, FollowedOnlyInsideTheRoot) {
   }
 }
 
+TEST_F(HostMountTest, LinkCycleFailsTheMountAtTheDepthLimit) {
+  WriteRealFile(root_ + "/p/a.txt", "a");
+  MakeSymlink(".", root_ + "/p/loop");
+  HostMount mount = Mount("p");
+  mount.follow_symlinks = true;
+  Status status = Load({mount});
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("more than 16 segments"), std::string::npos) << status.message();
+  EXPECT_FALSE(Has("a.txt"));
+  mount.follow_symlinks = false;  // the default skips the link: no cycle
+  ASSERT_TRUE(Load({mount}).ok());
+  EXPECT_EQ(ReadBack("a.txt"), "a");
+}
+
+TEST_F(HostMountTest, OverwrittenFileCountsBothWrites) {
+  WriteRealFile(root_ + "/one/f.txt", "1");
+  WriteRealFile(root_ + "/two/f.txt", "2");
+  ASSERT_TRUE(Load({Mount("one"), Mount("two")}).ok());
+  Result<FileMetadata> metadata = workspace_->Metadata("f.txt");
+  ASSERT_TRUE(metadata.ok());
+  EXPECT_EQ(metadata->version, std::optional<uint64_t>(2));
+}
+
+TEST_F(HostMountTest, FileWhereAnEarlierMountPutADirectoryIsAnError) {
+  WriteRealFile(root_ + "/one/d/x.txt", "x");
+  WriteRealFile(root_ + "/d", "file");
+  Status status = Load({Mount("one"), Mount("d")});
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("Host mount '" + root_ + "/d'"), std::string::npos)
+      << status.message();
+  EXPECT_EQ(ReadBack("d/x.txt"), "x");
+}
+
 TEST_F(HostMountSymlinkTest, HostPathThroughASymlinkLeavingTheRootIsRefused) {
   MakeSymlink(host_.Join("outside_dir"), root_ + "/escape");
   HostMount mount = Mount("escape");
