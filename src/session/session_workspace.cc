@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <chrono>
 #include <utility>
 
@@ -659,6 +660,66 @@ Result<std::optional<std::string>> SessionWorkspace::MaterializedPath() {
   TOOLVFS_ASSIGN_OR_RETURN(std::string text, files_.Read(kSessionRecordPath));
   TOOLVFS_ASSIGN_OR_RETURN(SessionRecord record, ParseSessionRecord(text));
   return record.materialized_path;
+}
+
+Result<std::unique_ptr<SessionDirectory>> SessionWorkspace::Materialize() {
+  TOOLVFS_ASSIGN_OR_RETURN(std::vector<SessionFileInfo> before, ListAllFiles());
+  std::vector<std::pair<std::string, uint64_t>> versions;
+  versions.reserve(before.size());
+  for (const SessionFileInfo& info : before) versions.emplace_back(info.path, info.version);
+  TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<MaterializedView> view, files_.Materialize());
+  Status recorded = SetMaterializedPath(view->path());
+  if (!recorded.ok()) {
+    static_cast<void>(view->Release());
+    return recorded;
+  }
+  return std::unique_ptr<SessionDirectory>(new SessionDirectory(*this, std::move(view), std::move(versions)));
+}
+
+Status SessionWorkspace::FinishMaterialized(const std::vector<std::pair<std::string, uint64_t>>& versions_before) {
+  {
+    std::lock_guard lock(mutex_);
+    // The command may have removed the hidden directory with everything
+    // else: the session must survive it.
+    TOOLVFS_ASSIGN_OR_RETURN(bool has_record, files_.Exists(kSessionRecordPath));
+    if (!has_record) TOOLVFS_RETURN_IF_ERROR(WriteRecord(true, std::nullopt));
+  }
+  TOOLVFS_RETURN_IF_ERROR(SetMaterializedPath(std::nullopt));
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> pending{""};
+  while (!pending.empty()) {
+    std::string directory = std::move(pending.back());
+    pending.pop_back();
+    TOOLVFS_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, files_.ListDir(directory));
+    for (const DirEntry& entry : entries) {
+      if (directory.empty() && entry.name == kSessionHiddenRoot) continue;
+      std::string path = Join(directory, entry.name);
+      if (entry.kind == EntryKind::kDirectory) {
+        pending.push_back(std::move(path));
+        continue;
+      }
+      TOOLVFS_ASSIGN_OR_RETURN(FileMetadata metadata, files_.Metadata(path));
+      auto found = std::lower_bound(versions_before.begin(), versions_before.end(), path,
+                                    [](const auto& known, const std::string& wanted) { return known.first < wanted; });
+      bool unchanged = found != versions_before.end() && found->first == path && metadata.version == found->second;
+      if (unchanged) continue;
+      Status dropped = files_.Delete(SidecarPath(path));
+      if (!dropped.ok() && dropped.code() != StatusCode::kNotFound) return dropped;
+    }
+  }
+  return OkStatus();
+}
+
+SessionDirectory::~SessionDirectory() {
+  Status released = Release();
+  if (!released.ok()) std::fprintf(stderr, "toolvfs: session directory: %s\n", released.message().c_str());
+}
+
+Status SessionDirectory::Release() {
+  if (released_) return OkStatus();
+  released_ = true;
+  TOOLVFS_RETURN_IF_ERROR(view_->Release());
+  return session_.FinishMaterialized(versions_before_);
 }
 
 }  // namespace toolvfs

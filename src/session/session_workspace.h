@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -135,6 +136,36 @@ inline constexpr uint64_t kMaxReadLines = 2000;
 inline constexpr std::string_view kSessionHiddenRoot = ".toolvfs";
 inline constexpr std::string_view kSessionRecordPath = ".toolvfs/session.json";
 
+class SessionWorkspace;
+
+// The session's files as a real directory (SessionWorkspace::Materialize):
+// the same directory until released. Release (or destruction) syncs the
+// changes back, clears the path from the session record and removes the
+// directory; a failed sync keeps it and says where (MaterializedView).
+class SessionDirectory {
+ public:
+  SessionDirectory(const SessionDirectory&) = delete;
+  SessionDirectory& operator=(const SessionDirectory&) = delete;
+  ~SessionDirectory();
+
+  const std::string& path() const { return view_->path(); }
+  // Later calls return OK and do nothing.
+  Status Release();
+
+ private:
+  friend class SessionWorkspace;
+  SessionDirectory(SessionWorkspace& session, std::unique_ptr<MaterializedView> view,
+                   std::vector<std::pair<std::string, uint64_t>> versions)
+      : session_(session), view_(std::move(view)), versions_before_(std::move(versions)) {}
+
+  SessionWorkspace& session_;
+  std::unique_ptr<MaterializedView> view_;
+  // path -> version when the directory was made: files the command changed
+  // lose their sidecar, so their times and encoding come from the store.
+  std::vector<std::pair<std::string, uint64_t>> versions_before_;
+  bool released_ = false;
+};
+
 class SessionWorkspace {
  public:
   // Makes the workspace in `files` a session: writes the record and loads
@@ -187,12 +218,20 @@ class SessionWorkspace {
   Status SetMaterializedPath(std::optional<std::string> path);
   Result<std::optional<std::string>> MaterializedPath();
 
+  // The session's files as a real directory, recorded in the session
+  // record while it exists. The session must outlive the directory.
+  Result<std::unique_ptr<SessionDirectory>> Materialize();
+
   // The session-relative form of `path` under the session's rules ("" is
   // the root only where `allow_root`); InvalidArgument naming the path and
   // the rule broken.
   Result<std::string> CheckPath(std::string_view path, bool allow_root) const;
 
  private:
+  friend class SessionDirectory;
+  // After a materialized directory was synced back (SessionDirectory).
+  Status FinishMaterialized(const std::vector<std::pair<std::string, uint64_t>>& versions_before);
+
   SessionWorkspace(ProjectFiles& files, SessionSettings settings, MountLoader loader, SessionClock clock);
 
   // Loads the mounts if a reset (or creation) left them unapplied.
