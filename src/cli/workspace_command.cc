@@ -179,7 +179,7 @@ class WorkspaceCommand final : public Command {
     init->add_option("--from", directory_, "Import this directory (honouring its .gitignore/.ignore)")
         ->type_name("DIR");
     init->add_flag("--include-ignored", include_ignored_, "With --from: also import ignored files");
-    session_flag_ = init->add_flag("--session", session_,
+    init->add_flag("--session", session_,
                                    "Make it a session workspace (docs/sessions.md): the session tools, limits "
                                    "and mounts of the [session] table apply; its id is the workspace name");
     allow_root_option_ = init->add_option("--allow-root", allowed_roots_, "With --session: a host folder mounts may come from (repeatable)")
@@ -354,6 +354,18 @@ class WorkspaceCommand final : public Command {
                                       "toolvfs workspace rm");
       }
     }
+    // The session's settings before anything is created: a bad [session]
+    // table or --mount leaves no workspace behind.
+    std::optional<SessionSettings> session_settings;
+    if (session_) {
+      Result<SessionSettings> settings = SessionSettingsOfInit(common, address->workspace);
+      if (!settings.ok()) return Fail(settings.status());
+      session_settings = std::move(settings).value();
+    } else if (!init_app_->get_option("--mount")->empty() || !init_app_->get_option("--allow-root")->empty() ||
+               !init_app_->get_option("--include")->empty() || !init_app_->get_option("--exclude")->empty() ||
+               !init_app_->get_option("--max-bytes")->empty() || mount_follow_count_ > 0) {
+      return ReportError(what_, "--allow-root, --mount and the options of a mount need --session");
+    }
     if (!directory_.empty()) {
       // Before anything is created: a mistyped --from leaves no workspace.
       struct stat status;
@@ -380,10 +392,8 @@ class WorkspaceCommand final : public Command {
       }
       report = *imported;
     }
-    if (session_) {
-      Result<SessionSettings> settings = SessionSettingsOfInit(common, address->workspace);
-      Result<std::unique_ptr<SessionWorkspace>> session =
-          settings.ok() ? SessionWorkspace::Create(**store, std::move(settings).value()) : settings.status();
+    if (session_settings) {
+      Result<std::unique_ptr<SessionWorkspace>> session = SessionWorkspace::Create(**store, std::move(*session_settings));
       if (!session.ok()) {
         store->reset();
         Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(address->location);
@@ -540,9 +550,6 @@ class WorkspaceCommand final : public Command {
   // --include/--exclude/--max-bytes/--follow-symlinks belongs to the last
   // --mount before it.
   Result<std::vector<SessionMount>> MountsFromFlags() const {
-    if (!session_ && (!mount_specs_.empty() || !allowed_roots_.empty())) {
-      return InvalidArgumentError("--mount and --allow-root need --session");
-    }
     std::vector<SessionMount> mounts;
     size_t mount_index = 0, include_index = 0, exclude_index = 0, max_bytes_index = 0;
     for (CLI::Option* option : init_app_->parse_order()) {
@@ -965,7 +972,6 @@ class WorkspaceCommand final : public Command {
   bool include_ignored_ = false;
   // init --session and its mounts (MountsFromFlags)
   CLI::App* init_app_ = nullptr;
-  CLI::Option* session_flag_ = nullptr;
   CLI::Option* allow_root_option_ = nullptr;
   CLI::Option* mount_option_ = nullptr;
   CLI::Option* include_option_ = nullptr;
