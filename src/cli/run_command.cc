@@ -139,6 +139,9 @@ class RunCommand final : public Command {
             **store, SessionSettingsFrom(config.session, *session_id_));
         if (!session.ok()) return ReportError("--session", session.status().message());
       }
+      Result<bool> is_session = SessionWorkspace::IsSession(**store);
+      if (!is_session.ok()) return ReportError("run", is_session.status().message());
+      options.session_workspace = *is_session;
       BuiltinRuntime builtin(**store, std::move(options));
       return InvokeTool(builtin, call, tool, output);
     }

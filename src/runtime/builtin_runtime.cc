@@ -364,8 +364,9 @@ BuiltinRuntime::BuiltinRuntime(ProjectFiles& project, BuiltinRuntimeOptions opti
 
 Result<Outcome> BuiltinRuntime::Execute(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel) {
   // A session workspace is marked by its session record (docs/sessions.md,
-  // "Which tools run"): there the session suite replaces the generic four.
-  TOOLVFS_ASSIGN_OR_RETURN(bool is_session, SessionWorkspace::IsSession(project_));
+  // "Which tools run"); the caller found it: there the session suite
+  // replaces the generic four.
+  const bool is_session = options_.session_workspace;
   if (is_session && FindSessionTool(tool.name) != nullptr) return ExecuteSessionTool(call, tool, cancel);
   if (options_.session_id && !is_session) {
     return Status(StatusCode::kInvalidArgument, "--session " + Quote(*options_.session_id) + ": " +

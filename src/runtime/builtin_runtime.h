@@ -52,6 +52,11 @@ struct BuiltinRuntimeOptions {
   // workspace a call for another session is refused and changes nothing;
   // on any other project a session id is an error. Absent: no check.
   std::optional<std::string> session_id;
+  // The project is a session workspace (SessionWorkspace::IsSession, asked
+  // once by whoever opens the project): list_directory, read_file,
+  // write_file and delete_file run the session suite. Decided by the
+  // caller, not per call, so a generic builtin costs no extra store call.
+  bool session_workspace = false;
 };
 
 class BuiltinRuntime final : public ToolRuntime {

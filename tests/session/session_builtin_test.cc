@@ -37,7 +37,9 @@ class SessionBuiltinTest : public ::testing::Test {
 
   Outcome Run(ProjectFiles& store, const std::string& name, const std::string& arguments,
               std::optional<std::string> session_id = std::nullopt, std::vector<std::string> writable = {""}) {
-    BuiltinRuntime runtime(store, BuiltinRuntimeOptions{.audit = sink_.get(), .session_id = session_id});
+    BuiltinRuntime runtime(store, BuiltinRuntimeOptions{.audit = sink_.get(),
+                                                        .session_id = session_id,
+                                                        .session_workspace = *SessionWorkspace::IsSession(store)});
     CancelToken cancel;
     Result<Outcome> outcome =
         runtime.Execute(ToolCall{.name = name, .id = "c-test", .arguments_json = arguments}, Tool(name, writable), cancel);
