@@ -79,6 +79,15 @@ class RunCommand final : public Command {
     if (!loaded.ok()) return ReportError("run", loaded.status().message());
     ReportConfigWarnings(*loaded, common);
     const Config& config = loaded->config;
+    // `run --session ID` without --project: the session ID of the store the
+    // [session] table names (docs/sessions.md).
+    std::string project = common.project;
+    if (session_id_ && common.project == "." && config.session && config.session->store) {
+      project = *config.session->store;
+      if (!project.starts_with("memory:")) project += "#" + *session_id_;
+      store = OpenProject(project);
+      if (!store.ok()) return ReportError("session.store", store.status().message());
+    }
 
     // A name the config does not list can only be a tool an MCP import offers.
     auto found = config.tools.find(tool_name_);
@@ -133,7 +142,7 @@ class RunCommand final : public Command {
       BuiltinRuntimeOptions options;
       services->ConfigureRuntime(options);
       options.session_id = session_id_;
-      if (session_id_ && common.project.starts_with("memory:")) {
+      if (session_id_ && project.starts_with("memory:")) {
         // A memory: project lives for this run only: a throw-away session.
         Result<std::unique_ptr<SessionWorkspace>> session = SessionWorkspace::Create(
             **store, SessionSettingsFrom(config.session, *session_id_));

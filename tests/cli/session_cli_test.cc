@@ -172,5 +172,14 @@ TEST_F(SessionCliTest, InitSessionRefusesMountOptionsWithoutSessionAndBadConfig)
   InitSession();
 }
 
+TEST_F(SessionCliTest, RunSessionWithoutProjectUsesTheSessionStoreOfTheConfig) {
+  WriteRealFile(config_, std::string(kConfig) + "store = \"sqlite:" + dir_.Join("sessions.db") + "\"\n");
+  InitSession();
+  ProcessResult written = Toolvfs({"run", "write_file", "--session", "agent", "--no-interaction", "--no-audit",
+                                   "--args", R"({"path":"s.txt","content":"via config"})"});
+  ASSERT_EQ(written.exit_code, 0) << written;
+  EXPECT_EQ(Workspace({"cat", "s.txt"}).out, "via config");
+}
+
 }  // namespace
 }  // namespace toolvfs
