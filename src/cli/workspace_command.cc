@@ -466,6 +466,14 @@ class WorkspaceCommand final : public Command {
     } else {
       listed.push_back(Listed{*path, *metadata});
     }
+    // A session's own records are not its files (docs/sessions.md).
+    Result<bool> is_session = SessionWorkspace::IsSession(*store);
+    if (!is_session.ok()) return Fail(is_session.status());
+    if (*is_session) {
+      std::erase_if(listed, [](const Listed& entry) {
+        return entry.path == kSessionHiddenRoot || entry.path.starts_with(std::string(kSessionHiddenRoot) + "/");
+      });
+    }
     // Bytewise by path, like every listing of toolvfs ("a.txt" before "a/b").
     std::sort(listed.begin(), listed.end(), [](const Listed& a, const Listed& b) { return a.path < b.path; });
 
@@ -786,7 +794,15 @@ class WorkspaceCommand final : public Command {
   int Restore(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
     if (!store) return kExitUsage;
-    if (Status restored = store->Restore(SnapshotIdOf(*store, first_id_)); !restored.ok()) return Fail(restored);
+    // A session restores through its own rules (it keeps the materialized
+    // directory's path, which describes the disk now, not the snapshot).
+    Result<bool> is_session = SessionWorkspace::IsSession(*store);
+    if (!is_session.ok()) return Fail(is_session.status());
+    std::unique_ptr<SessionWorkspace> session = *is_session ? OpenSession(*store) : nullptr;
+    if (*is_session && !session) return kExitUsage;
+    const std::string id = SnapshotIdOf(*store, first_id_);
+    Status restored = session ? session->Restore(id) : store->Restore(id);
+    if (!restored.ok()) return Fail(restored);
     return PrintDone("restored", "Restored " + store->DisplayRoot() + " to snapshot " + Quote(first_id_));
   }
 
@@ -802,8 +818,14 @@ class WorkspaceCommand final : public Command {
     if (!store) return kExitUsage;
     std::optional<std::string> to;
     if (second_id_) to = SnapshotIdOf(*store, *second_id_);
-    Result<TreeDiff> diff =
-        store->Diff(SnapshotIdOf(*store, first_id_), to ? std::optional<std::string_view>(*to) : std::nullopt);
+    Result<bool> is_session = SessionWorkspace::IsSession(*store);
+    if (!is_session.ok()) return Fail(is_session.status());
+    std::unique_ptr<SessionWorkspace> session = *is_session ? OpenSession(*store) : nullptr;
+    if (*is_session && !session) return kExitUsage;
+    const std::optional<std::string_view> to_view = to ? std::optional<std::string_view>(*to) : std::nullopt;
+    // A session's diff leaves its own records out.
+    Result<TreeDiff> diff = session ? session->Diff(SnapshotIdOf(*store, first_id_), to_view)
+                                    : store->Diff(SnapshotIdOf(*store, first_id_), to_view);
     if (!diff.ok()) return Fail(diff.status());
     if (json_) {
       return Print(JsonOf([&](JsonWriter& writer) {

@@ -172,6 +172,22 @@ TEST_F(SessionCliTest, InitSessionRefusesMountOptionsWithoutSessionAndBadConfig)
   InitSession();
 }
 
+TEST_F(SessionCliTest, SnapshotDiffRestoreAndLsShowOnlyTheSessionsFiles) {
+  InitSession();
+  ASSERT_EQ(Run("write_file", R"({"path":"a.txt","content":"one"})", project_).exit_code, 0);
+  ASSERT_EQ(Workspace({"snapshot", "--label", "s1"}).exit_code, 0);
+  ASSERT_EQ(Run("write_file", R"({"path":"a.txt","content":"two","mode":"overwrite"})", project_).exit_code, 0);
+  ASSERT_EQ(Run("write_file", R"({"path":"b.txt","content":"b"})", project_).exit_code, 0);
+  EXPECT_EQ(Workspace({"diff", "s1"}).out, "M  a.txt\nA  b.txt\n");
+  EXPECT_EQ(Workspace({"ls"}).out.find(".toolvfs"), std::string::npos);
+  ProcessResult restored = Workspace({"restore", "s1"});
+  ASSERT_EQ(restored.exit_code, 0) << restored;
+  ProcessResult read = Run("read_file", R"({"path":"a.txt"})", project_);
+  EXPECT_THAT(read.out, HasSubstr(R"("version":1)"));
+  EXPECT_THAT(read.out, HasSubstr(R"("content":"one")"));
+  EXPECT_EQ(Run("read_file", R"({"path":"b.txt"})", project_).exit_code, 1);
+}
+
 TEST_F(SessionCliTest, RunSessionWithoutProjectUsesTheSessionStoreOfTheConfig) {
   WriteRealFile(config_, std::string(kConfig) + "store = \"sqlite:" + dir_.Join("sessions.db") + "\"\n");
   InitSession();
