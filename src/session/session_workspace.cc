@@ -263,7 +263,12 @@ Result<std::unique_ptr<SessionWorkspace>> SessionWorkspace::Create(ProjectFiles&
       new SessionWorkspace(files, std::move(settings), std::move(loader), std::move(clock)));
   TOOLVFS_RETURN_IF_ERROR(session->WriteRecord(false, std::nullopt));
   std::lock_guard lock(session->mutex_);
-  TOOLVFS_RETURN_IF_ERROR(session->EnsureMounted());
+  if (Status mounted = session->EnsureMounted(); !mounted.ok()) {
+    // No half-made session: without its record the workspace is what it
+    // was (each mount loads all or nothing).
+    static_cast<void>(files.Delete(kSessionRecordPath));
+    return mounted;
+  }
   return session;
 }
 

@@ -169,8 +169,9 @@ class SessionDirectory {
 class SessionWorkspace {
  public:
   // Makes the workspace in `files` a session: writes the record and loads
-  // the mounts (through `loader`). InvalidArgument for an empty id, or a
-  // mount with no loader; AlreadyExists if it is a session already;
+  // the mounts (through `loader`); if loading fails the record is removed
+  // again and the loader's error returned. InvalidArgument for an empty
+  // id, or a mount with no loader; AlreadyExists if it is a session already;
   // Unsupported for a store without snapshots. `files` must outlive the
   // returned object.
   static Result<std::unique_ptr<SessionWorkspace>> Create(ProjectFiles& files, SessionSettings settings,

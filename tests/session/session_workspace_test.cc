@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
@@ -336,6 +337,75 @@ TEST(SessionWorkspaceStoreTest, StoresWithoutSnapshotsAreRefused) {
   ASSERT_TRUE(fs.ok());
   EXPECT_EQ(SessionWorkspace::Create(**fs, {.id = "x"}).status().code(), StatusCode::kUnsupported);
   std::filesystem::remove_all(directory);
+}
+
+// A mount loader that writes 25 files under the mount's path and counts
+// its calls: the session's side of mounts (when they load, and again after
+// a reset) without the host-mount component.
+struct CountingLoader {
+  int calls = 0;
+  MountLoader Loader() {
+    return [this](const SessionSettings& settings, ProjectFiles& files) -> Status {
+      ++calls;
+      for (const SessionMount& mount : settings.mounts) {
+        for (int i = 0; i < 25; ++i) {
+          char name[16];
+          std::snprintf(name, sizeof name, "f%02d.txt", i);
+          TOOLVFS_RETURN_IF_ERROR(files.Write(mount.mount_path + "/" + name, "mounted"));
+        }
+      }
+      return OkStatus();
+    };
+  }
+};
+
+TEST(SessionMountsTest, MountsLoadAtCreationAndAgainOnTheFirstUseAfterAReset) {
+  auto store = NewMemoryStore("mounts");
+  CountingLoader loader;
+  auto session = SessionWorkspace::Create(
+      *store, {.id = "m", .mounts = {{.host_path = "/srv/app", .mount_path = "app"}}}, loader.Loader());
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  EXPECT_EQ(loader.calls, 1);
+  Result<std::vector<SessionFileInfo>> files = (*session)->ListAllFiles();
+  ASSERT_EQ(files->size(), 25u);
+  EXPECT_EQ((*files)[0].version, 1u);
+  EXPECT_EQ((*files)[0].encoding, SessionEncoding::kUtf8);
+  ASSERT_TRUE((*session)->Reset().ok());
+  EXPECT_EQ(loader.calls, 1);  // not at the reset itself
+  EXPECT_EQ((*session)->ListDirectory("app")->size(), 25u);
+  EXPECT_EQ(loader.calls, 2);
+  EXPECT_EQ((*session)->ListDirectory("app")->size(), 25u);
+  EXPECT_EQ(loader.calls, 2);  // once per reset
+  // A session reopened later (another process) finds them applied.
+  auto reopened = SessionWorkspace::Open(*store, loader.Loader());
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_TRUE((*reopened)->ReadFile("app/f00.txt", std::nullopt, std::nullopt).ok());
+  EXPECT_EQ(loader.calls, 2);
+}
+
+TEST(SessionMountsTest, GuidanceListsEachMountWithUpToTwentyEntries) {
+  auto store = NewMemoryStore("guided");
+  CountingLoader loader;
+  auto session = SessionWorkspace::Create(
+      *store, {.id = "g", .mounts = {{.host_path = "/srv/app", .mount_path = "app"}}}, loader.Loader());
+  ASSERT_TRUE(session.ok());
+  Result<std::string> guidance = SessionGuidance(**session);
+  ASSERT_TRUE(guidance.ok());
+  EXPECT_THAT(*guidance, HasSubstr("`app` (from the host folder /srv/app)"));
+  EXPECT_THAT(*guidance, HasSubstr("app/f19.txt"));
+  EXPECT_THAT(*guidance, ::testing::Not(HasSubstr("app/f20.txt")));
+  EXPECT_THAT(*guidance, HasSubstr("and 5 more"));
+}
+
+TEST(SessionMountsTest, MountsWithoutALoaderOrAFailingLoaderCreateNothing) {
+  auto store = NewMemoryStore("refused");
+  SessionSettings settings{.id = "x", .mounts = {{.host_path = "/srv/app"}}};
+  EXPECT_THAT(SessionWorkspace::Create(*store, settings).status().message(), HasSubstr("no mount loader"));
+  EXPECT_FALSE(*SessionWorkspace::IsSession(*store));
+  Result<std::unique_ptr<SessionWorkspace>> failed = SessionWorkspace::Create(
+      *store, settings, [](const SessionSettings&, ProjectFiles&) { return NotFoundError("root '/srv' is missing"); });
+  EXPECT_THAT(failed.status().message(), HasSubstr("root '/srv' is missing"));
+  EXPECT_FALSE(*SessionWorkspace::IsSession(*store));
 }
 
 TEST(SessionToolsTest, SchemasAreSortedAndWrittenForAModel) {
