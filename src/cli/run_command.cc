@@ -16,6 +16,8 @@
 #include "runtime/mcp_runtime.h"
 #include "runtime/stdio_runtime.h"
 #include "runtime/vfs_runtime.h"
+#include "session/session_config.h"
+#include "session/session_workspace.h"
 
 namespace toolvfs {
 namespace {
@@ -56,6 +58,10 @@ class RunCommand final : public Command {
                    "Answer the tool's question ID with VALUE (repeatable; typed by the question: true/false/yes/no, text, or one of its options)")
         ->type_name("ID=VALUE")
         ->allow_extra_args(false);  // one value per --answer, so TOOL may follow
+    app.add_option("--session", session_id_,
+                   "The session the call is meant for: refused unless --project is that session's workspace "
+                   "(a memory: project becomes a throw-away session of that id)")
+        ->type_name("ID");
     app.add_flag("--json", json_,
                  "Print one JSON object: {\"status\",\"content\",\"error\"?,\"question\"?}");
     app.footer(
@@ -73,6 +79,15 @@ class RunCommand final : public Command {
     if (!loaded.ok()) return ReportError("run", loaded.status().message());
     ReportConfigWarnings(*loaded, common);
     const Config& config = loaded->config;
+    // `run --session ID` without --project: the session ID of the store the
+    // [session] table names (docs/sessions.md).
+    std::string project = common.project;
+    if (session_id_ && common.project == "." && config.session && config.session->store) {
+      project = *config.session->store;
+      if (!project.starts_with("memory:")) project += "#" + *session_id_;
+      store = OpenProject(project);
+      if (!store.ok()) return ReportError("session.store", store.status().message());
+    }
 
     // A name the config does not list can only be a tool an MCP import offers.
     auto found = config.tools.find(tool_name_);
@@ -126,6 +141,16 @@ class RunCommand final : public Command {
     if (*runtime == RuntimeKind::kBuiltin) {
       BuiltinRuntimeOptions options;
       services->ConfigureRuntime(options);
+      options.session_id = session_id_;
+      if (session_id_ && project.starts_with("memory:")) {
+        // A memory: project lives for this run only: a throw-away session.
+        Result<std::unique_ptr<SessionWorkspace>> session = SessionWorkspace::Create(
+            **store, SessionSettingsFrom(config.session, *session_id_));
+        if (!session.ok()) return ReportError("--session", session.status().message());
+      }
+      Result<bool> is_session = SessionWorkspace::IsSession(**store);
+      if (!is_session.ok()) return ReportError("run", is_session.status().message());
+      options.session_workspace = *is_session;
       BuiltinRuntime builtin(**store, std::move(options));
       return InvokeTool(builtin, call, tool, output);
     }
@@ -189,6 +214,7 @@ class RunCommand final : public Command {
   std::string tool_name_;
   std::optional<std::string> arguments_;
   std::vector<std::string> answers_;
+  std::optional<std::string> session_id_;
   bool json_ = false;
 };
 

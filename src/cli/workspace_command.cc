@@ -27,6 +27,7 @@
 
 #include "cli/command.h"
 #include "cli/terminal.h"
+#include "cli/tool_invocation.h"
 #include "cli/workspace_transfer.h"
 #include "core/io.h"
 #include "core/text.h"
@@ -38,6 +39,14 @@
 #include "project/sql/workspace_uri.h"
 #include "protocol/base64.h"
 #include "protocol/json_writer.h"
+#include "session/session_config.h"
+#include "session/session_tools.h"
+#include "session/session_workspace.h"
+
+#include <spawn.h>
+#include <sys/wait.h>
+
+extern char** environ;
 
 namespace toolvfs {
 namespace {
@@ -166,13 +175,41 @@ class WorkspaceCommand final : public Command {
         "Exit codes: 0 done, 2 usage or any other error.");
 
     CLI::App* init = Add(app, "init", "Create a workspace, optionally importing a directory", &WorkspaceCommand::Init);
+    init_app_ = init;
     init->add_option("--from", directory_, "Import this directory (honouring its .gitignore/.ignore)")
         ->type_name("DIR");
     init->add_flag("--include-ignored", include_ignored_, "With --from: also import ignored files");
+    init->add_flag("--session", session_,
+                                   "Make it a session workspace (docs/sessions.md): the session tools, limits "
+                                   "and mounts of the [session] table apply; its id is the workspace name");
+    allow_root_option_ = init->add_option("--allow-root", allowed_roots_, "With --session: a host folder mounts may come from (repeatable)")
+                             ->type_name("DIR");
+    mount_option_ = init->add_option("--mount", mount_specs_,
+                                     "With --session: load HOST_PATH (at MOUNT_PATH, default the root); the "
+                                     "--include/--exclude/--max-bytes/--follow-symlinks after it belong to it")
+                        ->type_name("HOST_PATH[:MOUNT_PATH]");
+    include_option_ = init->add_option("--include", mount_includes_, "Glob of files the last --mount loads")->type_name("GLOB");
+    exclude_option_ = init->add_option("--exclude", mount_excludes_, "Glob of files the last --mount leaves out")->type_name("GLOB");
+    max_bytes_option_ = init->add_option("--max-bytes", mount_max_bytes_, "Byte budget of the last --mount")->type_name("N");
+    follow_option_ = init->add_flag("--follow-symlinks", mount_follow_count_,
+                                    "The last --mount follows symlinks that stay inside its allowed root");
+    for (CLI::Option* option : {include_option_, exclude_option_, max_bytes_option_, allow_root_option_}) {
+      option->allow_extra_args(false);
+    }
+    mount_option_->allow_extra_args(false);
 
     CLI::App* list = Add(app, "ls", "List files and directories with kind, version, size and times", &WorkspaceCommand::List);
     list->add_option("PATH", path_, "A directory (its entries) or a file (default: the root)");
     list->add_flag("-r,--recursive", recursive_, "List everything below PATH");
+
+    Add(app, "reset", "Empty a session workspace; its mounts load again on the next use", &WorkspaceCommand::Reset);
+    Add(app, "prompt", "Print the session tools' instructions for the model, with the mounts",
+        &WorkspaceCommand::Prompt);
+    CLI::App* materialize = Add(app, "materialize",
+                                "Run COMMAND in a real directory holding the session's files (also in "
+                                "TOOLVFS_WORKSPACE_DIR), and sync its changes back when it exits",
+                                &WorkspaceCommand::Materialize);
+    materialize->add_option("COMMAND", command_, "The command and its arguments, after --")->required();
 
     CLI::App* cat = Add(app, "cat", "Print a file's content", &WorkspaceCommand::Cat);
     cat->add_option("PATH", path_, "The file")->required();
@@ -317,6 +354,18 @@ class WorkspaceCommand final : public Command {
                                       "toolvfs workspace rm");
       }
     }
+    // The session's settings before anything is created: a bad [session]
+    // table or --mount leaves no workspace behind.
+    std::optional<SessionSettings> session_settings;
+    if (session_) {
+      Result<SessionSettings> settings = SessionSettingsOfInit(common, address->workspace);
+      if (!settings.ok()) return Fail(settings.status());
+      session_settings = std::move(settings).value();
+    } else if (!init_app_->get_option("--mount")->empty() || !init_app_->get_option("--allow-root")->empty() ||
+               !init_app_->get_option("--include")->empty() || !init_app_->get_option("--exclude")->empty() ||
+               !init_app_->get_option("--max-bytes")->empty() || mount_follow_count_ > 0) {
+      return ReportError(what_, "--allow-root, --mount and the options of a mount need --session");
+    }
     if (!directory_.empty()) {
       // Before anything is created: a mistyped --from leaves no workspace.
       struct stat status;
@@ -343,6 +392,17 @@ class WorkspaceCommand final : public Command {
       }
       report = *imported;
     }
+    if (session_settings) {
+      Result<std::unique_ptr<SessionWorkspace>> session = SessionWorkspace::Create(**store, std::move(*session_settings));
+      if (!session.ok()) {
+        store->reset();
+        Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(address->location);
+        Status removed = file.ok() ? (*file)->DeleteWorkspace(address->workspace) : file.status();
+        std::string why = session.status().message();
+        if (!removed.ok()) why += "; the workspace was created and could not be removed: " + removed.message();
+        return ReportError(what_, why);
+      }
+    }
     if (json_) {
       return Print(JsonOf([&](JsonWriter& writer) {
         writer.StartObject();
@@ -351,10 +411,12 @@ class WorkspaceCommand final : public Command {
         WriteJsonKey(writer, "file");
         writer.String(ToValidUtf8(address->location));
         WriteTransferFields(writer, report);
+        WriteJsonKey(writer, "session");
+        writer.Bool(session_);
         writer.EndObject();
       }));
     }
-    std::string text = "Created workspace " + Quote(address->workspace) + " in " + Quote(address->location);
+    std::string text = std::string(session_ ? "Created session workspace " : "Created workspace ") + Quote(address->workspace) + " in " + Quote(address->location);
     if (!directory_.empty()) text += "; imported " + DescribeTransfer(report, "from " + Quote(directory_));
     return Print(text + "\n");
   }
@@ -388,6 +450,12 @@ class WorkspaceCommand final : public Command {
   int List(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
     if (!store) return kExitUsage;
+    if (recursive_ && path_.empty()) {
+      // A session's own view: every file with its session metadata.
+      Result<bool> is_session = SessionWorkspace::IsSession(*store);
+      if (!is_session.ok()) return Fail(is_session.status());
+      if (*is_session) return ListSession(*store);
+    }
     Result<std::string> path = NormalizePath(path_);
     if (!path.ok()) return Fail(path.status());
     Result<FileMetadata> metadata = store->Metadata(*path);
@@ -397,6 +465,14 @@ class WorkspaceCommand final : public Command {
       if (Status collected = Collect(*store, *path, listed); !collected.ok()) return Fail(collected);
     } else {
       listed.push_back(Listed{*path, *metadata});
+    }
+    // A session's own records are not its files (docs/sessions.md).
+    Result<bool> is_session = SessionWorkspace::IsSession(*store);
+    if (!is_session.ok()) return Fail(is_session.status());
+    if (*is_session) {
+      std::erase_if(listed, [](const Listed& entry) {
+        return entry.path == kSessionHiddenRoot || entry.path.starts_with(std::string(kSessionHiddenRoot) + "/");
+      });
     }
     // Bytewise by path, like every listing of toolvfs ("a.txt" before "a/b").
     std::sort(listed.begin(), listed.end(), [](const Listed& a, const Listed& b) { return a.path < b.path; });
@@ -442,6 +518,163 @@ class WorkspaceCommand final : public Command {
                       EscapeForDisplay(entry.path)});
     }
     return Print(FormatTable(rows));
+  }
+
+  int ListSession(ProjectFiles& store) {
+    Result<std::unique_ptr<SessionWorkspace>> session = SessionWorkspace::Open(store);
+    if (!session.ok()) return Fail(session.status());
+    Result<std::vector<SessionFileInfo>> files = (*session)->ListAllFiles();
+    if (!files.ok()) return Fail(files.status());
+    if (json_) return Print(SessionFilesJson(*files) + "\n");
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({"VERSION", "SIZE", "ENCODING", "CREATED", "UPDATED", "PATH"});
+    for (const SessionFileInfo& info : *files) {
+      rows.push_back({std::to_string(info.version), std::to_string(info.size_bytes),
+                      std::string(SessionEncodingName(info.encoding)), FormatTimestamp(info.created_ms),
+                      FormatTimestamp(info.updated_ms), EscapeForDisplay(info.path)});
+    }
+    return Print(FormatTable(rows));
+  }
+
+  // ----- sessions: init's settings, reset, prompt, materialize -----
+
+  // The settings of `init --session`: the [session] table of the config in
+  // use (when there is one), then --allow-root and --mount.
+  Result<SessionSettings> SessionSettingsOfInit(const CommonOptions& common, const std::string& name) {
+    std::optional<SessionConfig> table;
+    std::string config_path = ConfigPath(common);
+    if (FileExists(config_path)) {
+      TOOLVFS_ASSIGN_OR_RETURN(Config config, LoadConfig(config_path));
+      table = config.session;
+    }
+    SessionSettings settings = SessionSettingsFrom(table, name);
+    for (const std::string& root : allowed_roots_) settings.allowed_roots.push_back(root);
+    TOOLVFS_ASSIGN_OR_RETURN(std::vector<SessionMount> mounts, MountsFromFlags());
+    for (SessionMount& mount : mounts) settings.mounts.push_back(std::move(mount));
+    return settings;
+  }
+
+  // --mount and the options after it, in command-line order: each
+  // --include/--exclude/--max-bytes/--follow-symlinks belongs to the last
+  // --mount before it.
+  Result<std::vector<SessionMount>> MountsFromFlags() const {
+    std::vector<SessionMount> mounts;
+    size_t mount_index = 0, include_index = 0, exclude_index = 0, max_bytes_index = 0;
+    for (CLI::Option* option : init_app_->parse_order()) {
+      if (option == mount_option_) {
+        const std::string& spec = mount_specs_[mount_index++];
+        SessionMount mount;
+        // HOST_PATH[:MOUNT_PATH]: the last colon splits, so a host path
+        // with a colon needs its mount path spelled out.
+        size_t colon = spec.rfind(':');
+        mount.host_path = colon == std::string::npos ? spec : spec.substr(0, colon);
+        if (colon != std::string::npos) mount.mount_path = spec.substr(colon + 1);
+        if (mount.host_path.empty()) return InvalidArgumentError("--mount " + Quote(spec) + ": the host path is empty");
+        mounts.push_back(std::move(mount));
+        continue;
+      }
+      std::string flag = option == include_option_     ? "--include"
+                         : option == exclude_option_   ? "--exclude"
+                         : option == max_bytes_option_ ? "--max-bytes"
+                         : option == follow_option_    ? "--follow-symlinks"
+                                                       : "";
+      if (flag.empty()) continue;
+      if (mounts.empty()) return InvalidArgumentError(flag + " must follow the --mount it belongs to");
+      SessionMount& mount = mounts.back();
+      if (option == include_option_) mount.include_glob.push_back(mount_includes_[include_index++]);
+      if (option == exclude_option_) mount.exclude_glob.push_back(mount_excludes_[exclude_index++]);
+      if (option == max_bytes_option_) mount.max_bytes = mount_max_bytes_[max_bytes_index++];
+      if (option == follow_option_) mount.follow_symlinks = true;
+    }
+    return mounts;
+  }
+
+  // The session of --project; null after reporting why there is none.
+  std::unique_ptr<SessionWorkspace> OpenSession(ProjectFiles& store) {
+    Result<std::unique_ptr<SessionWorkspace>> session = SessionWorkspace::Open(store);
+    if (!session.ok()) {
+      Fail(session.status());
+      return nullptr;
+    }
+    return std::move(session).value();
+  }
+
+  int Reset(const CommonOptions& common) {
+    std::unique_ptr<ProjectFiles> store = OpenExisting(common);
+    if (!store) return kExitUsage;
+    std::unique_ptr<SessionWorkspace> session = OpenSession(*store);
+    if (!session) return kExitUsage;
+    if (Status reset = session->Reset(); !reset.ok()) return Fail(reset);
+    if (json_) {
+      return Print(JsonOf([&](JsonWriter& writer) {
+        writer.StartObject();
+        WriteJsonKey(writer, "reset");
+        writer.String(session->id());
+        writer.EndObject();
+      }));
+    }
+    return Print("Reset session " + Quote(session->id()) + ": it is empty" +
+                 (session->settings().mounts.empty() ? "" : "; its mounts load again on the next use") + "\n");
+  }
+
+  int Prompt(const CommonOptions& common) {
+    std::unique_ptr<ProjectFiles> store = OpenExisting(common);
+    if (!store) return kExitUsage;
+    std::unique_ptr<SessionWorkspace> session = OpenSession(*store);
+    if (!session) return kExitUsage;
+    Result<std::string> guidance = SessionGuidance(*session);
+    if (!guidance.ok()) return Fail(guidance.status());
+    if (!json_) return Print(*guidance);
+    return Print(JsonOf([&](JsonWriter& writer) {
+      writer.StartObject();
+      WriteJsonKey(writer, "instructions");
+      writer.String(*guidance);
+      writer.EndObject();
+    }));
+  }
+
+  int Materialize(const CommonOptions& common) {
+    std::unique_ptr<ProjectFiles> store = OpenExisting(common);
+    if (!store) return kExitUsage;
+    std::unique_ptr<SessionWorkspace> session = OpenSession(*store);
+    if (!session) return kExitUsage;
+    Result<std::unique_ptr<SessionDirectory>> directory = session->Materialize();
+    if (!directory.ok()) return Fail(directory.status());
+    Result<int> exit_code = RunIn((*directory)->path(), command_);
+    // Synced back whatever COMMAND did or however it ended.
+    Status released = (*directory)->Release();
+    if (!exit_code.ok()) return Fail(exit_code.status());
+    if (!released.ok()) return Fail(released);
+    return *exit_code;
+  }
+
+  // Runs `command` with `directory` as its working directory and in
+  // TOOLVFS_WORKSPACE_DIR; its exit code, or 128 + the signal that ended it.
+  static Result<int> RunIn(const std::string& directory, const std::vector<std::string>& command) {
+    std::vector<std::string> environment;
+    for (char** variable = environ; *variable != nullptr; ++variable) {
+      if (std::string_view(*variable).starts_with("TOOLVFS_WORKSPACE_DIR=")) continue;
+      environment.emplace_back(*variable);
+    }
+    environment.push_back("TOOLVFS_WORKSPACE_DIR=" + directory);
+    std::vector<char*> argv, envp;
+    for (const std::string& word : command) argv.push_back(const_cast<char*>(word.c_str()));
+    argv.push_back(nullptr);
+    for (std::string& variable : environment) envp.push_back(variable.data());
+    envp.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addchdir_np(&actions, directory.c_str());
+    pid_t child = 0;
+    int spawned = ::posix_spawnp(&child, argv[0], &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    if (spawned != 0) return ErrnoToStatus(spawned, "Cannot run " + Quote(command.front()));
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0) {
+      if (errno != EINTR) return ErrnoToStatus(errno, "Cannot wait for " + Quote(command.front()));
+    }
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    return 128 + WTERMSIG(status);
   }
 
   // ----- cat -----
@@ -561,7 +794,15 @@ class WorkspaceCommand final : public Command {
   int Restore(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
     if (!store) return kExitUsage;
-    if (Status restored = store->Restore(SnapshotIdOf(*store, first_id_)); !restored.ok()) return Fail(restored);
+    // A session restores through its own rules (it keeps the materialized
+    // directory's path, which describes the disk now, not the snapshot).
+    Result<bool> is_session = SessionWorkspace::IsSession(*store);
+    if (!is_session.ok()) return Fail(is_session.status());
+    std::unique_ptr<SessionWorkspace> session = *is_session ? OpenSession(*store) : nullptr;
+    if (*is_session && !session) return kExitUsage;
+    const std::string id = SnapshotIdOf(*store, first_id_);
+    Status restored = session ? session->Restore(id) : store->Restore(id);
+    if (!restored.ok()) return Fail(restored);
     return PrintDone("restored", "Restored " + store->DisplayRoot() + " to snapshot " + Quote(first_id_));
   }
 
@@ -577,8 +818,14 @@ class WorkspaceCommand final : public Command {
     if (!store) return kExitUsage;
     std::optional<std::string> to;
     if (second_id_) to = SnapshotIdOf(*store, *second_id_);
-    Result<TreeDiff> diff =
-        store->Diff(SnapshotIdOf(*store, first_id_), to ? std::optional<std::string_view>(*to) : std::nullopt);
+    Result<bool> is_session = SessionWorkspace::IsSession(*store);
+    if (!is_session.ok()) return Fail(is_session.status());
+    std::unique_ptr<SessionWorkspace> session = *is_session ? OpenSession(*store) : nullptr;
+    if (*is_session && !session) return kExitUsage;
+    const std::optional<std::string_view> to_view = to ? std::optional<std::string_view>(*to) : std::nullopt;
+    // A session's diff leaves its own records out.
+    Result<TreeDiff> diff = session ? session->Diff(SnapshotIdOf(*store, first_id_), to_view)
+                                    : store->Diff(SnapshotIdOf(*store, first_id_), to_view);
     if (!diff.ok()) return Fail(diff.status());
     if (json_) {
       return Print(JsonOf([&](JsonWriter& writer) {
@@ -745,6 +992,22 @@ class WorkspaceCommand final : public Command {
   std::string directory_;
   bool force_ = false;
   bool include_ignored_ = false;
+  // init --session and its mounts (MountsFromFlags)
+  CLI::App* init_app_ = nullptr;
+  CLI::Option* allow_root_option_ = nullptr;
+  CLI::Option* mount_option_ = nullptr;
+  CLI::Option* include_option_ = nullptr;
+  CLI::Option* exclude_option_ = nullptr;
+  CLI::Option* max_bytes_option_ = nullptr;
+  CLI::Option* follow_option_ = nullptr;
+  bool session_ = false;
+  std::vector<std::string> allowed_roots_;
+  std::vector<std::string> mount_specs_;
+  std::vector<std::string> mount_includes_;
+  std::vector<std::string> mount_excludes_;
+  std::vector<uint64_t> mount_max_bytes_;
+  int64_t mount_follow_count_ = 0;
+  std::vector<std::string> command_;
 };
 
 }  // namespace

@@ -135,8 +135,31 @@ struct McpServerConfig {
   friend bool operator==(const McpServerConfig&, const McpServerConfig&) = default;
 };
 
+// One `[[session.mounts]]` entry: a host folder loaded into every session
+// made with this config (docs/sessions.md, "Mounts").
+struct SessionMountConfig {
+  std::string host_path;
+  std::string mount_path;  // "" = the workspace root
+  std::vector<std::string> include_glob;
+  std::vector<std::string> exclude_glob;
+  std::optional<uint64_t> max_bytes;
+  bool follow_symlinks = false;
+};
+
+// The `[session]` table (docs/sessions.md): where sessions live and the
+// tool layer's limits. Absent keys keep the defaults of SessionLimits.
+struct SessionConfig {
+  std::optional<std::string> store;  // a store URI, e.g. "sqlite:sessions.db#NAME"
+  std::optional<uint64_t> max_content_chars;
+  std::optional<uint64_t> max_depth;
+  std::optional<uint64_t> max_segment_chars;
+  std::vector<std::string> allowed_roots;
+  std::vector<SessionMountConfig> mounts;
+};
+
 struct Config {
   std::map<std::string, ToolConfig> tools;
+  std::optional<SessionConfig> session;  // the [session] table, when present
   std::map<std::string, McpServerConfig> mcp_servers;
   std::string path;  // the file it came from (the source name for ParseConfig)
   // Accepted-but-ignored settings, one line each, "file:line:col: ...", e.g.

@@ -31,7 +31,11 @@ constexpr size_t kMaxNameLength = 64;
 
 using KeyList = std::span<const std::string_view>;
 
-constexpr std::string_view kTopLevelKeys[] = {"tools", "mcp_servers"};
+constexpr std::string_view kTopLevelKeys[] = {"tools", "mcp_servers", "session"};
+constexpr std::string_view kSessionKeys[] = {"store",     "max_content_chars", "max_depth",
+                                             "max_segment_chars", "allowed_roots", "mounts"};
+constexpr std::string_view kSessionMountKeys[] = {"host_path",    "mount_path", "include_glob",
+                                                  "exclude_glob", "max_bytes",  "follow_symlinks"};
 constexpr std::string_view kToolKeys[] = {"source",      "command",    "runtime",
                                           "description", "parameters", "options",
                                           "stateful",    "questions",  "sandbox"};
@@ -451,6 +455,69 @@ class ConfigParser {
     // Servers first: tool sources refer to them.
     if (const toml::node* servers = root.get("mcp_servers")) ParseMcpServers(*servers);
     if (const toml::node* tools = root.get("tools")) ParseTools(*tools);
+    if (const toml::node* session = root.get("session")) ParseSession(*session);
+  }
+
+  std::optional<uint64_t> ExpectPositive(const toml::node& node, const std::string& path) {
+    const auto* number = node.as_integer();
+    if (number == nullptr || number->get() <= 0) {
+      WrongType(node, path, "a positive integer");
+      return std::nullopt;
+    }
+    return static_cast<uint64_t>(number->get());
+  }
+
+  void ParseSession(const toml::node& node) {
+    const toml::table* table = ExpectTable(node, "session");
+    if (table == nullptr) return;
+    RejectUnknownKeys(*table, "session", kSessionKeys);
+    SessionConfig session;
+    if (const toml::node* store = table->get("store")) session.store = ExpectArgument(*store, "session.store");
+    if (const toml::node* value = table->get("max_content_chars"))
+      session.max_content_chars = ExpectPositive(*value, "session.max_content_chars");
+    if (const toml::node* value = table->get("max_depth"))
+      session.max_depth = ExpectPositive(*value, "session.max_depth");
+    if (const toml::node* value = table->get("max_segment_chars"))
+      session.max_segment_chars = ExpectPositive(*value, "session.max_segment_chars");
+    if (const toml::node* roots = table->get("allowed_roots"))
+      session.allowed_roots = ExpectArgumentList(*roots, "session.allowed_roots");
+    if (const toml::node* mounts = table->get("mounts")) {
+      ForEachElement(*mounts, "session.mounts", "an array of tables ([[session.mounts]])",
+                     [&](const toml::node& element, const std::string& element_path) {
+                       if (auto mount = ParseSessionMount(element, element_path)) {
+                         session.mounts.push_back(std::move(*mount));
+                       }
+                     });
+    }
+    config_.session = std::move(session);
+  }
+
+  std::optional<SessionMountConfig> ParseSessionMount(const toml::node& node, const std::string& path) {
+    const toml::table* table = ExpectTable(node, path);
+    if (table == nullptr) return std::nullopt;
+    RejectUnknownKeys(*table, path, kSessionMountKeys);
+    SessionMountConfig mount;
+    const toml::node* host_path = table->get("host_path");
+    if (host_path == nullptr) {
+      Error(node, Named(path) + " has no 'host_path'; a mount needs the host folder to load");
+      return std::nullopt;
+    }
+    std::optional<std::string> host = ExpectArgument(*host_path, Child(path, "host_path"));
+    if (!host) return std::nullopt;
+    mount.host_path = std::move(*host);
+    if (const toml::node* value = table->get("mount_path")) {
+      if (auto text = ExpectArgument(*value, Child(path, "mount_path"))) mount.mount_path = std::move(*text);
+    }
+    if (const toml::node* value = table->get("include_glob"))
+      mount.include_glob = ExpectArgumentList(*value, Child(path, "include_glob"));
+    if (const toml::node* value = table->get("exclude_glob"))
+      mount.exclude_glob = ExpectArgumentList(*value, Child(path, "exclude_glob"));
+    if (const toml::node* value = table->get("max_bytes"))
+      mount.max_bytes = ExpectPositive(*value, Child(path, "max_bytes"));
+    if (const toml::node* value = table->get("follow_symlinks")) {
+      if (auto flag = ExpectBool(*value, Child(path, "follow_symlinks"))) mount.follow_symlinks = *flag;
+    }
+    return mount;
   }
 
   void ParseMcpServers(const toml::node& node) {

@@ -25,6 +25,9 @@
 #include "protocol/jsonrpc.h"
 #include "runtime/argument_validation.h"
 #include "runtime/outcome_json.h"
+#include "session/session_tools.h"
+#include "session/session_workspace.h"
+#include "protocol/wire_errors.h"
 
 namespace toolvfs {
 namespace {
@@ -312,6 +315,32 @@ std::string WithoutProtocolPrefix(std::string_view message) {
   return std::string(message);
 }
 
+// The session tools' schemas, parsed once, in SessionTools() order.
+const std::vector<ConfigValue::Object>& SessionSchemas() {
+  static const std::vector<ConfigValue::Object> schemas = [] {
+    std::vector<ConfigValue::Object> parsed;
+    for (const SessionToolInfo& tool : SessionTools()) {
+      Result<ConfigValue> parameters = ParseJsonValue(tool.parameters_json);
+      if (!parameters.ok() || !parameters->is_object()) {
+        std::fprintf(stderr, "toolvfs: session tool %s: bad parameter schema\n", std::string(tool.name).c_str());
+        std::abort();
+      }
+      parsed.push_back(std::move(parameters->as_object()));
+    }
+    return parsed;
+  }();
+  return schemas;
+}
+
+const ConfigValue::Object& SessionSchema(std::string_view name) {
+  const std::vector<SessionToolInfo>& tools = SessionTools();
+  for (size_t i = 0; i < tools.size(); ++i) {
+    if (tools[i].name == name) return SessionSchemas()[i];
+  }
+  static const ConfigValue::Object kNone;
+  return kNone;
+}
+
 }  // namespace
 
 const std::vector<BuiltinToolInfo>& BuiltinTools() {
@@ -334,6 +363,17 @@ BuiltinRuntime::BuiltinRuntime(ProjectFiles& project, BuiltinRuntimeOptions opti
     : project_(project), options_(std::move(options)) {}
 
 Result<Outcome> BuiltinRuntime::Execute(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel) {
+  // A session workspace is marked by its session record (docs/sessions.md,
+  // "Which tools run"); the caller found it: there the session suite
+  // replaces the generic four.
+  const bool is_session = options_.session_workspace;
+  if (is_session && FindSessionTool(tool.name) != nullptr) return ExecuteSessionTool(call, tool, cancel);
+  if (options_.session_id && !is_session) {
+    return Status(StatusCode::kInvalidArgument, "--session " + Quote(*options_.session_id) + ": " +
+                                                    Quote(project_.DisplayRoot()) +
+                                                    " is not a session workspace (create one with `toolvfs "
+                                                    "workspace init NAME --session`)");
+  }
   const Builtin* builtin = FindBuiltin(tool.name);
   if (builtin == nullptr) {
     return Status(StatusCode::kInvalidArgument,
@@ -410,6 +450,78 @@ Result<Outcome> BuiltinRuntime::Execute(const ToolCall& call, const ToolConfig& 
   if (!content.ok()) return ErrorOutcome(content.status().message());
   Outcome outcome;
   outcome.content = std::move(content).value();
+  return outcome;
+}
+
+Result<Outcome> BuiltinRuntime::ExecuteSessionTool(const ToolCall& call, const ToolConfig& tool,
+                                                   CancelToken& cancel) {
+  TOOLVFS_ASSIGN_OR_RETURN(ConfigValue checked,
+                           CheckCallArguments(tool.name, call.arguments_json, SessionSchema(tool.name)));
+  if (!checked.is_object()) {
+    return Status(StatusCode::kInvalidArgument, "Tool " + Quote(tool.name) + ": the arguments must be a JSON object");
+  }
+  const ConfigValue::Object& arguments = checked.as_object();
+  if (cancel.cancelled()) return CancelledOutcome(tool);
+  TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<SessionWorkspace> session, SessionWorkspace::Open(project_));
+  const bool writes = FindSessionTool(tool.name)->writes;
+
+  ToolPolicy policy = ToolPolicy::ForTool(tool, options_.config_project_path);
+  std::unique_ptr<Inquirer> denying;
+  Inquirer* inquirer = options_.inquirer;
+  if (inquirer == nullptr) {
+    denying = NewDenyingInquirer();
+    inquirer = denying.get();
+  }
+  AccessGate gate(policy, *inquirer);
+  const std::string scope_method = "session." + tool.name;  // the scope keeps a view of it
+  RequestScope scope(RequestId(int64_t{1}), scope_method, /*may_block=*/true);
+  scope.set_cancel_flag(&cancel.flag());
+  const Clock::time_point started = Clock::now();
+  std::string method = scope_method;
+  std::string target = ".";
+  // Validate, check the session, judge, act: an error at any step changes
+  // nothing and is the outcome.
+  Result<std::string> result = [&]() -> Result<std::string> {
+    TOOLVFS_ASSIGN_OR_RETURN(SessionToolTarget judged, SessionToolTargetOf(*session, tool.name, arguments));
+    if (!judged.path.empty()) target = judged.path;
+    if (judged.mode) method += ":" + *judged.mode;
+    if (options_.session_id) TOOLVFS_RETURN_IF_ERROR(session->CheckSession(*options_.session_id));
+    FileAccess access = writes ? FileAccess::kWrite : FileAccess::kRead;
+    std::optional<QuestionCanceller> canceller;
+    if (inquirer->asks_user()) canceller.emplace(cancel, gate);
+    TOOLVFS_RETURN_IF_ERROR(
+        gate.Authorize(scope, FileAccessName(access), target, policy.files.Check(access, judged.path)));
+    return RunSessionTool(*session, tool.name, arguments);
+  }();
+  if (options_.audit != nullptr) {
+    AuditRecord record;
+    record.timestamp_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+    record.tool = tool.name;
+    record.call_id = call.id.empty() ? NewCallId() : call.id;
+    record.method = method;
+    record.target = target;
+    record.code = result.ok() ? 0 : JsonRpcErrorCode(result.status().code());
+    if (scope.decided()) {
+      record.decision = scope.decision();
+      record.rule = scope.rule();
+    } else {
+      record.decision = AuditDecision::kDeny;
+      record.rule = RefusalRule(record.code);
+    }
+    record.bytes_in = call.arguments_json.size();
+    record.bytes_out = result.ok() ? result->size() : result.status().message().size();
+    record.duration_us = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started).count());
+    options_.audit->Record(record);
+  }
+  if (!result.ok()) {
+    if (cancel.cancelled()) return CancelledOutcome(tool);
+    return ErrorOutcome(result.status().message());
+  }
+  Outcome outcome;
+  outcome.content.push_back(ContentBlock::Text(std::move(result).value()));
   return outcome;
 }
 

@@ -48,6 +48,15 @@ struct BuiltinRuntimeOptions {
   AuditSink* audit = nullptr;
   // The project path of the toolvfs.toml in use (a sensitive path).
   std::optional<std::string> config_project_path;
+  // The session the calls are meant for (`run --session ID`): on a session
+  // workspace a call for another session is refused and changes nothing;
+  // on any other project a session id is an error. Absent: no check.
+  std::optional<std::string> session_id;
+  // The project is a session workspace (SessionWorkspace::IsSession, asked
+  // once by whoever opens the project): list_directory, read_file,
+  // write_file and delete_file run the session suite. Decided by the
+  // caller, not per call, so a generic builtin costs no extra store call.
+  bool session_workspace = false;
 };
 
 class BuiltinRuntime final : public ToolRuntime {
@@ -67,9 +76,18 @@ class BuiltinRuntime final : public ToolRuntime {
   // the JSON result of fs.list_dir, fs.metadata and fs.grep as text.
   // Cancelling `cancel` ends a question on the screen and stops a grep
   // between files; the outcome is then kCancelled.
+  //
+  // On a session workspace (docs/sessions.md) list_directory, read_file,
+  // write_file and delete_file are the session tools instead: the session
+  // suite's schemas and rules (session/session_tools.h), the same policy
+  // decision on the path, and one audit record per call (method
+  // "session.<tool>", ":<mode>" for writes; target the path; bytes_out the
+  // result's size). Their content is the session tool's JSON result.
   Result<Outcome> Execute(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel) override;
 
  private:
+  Result<Outcome> ExecuteSessionTool(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel);
+
   ProjectFiles& project_;
   BuiltinRuntimeOptions options_;
 };

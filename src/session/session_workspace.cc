@@ -1,0 +1,730 @@
+#include "session/session_workspace.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <chrono>
+#include <utility>
+
+#include "core/text.h"
+#include "project/path.h"
+#include "protocol/base64.h"
+#include "protocol/json_writer.h"
+
+namespace toolvfs {
+namespace {
+
+constexpr std::string_view kSidecarRoot = ".toolvfs/session/files";
+
+int64_t SystemNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string Join(std::string_view parent, std::string_view name) {
+  if (parent.empty()) return std::string(name);
+  return std::string(parent) + "/" + std::string(name);
+}
+
+std::string SidecarPath(std::string_view path) { return Join(kSidecarRoot, path); }
+
+// Unicode code points of valid UTF-8 `text`: every byte that does not
+// continue a sequence starts one.
+uint64_t CodePoints(std::string_view text) {
+  uint64_t count = 0;
+  for (char c : text) {
+    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++count;
+  }
+  return count;
+}
+
+// The created/updated times and encoding the session recorded for a file.
+struct Sidecar {
+  int64_t created_ms = 0;
+  int64_t updated_ms = 0;
+  SessionEncoding encoding = SessionEncoding::kUtf8;
+};
+
+std::string SidecarText(const Sidecar& sidecar) {
+  return std::to_string(sidecar.created_ms) + " " + std::to_string(sidecar.updated_ms) + " " +
+         std::string(SessionEncodingName(sidecar.encoding)) + "\n";
+}
+
+// Null for a sidecar that does not parse: the file's store metadata is used
+// instead, as for a file that never had one (a mounted or synced file).
+std::optional<Sidecar> ParseSidecar(std::string_view text) {
+  Sidecar sidecar;
+  size_t first = text.find(' ');
+  size_t second = first == std::string_view::npos ? first : text.find(' ', first + 1);
+  if (second == std::string_view::npos) return std::nullopt;
+  auto number = [](std::string_view digits, int64_t& out) {
+    auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), out);
+    return error == std::errc() && end == digits.data() + digits.size();
+  };
+  if (!number(text.substr(0, first), sidecar.created_ms) ||
+      !number(text.substr(first + 1, second - first - 1), sidecar.updated_ms)) {
+    return std::nullopt;
+  }
+  std::string_view encoding = text.substr(second + 1);
+  if (encoding.ends_with('\n')) encoding.remove_suffix(1);
+  Result<SessionEncoding> parsed = ParseSessionEncoding(encoding);
+  if (!parsed.ok()) return std::nullopt;
+  sidecar.encoding = *parsed;
+  return sidecar;
+}
+
+bool IsHidden(std::string_view path) {
+  return path == kSessionHiddenRoot ||
+         (path.starts_with(kSessionHiddenRoot) && path.size() > kSessionHiddenRoot.size() &&
+          path[kSessionHiddenRoot.size()] == '/');
+}
+
+std::vector<std::string> WithoutHidden(std::vector<std::string> paths) {
+  std::erase_if(paths, [](const std::string& path) { return IsHidden(path); });
+  return paths;
+}
+
+void WriteStringArray(JsonWriter& writer, const std::vector<std::string>& values) {
+  writer.StartArray();
+  for (const std::string& value : values) writer.String(value);
+  writer.EndArray();
+}
+
+Status RecordError(std::string_view what) {
+  return InvalidArgumentError("The session record " + std::string(kSessionRecordPath) + " is damaged: " +
+                              std::string(what));
+}
+
+Result<std::vector<std::string>> StringArray(simdjson::dom::element element, std::string_view key) {
+  simdjson::dom::array array;
+  if (element[key].get(array) != simdjson::SUCCESS) return RecordError(std::string(key) + " is not an array");
+  std::vector<std::string> values;
+  for (simdjson::dom::element item : array) {
+    std::string_view text;
+    if (item.get(text) != simdjson::SUCCESS) return RecordError(std::string(key) + " holds a non-string");
+    values.emplace_back(text);
+  }
+  return values;
+}
+
+}  // namespace
+
+std::string_view SessionEncodingName(SessionEncoding encoding) {
+  return encoding == SessionEncoding::kUtf8 ? "utf-8" : "binary";
+}
+
+Result<SessionEncoding> ParseSessionEncoding(std::string_view name) {
+  if (name == "utf-8") return SessionEncoding::kUtf8;
+  if (name == "binary") return SessionEncoding::kBinary;
+  return InvalidArgumentError("Unknown encoding " + Quote(name) + ": use \"utf-8\" or \"binary\"");
+}
+
+std::string_view SessionWriteModeName(SessionWriteMode mode) {
+  switch (mode) {
+    case SessionWriteMode::kCreate:
+      return "create";
+    case SessionWriteMode::kOverwrite:
+      return "overwrite";
+    case SessionWriteMode::kAppend:
+      return "append";
+  }
+  return "create";
+}
+
+Result<SessionWriteMode> ParseSessionWriteMode(std::string_view name) {
+  if (name == "create") return SessionWriteMode::kCreate;
+  if (name == "overwrite") return SessionWriteMode::kOverwrite;
+  if (name == "append") return SessionWriteMode::kAppend;
+  return InvalidArgumentError("Unknown write mode " + Quote(name) + ": use \"create\", \"overwrite\" or \"append\"");
+}
+
+std::string SessionRecordJson(const SessionSettings& settings, bool mounts_applied,
+                              const std::optional<std::string>& materialized_path) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter writer(buffer);
+  writer.StartObject();
+  WriteJsonKey(writer, "id");
+  writer.String(settings.id);
+  WriteJsonKey(writer, "max_content_chars");
+  writer.Uint64(settings.limits.max_content_chars);
+  WriteJsonKey(writer, "max_depth");
+  writer.Uint(settings.limits.max_depth);
+  WriteJsonKey(writer, "max_segment_chars");
+  writer.Uint(settings.limits.max_segment_chars);
+  WriteJsonKey(writer, "allowed_roots");
+  WriteStringArray(writer, settings.allowed_roots);
+  WriteJsonKey(writer, "mounts");
+  writer.StartArray();
+  for (const SessionMount& mount : settings.mounts) {
+    writer.StartObject();
+    WriteJsonKey(writer, "host_path");
+    writer.String(mount.host_path);
+    WriteJsonKey(writer, "mount_path");
+    writer.String(mount.mount_path);
+    WriteJsonKey(writer, "include_glob");
+    WriteStringArray(writer, mount.include_glob);
+    WriteJsonKey(writer, "exclude_glob");
+    WriteStringArray(writer, mount.exclude_glob);
+    if (mount.max_bytes) {
+      WriteJsonKey(writer, "max_bytes");
+      writer.Uint64(*mount.max_bytes);
+    }
+    WriteJsonKey(writer, "follow_symlinks");
+    writer.Bool(mount.follow_symlinks);
+    writer.EndObject();
+  }
+  writer.EndArray();
+  WriteJsonKey(writer, "mounts_applied");
+  writer.Bool(mounts_applied);
+  if (materialized_path) {
+    WriteJsonKey(writer, "materialized_path");
+    writer.String(*materialized_path);
+  }
+  writer.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+Result<SessionRecord> ParseSessionRecord(std::string_view json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.parse(json.data(), json.size()).get(root) != simdjson::SUCCESS || !root.is_object()) {
+    return RecordError("not a JSON object");
+  }
+  SessionRecord record;
+  std::string_view id;
+  if (root["id"].get(id) != simdjson::SUCCESS || id.empty()) return RecordError("no id");
+  record.settings.id = std::string(id);
+  uint64_t number = 0;
+  if (root["max_content_chars"].get(number) != simdjson::SUCCESS) return RecordError("no max_content_chars");
+  record.settings.limits.max_content_chars = number;
+  if (root["max_depth"].get(number) != simdjson::SUCCESS) return RecordError("no max_depth");
+  record.settings.limits.max_depth = static_cast<uint32_t>(number);
+  if (root["max_segment_chars"].get(number) != simdjson::SUCCESS) return RecordError("no max_segment_chars");
+  record.settings.limits.max_segment_chars = static_cast<uint32_t>(number);
+  TOOLVFS_ASSIGN_OR_RETURN(record.settings.allowed_roots, StringArray(root, "allowed_roots"));
+  simdjson::dom::array mounts;
+  if (root["mounts"].get(mounts) != simdjson::SUCCESS) return RecordError("mounts is not an array");
+  for (simdjson::dom::element item : mounts) {
+    SessionMount mount;
+    std::string_view text;
+    if (item["host_path"].get(text) != simdjson::SUCCESS) return RecordError("a mount has no host_path");
+    mount.host_path = std::string(text);
+    if (item["mount_path"].get(text) != simdjson::SUCCESS) return RecordError("a mount has no mount_path");
+    mount.mount_path = std::string(text);
+    TOOLVFS_ASSIGN_OR_RETURN(mount.include_glob, StringArray(item, "include_glob"));
+    TOOLVFS_ASSIGN_OR_RETURN(mount.exclude_glob, StringArray(item, "exclude_glob"));
+    if (item["max_bytes"].get(number) == simdjson::SUCCESS) mount.max_bytes = number;
+    bool follow = false;
+    if (item["follow_symlinks"].get(follow) != simdjson::SUCCESS) return RecordError("a mount has no follow_symlinks");
+    mount.follow_symlinks = follow;
+    record.settings.mounts.push_back(std::move(mount));
+  }
+  bool applied = false;
+  if (root["mounts_applied"].get(applied) != simdjson::SUCCESS) return RecordError("no mounts_applied");
+  record.mounts_applied = applied;
+  std::string_view materialized;
+  if (root["materialized_path"].get(materialized) == simdjson::SUCCESS) {
+    record.materialized_path = std::string(materialized);
+  }
+  return record;
+}
+
+SessionWorkspace::SessionWorkspace(ProjectFiles& files, SessionSettings settings, MountLoader loader,
+                                   SessionClock clock)
+    : files_(files),
+      settings_(std::move(settings)),
+      loader_(std::move(loader)),
+      clock_(clock ? std::move(clock) : SessionClock(SystemNowMs)) {}
+
+Result<bool> SessionWorkspace::IsSession(ProjectFiles& files) { return files.Exists(kSessionRecordPath); }
+
+Result<std::unique_ptr<SessionWorkspace>> SessionWorkspace::Create(ProjectFiles& files, SessionSettings settings,
+                                                                   MountLoader loader, SessionClock clock) {
+  if (settings.id.empty()) return InvalidArgumentError("A session needs an id; the id given is empty");
+  if (settings.limits.max_content_chars == 0 || settings.limits.max_depth == 0 ||
+      settings.limits.max_segment_chars == 0) {
+    return InvalidArgumentError("Session limits must be at least 1 (max_content_chars, max_depth, max_segment_chars)");
+  }
+  if (!settings.mounts.empty() && !loader) {
+    return InvalidArgumentError("Session " + Quote(settings.id) + " has " + std::to_string(settings.mounts.size()) +
+                                " mount(s) but no mount loader");
+  }
+  // Sessions live on snapshots: refuse a store without them up front.
+  Result<std::vector<SnapshotInfo>> snapshots = files.ListSnapshots();
+  if (!snapshots.ok()) return snapshots.status();
+  TOOLVFS_ASSIGN_OR_RETURN(bool exists, IsSession(files));
+  if (exists) {
+    return AlreadyExistsError("Workspace " + Quote(files.DisplayRoot()) + " is a session workspace already");
+  }
+  std::unique_ptr<SessionWorkspace> session(
+      new SessionWorkspace(files, std::move(settings), std::move(loader), std::move(clock)));
+  TOOLVFS_RETURN_IF_ERROR(session->WriteRecord(false, std::nullopt));
+  std::lock_guard lock(session->mutex_);
+  if (Status mounted = session->EnsureMounted(); !mounted.ok()) {
+    // No half-made session: without its record the workspace is what it
+    // was (each mount loads all or nothing).
+    static_cast<void>(files.Delete(kSessionRecordPath));
+    return mounted;
+  }
+  return session;
+}
+
+Result<std::unique_ptr<SessionWorkspace>> SessionWorkspace::Open(ProjectFiles& files, MountLoader loader,
+                                                                 SessionClock clock) {
+  Result<std::string> text = files.Read(kSessionRecordPath);
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kNotFound) {
+      return NotFoundError("Workspace " + Quote(files.DisplayRoot()) +
+                           " is not a session workspace (create one with `toolvfs workspace init NAME --session`)");
+    }
+    return text.status();
+  }
+  TOOLVFS_ASSIGN_OR_RETURN(SessionRecord record, ParseSessionRecord(*text));
+  return std::unique_ptr<SessionWorkspace>(
+      new SessionWorkspace(files, std::move(record.settings), std::move(loader), std::move(clock)));
+}
+
+Status SessionWorkspace::CheckSession(std::string_view requested_id) const {
+  if (requested_id == settings_.id) return OkStatus();
+  return PermissionDeniedError("Session mismatch: the call is for session " + Quote(requested_id) +
+                               " but this workspace is session " + Quote(settings_.id) + "; nothing was changed");
+}
+
+Status SessionWorkspace::WriteRecord(bool mounts_applied, const std::optional<std::string>& materialized_path) {
+  return files_.Write(kSessionRecordPath, SessionRecordJson(settings_, mounts_applied, materialized_path));
+}
+
+Status SessionWorkspace::EnsureMounted() {
+  if (settings_.mounts.empty()) return OkStatus();
+  TOOLVFS_ASSIGN_OR_RETURN(std::string text, files_.Read(kSessionRecordPath));
+  TOOLVFS_ASSIGN_OR_RETURN(SessionRecord record, ParseSessionRecord(text));
+  if (record.mounts_applied) return OkStatus();
+  if (!loader_) {
+    return UnsupportedError("Session " + Quote(settings_.id) +
+                            " has mounts to load but was opened without a mount loader");
+  }
+  TOOLVFS_RETURN_IF_ERROR(loader_(settings_, files_));
+  return WriteRecord(true, record.materialized_path);
+}
+
+Result<std::string> SessionWorkspace::CheckPath(std::string_view path, bool allow_root) const {
+  // The tool layer's path rules (SPEC.md §7 item 2), stricter than the
+  // store's: nothing is collapsed that could change which file is meant.
+  const std::string shown = Quote(path);
+  if (path.starts_with('/')) return InvalidArgumentError("Path " + shown + ": absolute paths are not allowed");
+  std::vector<std::string_view> segments;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    std::string_view segment = path.substr(start, end - start);
+    if (!segment.empty()) segments.push_back(segment);  // duplicate and trailing slashes collapse
+    start = end + 1;
+  }
+  if (segments.empty()) {
+    if (allow_root) return std::string();
+    return InvalidArgumentError("Path " + shown + ": a file path is required, not the workspace root");
+  }
+  const SessionLimits& limits = settings_.limits;
+  if (segments.size() > limits.max_depth) {
+    return InvalidArgumentError("Path " + shown + " has " + std::to_string(segments.size()) +
+                                " segments; at most " + std::to_string(limits.max_depth) + " are allowed");
+  }
+  std::string normalized;
+  for (std::string_view segment : segments) {
+    if (segment == "." || segment == "..") {
+      return InvalidArgumentError("Path " + shown + ": '" + std::string(segment) + "' segments are not allowed");
+    }
+    for (char c : segment) {
+      unsigned char byte = static_cast<unsigned char>(c);
+      if (byte < 0x20 || byte > 0x7E) {
+        return InvalidArgumentError("Path " + shown + ": segment " + Quote(segment) +
+                                    " has a character that is not printable ASCII");
+      }
+    }
+    if (segment.size() > limits.max_segment_chars) {
+      return InvalidArgumentError("Path " + shown + ": segment " + Quote(segment) + " has " +
+                                  std::to_string(segment.size()) + " characters; at most " +
+                                  std::to_string(limits.max_segment_chars) + " are allowed");
+    }
+    if (!normalized.empty()) normalized += '/';
+    normalized += segment;
+  }
+  if (IsHidden(normalized)) {
+    return InvalidArgumentError("Path " + shown + ": " + std::string(kSessionHiddenRoot) +
+                                " is reserved for the session's own records");
+  }
+  return normalized;
+}
+
+Result<SessionFileInfo> SessionWorkspace::InfoOf(const std::string& path) {
+  TOOLVFS_ASSIGN_OR_RETURN(FileMetadata metadata, files_.Metadata(path));
+  SessionFileInfo info;
+  info.path = path;
+  info.size_bytes = metadata.size;
+  info.version = metadata.version.value_or(1);
+  info.created_ms = metadata.created_ms.value_or(metadata.modified_ms);
+  info.updated_ms = metadata.modified_ms;
+  Result<std::string> sidecar_text = files_.Read(SidecarPath(path));
+  std::optional<Sidecar> sidecar = sidecar_text.ok() ? ParseSidecar(*sidecar_text) : std::nullopt;
+  if (sidecar) {
+    info.created_ms = sidecar->created_ms;
+    info.updated_ms = sidecar->updated_ms;
+    info.encoding = sidecar->encoding;
+  } else {
+    // A file the tools did not write (a mount, a materialized directory
+    // synced back): its encoding is what its content is.
+    TOOLVFS_ASSIGN_OR_RETURN(std::string content, files_.Read(path));
+    info.encoding = IsValidUtf8(content) ? SessionEncoding::kUtf8 : SessionEncoding::kBinary;
+  }
+  return info;
+}
+
+Result<std::vector<SessionEntry>> SessionWorkspace::ListDirectory(std::string_view path) {
+  std::lock_guard lock(mutex_);
+  TOOLVFS_ASSIGN_OR_RETURN(std::string normalized, CheckPath(path, /*allow_root=*/true));
+  TOOLVFS_RETURN_IF_ERROR(EnsureMounted());
+  Result<std::vector<DirEntry>> entries = files_.ListDir(normalized);
+  if (!entries.ok()) {
+    const std::string shown = normalized.empty() ? "the root" : Quote(normalized);
+    if (entries.status().code() == StatusCode::kNotFound) {
+      return NotFoundError("Directory " + shown + " does not exist");
+    }
+    if (entries.status().code() == StatusCode::kNotDirectory) {
+      return NotDirectoryError(Quote(normalized) + " is a file, not a directory; use read_file to read it");
+    }
+    return entries.status();
+  }
+  std::vector<SessionEntry> listing;
+  for (const DirEntry& entry : *entries) {
+    if (normalized.empty() && entry.name == kSessionHiddenRoot) continue;
+    listing.push_back({entry.name, entry.kind == EntryKind::kDirectory});
+  }
+  return listing;
+}
+
+Result<SessionRead> SessionWorkspace::ReadFile(std::string_view path, std::optional<uint64_t> offset,
+                                               std::optional<uint64_t> limit) {
+  std::lock_guard lock(mutex_);
+  TOOLVFS_ASSIGN_OR_RETURN(std::string normalized, CheckPath(path, /*allow_root=*/false));
+  if (offset && *offset == 0) return InvalidArgumentError("offset is 1-based; 0 is not a line number");
+  if (limit && (*limit == 0 || *limit > kMaxReadLines)) {
+    return InvalidArgumentError("limit " + std::to_string(*limit) + " is out of range: use 1 to " +
+                                std::to_string(kMaxReadLines) + " lines");
+  }
+  TOOLVFS_RETURN_IF_ERROR(EnsureMounted());
+  Result<std::string> content = files_.Read(normalized);
+  if (!content.ok()) {
+    if (content.status().code() == StatusCode::kNotFound) {
+      return NotFoundError("File " + Quote(normalized) + " does not exist");
+    }
+    if (content.status().code() == StatusCode::kIsDirectory) {
+      return IsDirectoryError(Quote(normalized) + " is a directory; use list_directory to see what it holds");
+    }
+    return content.status();
+  }
+  SessionRead read;
+  TOOLVFS_ASSIGN_OR_RETURN(read.info, InfoOf(normalized));
+  if (read.info.encoding == SessionEncoding::kBinary) {
+    if (offset || limit) {
+      return InvalidArgumentError("File " + Quote(normalized) +
+                                  " is binary; offset and limit select lines of text files only");
+    }
+    read.content = Base64Encode(*content);
+    return read;
+  }
+  // Lines: a final line without a newline counts; an empty file has none.
+  std::string_view text = *content;
+  std::vector<size_t> line_starts;
+  for (size_t start = 0; start < text.size();) {
+    line_starts.push_back(start);
+    size_t newline = text.find('\n', start);
+    start = newline == std::string_view::npos ? text.size() : newline + 1;
+  }
+  read.total_lines = line_starts.size();
+  if (!offset && !limit) {
+    read.content = std::move(*content);
+    read.lines_returned = read.total_lines;
+    return read;
+  }
+  uint64_t first = offset.value_or(1);
+  uint64_t count = limit.value_or(kMaxReadLines);
+  read.first_line = first;
+  if (first > read.total_lines) return read;  // past the end: nothing, like a pager
+  uint64_t last = std::min<uint64_t>(read.total_lines, first - 1 + count);
+  size_t begin = line_starts[first - 1];
+  size_t end = last < read.total_lines ? line_starts[last] : text.size();
+  read.content = std::string(text.substr(begin, end - begin));
+  read.lines_returned = last - first + 1;
+  return read;
+}
+
+Status SessionWorkspace::CheckContent(const SessionWrite& write, std::string& bytes) const {
+  const uint64_t max = settings_.limits.max_content_chars;
+  if (write.encoding == SessionEncoding::kUtf8) {
+    if (!IsValidUtf8(write.content)) {
+      return InvalidArgumentError("The content for " + Quote(write.path) +
+                                  " is not valid UTF-8; send it base64-encoded with encoding \"binary\"");
+    }
+    uint64_t characters = CodePoints(write.content);
+    if (characters > max) {
+      return TooLargeError("The content for " + Quote(write.path) + " has " + std::to_string(characters) +
+                           " characters; at most " + std::to_string(max) +
+                           " are allowed per write (write the rest with mode \"append\")");
+    }
+    bytes = write.content;
+    return OkStatus();
+  }
+  Result<std::string> decoded = Base64Decode(write.content);
+  if (!decoded.ok()) {
+    return InvalidArgumentError("The content for " + Quote(write.path) +
+                                " is not valid base64 (encoding \"binary\"): " + decoded.status().message());
+  }
+  if (decoded->size() > max) {
+    return TooLargeError("The content for " + Quote(write.path) + " decodes to " + std::to_string(decoded->size()) +
+                         " bytes; at most " + std::to_string(max) + " are allowed per write");
+  }
+  bytes = std::move(decoded).value();
+  return OkStatus();
+}
+
+Result<SessionWriteResult> SessionWorkspace::WriteFile(const SessionWrite& write) {
+  std::lock_guard lock(mutex_);
+  TOOLVFS_ASSIGN_OR_RETURN(std::string normalized, CheckPath(write.path, /*allow_root=*/false));
+  std::string bytes;
+  TOOLVFS_RETURN_IF_ERROR(CheckContent(write, bytes));
+  TOOLVFS_RETURN_IF_ERROR(EnsureMounted());
+  Result<FileMetadata> existing = files_.Metadata(normalized);
+  if (!existing.ok() && existing.status().code() != StatusCode::kNotFound) return existing.status();
+  const bool exists = existing.ok();
+  if (exists && existing->kind == EntryKind::kDirectory) {
+    return IsDirectoryError(Quote(normalized) + " is a directory; a file cannot be written there");
+  }
+  if (write.mode == SessionWriteMode::kCreate && exists) {
+    return AlreadyExistsError("File " + Quote(normalized) + " already exists; use mode \"overwrite\" or \"append\"");
+  }
+  if (write.mode != SessionWriteMode::kCreate && !exists) {
+    return NotFoundError("File " + Quote(normalized) + " does not exist; use mode \"create\" to make it");
+  }
+  std::optional<Sidecar> sidecar;
+  if (exists) {
+    TOOLVFS_ASSIGN_OR_RETURN(SessionFileInfo info, InfoOf(normalized));
+    if (write.expected_version && *write.expected_version != info.version) {
+      return ChangedError("Version conflict on " + Quote(normalized) + ": expected version " +
+                          std::to_string(*write.expected_version) + " but the file is at version " +
+                          std::to_string(info.version) + "; read it again and redo the change");
+    }
+    sidecar = Sidecar{info.created_ms, 0, info.encoding};
+  } else if (write.expected_version) {
+    return ChangedError("Version conflict on " + Quote(normalized) + ": expected version " +
+                        std::to_string(*write.expected_version) + " but the file does not exist");
+  }
+  const int64_t now = clock_();
+  Sidecar updated{sidecar ? sidecar->created_ms : now, now, write.encoding};
+  if (write.mode == SessionWriteMode::kAppend && sidecar) {
+    // Text stays text only while every part of it is text.
+    bool text = sidecar->encoding == SessionEncoding::kUtf8 && write.encoding == SessionEncoding::kUtf8;
+    updated.encoding = text ? SessionEncoding::kUtf8 : SessionEncoding::kBinary;
+  }
+  WriteMode store_mode = write.mode == SessionWriteMode::kCreate   ? WriteMode::kCreate
+                         : write.mode == SessionWriteMode::kAppend ? WriteMode::kAppend
+                                                                   : WriteMode::kOverwrite;
+  TOOLVFS_RETURN_IF_ERROR(files_.Write(normalized, bytes, store_mode));
+  TOOLVFS_RETURN_IF_ERROR(files_.Write(SidecarPath(normalized), SidecarText(updated)));
+  SessionWriteResult result{write.mode, {}};
+  TOOLVFS_ASSIGN_OR_RETURN(result.info, InfoOf(normalized));
+  return result;
+}
+
+Result<SessionDeleteResult> SessionWorkspace::DeleteFile(std::string_view path) {
+  std::lock_guard lock(mutex_);
+  Result<std::string> checked = CheckPath(path, /*allow_root=*/true);
+  if (!checked.ok()) return checked.status();
+  if (checked->empty()) return InvalidArgumentError("The workspace root cannot be deleted");
+  const std::string& normalized = *checked;
+  TOOLVFS_RETURN_IF_ERROR(EnsureMounted());
+  Result<FileMetadata> metadata = files_.Metadata(normalized);
+  if (!metadata.ok()) {
+    if (metadata.status().code() == StatusCode::kNotFound) {
+      return NotFoundError("Nothing matches " + Quote(normalized) + ": no such file or directory");
+    }
+    return metadata.status();
+  }
+  SessionDeleteResult result{normalized, 0, metadata->kind == EntryKind::kDirectory};
+  if (result.was_directory) {
+    // The store deletes by path segments: removing `a/b` never touches `a/bc`.
+    std::vector<std::string> pending{normalized};
+    while (!pending.empty()) {
+      std::string directory = std::move(pending.back());
+      pending.pop_back();
+      TOOLVFS_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, files_.ListDir(directory));
+      for (const DirEntry& entry : entries) {
+        if (entry.kind == EntryKind::kDirectory) {
+          pending.push_back(Join(directory, entry.name));
+        } else {
+          ++result.files_deleted;
+        }
+      }
+    }
+  } else {
+    result.files_deleted = 1;
+  }
+  TOOLVFS_RETURN_IF_ERROR(files_.Delete(normalized, /*recursive=*/true));
+  Status sidecar = files_.Delete(SidecarPath(normalized), /*recursive=*/true);
+  if (!sidecar.ok() && sidecar.code() != StatusCode::kNotFound) return sidecar;
+  return result;
+}
+
+Result<std::vector<SessionFileInfo>> SessionWorkspace::ListAllFiles() {
+  std::lock_guard lock(mutex_);
+  TOOLVFS_RETURN_IF_ERROR(EnsureMounted());
+  std::vector<SessionFileInfo> infos;
+  std::vector<std::string> pending{""};
+  while (!pending.empty()) {
+    std::string directory = std::move(pending.back());
+    pending.pop_back();
+    TOOLVFS_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, files_.ListDir(directory));
+    for (const DirEntry& entry : entries) {
+      if (directory.empty() && entry.name == kSessionHiddenRoot) continue;
+      std::string path = Join(directory, entry.name);
+      if (entry.kind == EntryKind::kDirectory) {
+        pending.push_back(std::move(path));
+      } else {
+        TOOLVFS_ASSIGN_OR_RETURN(SessionFileInfo info, InfoOf(path));
+        infos.push_back(std::move(info));
+      }
+    }
+  }
+  std::sort(infos.begin(), infos.end(),
+            [](const SessionFileInfo& a, const SessionFileInfo& b) { return a.path < b.path; });
+  return infos;
+}
+
+Result<std::string> SessionWorkspace::Snapshot(std::optional<std::string_view> label) {
+  std::lock_guard lock(mutex_);
+  TOOLVFS_RETURN_IF_ERROR(EnsureMounted());
+  return files_.Snapshot(label);
+}
+
+Status SessionWorkspace::Restore(std::string_view snapshot_id) {
+  std::lock_guard lock(mutex_);
+  // Keep the materialized path across the restore: it describes a directory
+  // on disk now, not the state restored.
+  TOOLVFS_ASSIGN_OR_RETURN(std::string text, files_.Read(kSessionRecordPath));
+  TOOLVFS_ASSIGN_OR_RETURN(SessionRecord current, ParseSessionRecord(text));
+  TOOLVFS_RETURN_IF_ERROR(files_.Restore(snapshot_id));
+  Result<std::string> restored_text = files_.Read(kSessionRecordPath);
+  bool applied = true;
+  if (restored_text.ok()) {
+    Result<SessionRecord> restored = ParseSessionRecord(*restored_text);
+    if (restored.ok()) applied = restored->mounts_applied;
+  }
+  return WriteRecord(applied, current.materialized_path);
+}
+
+Result<std::vector<SnapshotInfo>> SessionWorkspace::Snapshots() {
+  std::lock_guard lock(mutex_);
+  return files_.ListSnapshots();
+}
+
+Result<TreeDiff> SessionWorkspace::Diff(std::string_view from, std::optional<std::string_view> to) {
+  std::lock_guard lock(mutex_);
+  TOOLVFS_ASSIGN_OR_RETURN(TreeDiff diff, files_.Diff(from, to));
+  return TreeDiff{WithoutHidden(std::move(diff.added)), WithoutHidden(std::move(diff.modified)),
+                  WithoutHidden(std::move(diff.deleted))};
+}
+
+Status SessionWorkspace::Reset() {
+  std::lock_guard lock(mutex_);
+  TOOLVFS_ASSIGN_OR_RETURN(std::string text, files_.Read(kSessionRecordPath));
+  TOOLVFS_ASSIGN_OR_RETURN(SessionRecord record, ParseSessionRecord(text));
+  TOOLVFS_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, files_.ListDir(""));
+  for (const DirEntry& entry : entries) {
+    if (entry.name == kSessionHiddenRoot) continue;
+    TOOLVFS_RETURN_IF_ERROR(files_.Delete(entry.name, /*recursive=*/true));
+  }
+  Status sidecars = files_.Delete(".toolvfs/session", /*recursive=*/true);
+  if (!sidecars.ok() && sidecars.code() != StatusCode::kNotFound) return sidecars;
+  // The mounts come back on the next use (EnsureMounted), not now: a reset
+  // must not fail because a host folder is away at this moment.
+  return WriteRecord(settings_.mounts.empty(), record.materialized_path);
+}
+
+Status SessionWorkspace::SetMaterializedPath(std::optional<std::string> path) {
+  std::lock_guard lock(mutex_);
+  TOOLVFS_ASSIGN_OR_RETURN(std::string text, files_.Read(kSessionRecordPath));
+  TOOLVFS_ASSIGN_OR_RETURN(SessionRecord record, ParseSessionRecord(text));
+  return WriteRecord(record.mounts_applied, path);
+}
+
+Result<std::optional<std::string>> SessionWorkspace::MaterializedPath() {
+  std::lock_guard lock(mutex_);
+  TOOLVFS_ASSIGN_OR_RETURN(std::string text, files_.Read(kSessionRecordPath));
+  TOOLVFS_ASSIGN_OR_RETURN(SessionRecord record, ParseSessionRecord(text));
+  return record.materialized_path;
+}
+
+Result<std::unique_ptr<SessionDirectory>> SessionWorkspace::Materialize() {
+  TOOLVFS_ASSIGN_OR_RETURN(std::vector<SessionFileInfo> before, ListAllFiles());
+  std::vector<std::pair<std::string, uint64_t>> versions;
+  versions.reserve(before.size());
+  for (const SessionFileInfo& info : before) versions.emplace_back(info.path, info.version);
+  TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<MaterializedView> view, files_.Materialize());
+  Status recorded = SetMaterializedPath(view->path());
+  if (!recorded.ok()) {
+    static_cast<void>(view->Release());
+    return recorded;
+  }
+  return std::unique_ptr<SessionDirectory>(new SessionDirectory(*this, std::move(view), std::move(versions)));
+}
+
+Status SessionWorkspace::FinishMaterialized(const std::vector<std::pair<std::string, uint64_t>>& versions_before) {
+  {
+    std::lock_guard lock(mutex_);
+    // The command may have removed the hidden directory with everything
+    // else: the session must survive it.
+    TOOLVFS_ASSIGN_OR_RETURN(bool has_record, files_.Exists(kSessionRecordPath));
+    if (!has_record) TOOLVFS_RETURN_IF_ERROR(WriteRecord(true, std::nullopt));
+  }
+  TOOLVFS_RETURN_IF_ERROR(SetMaterializedPath(std::nullopt));
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> pending{""};
+  while (!pending.empty()) {
+    std::string directory = std::move(pending.back());
+    pending.pop_back();
+    TOOLVFS_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, files_.ListDir(directory));
+    for (const DirEntry& entry : entries) {
+      if (directory.empty() && entry.name == kSessionHiddenRoot) continue;
+      std::string path = Join(directory, entry.name);
+      if (entry.kind == EntryKind::kDirectory) {
+        pending.push_back(std::move(path));
+        continue;
+      }
+      TOOLVFS_ASSIGN_OR_RETURN(FileMetadata metadata, files_.Metadata(path));
+      auto found = std::lower_bound(versions_before.begin(), versions_before.end(), path,
+                                    [](const auto& known, const std::string& wanted) { return known.first < wanted; });
+      bool unchanged = found != versions_before.end() && found->first == path && metadata.version == found->second;
+      if (unchanged) continue;
+      Status dropped = files_.Delete(SidecarPath(path));
+      if (!dropped.ok() && dropped.code() != StatusCode::kNotFound) return dropped;
+    }
+  }
+  return OkStatus();
+}
+
+SessionDirectory::~SessionDirectory() {
+  Status released = Release();
+  if (!released.ok()) std::fprintf(stderr, "toolvfs: session directory: %s\n", released.message().c_str());
+}
+
+Status SessionDirectory::Release() {
+  if (released_) return OkStatus();
+  released_ = true;
+  TOOLVFS_RETURN_IF_ERROR(view_->Release());
+  return session_.FinishMaterialized(versions_before_);
+}
+
+}  // namespace toolvfs

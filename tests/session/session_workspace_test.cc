@@ -1,0 +1,431 @@
+// The session workspace's rules (SPEC.md §7), each with its boundary, on
+// the memory store and on a sqlite workspace.
+#include "session/session_workspace.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "project/memory_store.h"
+#include "project/sql/sqlite_store.h"
+#include "protocol/base64.h"
+#include "session/session_tools.h"
+
+namespace toolvfs {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A clock the test moves by hand.
+struct ManualClock {
+  int64_t now_ms = 1'700'000'000'000;
+  SessionClock Clock() {
+    return [this] { return now_ms; };
+  }
+};
+
+std::string Repeat(std::string_view piece, size_t times) {
+  std::string text;
+  for (size_t i = 0; i < times; ++i) text += piece;
+  return text;
+}
+
+// The path with `segments` segments, each "s".
+std::string DeepPath(size_t segments) {
+  std::string path = "s";
+  for (size_t i = 1; i < segments; ++i) path += "/s";
+  return path;
+}
+
+enum class Backend { kMemory, kSqlite };
+
+class SessionWorkspaceTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Backend::kMemory) {
+      store_ = NewMemoryStore("session-test");
+    } else {
+      directory_ = std::filesystem::temp_directory_path() /
+                   ("toolvfs-session-test-" + std::to_string(::getpid()) + "-" +
+                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
+      std::filesystem::remove_all(directory_);
+      std::filesystem::create_directories(directory_);
+      Result<std::unique_ptr<ProjectFiles>> opened =
+          OpenSqliteStore("sqlite:" + (directory_ / "store.db").string() + "#agent-1", {});
+      ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+      store_ = std::move(opened).value();
+    }
+    Result<std::unique_ptr<SessionWorkspace>> created =
+        SessionWorkspace::Create(*store_, {.id = "agent-1"}, nullptr, clock_.Clock());
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    session_ = std::move(created).value();
+  }
+  void TearDown() override {
+    session_.reset();
+    store_.reset();
+    if (!directory_.empty()) std::filesystem::remove_all(directory_);
+  }
+
+  Result<SessionWriteResult> Write(std::string path, std::string content,
+                                   SessionWriteMode mode = SessionWriteMode::kCreate,
+                                   std::optional<uint64_t> expected_version = std::nullopt) {
+    return session_->WriteFile({.path = std::move(path),
+                                .content = std::move(content),
+                                .mode = mode,
+                                .expected_version = expected_version});
+  }
+
+  ManualClock clock_;
+  std::filesystem::path directory_;
+  std::unique_ptr<ProjectFiles> store_;
+  std::unique_ptr<SessionWorkspace> session_;
+};
+
+TEST_P(SessionWorkspaceTest, PathRulesHaveTheirOwnMessages) {
+  EXPECT_THAT(session_->CheckPath("/a", false).status().message(), HasSubstr("absolute paths are not allowed"));
+  EXPECT_THAT(session_->CheckPath("a/../b", false).status().message(), HasSubstr("'..' segments"));
+  EXPECT_THAT(session_->CheckPath("./b", false).status().message(), HasSubstr("'.' segments"));
+  EXPECT_EQ(*session_->CheckPath("a//b/", false), "a/b");
+  EXPECT_THAT(session_->CheckPath("", false).status().message(), HasSubstr("not the workspace root"));
+  EXPECT_EQ(*session_->CheckPath("", true), "");
+  EXPECT_THAT(session_->CheckPath(".toolvfs/session.json", false).status().message(), HasSubstr("reserved"));
+}
+
+TEST_P(SessionWorkspaceTest, SixteenSegmentsPassSeventeenFail) {
+  EXPECT_TRUE(session_->CheckPath(DeepPath(16), false).ok());
+  Result<std::string> deep = session_->CheckPath(DeepPath(17), false);
+  ASSERT_FALSE(deep.ok());
+  EXPECT_THAT(deep.status().message(), HasSubstr("17 segments; at most 16"));
+}
+
+TEST_P(SessionWorkspaceTest, EightyCharacterSegmentsPassEightyOneFail) {
+  EXPECT_TRUE(session_->CheckPath(std::string(80, 'x'), false).ok());
+  Result<std::string> longer = session_->CheckPath(std::string(81, 'x'), false);
+  ASSERT_FALSE(longer.ok());
+  EXPECT_THAT(longer.status().message(), HasSubstr("81 characters; at most 80"));
+}
+
+TEST_P(SessionWorkspaceTest, NonAsciiSegmentsFail) {
+  EXPECT_TRUE(session_->CheckPath("notes/plan-v2 (final).md", false).ok());
+  Result<std::string> accented = session_->CheckPath("notes/caf\xC3\xA9.md", false);
+  ASSERT_FALSE(accented.ok());
+  EXPECT_THAT(accented.status().message(), HasSubstr("not printable ASCII"));
+  EXPECT_FALSE(session_->CheckPath("a\tb", false).ok());
+}
+
+TEST_P(SessionWorkspaceTest, ContentLimitCountsCodePointsNotBytes) {
+  // "é" is two bytes: 48,000 of them are 96,000 bytes and still fit.
+  ASSERT_TRUE(Write("fits.txt", Repeat("\xC3\xA9", 48000)).ok());
+  Result<SessionWriteResult> over = Write("over.txt", Repeat("\xC3\xA9", 48001));
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), StatusCode::kTooLarge);
+  EXPECT_THAT(over.status().message(), HasSubstr("48001 characters; at most 48000"));
+  EXPECT_FALSE(*store_->Exists("over.txt"));
+}
+
+TEST_P(SessionWorkspaceTest, BinaryLimitCountsDecodedBytes) {
+  std::string bytes(48000, '\xFF');
+  ASSERT_TRUE(session_->WriteFile({.path = "b.bin", .content = Base64Encode(bytes), .encoding = SessionEncoding::kBinary}).ok());
+  Result<SessionWriteResult> over = session_->WriteFile(
+      {.path = "c.bin", .content = Base64Encode(bytes + "x"), .encoding = SessionEncoding::kBinary});
+  ASSERT_FALSE(over.ok());
+  EXPECT_THAT(over.status().message(), HasSubstr("48001 bytes; at most 48000"));
+  Result<SessionRead> read = session_->ReadFile("b.bin", std::nullopt, std::nullopt);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->info.encoding, SessionEncoding::kBinary);
+  EXPECT_EQ(*Base64Decode(read->content), bytes);
+}
+
+TEST_P(SessionWorkspaceTest, InvalidUtf8UnderUtf8IsAnErrorAndBadEncodingNamesIt) {
+  Result<SessionWriteResult> bad = Write("a.txt", "ok\xFF");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("not valid UTF-8"));
+  EXPECT_THAT(ParseSessionEncoding("latin-1").status().message(), HasSubstr("'latin-1'"));
+}
+
+TEST_P(SessionWorkspaceTest, ConfiguredLimitsApply) {
+  auto small_store = NewMemoryStore("small");
+  auto small = SessionWorkspace::Create(
+      *small_store, {.id = "s", .limits = {.max_content_chars = 3, .max_depth = 2, .max_segment_chars = 4}});
+  ASSERT_TRUE(small.ok());
+  EXPECT_TRUE((*small)->WriteFile({.path = "abcd/x", .content = "abc"}).ok());
+  EXPECT_FALSE((*small)->WriteFile({.path = "y", .content = "abcd"}).ok());
+  EXPECT_FALSE((*small)->WriteFile({.path = "a/b/c", .content = "a"}).ok());
+  EXPECT_FALSE((*small)->WriteFile({.path = "abcde", .content = "a"}).ok());
+}
+
+TEST_P(SessionWorkspaceTest, VersionsAndTimestampsFollowTheInjectedClock) {
+  Result<SessionWriteResult> created = Write("a.txt", "one\n");
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(created->info.version, 1u);
+  EXPECT_EQ(created->info.created_ms, clock_.now_ms);
+  EXPECT_EQ(created->info.updated_ms, clock_.now_ms);
+  const int64_t created_at = clock_.now_ms;
+
+  clock_.now_ms += 1500;
+  Result<SessionWriteResult> overwritten = Write("a.txt", "two\n", SessionWriteMode::kOverwrite);
+  ASSERT_TRUE(overwritten.ok());
+  EXPECT_EQ(overwritten->info.version, 2u);
+  EXPECT_EQ(overwritten->info.created_ms, created_at);
+  EXPECT_EQ(overwritten->info.updated_ms, clock_.now_ms);
+
+  clock_.now_ms += 10;
+  Result<SessionWriteResult> appended = Write("a.txt", "three\n", SessionWriteMode::kAppend);
+  ASSERT_TRUE(appended.ok());
+  EXPECT_EQ(appended->info.version, 3u);
+  EXPECT_EQ(appended->info.size_bytes, 10u);
+  EXPECT_EQ(appended->info.updated_ms, clock_.now_ms);
+  EXPECT_EQ(FormatTimestamp(appended->info.created_ms), "2023-11-14T22:13:20.000Z");
+}
+
+TEST_P(SessionWorkspaceTest, EachModeOnExistingAndMissingFiles) {
+  EXPECT_EQ(Write("m.txt", "x", SessionWriteMode::kOverwrite).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(Write("m.txt", "x", SessionWriteMode::kAppend).status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(Write("m.txt", "x", SessionWriteMode::kAppend).status().message(), HasSubstr("use mode \"create\""));
+  ASSERT_TRUE(Write("m.txt", "x").ok());
+  Result<SessionWriteResult> again = Write("m.txt", "y");
+  EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_THAT(again.status().message(), HasSubstr("use mode \"overwrite\" or \"append\""));
+  EXPECT_TRUE(Write("m.txt", "y", SessionWriteMode::kOverwrite).ok());
+  EXPECT_TRUE(Write("m.txt", "z", SessionWriteMode::kAppend).ok());
+  EXPECT_EQ(*store_->Read("m.txt"), "yz");
+  ASSERT_TRUE(Write("dir/f.txt", "x").ok());
+  EXPECT_EQ(Write("dir", "x", SessionWriteMode::kOverwrite).status().code(), StatusCode::kIsDirectory);
+}
+
+TEST_P(SessionWorkspaceTest, ExpectedVersionConflictsChangeNothing) {
+  ASSERT_TRUE(Write("v.txt", "1").ok());
+  ASSERT_TRUE(Write("v.txt", "2", SessionWriteMode::kOverwrite, 1).ok());
+  Result<SessionWriteResult> stale = Write("v.txt", "stale", SessionWriteMode::kOverwrite, 1);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.status().code(), StatusCode::kChanged);
+  EXPECT_THAT(stale.status().message(), HasSubstr("expected version 1 but the file is at version 2"));
+  EXPECT_EQ(*store_->Read("v.txt"), "2");
+  EXPECT_FALSE(Write("new.txt", "x", SessionWriteMode::kCreate, 1).ok());
+  EXPECT_FALSE(*store_->Exists("new.txt"));
+}
+
+TEST_P(SessionWorkspaceTest, ListingIsShallowSortedAndHidesTheRecord) {
+  ASSERT_TRUE(Write("b.txt", "x").ok());
+  ASSERT_TRUE(Write("a/inner.txt", "x").ok());
+  Result<std::vector<SessionEntry>> root = session_->ListDirectory("");
+  ASSERT_TRUE(root.ok());
+  ASSERT_EQ(root->size(), 2u);
+  EXPECT_EQ((*root)[0].name, "a");
+  EXPECT_TRUE((*root)[0].is_directory);
+  EXPECT_EQ((*root)[1].name, "b.txt");
+  EXPECT_EQ(session_->ListDirectory("b.txt").status().code(), StatusCode::kNotDirectory);
+  EXPECT_EQ(session_->ListDirectory("missing").status().code(), StatusCode::kNotFound);
+}
+
+TEST_P(SessionWorkspaceTest, ReadWindowsCountLines) {
+  std::string text;
+  for (int i = 1; i <= 5; ++i) text += "line " + std::to_string(i) + "\n";
+  ASSERT_TRUE(Write("t.txt", text).ok());
+  Result<SessionRead> window = session_->ReadFile("t.txt", 2, 2);
+  ASSERT_TRUE(window.ok());
+  EXPECT_EQ(window->content, "line 2\nline 3\n");
+  EXPECT_EQ(window->total_lines, 5u);
+  EXPECT_EQ(window->lines_returned, 2u);
+  EXPECT_EQ(session_->ReadFile("t.txt", 1, 2001).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(session_->ReadFile("t.txt", 1, 2000).ok());
+  EXPECT_EQ(session_->ReadFile("missing.txt", std::nullopt, std::nullopt).status().code(), StatusCode::kNotFound);
+}
+
+TEST_P(SessionWorkspaceTest, DirectoryDeletionIsSegmentWise) {
+  ASSERT_TRUE(Write("a/b/one.txt", "1").ok());
+  ASSERT_TRUE(Write("a/b/deeper/two.txt", "2").ok());
+  ASSERT_TRUE(Write("a/bc/keep.txt", "3").ok());
+  Result<SessionDeleteResult> deleted = session_->DeleteFile("a/b");
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  EXPECT_EQ(deleted->files_deleted, 2u);
+  EXPECT_TRUE(deleted->was_directory);
+  EXPECT_FALSE(*store_->Exists("a/b"));
+  EXPECT_EQ(*store_->Read("a/bc/keep.txt"), "3");
+  EXPECT_EQ(session_->DeleteFile("a/b").status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(session_->DeleteFile("").status().message(), HasSubstr("root cannot be deleted"));
+  // A file deleted and made again starts over at version 1.
+  ASSERT_TRUE(session_->DeleteFile("a/bc/keep.txt").ok());
+  EXPECT_EQ(Write("a/bc/keep.txt", "new")->info.version, 1u);
+}
+
+TEST_P(SessionWorkspaceTest, SessionMismatchNamesBoth) {
+  Status mismatch = session_->CheckSession("agent-2");
+  EXPECT_EQ(mismatch.code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(mismatch.message(), HasSubstr("'agent-2'"));
+  EXPECT_THAT(mismatch.message(), HasSubstr("'agent-1'"));
+  EXPECT_TRUE(session_->CheckSession("agent-1").ok());
+}
+
+TEST_P(SessionWorkspaceTest, SnapshotRestoreAndDiffThroughTheTools) {
+  ASSERT_TRUE(RunSessionTool(*session_, "write_file", {{"path", "a.txt"}, {"content", "one"}}).ok());
+  Result<std::string> snapshot = session_->Snapshot("before");
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  ASSERT_TRUE(RunSessionTool(*session_, "write_file", {{"path", "a.txt"}, {"content", "two"}, {"mode", "overwrite"}}).ok());
+  ASSERT_TRUE(RunSessionTool(*session_, "write_file", {{"path", "b.txt"}, {"content", "new"}}).ok());
+  Result<TreeDiff> diff = session_->Diff(*snapshot, std::nullopt);
+  ASSERT_TRUE(diff.ok());
+  EXPECT_EQ(diff->added, std::vector<std::string>{"b.txt"});
+  EXPECT_EQ(diff->modified, std::vector<std::string>{"a.txt"});
+  ASSERT_TRUE(session_->Restore(*snapshot).ok());
+  Result<std::string> read = RunSessionTool(*session_, "read_file", {{"path", "a.txt"}});
+  ASSERT_TRUE(read.ok());
+  EXPECT_THAT(*read, HasSubstr("\"content\":\"one\""));
+  EXPECT_THAT(*read, HasSubstr("\"version\":1"));
+  EXPECT_FALSE(RunSessionTool(*session_, "read_file", {{"path", "b.txt"}}).ok());
+  // Restoring never changes the snapshot: a second restore gives the same.
+  ASSERT_TRUE(RunSessionTool(*session_, "delete_file", {{"path", "a.txt"}}).ok());
+  ASSERT_TRUE(session_->Restore(*snapshot).ok());
+  EXPECT_EQ(*store_->Read("a.txt"), "one");
+  ASSERT_EQ(session_->Snapshots()->size(), 1u);
+  EXPECT_EQ((*session_->Snapshots())[0].label, "before");
+}
+
+TEST_P(SessionWorkspaceTest, ResetEmptiesButKeepsTheSession) {
+  ASSERT_TRUE(Write("a/b.txt", "x").ok());
+  ASSERT_TRUE(session_->Reset().ok());
+  EXPECT_TRUE(session_->ListDirectory("")->empty());
+  EXPECT_TRUE(session_->ListAllFiles()->empty());
+  Result<std::unique_ptr<SessionWorkspace>> reopened = SessionWorkspace::Open(*store_);
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_EQ((*reopened)->id(), "agent-1");
+}
+
+TEST_P(SessionWorkspaceTest, ListAllFilesIsSortedWithMetadata) {
+  ASSERT_TRUE(Write("z.txt", "zz").ok());
+  ASSERT_TRUE(Write("a/b.txt", "b").ok());
+  ASSERT_TRUE(session_->WriteFile({.path = "a/c.bin", .content = Base64Encode("\x01\x02"), .encoding = SessionEncoding::kBinary}).ok());
+  Result<std::vector<SessionFileInfo>> all = session_->ListAllFiles();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].path, "a/b.txt");
+  EXPECT_EQ((*all)[1].path, "a/c.bin");
+  EXPECT_EQ((*all)[1].encoding, SessionEncoding::kBinary);
+  EXPECT_EQ((*all)[2].size_bytes, 2u);
+  std::string json = SessionFilesJson(*all);
+  EXPECT_THAT(json, HasSubstr("\"path\":\"a/b.txt\",\"version\":1,\"created_at\":\"2023-11-14T22:13:20.000Z\""));
+  EXPECT_THAT(json, ::testing::Not(HasSubstr("content")));
+}
+
+TEST_P(SessionWorkspaceTest, ReopeningKeepsTheSettingsAndRefusesASecondCreate) {
+  EXPECT_EQ(SessionWorkspace::Create(*store_, {.id = "again"}).status().code(), StatusCode::kAlreadyExists);
+  auto plain = NewMemoryStore("plain");
+  EXPECT_THAT(SessionWorkspace::Open(*plain).status().message(), HasSubstr("not a session workspace"));
+}
+
+TEST_P(SessionWorkspaceTest, ToolErrorsChangeNothing) {
+  ASSERT_TRUE(RunSessionTool(*session_, "write_file", {{"path", "a.txt"}, {"content", "one"}}).ok());
+  EXPECT_FALSE(RunSessionTool(*session_, "write_file", {{"path", "/abs"}, {"content", "x"}}).ok());
+  EXPECT_FALSE(RunSessionTool(*session_, "write_file", {{"path", "a.txt"}, {"content", "x"}, {"encoding", "latin-1"}}).ok());
+  EXPECT_FALSE(RunSessionTool(*session_, "delete_file", {{"path", "nothing"}}).ok());
+  EXPECT_EQ(*store_->Read("a.txt"), "one");
+  EXPECT_EQ(store_->Metadata("a.txt")->version, 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, SessionWorkspaceTest, ::testing::Values(Backend::kMemory, Backend::kSqlite),
+                         [](const ::testing::TestParamInfo<Backend>& param_info) {
+                           return param_info.param == Backend::kMemory ? "Memory" : "Sqlite";
+                         });
+
+TEST(SessionWorkspaceStoreTest, StoresWithoutSnapshotsAreRefused) {
+  auto directory = std::filesystem::temp_directory_path() / ("toolvfs-session-fs-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(directory);
+  Result<std::unique_ptr<ProjectFiles>> fs = OpenProject(directory.string());
+  ASSERT_TRUE(fs.ok());
+  EXPECT_EQ(SessionWorkspace::Create(**fs, {.id = "x"}).status().code(), StatusCode::kUnsupported);
+  std::filesystem::remove_all(directory);
+}
+
+// A mount loader that writes 25 files under the mount's path and counts
+// its calls: the session's side of mounts (when they load, and again after
+// a reset) without the host-mount component.
+struct CountingLoader {
+  int calls = 0;
+  MountLoader Loader() {
+    return [this](const SessionSettings& settings, ProjectFiles& files) -> Status {
+      ++calls;
+      for (const SessionMount& mount : settings.mounts) {
+        for (int i = 0; i < 25; ++i) {
+          char name[16];
+          std::snprintf(name, sizeof name, "f%02d.txt", i);
+          TOOLVFS_RETURN_IF_ERROR(files.Write(mount.mount_path + "/" + name, "mounted"));
+        }
+      }
+      return OkStatus();
+    };
+  }
+};
+
+TEST(SessionMountsTest, MountsLoadAtCreationAndAgainOnTheFirstUseAfterAReset) {
+  auto store = NewMemoryStore("mounts");
+  CountingLoader loader;
+  auto session = SessionWorkspace::Create(
+      *store, {.id = "m", .mounts = {{.host_path = "/srv/app", .mount_path = "app"}}}, loader.Loader());
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  EXPECT_EQ(loader.calls, 1);
+  Result<std::vector<SessionFileInfo>> files = (*session)->ListAllFiles();
+  ASSERT_EQ(files->size(), 25u);
+  EXPECT_EQ((*files)[0].version, 1u);
+  EXPECT_EQ((*files)[0].encoding, SessionEncoding::kUtf8);
+  ASSERT_TRUE((*session)->Reset().ok());
+  EXPECT_EQ(loader.calls, 1);  // not at the reset itself
+  EXPECT_EQ((*session)->ListDirectory("app")->size(), 25u);
+  EXPECT_EQ(loader.calls, 2);
+  EXPECT_EQ((*session)->ListDirectory("app")->size(), 25u);
+  EXPECT_EQ(loader.calls, 2);  // once per reset
+  // A session reopened later (another process) finds them applied.
+  auto reopened = SessionWorkspace::Open(*store, loader.Loader());
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_TRUE((*reopened)->ReadFile("app/f00.txt", std::nullopt, std::nullopt).ok());
+  EXPECT_EQ(loader.calls, 2);
+}
+
+TEST(SessionMountsTest, GuidanceListsEachMountWithUpToTwentyEntries) {
+  auto store = NewMemoryStore("guided");
+  CountingLoader loader;
+  auto session = SessionWorkspace::Create(
+      *store, {.id = "g", .mounts = {{.host_path = "/srv/app", .mount_path = "app"}}}, loader.Loader());
+  ASSERT_TRUE(session.ok());
+  Result<std::string> guidance = SessionGuidance(**session);
+  ASSERT_TRUE(guidance.ok());
+  EXPECT_THAT(*guidance, HasSubstr("`app` (from the host folder /srv/app)"));
+  EXPECT_THAT(*guidance, HasSubstr("app/f19.txt"));
+  EXPECT_THAT(*guidance, ::testing::Not(HasSubstr("app/f20.txt")));
+  EXPECT_THAT(*guidance, HasSubstr("and 5 more"));
+}
+
+TEST(SessionMountsTest, MountsWithoutALoaderOrAFailingLoaderCreateNothing) {
+  auto store = NewMemoryStore("refused");
+  SessionSettings settings{.id = "x", .mounts = {{.host_path = "/srv/app"}}};
+  EXPECT_THAT(SessionWorkspace::Create(*store, settings).status().message(), HasSubstr("no mount loader"));
+  EXPECT_FALSE(*SessionWorkspace::IsSession(*store));
+  Result<std::unique_ptr<SessionWorkspace>> failed = SessionWorkspace::Create(
+      *store, settings, [](const SessionSettings&, ProjectFiles&) { return NotFoundError("root '/srv' is missing"); });
+  EXPECT_THAT(failed.status().message(), HasSubstr("root '/srv' is missing"));
+  EXPECT_FALSE(*SessionWorkspace::IsSession(*store));
+}
+
+TEST(SessionToolsTest, SchemasAreSortedAndWrittenForAModel) {
+  const auto& tools = SessionTools();
+  ASSERT_EQ(tools.size(), 4u);
+  EXPECT_EQ(tools[0].name, "delete_file");
+  EXPECT_EQ(tools[3].name, "write_file");
+  for (const SessionToolInfo& tool : tools) EXPECT_GT(tool.description.size(), 100u) << tool.name;
+}
+
+TEST(SessionToolsTest, GuidanceHasTheSevenPointsAndTheMounts) {
+  auto store = NewMemoryStore("guidance");
+  auto session = SessionWorkspace::Create(*store, {.id = "g"});
+  ASSERT_TRUE(session.ok());
+  Result<std::string> guidance = SessionGuidance(**session);
+  ASSERT_TRUE(guidance.ok());
+  for (int point = 1; point <= 7; ++point) EXPECT_THAT(*guidance, HasSubstr(std::to_string(point) + ". "));
+  EXPECT_THAT(*guidance, HasSubstr("expected_version"));
+  EXPECT_THAT(*guidance, HasSubstr("No host folders are mounted"));
+}
+
+}  // namespace
+}  // namespace toolvfs
