@@ -12,6 +12,8 @@
 #include "project/path.h"
 #include "protocol/base64.h"
 #include "protocol/json_writer.h"
+#include "session/host_mount.h"
+#include "session/session_path.h"
 
 namespace toolvfs {
 namespace {
@@ -232,11 +234,27 @@ Result<SessionRecord> ParseSessionRecord(std::string_view json) {
   return record;
 }
 
+Status LoadSessionHostMounts(const SessionSettings& settings, ProjectFiles& files) {
+  std::vector<HostMount> mounts;
+  mounts.reserve(settings.mounts.size());
+  for (const SessionMount& mount : settings.mounts) {
+    mounts.push_back({.host_path = mount.host_path,
+                      .mount_path = mount.mount_path,
+                      .include_glob = mount.include_glob,
+                      .exclude_glob = mount.exclude_glob,
+                      .max_bytes = mount.max_bytes,
+                      .follow_symlinks = mount.follow_symlinks});
+  }
+  const SessionPathLimits limits{.max_segments = settings.limits.max_depth,
+                                 .max_segment_chars = settings.limits.max_segment_chars};
+  return LoadHostMounts(mounts, settings.allowed_roots, limits, files);
+}
+
 SessionWorkspace::SessionWorkspace(ProjectFiles& files, SessionSettings settings, MountLoader loader,
                                    SessionClock clock)
     : files_(files),
       settings_(std::move(settings)),
-      loader_(std::move(loader)),
+      loader_(loader ? std::move(loader) : MountLoader(LoadSessionHostMounts)),
       clock_(clock ? std::move(clock) : SessionClock(SystemNowMs)) {}
 
 Result<bool> SessionWorkspace::IsSession(ProjectFiles& files) { return files.Exists(kSessionRecordPath); }
@@ -247,10 +265,6 @@ Result<std::unique_ptr<SessionWorkspace>> SessionWorkspace::Create(ProjectFiles&
   if (settings.limits.max_content_chars == 0 || settings.limits.max_depth == 0 ||
       settings.limits.max_segment_chars == 0) {
     return InvalidArgumentError("Session limits must be at least 1 (max_content_chars, max_depth, max_segment_chars)");
-  }
-  if (!settings.mounts.empty() && !loader) {
-    return InvalidArgumentError("Session " + Quote(settings.id) + " has " + std::to_string(settings.mounts.size()) +
-                                " mount(s) but no mount loader");
   }
   // Sessions live on snapshots: refuse a store without them up front.
   Result<std::vector<SnapshotInfo>> snapshots = files.ListSnapshots();
@@ -302,59 +316,23 @@ Status SessionWorkspace::EnsureMounted() {
   TOOLVFS_ASSIGN_OR_RETURN(std::string text, files_.Read(kSessionRecordPath));
   TOOLVFS_ASSIGN_OR_RETURN(SessionRecord record, ParseSessionRecord(text));
   if (record.mounts_applied) return OkStatus();
-  if (!loader_) {
-    return UnsupportedError("Session " + Quote(settings_.id) +
-                            " has mounts to load but was opened without a mount loader");
-  }
   TOOLVFS_RETURN_IF_ERROR(loader_(settings_, files_));
   return WriteRecord(true, record.materialized_path);
 }
 
 Result<std::string> SessionWorkspace::CheckPath(std::string_view path, bool allow_root) const {
-  // The tool layer's path rules (SPEC.md §7 item 2), stricter than the
-  // store's: nothing is collapsed that could change which file is meant.
-  const std::string shown = Quote(path);
-  if (path.starts_with('/')) return InvalidArgumentError("Path " + shown + ": absolute paths are not allowed");
-  std::vector<std::string_view> segments;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string_view::npos) end = path.size();
-    std::string_view segment = path.substr(start, end - start);
-    if (!segment.empty()) segments.push_back(segment);  // duplicate and trailing slashes collapse
-    start = end + 1;
-  }
-  if (segments.empty()) {
-    if (allow_root) return std::string();
-    return InvalidArgumentError("Path " + shown + ": a file path is required, not the workspace root");
-  }
-  const SessionLimits& limits = settings_.limits;
-  if (segments.size() > limits.max_depth) {
-    return InvalidArgumentError("Path " + shown + " has " + std::to_string(segments.size()) +
-                                " segments; at most " + std::to_string(limits.max_depth) + " are allowed");
-  }
-  std::string normalized;
-  for (std::string_view segment : segments) {
-    if (segment == "." || segment == "..") {
-      return InvalidArgumentError("Path " + shown + ": '" + std::string(segment) + "' segments are not allowed");
-    }
-    for (char c : segment) {
-      unsigned char byte = static_cast<unsigned char>(c);
-      if (byte < 0x20 || byte > 0x7E) {
-        return InvalidArgumentError("Path " + shown + ": segment " + Quote(segment) +
-                                    " has a character that is not printable ASCII");
-      }
-    }
-    if (segment.size() > limits.max_segment_chars) {
-      return InvalidArgumentError("Path " + shown + ": segment " + Quote(segment) + " has " +
-                                  std::to_string(segment.size()) + " characters; at most " +
-                                  std::to_string(limits.max_segment_chars) + " are allowed");
-    }
-    if (!normalized.empty()) normalized += '/';
-    normalized += segment;
+  // The tool layer's path rules (SPEC.md §7 item 2, session_path.h),
+  // stricter than the store's: nothing is collapsed that could change which
+  // file is meant.
+  const SessionPathLimits limits{.max_segments = settings_.limits.max_depth,
+                                 .max_segment_chars = settings_.limits.max_segment_chars};
+  TOOLVFS_ASSIGN_OR_RETURN(std::string normalized, NormalizeSessionPath(path, limits));
+  if (normalized.empty()) {
+    if (allow_root) return normalized;
+    return InvalidArgumentError("Path " + Quote(path) + ": a file path is required, not the workspace root");
   }
   if (IsHidden(normalized)) {
-    return InvalidArgumentError("Path " + shown + ": " + std::string(kSessionHiddenRoot) +
+    return InvalidArgumentError("Path " + Quote(path) + ": " + std::string(kSessionHiddenRoot) +
                                 " is reserved for the session's own records");
   }
   return normalized;

@@ -65,9 +65,14 @@ struct SessionSettings {
   std::vector<SessionMount> mounts;
 };
 
-// Loads `mounts` into `files` (the host-mount component); null when the
-// session has no mount loader wired in. Set by whoever opens the session.
+// Loads the settings' mounts into `files`. Null where a session is created
+// or opened: LoadSessionHostMounts; tests inject their own.
 using MountLoader = std::function<Status(const SessionSettings& settings, ProjectFiles& files)>;
+
+// The default MountLoader: the host folders of `settings.mounts`, read
+// under `settings.allowed_roots` with the session's path limits
+// (session/host_mount.h).
+Status LoadSessionHostMounts(const SessionSettings& settings, ProjectFiles& files);
 
 // Milliseconds since the Unix epoch; the system clock unless a test
 // injects another.
@@ -170,8 +175,8 @@ class SessionWorkspace {
  public:
   // Makes the workspace in `files` a session: writes the record and loads
   // the mounts (through `loader`); if loading fails the record is removed
-  // again and the loader's error returned. InvalidArgument for an empty
-  // id, or a mount with no loader; AlreadyExists if it is a session already;
+  // again and the loader's error returned (null `loader`: the host mounts,
+  // LoadSessionHostMounts). InvalidArgument for an empty id; AlreadyExists if it is a session already;
   // Unsupported for a store without snapshots. `files` must outlive the
   // returned object.
   static Result<std::unique_ptr<SessionWorkspace>> Create(ProjectFiles& files, SessionSettings settings,

@@ -89,6 +89,30 @@ TEST_F(SessionCliTest, TheFourToolsRunOnASqliteSession) {
   EXPECT_EQ(Run("read_file", R"({"path":"a/b.txt"})", project_).exit_code, 1);
 }
 
+// Host mounts from the command line: loaded at init under the allowed root,
+// globs applied, re-applied after a reset; a path outside every root is
+// refused and leaves no session.
+TEST_F(SessionCliTest, MountsLoadAtInitAndAgainAfterAReset) {
+  const std::string root = dir_.Join("host");
+  WriteRealFile(root + "/app/main.py", "print('hi')\n");
+  WriteRealFile(root + "/app/notes.txt", "not mounted\n");
+  WriteRealFile(dir_.Join("secret.txt"), "outside the root\n");
+  ProcessResult outside = Workspace({"init", "--session", "--allow-root", root, "--mount", dir_.Join("secret.txt")});
+  EXPECT_EQ(outside.exit_code, 2) << outside;
+  EXPECT_THAT(outside.err, HasSubstr("secret.txt"));
+  ProcessResult init = Workspace({"init", "--session", "--allow-root", root, "--mount", root + "/app:src",
+                                  "--include", "**/*.py"});
+  ASSERT_EQ(init.exit_code, 0) << init;
+  ProcessResult read = Run("read_file", R"({"path":"src/main.py"})", project_);
+  ASSERT_EQ(read.exit_code, 0) << read;
+  EXPECT_THAT(read.out, HasSubstr(R"("version":1)"));
+  EXPECT_EQ(Run("read_file", R"({"path":"src/notes.txt"})", project_).exit_code, 1);
+  ASSERT_EQ(Run("delete_file", R"({"path":"src"})", project_).exit_code, 0);
+  ASSERT_EQ(Workspace({"reset"}).exit_code, 0);
+  ProcessResult again = Run("read_file", R"({"path":"src/main.py"})", project_);
+  EXPECT_EQ(again.exit_code, 0) << again;
+}
+
 TEST_F(SessionCliTest, ACallForAnotherSessionIsRefusedNamingBoth) {
   InitSession();
   ProcessResult refused = Run("write_file", R"({"path":"x.txt","content":"x"})", project_, {"--session", "other"});
