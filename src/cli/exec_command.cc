@@ -76,7 +76,10 @@ class ExecCommand final : public Command {
     ToolCall call;
     if (arguments_) {
       Result<std::string> arguments = ReadArgumentsJson(*arguments_);
-      if (!arguments.ok()) return ReportError("--args", arguments.status().message());
+      if (!arguments.ok()) {
+        return ReportInvocationError(json_, kExitUsage, "--args",
+                                     {.kind = "invalid_arguments", .message = arguments.status().message()});
+      }
       call.arguments_json = std::move(arguments).value();
     }
 

@@ -29,6 +29,18 @@ std::string ToolNames(const Config& config) {
   return names;
 }
 
+std::vector<std::string> ConfiguredNames(const Config& config) {
+  std::vector<std::string> names;
+  for (const auto& [name, tool] : config.tools) names.push_back(name);
+  return names;
+}
+
+std::string JoinedNames(const std::vector<std::string>& names) {
+  std::string joined;
+  for (const std::string& name : names) joined += (joined.empty() ? "" : ", ") + name;
+  return joined;
+}
+
 bool HasMcpImports(const Config& config) {
   for (const auto& [name, tool] : config.tools) {
     if (IsMcpImport(tool)) return true;
@@ -76,7 +88,12 @@ class RunCommand final : public Command {
 
     // A name the config does not list can only be a tool an MCP import offers.
     auto found = config.tools.find(tool_name_);
-    if (found == config.tools.end() && !HasMcpImports(config)) return UnknownTool(*loaded, "");
+    // A near miss of a configured name is a typo, told at once: no MCP
+    // server is started to look it up among the imports.
+    if (found == config.tools.end() &&
+        (!HasMcpImports(config) || !ClosestNames(tool_name_, ConfiguredNames(config)).empty())) {
+      return UnknownTool(*loaded, {});
+    }
     std::optional<RuntimeKind> runtime;
     if (found != config.tools.end()) {
       Result<RuntimeKind> resolved = ResolveRuntime(found->second);
@@ -89,7 +106,10 @@ class RunCommand final : public Command {
     ToolCall call;
     if (arguments_) {
       Result<std::string> arguments = ReadArgumentsJson(*arguments_);
-      if (!arguments.ok()) return ReportError("--args", arguments.status().message());
+      if (!arguments.ok()) {
+        return ReportInvocationError(json_, kExitUsage, "--args",
+                                     {.kind = "invalid_arguments", .message = arguments.status().message()});
+      }
       call.arguments_json = std::move(arguments).value();
     }
     auto answers = ParseAnswerFlags(answers_);  // typed when the tool asks (runtime/answers.h)
@@ -107,7 +127,7 @@ class RunCommand final : public Command {
     std::unique_ptr<McpRuntime> mcp;
     std::optional<ToolConfig> imported;
     if (found == config.tools.end()) {
-      std::string offered;
+      std::vector<std::string> offered;
       Result<std::optional<ImportedMcpTool>> resolved = FindImportedTool(**store, config, *services, mcp, offered);
       if (!resolved.ok()) return ReportError("run", resolved.status().message());
       if (!*resolved) return UnknownTool(*loaded, offered);
@@ -151,7 +171,8 @@ class RunCommand final : public Command {
   // message). Leaves the runtime in `mcp` so the call reuses the servers.
   Result<std::optional<ImportedMcpTool>> FindImportedTool(ProjectFiles& store, const Config& config,
                                                           const RunServices& services,
-                                                          std::unique_ptr<McpRuntime>& mcp, std::string& offered) {
+                                                          std::unique_ptr<McpRuntime>& mcp,
+                                                          std::vector<std::string>& offered) {
     mcp = std::make_unique<McpRuntime>(store, config.mcp_servers, McpOptions(services));
     std::optional<std::string> only_entry;
     if (const size_t dot = tool_name_.find('.'); dot != std::string::npos) {
@@ -162,28 +183,36 @@ class RunCommand final : public Command {
     CancelToken cancel;
     ImportedMcpTools listed = ListImportedMcpTools(*mcp, config, cancel, only_entry);
     std::optional<ImportedMcpTool> match;
-    std::string names;
     for (ImportedMcpTool& candidate : listed.tools) {
       if (candidate.name == tool_name_ || candidate.entry + "." + candidate.tool.mcp_tool == tool_name_) {
         match = std::move(candidate);
         break;
       }
-      names += (names.empty() ? "" : ", ") + candidate.name;
+      offered.push_back(candidate.name);
     }
     if (match) return match;
     // A server that could not be listed may be the one meant: say why.
     if (!listed.errors.empty()) return Status(StatusCode::kInvalidArgument, listed.errors.begin()->second);
-    if (!names.empty()) offered = "; its MCP imports offer: " + names;
     return std::optional<ImportedMcpTool>();
   }
 
-  // "Unknown tool": what the config lists, and `offered` by its MCP imports.
-  int UnknownTool(const LoadedConfig& loaded, const std::string& offered) const {
+  // "Unknown tool": the closest names, what the config lists, and what
+  // its MCP imports offer (`offered`, when they were asked).
+  int UnknownTool(const LoadedConfig& loaded, const std::vector<std::string>& offered) const {
+    InvocationError error{.kind = "unknown_tool"};
+    std::vector<std::string> candidates = ConfiguredNames(loaded.config);
+    candidates.insert(candidates.end(), offered.begin(), offered.end());
+    error.did_you_mean = ClosestNames(tool_name_, candidates);
+    error.message = "Unknown tool " + Quote(tool_name_);
+    if (!error.did_you_mean.empty()) error.message += ", did you mean " + Quote(error.did_you_mean.front()) + "?";
     if (loaded.config.tools.empty()) {
-      return ReportError("run", "Unknown tool " + Quote(tool_name_) + ": " + loaded.path + " configures no tools");
+      error.message += " (" + loaded.path + " configures no tools)";
+    } else {
+      error.message += " (" + loaded.path + " configures: " + ToolNames(loaded.config);
+      if (!offered.empty()) error.message += "; its MCP imports offer: " + JoinedNames(offered);
+      error.message += ")";
     }
-    return ReportError("run", "Unknown tool " + Quote(tool_name_) + "; " + loaded.path +
-                                  " configures: " + ToolNames(loaded.config) + offered);
+    return ReportInvocationError(json_, kExitUsage, "run", error);
   }
 
   std::string tool_name_;
