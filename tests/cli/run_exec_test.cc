@@ -560,6 +560,21 @@ TEST_F(RunExecTest, JsonRunFailuresHaveTheirKind) {
   EXPECT_STREQ(JsonError(bad_answer)["error"]["kind"].GetString(), "bad_answer");
 }
 
+TEST_F(RunExecTest, MistypedToolNameIsToldWithoutStartingMcpServers) {
+  // The server would leave started.txt behind (it is never started here).
+  Write("mcp/server.py", "open('started.txt', 'w').write('yes')\n");
+  Write("mcp/toolvfs.toml",
+        "[mcp_servers.srv]\ncommand = \"python3\"\nargs = [\"server.py\"]\n\n"
+        "[tools.everything]\nsource = \"mcp.srv\"\n\n"
+        "[tools.read_file]\nsource = \"builtin\"\n");
+  ProcessResult result = Toolvfs({"run", "read_fiel", "--json", "--project", root_ + "/mcp"}, root_ + "/mcp");
+  EXPECT_EQ(result.exit_code, 2);
+  ExpectOneLineError(result);
+  EXPECT_THAT(result.err, StartsWith("toolvfs: run: Unknown tool 'read_fiel', did you mean 'read_file'?"));
+  EXPECT_STREQ(JsonError(result)["error"]["kind"].GetString(), "unknown_tool");
+  EXPECT_FALSE(fs::exists(root_ + "/mcp/started.txt")) << "an MCP server was started";
+}
+
 TEST_F(RunExecTest, JsonUsageErrorsOfTheCommandLineStayOnStderr) {
   ProcessResult result = Toolvfs({"run", "echo", "--json", "--answer", "no-equals"});
   EXPECT_EQ(result.exit_code, 2);
