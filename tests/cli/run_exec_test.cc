@@ -561,8 +561,9 @@ TEST_F(RunExecTest, JsonRunFailuresHaveTheirKind) {
 }
 
 TEST_F(RunExecTest, MistypedToolNameIsToldWithoutStartingMcpServers) {
-  // The server would leave started.txt behind (it is never started here).
-  Write("mcp/server.py", "open('started.txt', 'w').write('yes')\n");
+  // A server that fails at once: had it been started to look the name up,
+  // the run would end with its failure instead of the suggestion.
+  Write("mcp/server.py", "import sys\nsys.exit('server started')\n");
   Write("mcp/toolvfs.toml",
         "[mcp_servers.srv]\ncommand = \"python3\"\nargs = [\"server.py\"]\n\n"
         "[tools.everything]\nsource = \"mcp.srv\"\n\n"
@@ -572,7 +573,11 @@ TEST_F(RunExecTest, MistypedToolNameIsToldWithoutStartingMcpServers) {
   ExpectOneLineError(result);
   EXPECT_THAT(result.err, StartsWith("toolvfs: run: Unknown tool 'read_fiel', did you mean 'read_file'?"));
   EXPECT_STREQ(JsonError(result)["error"]["kind"].GetString(), "unknown_tool");
-  EXPECT_FALSE(fs::exists(root_ + "/mcp/started.txt")) << "an MCP server was started";
+  EXPECT_THAT(result.err, Not(HasSubstr("server started")));
+  // The same server is started for a name nothing resembles.
+  ProcessResult far = Toolvfs({"run", "qqqqqqqq", "--project", root_ + "/mcp"}, root_ + "/mcp");
+  EXPECT_EQ(far.exit_code, 2);
+  EXPECT_THAT(far.err, HasSubstr("server started"));
 }
 
 TEST_F(RunExecTest, JsonUsageErrorsOfTheCommandLineStayOnStderr) {
