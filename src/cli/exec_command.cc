@@ -105,7 +105,10 @@ class ExecCommand final : public Command {
 
     Result<RunServices> services = PrepareRunServices(common, std::nullopt);
     if (!services.ok()) return ReportError("exec", services.status().message());
-    const InvocationOutput output{.json = json_, .interactive = !common.no_interaction};
+    const InvocationOutput output{.json = json_,
+                                  .interactive = !common.no_interaction,
+                                  .audit = services->audit.get(),
+                                  .runtime = *tool.runtime};
     if (stdio) {
       StdioRuntimeOptions options;
       services->ConfigureRuntime(options);

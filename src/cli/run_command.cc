@@ -115,12 +115,10 @@ class RunCommand final : public Command {
     auto answers = ParseAnswerFlags(answers_);  // typed when the tool asks (runtime/answers.h)
     if (!answers.ok()) return ReportError("--answer", answers.status().message());
 
-    // MCP servers and stdio tools read files themselves, confined by the
-    // sandbox: their calls have no requests to audit, so no audit log is
-    // opened for them (nor for the lookup of an imported tool).
-    CommonOptions for_services = common;
-    if (!runtime || *runtime == RuntimeKind::kMcp || *runtime == RuntimeKind::kStdio) for_services.no_audit = true;
-    Result<RunServices> services = PrepareRunServices(for_services, loaded->path);
+    // Every run gets its start and end records; MCP servers and stdio tools
+    // read files themselves, confined by the sandbox, so theirs are the
+    // only records of their runs.
+    Result<RunServices> services = PrepareRunServices(common, loaded->path);
     if (!services.ok()) return ReportError("run", services.status().message());
 
     // MCP servers, started lazily; kept for the run once a lookup started them.
@@ -137,8 +135,11 @@ class RunCommand final : public Command {
     const ToolConfig& tool = imported ? *imported : found->second;
     call.name = tool.name;
 
-    const InvocationOutput output{
-        .json = json_, .answers = std::move(answers).value(), .interactive = !common.no_interaction};
+    const InvocationOutput output{.json = json_,
+                                  .answers = std::move(answers).value(),
+                                  .interactive = !common.no_interaction,
+                                  .audit = services->audit.get(),
+                                  .runtime = *runtime};
     if (*runtime == RuntimeKind::kMcp) {
       if (!mcp) mcp = std::make_unique<McpRuntime>(**store, config.mcp_servers, McpOptions(*services));
       return InvokeTool(*mcp, call, tool, output);

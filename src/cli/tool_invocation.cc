@@ -9,6 +9,7 @@ extern char** environ;
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -760,14 +761,23 @@ int ReportInvocationError(bool json, int exit_code, std::string_view what, const
   return exit_code;
 }
 
-int InvokeTool(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& tool,
-               const InvocationOutput& output) {
+namespace {
+
+// How a run ended, for its end record: the outcome's status and error kind.
+struct RunEnd {
+  std::string status = "error";
+  std::string kind;
+};
+
+int RunAndReport(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& tool,
+                 const InvocationOutput& output, RunEnd& end) {
   // The runtimes check the arguments too; checking here first tells the
   // kinds of mistake apart for --json before anything starts.
   const ConfigValue::Object& parameters = ParametersOf(tool);
   ArgumentError problem;
   Result<ConfigValue> checked = CheckCallArguments(tool.name, call.arguments_json, parameters, &problem);
   if (!checked.ok()) {
+    end.kind = ArgumentInvocationError(problem, checked.status().message(), parameters).kind;
     return ReportInvocationError(output.json, kExitUsage, "tool " + Quote(tool.name) + " got bad arguments",
                                  ArgumentInvocationError(problem, checked.status().message(), parameters));
   }
@@ -787,17 +797,21 @@ int InvokeTool(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& too
     // The run never started (the program cannot be executed, ...): a
     // problem of the configuration or the command line, or of the machine.
     const bool sandbox = IsSandboxUnavailable(result.status());
+    end.kind = sandbox ? "sandbox_unavailable" : "start_failed";
     return ReportInvocationError(output.json, sandbox ? kExitSandbox : kExitUsage,
                                  "tool " + Quote(tool.name) + " could not start",
                                  {.kind = sandbox ? "sandbox_unavailable" : "start_failed",
                                   .message = result.status().message()});
   }
   if (!result->bad_answer.ok()) {
+    end.kind = "bad_answer";
     return ReportInvocationError(output.json, kExitUsage, "tool " + Quote(tool.name) + " got a bad answer",
                                  {.kind = "bad_answer", .message = result->bad_answer.message()});
   }
   const Outcome& outcome = result->outcome;
   Verdict verdict = Judge(outcome, interrupt_signal != 0 || cancel.cancelled());
+  end.status = std::string(StatusName(verdict));
+  if (verdict != Verdict::kCompleted) end.kind = std::string(ErrorKindOf(outcome, verdict));
   if (result->unanswered && verdict == Verdict::kNeedsInput && outcome.question) {
     ReportUnanswered(tool, *outcome.question);
     if (output.json) {
@@ -813,6 +827,45 @@ int InvokeTool(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& too
     PrintOutcomeText(outcome, verdict, tool, interrupt_signal);
   }
   return ExitCodeOf(verdict);
+}
+
+
+AuditRecord RunRecord(std::string_view method, const ToolConfig& tool, const std::string& run_id) {
+  AuditRecord record;
+  record.timestamp_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+  record.tool = tool.name;
+  record.call_id = run_id;
+  record.method = std::string(method);
+  return record;
+}
+
+}  // namespace
+
+int InvokeTool(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& tool,
+               const InvocationOutput& output) {
+  // One run id for the start and end records and the requests between.
+  ToolCall identified = call;
+  if (identified.id.empty()) identified.id = NewCallId();
+  const auto started = std::chrono::steady_clock::now();
+  if (output.audit != nullptr) {
+    AuditRecord start = RunRecord(kRunStartMethod, tool, identified.id);
+    start.target = std::string(RuntimeKindName(output.runtime));
+    output.audit->Record(start);
+  }
+  RunEnd end;
+  const int exit_code = RunAndReport(runtime, identified, tool, output, end);
+  if (output.audit != nullptr) {
+    AuditRecord finished = RunRecord(kRunEndMethod, tool, identified.id);
+    finished.target = end.status;
+    finished.rule = end.kind;
+    finished.code = exit_code;
+    finished.duration_us = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count());
+    output.audit->Record(finished);
+  }
+  return exit_code;
 }
 
 }  // namespace toolvfs

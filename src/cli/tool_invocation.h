@@ -131,6 +131,10 @@ struct InvocationOutput {
   // Questions no --answer or questions.ID.answer answers are asked on the
   // terminal: true unless --no-interaction (and only when there is one).
   bool interactive = false;
+  // Receives the run's start and end records (kRunStartMethod,
+  // kRunEndMethod); null: none (--no-audit). Not owned.
+  AuditSink* audit = nullptr;
+  RuntimeKind runtime = RuntimeKind::kVfs;  // named in the start record
 };
 
 // Runs `call` of `tool` on `runtime` with SIGINT and SIGTERM turned into a

@@ -751,8 +751,11 @@ TEST_F(RunExecTest, StdioToolsRunAndOtherRuntimesAreRefusedPerTool) {
   EXPECT_EQ(answered.exit_code, 0) << answered.err;
   EXPECT_EQ(answered.out, "went: true\n");  // typed: the Boolean question gets a JSON boolean
   // A stdio tool reads files itself, under the sandbox: it makes no
-  // requests, and no audit log is opened for it.
-  EXPECT_FALSE(fs::exists(root_ + "/.toolvfs/audit.jsonl"));
+  // requests; its runs are in the audit log as start and end records only.
+  ProcessResult stdio_records = Toolvfs({"audit", "--json", "--tool", "explicit_stdio"});
+  EXPECT_EQ(stdio_records.exit_code, 0) << stdio_records.err;
+  EXPECT_EQ(std::count(stdio_records.out.begin(), stdio_records.out.end(), '\n'), 4) << stdio_records.out;
+  EXPECT_THAT(stdio_records.out, Not(HasSubstr("\"fs.")));
 
   ProcessResult builtin = Toolvfs({"run", "builtin_tool"});
   EXPECT_EQ(builtin.exit_code, 2);
@@ -956,7 +959,112 @@ TEST_F(RunExecTest, ProbesRefusedBeforeThePolicyAreInTheAuditLog) {
                     HasSubstr("fs.steal  /etc/shadow  deny (refused: unknown method)"),
                     Not(HasSubstr("a.txt  allow"))));
   std::string all = Toolvfs({"audit", "--json"}).out;
-  EXPECT_EQ(std::count(all.begin(), all.end(), '\n'), 6) << all;  // one each, the allowed read included
+  // One each, the allowed read included, between the run's start and end.
+  EXPECT_EQ(std::count(all.begin(), all.end(), '\n'), 8) << all;
+}
+
+// --- audit: a timeline of runs -----------------------------------------------
+
+// The records of `toolvfs audit --json ARGS...`, parsed.
+std::vector<rapidjson::Document> AuditRecords(const std::string& out) {
+  std::vector<rapidjson::Document> records;
+  size_t start = 0;
+  while (start < out.size()) {
+    size_t end = out.find('\n', start);
+    if (end == std::string::npos) end = out.size();
+    records.push_back(ParseJson(out.substr(start, end - start)));
+    start = end + 1;
+  }
+  return records;
+}
+
+TEST_F(RunExecTest, EveryRunHasAStartAndAnEndRecord) {
+  EXPECT_EQ(Toolvfs({"run", "hello"}).exit_code, 0);                       // vfs
+  EXPECT_EQ(Toolvfs({"run", "inferred_stdio"}).exit_code, 0);              // stdio
+  EXPECT_EQ(Toolvfs({"run", "fail"}).exit_code, 1);                        // the tool's error
+  EXPECT_EQ(Toolvfs({"run", "read_file", "--args", "{}"}).exit_code, 2);   // bad arguments
+  EXPECT_EQ(Toolvfs({"run", "read_file", "--args", R"({"path":"hello.py"})"}).exit_code, 0);  // builtin
+  ProcessResult log = Toolvfs({"audit", "--json"});
+  EXPECT_EQ(log.exit_code, 0) << log.err;
+  std::vector<rapidjson::Document> records = AuditRecords(log.out);
+  struct Run {
+    std::string tool, runtime, status, kind;
+    int code;
+  };
+  std::vector<Run> runs;
+  std::map<std::string, std::string> started;  // run id -> runtime
+  for (const rapidjson::Document& record : records) {
+    std::string method = record["method"].GetString();
+    std::string run_id = record["call_id"].GetString();
+    if (method == "run.start") {
+      EXPECT_FALSE(started.contains(run_id)) << "run ids are unique";
+      started[run_id] = record["target"].GetString();
+    } else if (method == "run.end") {
+      ASSERT_TRUE(started.contains(run_id)) << "an end without a start: " << run_id;
+      runs.push_back(Run{record["tool"].GetString(), started[run_id], record["target"].GetString(),
+                         record["rule"].GetString(), record["code"].GetInt()});
+    } else {
+      // A request record belongs to a run that started and has not ended.
+      EXPECT_TRUE(started.contains(run_id)) << method;
+    }
+  }
+  ASSERT_EQ(runs.size(), 5u) << log.out;
+  EXPECT_EQ(runs[0].tool, "hello");
+  EXPECT_EQ(runs[0].runtime, "vfs");
+  EXPECT_EQ(runs[0].status, "completed");
+  EXPECT_EQ(runs[0].code, 0);
+  EXPECT_EQ(runs[1].runtime, "stdio");
+  EXPECT_EQ(runs[1].status, "completed");
+  EXPECT_EQ(runs[2].status, "error");
+  EXPECT_EQ(runs[2].kind, "tool_error");
+  EXPECT_EQ(runs[2].code, 1);
+  EXPECT_EQ(runs[3].kind, "missing_argument");
+  EXPECT_EQ(runs[3].code, 2);
+  EXPECT_EQ(runs[4].runtime, "builtin");
+
+  // The text timeline shows them too.
+  ProcessResult text = Toolvfs({"audit", "--tool", "fail"});
+  EXPECT_THAT(text.out, AllOf(HasSubstr("  fail  run.start  vfs  run "), HasSubstr("  fail  run.end  error  run "),
+                              HasSubstr("(tool_error)  exit 1")));
+}
+
+TEST_F(RunExecTest, AuditFiltersByRunToolAndTime) {
+  EXPECT_EQ(Toolvfs({"run", "read_file", "--args", R"({"path":"hello.py"})"}).exit_code, 0);
+  EXPECT_EQ(Toolvfs({"run", "hello"}).exit_code, 0);
+  std::vector<rapidjson::Document> records = AuditRecords(Toolvfs({"audit", "--json"}).out);
+  ASSERT_GE(records.size(), 4u);
+  const std::string first_run = records[0]["call_id"].GetString();
+
+  std::vector<rapidjson::Document> run = AuditRecords(Toolvfs({"audit", "--json", "--run", first_run}).out);
+  ASSERT_EQ(run.size(), 3u);  // start, the read, end
+  for (const rapidjson::Document& record : run) EXPECT_EQ(first_run, record["call_id"].GetString());
+  EXPECT_EQ(AuditRecords(Toolvfs({"audit", "--json", "--tool", "hello"}).out).size(), 2u);
+
+  EXPECT_EQ(AuditRecords(Toolvfs({"audit", "--json", "--since", "1h"}).out).size(), records.size());
+  EXPECT_EQ(AuditRecords(Toolvfs({"audit", "--json", "--since", "2000-01-01"}).out).size(), records.size());
+  EXPECT_EQ(Toolvfs({"audit", "--json", "--since", "2999-01-01T00:00:00Z"}).out, "");
+  EXPECT_EQ(Toolvfs({"audit", "--since", "2999-01-01 00:00"}).out.find("None of the"), 0u);
+
+  for (const char* bad : {"yesterday", "10y", "2026-13-01", "2026-11-21 8:30"}) {
+    ProcessResult result = Toolvfs({"audit", "--since", bad});
+    EXPECT_EQ(result.exit_code, 2) << bad;
+    ExpectOneLineError(result);
+    EXPECT_THAT(result.err, StartsWith("toolvfs: --since: '" + std::string(bad) + "' is no time"));
+  }
+}
+
+TEST_F(RunExecTest, AuditFollowPrintsRecordsAsTheyAreAppended) {
+  EXPECT_EQ(Toolvfs({"run", "hello"}).exit_code, 0);
+  ProcessOptions options;
+  options.cwd = root_;
+  LiveProcess follow({ToolvfsBinary(), "audit", "--follow", "--tool", "echo"}, options);
+  EXPECT_EQ(Toolvfs({"run", "echo"}).exit_code, 0);
+  // Give the follower a few rounds to read what was appended, then stop it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  follow.Signal(SIGTERM);
+  ProcessResult result = follow.Wait(std::chrono::seconds(20));
+  EXPECT_THAT(result.out, AllOf(HasSubstr("  echo  run.start  vfs  run "), HasSubstr("  echo  run.end  completed  run ")));
+  EXPECT_THAT(result.out, Not(HasSubstr("  hello  ")));
 }
 
 // --- check ------------------------------------------------------------------
