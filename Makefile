@@ -4,14 +4,14 @@ BUILD_DIR ?= build
 JOBS ?= 2
 CMAKE_FLAGS ?=
 
-.PHONY: run test bench fuzz build deps bench-deps clean install package
+.PHONY: run test bench fuzz build build-run configure deps bench-deps clean install package
 
 # The main job: the example project's tools, one of each runtime — vfs
 # tools whose every file access goes through the host, decided by the
 # tool's policy (examples/project/toolvfs.toml) and recorded in the audit
 # log; a stdio tool confined by the OS sandbox; a builtin; an MCP server's
-# tool.
-run: build
+# tool. Builds only what it runs: the binary and the example tools.
+run: build-run
 	@echo '$$ toolvfs tools --project examples/project'
 	@$(BUILD_DIR)/toolvfs tools --project examples/project
 	@echo
@@ -96,10 +96,17 @@ fuzz:
 	  ./fuzz/$$fuzzer -max_total_time=$(FUZZ_SECONDS) -max_len=4096 corpus/$$fuzzer $$seeds || failed="$$failed $$fuzzer"; done; \
 	  if [ -n "$$failed" ]; then echo "fuzz: findings from:$$failed (see build-fuzz/)"; exit 1; fi
 
-build: deps
+configure: deps
 	@if [ ! -f $(BUILD_DIR)/build.ninja ]; then \
 	  cmake -S . -B $(BUILD_DIR) -G Ninja $(CMAKE_FLAGS); fi
+
+build: configure
 	cmake --build $(BUILD_DIR) -j$(JOBS)
+
+# The targets `make run` uses (not the tests and benchmarks).
+RUN_TARGETS = toolvfs todo_report
+build-run: configure
+	cmake --build $(BUILD_DIR) -j$(JOBS) --target $(RUN_TARGETS)
 
 deps:
 	@scripts/install-deps.sh

@@ -76,7 +76,10 @@ class ExecCommand final : public Command {
     ToolCall call;
     if (arguments_) {
       Result<std::string> arguments = ReadArgumentsJson(*arguments_);
-      if (!arguments.ok()) return ReportError("--args", arguments.status().message());
+      if (!arguments.ok()) {
+        return ReportInvocationError(json_, kExitUsage, "--args",
+                                     {.kind = "invalid_arguments", .message = arguments.status().message()});
+      }
       call.arguments_json = std::move(arguments).value();
     }
 
@@ -102,7 +105,10 @@ class ExecCommand final : public Command {
 
     Result<RunServices> services = PrepareRunServices(common, std::nullopt);
     if (!services.ok()) return ReportError("exec", services.status().message());
-    const InvocationOutput output{.json = json_, .interactive = !common.no_interaction};
+    const InvocationOutput output{.json = json_,
+                                  .interactive = !common.no_interaction,
+                                  .audit = services->audit.get(),
+                                  .runtime = *tool.runtime};
     if (stdio) {
       StdioRuntimeOptions options;
       services->ConfigureRuntime(options);

@@ -31,6 +31,18 @@ std::string ToolNames(const Config& config) {
   return names;
 }
 
+std::vector<std::string> ConfiguredNames(const Config& config) {
+  std::vector<std::string> names;
+  for (const auto& [name, tool] : config.tools) names.push_back(name);
+  return names;
+}
+
+std::string JoinedNames(const std::vector<std::string>& names) {
+  std::string joined;
+  for (const std::string& name : names) joined += (joined.empty() ? "" : ", ") + name;
+  return joined;
+}
+
 bool HasMcpImports(const Config& config) {
   for (const auto& [name, tool] : config.tools) {
     if (IsMcpImport(tool)) return true;
@@ -91,7 +103,12 @@ class RunCommand final : public Command {
 
     // A name the config does not list can only be a tool an MCP import offers.
     auto found = config.tools.find(tool_name_);
-    if (found == config.tools.end() && !HasMcpImports(config)) return UnknownTool(*loaded, "");
+    // A near miss of a configured name is a typo, told at once: no MCP
+    // server is started to look it up among the imports.
+    if (found == config.tools.end() &&
+        (!HasMcpImports(config) || !ClosestNames(tool_name_, ConfiguredNames(config)).empty())) {
+      return UnknownTool(*loaded, {});
+    }
     std::optional<RuntimeKind> runtime;
     if (found != config.tools.end()) {
       Result<RuntimeKind> resolved = ResolveRuntime(found->second);
@@ -104,25 +121,26 @@ class RunCommand final : public Command {
     ToolCall call;
     if (arguments_) {
       Result<std::string> arguments = ReadArgumentsJson(*arguments_);
-      if (!arguments.ok()) return ReportError("--args", arguments.status().message());
+      if (!arguments.ok()) {
+        return ReportInvocationError(json_, kExitUsage, "--args",
+                                     {.kind = "invalid_arguments", .message = arguments.status().message()});
+      }
       call.arguments_json = std::move(arguments).value();
     }
     auto answers = ParseAnswerFlags(answers_);  // typed when the tool asks (runtime/answers.h)
     if (!answers.ok()) return ReportError("--answer", answers.status().message());
 
-    // MCP servers and stdio tools read files themselves, confined by the
-    // sandbox: their calls have no requests to audit, so no audit log is
-    // opened for them (nor for the lookup of an imported tool).
-    CommonOptions for_services = common;
-    if (!runtime || *runtime == RuntimeKind::kMcp || *runtime == RuntimeKind::kStdio) for_services.no_audit = true;
-    Result<RunServices> services = PrepareRunServices(for_services, loaded->path);
+    // Every run gets its start and end records; MCP servers and stdio tools
+    // read files themselves, confined by the sandbox, so theirs are the
+    // only records of their runs.
+    Result<RunServices> services = PrepareRunServices(common, loaded->path);
     if (!services.ok()) return ReportError("run", services.status().message());
 
     // MCP servers, started lazily; kept for the run once a lookup started them.
     std::unique_ptr<McpRuntime> mcp;
     std::optional<ToolConfig> imported;
     if (found == config.tools.end()) {
-      std::string offered;
+      std::vector<std::string> offered;
       Result<std::optional<ImportedMcpTool>> resolved = FindImportedTool(**store, config, *services, mcp, offered);
       if (!resolved.ok()) return ReportError("run", resolved.status().message());
       if (!*resolved) return UnknownTool(*loaded, offered);
@@ -132,8 +150,11 @@ class RunCommand final : public Command {
     const ToolConfig& tool = imported ? *imported : found->second;
     call.name = tool.name;
 
-    const InvocationOutput output{
-        .json = json_, .answers = std::move(answers).value(), .interactive = !common.no_interaction};
+    const InvocationOutput output{.json = json_,
+                                  .answers = std::move(answers).value(),
+                                  .interactive = !common.no_interaction,
+                                  .audit = services->audit.get(),
+                                  .runtime = *runtime};
     if (*runtime == RuntimeKind::kMcp) {
       if (!mcp) mcp = std::make_unique<McpRuntime>(**store, config.mcp_servers, McpOptions(*services));
       return InvokeTool(*mcp, call, tool, output);
@@ -176,7 +197,8 @@ class RunCommand final : public Command {
   // message). Leaves the runtime in `mcp` so the call reuses the servers.
   Result<std::optional<ImportedMcpTool>> FindImportedTool(ProjectFiles& store, const Config& config,
                                                           const RunServices& services,
-                                                          std::unique_ptr<McpRuntime>& mcp, std::string& offered) {
+                                                          std::unique_ptr<McpRuntime>& mcp,
+                                                          std::vector<std::string>& offered) {
     mcp = std::make_unique<McpRuntime>(store, config.mcp_servers, McpOptions(services));
     std::optional<std::string> only_entry;
     if (const size_t dot = tool_name_.find('.'); dot != std::string::npos) {
@@ -187,28 +209,36 @@ class RunCommand final : public Command {
     CancelToken cancel;
     ImportedMcpTools listed = ListImportedMcpTools(*mcp, config, cancel, only_entry);
     std::optional<ImportedMcpTool> match;
-    std::string names;
     for (ImportedMcpTool& candidate : listed.tools) {
       if (candidate.name == tool_name_ || candidate.entry + "." + candidate.tool.mcp_tool == tool_name_) {
         match = std::move(candidate);
         break;
       }
-      names += (names.empty() ? "" : ", ") + candidate.name;
+      offered.push_back(candidate.name);
     }
     if (match) return match;
     // A server that could not be listed may be the one meant: say why.
     if (!listed.errors.empty()) return Status(StatusCode::kInvalidArgument, listed.errors.begin()->second);
-    if (!names.empty()) offered = "; its MCP imports offer: " + names;
     return std::optional<ImportedMcpTool>();
   }
 
-  // "Unknown tool": what the config lists, and `offered` by its MCP imports.
-  int UnknownTool(const LoadedConfig& loaded, const std::string& offered) const {
+  // "Unknown tool": the closest names, what the config lists, and what
+  // its MCP imports offer (`offered`, when they were asked).
+  int UnknownTool(const LoadedConfig& loaded, const std::vector<std::string>& offered) const {
+    InvocationError error{.kind = "unknown_tool"};
+    std::vector<std::string> candidates = ConfiguredNames(loaded.config);
+    candidates.insert(candidates.end(), offered.begin(), offered.end());
+    error.did_you_mean = ClosestNames(tool_name_, candidates);
+    error.message = "Unknown tool " + Quote(tool_name_);
+    if (!error.did_you_mean.empty()) error.message += ", did you mean " + Quote(error.did_you_mean.front()) + "?";
     if (loaded.config.tools.empty()) {
-      return ReportError("run", "Unknown tool " + Quote(tool_name_) + ": " + loaded.path + " configures no tools");
+      error.message += " (" + loaded.path + " configures no tools)";
+    } else {
+      error.message += " (" + loaded.path + " configures: " + ToolNames(loaded.config);
+      if (!offered.empty()) error.message += "; its MCP imports offer: " + JoinedNames(offered);
+      error.message += ")";
     }
-    return ReportError("run", "Unknown tool " + Quote(tool_name_) + "; " + loaded.path +
-                                  " configures: " + ToolNames(loaded.config) + offered);
+    return ReportInvocationError(json_, kExitUsage, "run", error);
   }
 
   std::string tool_name_;

@@ -7,13 +7,16 @@
 
 extern char** environ;
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <set>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "cli/terminal.h"
@@ -22,6 +25,7 @@ extern char** environ;
 #include "core/unique_fd.h"
 #include "policy/file_policy.h"
 #include "protocol/json_writer.h"
+#include "runtime/argument_validation.h"
 #include "runtime/outcome_json.h"
 #include "runtime/stateful_tool.h"
 
@@ -203,6 +207,21 @@ void WriteRawJson(JsonWriter& writer, std::string_view json, rapidjson::Type typ
   writer.RawValue(json.data(), json.size(), type);
 }
 
+// error.kind of an outcome's error (docs/cli.md): what a harness branches on.
+std::string_view ErrorKindOf(const Outcome& outcome, Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kTimeout: return "timeout";
+    case Verdict::kCancelled: return "cancelled";
+    case Verdict::kNeedsInput: return "needs_input";
+    case Verdict::kCompleted:
+    case Verdict::kError: break;
+  }
+  // The tool's own error (it sent `error`) unless the run broke down; a
+  // refusal of the policy during the run is most likely why it failed.
+  if (outcome.failure != StatusCode::kOk) return "failed";
+  return outcome.denied_requests > 0 ? "denied" : "tool_error";
+}
+
 std::string OutcomeJson(const Outcome& outcome, Verdict verdict) {
   rapidjson::StringBuffer buffer;
   JsonWriter writer(buffer);
@@ -222,6 +241,8 @@ std::string OutcomeJson(const Outcome& outcome, Verdict verdict) {
   if (outcome.error) {
     WriteJsonKey(writer, "error");
     writer.StartObject();
+    WriteJsonKey(writer, "kind");
+    WriteJsonString(writer, ErrorKindOf(outcome, verdict));
     WriteJsonKey(writer, "message");
     WriteJsonString(writer, outcome.error->message);
     WriteJsonKey(writer, "trace");
@@ -646,10 +667,120 @@ void ReportUnanswered(const ToolConfig& tool, const ToolQuestion& question) {
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
+// The parameters a call of `tool` is checked against: a builtin declares
+// its own.
+const ConfigValue::Object& ParametersOf(const ToolConfig& tool) {
+  if (tool.source == ToolSource::kBuiltin) {
+    if (const BuiltinToolInfo* builtin = FindBuiltinTool(tool.name)) return builtin->parameters;
+  }
+  return tool.parameters;
+}
+
+InvocationError ArgumentInvocationError(const ArgumentError& problem, const std::string& message,
+                                        const ConfigValue::Object& parameters) {
+  InvocationError error{.kind = "invalid_argument", .message = message, .argument = problem.argument};
+  switch (problem.problem) {
+    case ArgumentProblem::kNotAnObject: error.kind = "invalid_arguments"; break;
+    case ArgumentProblem::kMissing: error.kind = "missing_argument"; break;
+    case ArgumentProblem::kInvalid: error.kind = "invalid_argument"; break;
+    case ArgumentProblem::kUnknown: {
+      error.kind = "unknown_argument";
+      // Names to suggest are known at the top level; a nested unknown key
+      // is named by its path in the message.
+      if (problem.argument.find_first_of(".[") == std::string::npos) {
+        std::vector<std::string> names;
+        for (const auto& [name, schema] : parameters) names.push_back(name);
+        error.did_you_mean = ClosestNames(problem.argument, names);
+      }
+      break;
+    }
+  }
+  return error;
+}
+
 }  // namespace
 
-int InvokeTool(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& tool,
-               const InvocationOutput& output) {
+std::vector<std::string> ClosestNames(std::string_view name, const std::vector<std::string>& candidates) {
+  constexpr size_t kMaxCompared = 64;  // keeps the distance table small
+  constexpr size_t kMaxDistance = 2;
+  constexpr size_t kMaxNames = 3;
+  std::vector<std::pair<size_t, std::string>> close;
+  if (name.size() > kMaxCompared) return {};
+  for (const std::string& candidate : candidates) {
+    if (candidate.size() > kMaxCompared) continue;
+    size_t distance = EditDistance(name, candidate);
+    if (distance <= kMaxDistance && distance < std::max(name.size(), candidate.size())) {
+      close.emplace_back(distance, candidate);
+    }
+  }
+  std::stable_sort(close.begin(), close.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> names;
+  for (size_t index = 0; index < close.size() && index < kMaxNames; ++index) names.push_back(close[index].second);
+  return names;
+}
+
+int ReportInvocationError(bool json, int exit_code, std::string_view what, const InvocationError& error) {
+  ReportError(what, error.message);
+  if (!json) return exit_code;
+  rapidjson::StringBuffer buffer;
+  JsonWriter writer(buffer);
+  writer.StartObject();
+  WriteJsonKey(writer, "status");
+  WriteJsonString(writer, "error");
+  WriteJsonKey(writer, "content");
+  writer.StartArray();
+  writer.EndArray();
+  WriteJsonKey(writer, "error");
+  writer.StartObject();
+  WriteJsonKey(writer, "kind");
+  WriteJsonString(writer, error.kind);
+  WriteJsonKey(writer, "message");
+  WriteJsonString(writer, error.message);
+  WriteJsonKey(writer, "trace");
+  writer.StartArray();
+  writer.EndArray();
+  WriteJsonKey(writer, "transient");
+  writer.Bool(false);
+  if (!error.argument.empty()) {
+    WriteJsonKey(writer, "argument");
+    WriteJsonString(writer, error.argument);
+  }
+  if (!error.did_you_mean.empty()) {
+    WriteJsonKey(writer, "did_you_mean");
+    writer.StartArray();
+    for (const std::string& name : error.did_you_mean) WriteJsonString(writer, name);
+    writer.EndArray();
+  }
+  writer.EndObject();
+  writer.EndObject();
+  std::string out(buffer.GetString(), buffer.GetSize());
+  out += '\n';
+  Status written = WriteFull(STDOUT_FILENO, out, "standard output");
+  if (!written.ok()) ReportError("output", written.message());
+  return exit_code;
+}
+
+namespace {
+
+// How a run ended, for its end record: the outcome's status and error kind.
+struct RunEnd {
+  std::string status = "error";
+  std::string kind;
+};
+
+int RunAndReport(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& tool,
+                 const InvocationOutput& output, RunEnd& end) {
+  // The runtimes check the arguments too; checking here first tells the
+  // kinds of mistake apart for --json before anything starts.
+  const ConfigValue::Object& parameters = ParametersOf(tool);
+  ArgumentError problem;
+  Result<ConfigValue> checked = CheckCallArguments(tool.name, call.arguments_json, parameters, &problem);
+  if (!checked.ok()) {
+    end.kind = ArgumentInvocationError(problem, checked.status().message(), parameters).kind;
+    return ReportInvocationError(output.json, kExitUsage, "tool " + Quote(tool.name) + " got bad arguments",
+                                 ArgumentInvocationError(problem, checked.status().message(), parameters));
+  }
   CancelToken cancel;
   std::unique_ptr<QuestionAsker> asker = output.interactive ? NewTerminalQuestionAsker() : nullptr;
   const AnswerSources sources{.given = output.answers, .configured = &tool.question_answers, .asker = asker.get()};
@@ -665,17 +796,22 @@ int InvokeTool(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& too
   if (!result.ok()) {
     // The run never started (the program cannot be executed, ...): a
     // problem of the configuration or the command line, or of the machine.
-    if (IsSandboxUnavailable(result.status())) {
-      ReportError("tool " + Quote(tool.name) + " could not start", result.status().message());
-      return kExitSandbox;
-    }
-    return ReportError("tool " + Quote(tool.name) + " could not start", result.status().message());
+    const bool sandbox = IsSandboxUnavailable(result.status());
+    end.kind = sandbox ? "sandbox_unavailable" : "start_failed";
+    return ReportInvocationError(output.json, sandbox ? kExitSandbox : kExitUsage,
+                                 "tool " + Quote(tool.name) + " could not start",
+                                 {.kind = sandbox ? "sandbox_unavailable" : "start_failed",
+                                  .message = result.status().message()});
   }
   if (!result->bad_answer.ok()) {
-    return ReportError("tool " + Quote(tool.name) + " got a bad answer", result->bad_answer.message());
+    end.kind = "bad_answer";
+    return ReportInvocationError(output.json, kExitUsage, "tool " + Quote(tool.name) + " got a bad answer",
+                                 {.kind = "bad_answer", .message = result->bad_answer.message()});
   }
   const Outcome& outcome = result->outcome;
   Verdict verdict = Judge(outcome, interrupt_signal != 0 || cancel.cancelled());
+  end.status = std::string(StatusName(verdict));
+  if (verdict != Verdict::kCompleted) end.kind = std::string(ErrorKindOf(outcome, verdict));
   if (result->unanswered && verdict == Verdict::kNeedsInput && outcome.question) {
     ReportUnanswered(tool, *outcome.question);
     if (output.json) {
@@ -691,6 +827,45 @@ int InvokeTool(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& too
     PrintOutcomeText(outcome, verdict, tool, interrupt_signal);
   }
   return ExitCodeOf(verdict);
+}
+
+
+AuditRecord RunRecord(std::string_view method, const ToolConfig& tool, const std::string& run_id) {
+  AuditRecord record;
+  record.timestamp_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+  record.tool = tool.name;
+  record.call_id = run_id;
+  record.method = std::string(method);
+  return record;
+}
+
+}  // namespace
+
+int InvokeTool(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& tool,
+               const InvocationOutput& output) {
+  // One run id for the start and end records and the requests between.
+  ToolCall identified = call;
+  if (identified.id.empty()) identified.id = NewCallId();
+  const auto started = std::chrono::steady_clock::now();
+  if (output.audit != nullptr) {
+    AuditRecord start = RunRecord(kRunStartMethod, tool, identified.id);
+    start.target = std::string(RuntimeKindName(output.runtime));
+    output.audit->Record(start);
+  }
+  RunEnd end;
+  const int exit_code = RunAndReport(runtime, identified, tool, output, end);
+  if (output.audit != nullptr) {
+    AuditRecord finished = RunRecord(kRunEndMethod, tool, identified.id);
+    finished.target = end.status;
+    finished.rule = end.kind;
+    finished.code = exit_code;
+    finished.duration_us = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count());
+    output.audit->Record(finished);
+  }
+  return exit_code;
 }
 
 }  // namespace toolvfs

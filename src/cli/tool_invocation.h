@@ -102,6 +102,26 @@ std::optional<std::string> ConfigPathInProject(const CommonOptions& common, cons
 // file.
 Result<std::string> ReadArgumentsJson(std::string_view value);
 
+// A run that ends without an outcome of the tool (an unknown tool,
+// arguments that do not fit its parameters, a tool that cannot start), as
+// a harness needs it: `kind` is machine-readable, one of the error kinds
+// docs/cli.md lists ("unknown_tool", "unknown_argument", ...).
+struct InvocationError {
+  std::string kind;
+  std::string message;                    // one line, as on stderr
+  std::string argument;                   // the argument concerned (dotted path), or empty
+  std::vector<std::string> did_you_mean;  // close names (unknown_tool, unknown_argument)
+};
+
+// Reports `error` as "toolvfs: WHAT: MESSAGE" on stderr and, when `json`,
+// as {"status":"error","content":[],"error":{"kind","message",...}} on
+// stdout. Returns `exit_code`.
+int ReportInvocationError(bool json, int exit_code, std::string_view what, const InvocationError& error);
+
+// The names among `candidates` within two edits of `name` (and closer than
+// their length), closest first, at most three.
+std::vector<std::string> ClosestNames(std::string_view name, const std::vector<std::string>& candidates);
+
 // How run and exec answer the tool's questions, print and exit.
 struct InvocationOutput {
   bool json = false;  // --json: one object on stdout
@@ -111,6 +131,10 @@ struct InvocationOutput {
   // Questions no --answer or questions.ID.answer answers are asked on the
   // terminal: true unless --no-interaction (and only when there is one).
   bool interactive = false;
+  // Receives the run's start and end records (kRunStartMethod,
+  // kRunEndMethod); null: none (--no-audit). Not owned.
+  AuditSink* audit = nullptr;
+  RuntimeKind runtime = RuntimeKind::kVfs;  // named in the start record
 };
 
 // Runs `call` of `tool` on `runtime` with SIGINT and SIGTERM turned into a
@@ -119,7 +143,10 @@ struct InvocationOutput {
 // and returns the exit code (SPEC.md §10): 0 completed, 1 the tool reported
 // an error or failed, 2 the tool could not be started or an answer does not
 // fit its question, 3 a question nobody answered, 124 timeout, 130
-// cancelled.
+// cancelled. The arguments are checked against the tool's parameters (a
+// builtin's own) before the tool starts; with output.json, every end,
+// these failures included, is one JSON object on stdout whose `error`
+// has a `kind` (docs/cli.md).
 //
 // Questions go through one answering chain for every runtime (SPEC.md
 // §4.6): output.answers, then tool.question_answers, then the terminal. A

@@ -19,6 +19,7 @@
 #include "protocol/json_writer.h"
 #include "runtime/builtin_runtime.h"
 #include "runtime/mcp_runtime.h"
+#include "runtime/tool_schema.h"
 
 namespace toolvfs {
 namespace {
@@ -69,6 +70,9 @@ struct Row {
 // sandbox; a server that fails is reported on its entry's row.
 struct McpListing {
   ImportedMcpTools imports;
+  // entry name -> the server's inputSchema of a `mcp.SERVER.TOOL` entry
+  // that declares no parameters of its own (listed for --json only).
+  std::map<std::string, std::string> input_schemas;
   std::map<std::string, std::string> descriptions;  // entry name -> the server's description
   std::map<std::string, std::string> errors;        // entry name -> why its server said nothing
 };
@@ -91,12 +95,17 @@ const ConfigValue::Object& ParametersOf(const std::string& name, const ToolConfi
   return tool.parameters;
 }
 
-McpListing ListMcpTools(const CommonOptions& common, ProjectFiles& store, const Config& config) {
+// Whether the server of an `mcp.SERVER.TOOL` entry must be asked about it:
+// for its description, and with `schemas` for its input schema.
+bool NeedsServer(const ToolConfig& tool, bool schemas) {
+  if (tool.source != ToolSource::kMcp || IsMcpImport(tool)) return false;
+  return tool.description.empty() || (schemas && tool.parameters.empty());
+}
+
+McpListing ListMcpTools(const CommonOptions& common, ProjectFiles& store, const Config& config, bool schemas) {
   McpListing listing;
   bool needed = false;
-  for (const auto& [name, tool] : config.tools) {
-    needed = needed || IsMcpImport(tool) || (tool.source == ToolSource::kMcp && tool.description.empty());
-  }
+  for (const auto& [name, tool] : config.tools) needed = needed || IsMcpImport(tool) || NeedsServer(tool, schemas);
   if (!needed) return listing;
   CommonOptions quiet = common;
   quiet.no_audit = true;
@@ -114,7 +123,7 @@ McpListing ListMcpTools(const CommonOptions& common, ProjectFiles& store, const 
   listing.imports = ListImportedMcpTools(runtime, config, cancel);
   listing.errors = listing.imports.errors;
   for (const auto& [name, tool] : config.tools) {
-    if (tool.source != ToolSource::kMcp || IsMcpImport(tool) || !tool.description.empty()) continue;
+    if (!NeedsServer(tool, schemas)) continue;
     Result<std::vector<McpToolInfo>> tools = runtime.ListTools(tool, cancel);
     if (!tools.ok()) {
       listing.errors.emplace(name, tools.status().message());
@@ -123,7 +132,8 @@ McpListing ListMcpTools(const CommonOptions& common, ProjectFiles& store, const 
     bool found = false;
     for (const McpToolInfo& info : *tools) {
       if (info.name != tool.mcp_tool) continue;
-      listing.descriptions.emplace(name, info.description);
+      if (tool.description.empty()) listing.descriptions.emplace(name, info.description);
+      if (tool.parameters.empty()) listing.input_schemas.emplace(name, info.input_schema_json);
       found = true;
     }
     if (!found) {
@@ -137,7 +147,7 @@ class ToolsCommand final : public Command {
  public:
   void AddOptions(CLI::App& app) override {
     app.add_flag("--json", json_,
-                 "Print a JSON array: [{\"name\",\"runtime\",\"source\",\"description\",...}]");
+                 "Print a JSON array: [{\"name\",\"runtime\",\"source\",\"description\",\"input_schema\",...}]");
     app.footer(
         "Lists the tools of --config FILE, else of toolvfs.toml in the project directory.\n"
         "Exit codes: 0 listed (also when there are none), 2 the config is missing or invalid.");
@@ -150,7 +160,7 @@ class ToolsCommand final : public Command {
     if (!loaded.ok()) return ReportError("tools", loaded.status().message());
     ReportConfigWarnings(*loaded, common);
 
-    const McpListing mcp = ListMcpTools(common, **store, loaded->config);
+    const McpListing mcp = ListMcpTools(common, **store, loaded->config, json_);
     std::string out = json_ ? Json(loaded->config, mcp) : Table(*loaded, mcp);
     Status written = WriteFull(STDOUT_FILENO, out, "standard output");
     if (!written.ok()) return ReportError("tools", written.message());
@@ -268,6 +278,16 @@ class ToolsCommand final : public Command {
       WriteJsonKey(writer, "parameters");
       std::string parameters = ConfigValue(ParametersOf(name, tool)).ToJson();
       writer.RawValue(parameters.data(), parameters.size(), rapidjson::kObjectType);
+      // What a model API takes as the tool's input schema. An import entry
+      // is no tool of its own (its tools follow); an mcp tool without
+      // parameters of its own has its server's schema.
+      if (!IsMcpImport(tool)) {
+        auto server_schema = mcp.input_schemas.find(name);
+        std::string schema =
+            server_schema != mcp.input_schemas.end() ? server_schema->second : InputSchemaJson(ParametersOf(name, tool));
+        WriteJsonKey(writer, "input_schema");
+        writer.RawValue(schema.data(), schema.size(), rapidjson::kObjectType);
+      }
       WriteJsonKey(writer, "stateful");
       writer.Bool(tool.stateful);
       writer.EndObject();

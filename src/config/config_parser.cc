@@ -164,24 +164,6 @@ std::string TomlMessage(std::string_view description) {
   return out;
 }
 
-// Optimal-string-alignment distance: Levenshtein plus adjacent swaps, so
-// "filesytem" and "fielsystem" are both one edit from "filesystem".
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[a.size()][b.size()];
-}
-
 // " (did you mean 'x'?)" for the closest candidate within two edits, or "".
 std::string Suggestion(std::string_view word, KeyList candidates) {
   constexpr size_t kMaxCompared = 64;  // keeps the distance table small

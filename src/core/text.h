@@ -26,6 +26,11 @@ std::string EscapeForDisplay(std::string_view text);
 // EscapeForDisplay wrapped in single quotes: 'a\nb'.
 std::string Quote(std::string_view text);
 
+// Optimal-string-alignment distance: Levenshtein plus adjacent swaps, so
+// "filesytem" and "fielsystem" are both one edit from "filesystem". Cost
+// is a.size() x b.size(); callers bound the lengths they compare.
+size_t EditDistance(std::string_view a, std::string_view b);
+
 // `text` as one word for a POSIX shell: in single quotes, each ' written
 // as '\''.
 std::string ShellQuoted(std::string_view text);

@@ -683,6 +683,7 @@ void Session::AnswerRequest(const Message& request, const RequestScope* scope, i
                                 " bytes is larger than the answer limit of " + std::to_string(answer_limit) +
                                 " bytes (7 x max_message_mb + 4 KiB)" + std::string(hint));
   }
+  if (code == kJsonRpcAccessDenied) ++result_.denied_requests;
   AuditAnswer(request, scope, code, answer.size(), timing);
   QueueLine(std::move(answer));
 }

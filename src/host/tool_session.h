@@ -146,6 +146,7 @@ struct SessionResult {
   std::string message;
   uint64_t requests = 0;         // requests received
   uint64_t protocol_errors = 0;  // protocol errors, in total
+  uint64_t denied_requests = 0;  // requests answered "access denied" (-32001)
 };
 
 // Runs the session with `child` (just launched, pipes still open) until the

@@ -307,6 +307,15 @@ std::string FormatAuditLine(const AuditRecord& record) {
   line += EscapeForTerminal(record.method);
   line += "  ";
   line += EscapeForTerminal(record.target);
+  // A run's own records: which run, and how it ended; no decision.
+  if (record.method == kRunStartMethod || record.method == kRunEndMethod) {
+    line += "  run " + EscapeForTerminal(record.call_id);
+    if (record.method == kRunEndMethod) {
+      if (!record.rule.empty()) line += " (" + EscapeForTerminal(record.rule) + ")";
+      line += "  exit " + std::to_string(record.code) + "  " + FormatDuration(record.duration_us);
+    }
+    return line;
+  }
   line += "  ";
   line += AuditDecisionName(record.decision);
   if (!record.rule.empty()) {

@@ -18,6 +18,17 @@ enum class AuditDecision { kAllow, kDeny, kAskedAllow, kAskedDeny };
 // "allow" | "deny" | "asked-allow" | "asked-deny".
 std::string_view AuditDecisionName(AuditDecision decision);
 
+// The methods of the two records every `toolvfs run` and `exec` writes
+// around a run, whatever its runtime (stdio and MCP tools, whose file
+// access the log cannot see, included): `call_id` is the run id (the
+// request records of a vfs or builtin run carry the same), `target` the
+// runtime ("vfs", "stdio", "builtin", "mcp") on the start record and the
+// outcome's status ("completed", "error", "needs_input", "cancelled") on
+// the end record, whose `rule` is the error kind (docs/cli.md; "" when
+// completed), `code` the exit code and `duration_us` the run's length.
+inline constexpr std::string_view kRunStartMethod = "run.start";
+inline constexpr std::string_view kRunEndMethod = "run.end";
+
 struct AuditRecord {
   int64_t timestamp_ms = 0;  // Unix epoch milliseconds; "ts" on the wire (RFC 3339)
   std::string tool;
@@ -79,7 +90,9 @@ inline constexpr std::string_view kProjectAuditLogPath = ".toolvfs/audit.jsonl";
 
 // `toolvfs audit`: a readable timeline, one line per record (UTC):
 // "2026-11-21 08:30:00.125  gen  fs.write  src/gen/a.rs  asked-allow (user)  12 µs"
-// plus "  error -32001" when the request failed. Every field is escaped
+// plus "  error -32001" when the request failed; a run's own records
+// "... gen  run.start  vfs  run 9f2c..." and
+// "... gen  run.end  error  run 9f2c... (denied)  exit 1  1.2 s". Every field is escaped
 // with EscapeForTerminal: what a tool asked for cannot drive the terminal.
 std::string FormatAuditLine(const AuditRecord& record);
 

@@ -80,6 +80,10 @@ class FileLineReader {
   // next call goes on after it. A read error fails with the errno's status.
   Result<std::optional<std::string_view>> NextLine();
 
+  // For following a file that grows (`toolvfs audit --follow`): forgets
+  // the end of file NextLine met, so the next call reads on from there.
+  void ResumeAfterEnd() { end_of_file_ = false; }
+
   // The 1-based number of the line NextLine returned (or failed on) last.
   uint64_t line_number() const { return line_number_; }
   const std::string& path() const { return path_; }

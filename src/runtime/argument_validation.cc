@@ -211,12 +211,21 @@ Status CheckBounds(const ConfigValue& schema, const ConfigValue& value, const st
   return OkStatus();
 }
 
-Status CheckValue(const ConfigValue& schema, ConfigValue& value, const std::string& path);
+Status CheckValue(const ConfigValue& schema, ConfigValue& value, const std::string& path, ArgumentError& error);
 
-Status CheckObject(const ConfigValue::Object& properties, ConfigValue::Object& object, const std::string& path) {
+// Records what is wrong in `error` and returns the status saying so.
+Status Problem(ArgumentError& error, ArgumentProblem problem, const std::string& argument, Status status) {
+  error.problem = problem;
+  error.argument = argument;
+  return status;
+}
+
+Status CheckObject(const ConfigValue::Object& properties, ConfigValue::Object& object, const std::string& path,
+                   ArgumentError& error) {
   for (const auto& [key, member] : object) {
     if (!properties.contains(key)) {
-      return Status(StatusCode::kInvalidArgument, "unknown argument " + Quote(Joined(path, key)));
+      return Problem(error, ArgumentProblem::kUnknown, Joined(path, key),
+                     Status(StatusCode::kInvalidArgument, "unknown argument " + Quote(Joined(path, key))));
     }
   }
   for (const auto& [key, schema] : properties) {
@@ -228,17 +237,21 @@ Status CheckObject(const ConfigValue::Object& properties, ConfigValue::Object& o
       } else {
         const ConfigValue* required = schema.is_object() ? schema.Find("required") : nullptr;
         if (required != nullptr && required->is_bool() && required->as_bool()) {
-          return Status(StatusCode::kInvalidArgument, "missing required argument " + Quote(Joined(path, key)));
+          return Problem(error, ArgumentProblem::kMissing, Joined(path, key),
+                         Status(StatusCode::kInvalidArgument, "missing required argument " + Quote(Joined(path, key))));
         }
         continue;
       }
     }
-    if (schema.is_object()) TOOLVFS_RETURN_IF_ERROR(CheckValue(schema, found->second, Joined(path, key)));
+    if (schema.is_object()) TOOLVFS_RETURN_IF_ERROR(CheckValue(schema, found->second, Joined(path, key), error));
   }
   return OkStatus();
 }
 
-Status CheckValue(const ConfigValue& schema, ConfigValue& value, const std::string& path) {
+Status CheckValue(const ConfigValue& schema, ConfigValue& value, const std::string& path, ArgumentError& error) {
+  // What fails here is the value at `path` itself; a member's own problem
+  // is recorded by the recursion below.
+  error = ArgumentError{.problem = ArgumentProblem::kInvalid, .argument = path};
   const std::vector<std::string> types = DeclaredTypes(schema);
   const bool declares_string = std::find(types.begin(), types.end(), "string") != types.end();
   if (value.is_string() && !types.empty() && !declares_string) {
@@ -260,12 +273,12 @@ Status CheckValue(const ConfigValue& schema, ConfigValue& value, const std::stri
   TOOLVFS_RETURN_IF_ERROR(CheckBounds(schema, value, path));
   if (const ConfigValue* properties = schema.Find("properties");
       properties != nullptr && properties->is_object() && value.is_object()) {
-    TOOLVFS_RETURN_IF_ERROR(CheckObject(properties->as_object(), value.as_object(), path));
+    TOOLVFS_RETURN_IF_ERROR(CheckObject(properties->as_object(), value.as_object(), path, error));
   }
   if (const ConfigValue* items = schema.Find("items"); items != nullptr && items->is_object() && value.is_array()) {
     ConfigValue::Array& array = value.as_array();
     for (size_t index = 0; index < array.size(); ++index) {
-      TOOLVFS_RETURN_IF_ERROR(CheckValue(*items, array[index], path + "[" + std::to_string(index) + "]"));
+      TOOLVFS_RETURN_IF_ERROR(CheckValue(*items, array[index], path + "[" + std::to_string(index) + "]", error));
     }
   }
   return OkStatus();
@@ -283,25 +296,30 @@ Result<ConfigValue> ParseJsonValue(std::string_view json) {
   return FromDom(element);
 }
 
-Result<ConfigValue> ValidateArguments(const ConfigValue::Object& parameters, const ConfigValue& arguments) {
+Result<ConfigValue> ValidateArguments(const ConfigValue::Object& parameters, const ConfigValue& arguments,
+                                      ArgumentError* error) {
+  ArgumentError found;
+  ArgumentError& problem = error != nullptr ? *error : found;
+  problem = ArgumentError{.problem = ArgumentProblem::kNotAnObject, .argument = {}};
   if (!arguments.is_null() && !arguments.is_object()) {
     return Status(StatusCode::kInvalidArgument, "the arguments must be a JSON object, got " + Shown(arguments));
   }
   ConfigValue::Object checked = arguments.is_null() ? ConfigValue::Object() : arguments.as_object();
-  TOOLVFS_RETURN_IF_ERROR(CheckObject(parameters, checked, ""));
+  TOOLVFS_RETURN_IF_ERROR(CheckObject(parameters, checked, "", problem));
   return ConfigValue(std::move(checked));
 }
 
 Result<ConfigValue> CheckCallArguments(std::string_view tool_name, std::string_view arguments_json,
-                                       const ConfigValue::Object& parameters) {
+                                       const ConfigValue::Object& parameters, ArgumentError* error) {
   auto invalid = [&](const std::string& why) {
     return Status(StatusCode::kInvalidArgument, "Tool " + Quote(tool_name) + ": " + why);
   };
+  if (error != nullptr) *error = ArgumentError{.problem = ArgumentProblem::kNotAnObject, .argument = {}};
   Result<ConfigValue> arguments = ParseJsonValue(arguments_json);
   if (!arguments.ok()) return invalid("the arguments are " + arguments.status().message());
   if (arguments->is_null()) *arguments = ConfigValue(ConfigValue::Object());
   if (parameters.empty()) return arguments;
-  Result<ConfigValue> checked = ValidateArguments(parameters, *arguments);
+  Result<ConfigValue> checked = ValidateArguments(parameters, *arguments, error);
   if (!checked.ok()) return invalid(checked.status().message());
   return checked;
 }

@@ -4,12 +4,26 @@
 // declared type decoded. Pure functions, safe from any thread.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "config/config_value.h"
 #include "core/status.h"
 
 namespace toolvfs {
+
+// What ValidateArguments found wrong, told apart for machines.
+enum class ArgumentProblem {
+  kNotAnObject,  // the arguments are no JSON object (or no JSON at all)
+  kUnknown,      // an argument no schema declares
+  kMissing,      // a required argument is absent and has no default
+  kInvalid,      // a value of the wrong type, outside enum, bounds or pattern
+};
+
+struct ArgumentError {
+  ArgumentProblem problem = ArgumentProblem::kInvalid;
+  std::string argument;  // dotted path ("opts.depth", "a[2]"); empty for kNotAnObject
+};
 
 // `json` (one JSON value) as a ConfigValue; integers that fit int64 stay
 // integers, other numbers become doubles. InvalidArgument with simdjson's
@@ -35,13 +49,18 @@ Result<ConfigValue> ParseJsonValue(std::string_view json);
 // InvalidArgument with one line naming the argument by its dotted path and
 // the reason: "unknown argument 'verbos'", "missing required argument
 // 'path'", "argument 'opts.depth' must be integer, got \"x\"".
-Result<ConfigValue> ValidateArguments(const ConfigValue::Object& parameters, const ConfigValue& arguments);
+//
+// On failure `error`, when given, says which kind of problem it is and
+// which argument has it (for callers that answer in JSON, docs/cli.md).
+Result<ConfigValue> ValidateArguments(const ConfigValue::Object& parameters, const ConfigValue& arguments,
+                                      ArgumentError* error = nullptr);
 
 // What every runtime does first with a call: `arguments_json` parsed (null
 // counts as {}) and checked by ValidateArguments against `parameters`;
 // with no parameters declared (an ad-hoc `toolvfs exec` tool, free-form
-// input) passed on unchecked. InvalidArgument "Tool 'NAME': <why>".
+// input) passed on unchecked. InvalidArgument "Tool 'NAME': <why>", with
+// `error` (when given) filled as ValidateArguments fills it.
 Result<ConfigValue> CheckCallArguments(std::string_view tool_name, std::string_view arguments_json,
-                                       const ConfigValue::Object& parameters);
+                                       const ConfigValue::Object& parameters, ArgumentError* error = nullptr);
 
 }  // namespace toolvfs

@@ -438,7 +438,9 @@ Result<Outcome> BuiltinRuntime::Execute(const ToolCall& call, const ToolConfig& 
     // A grep stopped between files, a question ended unanswered: the run
     // was cancelled, whatever the handler made of it.
     if (cancel.cancelled()) return CancelledOutcome(tool);
-    return ErrorOutcome(WithoutProtocolPrefix(reply.error_message()));
+    Outcome refused = ErrorOutcome(WithoutProtocolPrefix(reply.error_message()));
+    if (reply.error_code() == kJsonRpcAccessDenied) refused.denied_requests = 1;
+    return refused;
   }
   dom::parser result_parser;
   dom::element result;

@@ -88,6 +88,10 @@ struct Outcome {
   std::optional<ToolQuestion> question;
   // The last 64 KiB of the tool's stderr (valid UTF-8), for diagnostics.
   std::string stderr_tail;
+  // Requests of the run the policy refused (vfs and builtin runtimes; a
+  // stdio tool meets its denials in the kernel, unseen). An error outcome
+  // with denials is reported as a policy denial (docs/cli.md, error.kind).
+  uint64_t denied_requests = 0;
 };
 
 class StatefulRun;

@@ -74,6 +74,7 @@ Outcome MapSessionResult(SessionResult session, const std::string& tool_name) {
       break;
   }
   outcome.stderr_tail = std::move(session.stderr_tail);
+  outcome.denied_requests = session.denied_requests;
   return outcome;
 }
 
@@ -129,6 +130,12 @@ Result<std::unique_ptr<VfsRuntime::PreparedRun>> VfsRuntime::Prepare(const ToolC
     return Status(StatusCode::kInvalidArgument,
                   "Tool " + Quote(tool.name) + " has no command to run");
   }
+  // Checked and defaulted as every runtime does (a missing required
+  // argument never reaches the tool); without declared parameters the
+  // input is free-form and goes on as written.
+  TOOLVFS_ASSIGN_OR_RETURN(ConfigValue checked_arguments,
+                           CheckCallArguments(tool.name, call.arguments_json, tool.parameters));
+  std::string arguments_json = tool.parameters.empty() ? call.arguments_json : checked_arguments.ToJson();
   // The answers go into `init` as they are: they must be one JSON object.
   TOOLVFS_RETURN_IF_ERROR(ParseCallAnswers(tool.name, call.answers_json).status());
   auto run = std::make_unique<PreparedRun>(project_, tool, ToolPolicy::ForTool(tool, options_.confinement.config_project_path),
@@ -157,7 +164,7 @@ Result<std::unique_ptr<VfsRuntime::PreparedRun>> VfsRuntime::Prepare(const ToolC
 
   InitInfo init;
   init.tool_name = tool.name;
-  init.arguments_json = call.arguments_json;
+  init.arguments_json = std::move(arguments_json);
   init.answers_json = call.answers_json;
   init.options_json = OptionsJson(tool.options);
   init.root = project_.DisplayRoot();

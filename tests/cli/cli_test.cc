@@ -236,49 +236,57 @@ TEST_F(CliTest, GrepHasNoLimitByDefault) {
   EXPECT_EQ(result.err, "");
 }
 
-// Checks the exact shape {"matches":[{"path","lines":[{line_number,content,is_match}]}],"truncated"}.
-void ExpectGrepJsonShape(const rapidjson::Document& document) {
-  ASSERT_TRUE(document.IsObject());
-  ASSERT_EQ(document.MemberCount(), 2u);
-  ASSERT_TRUE(document.HasMember("matches"));
-  ASSERT_TRUE(document.HasMember("truncated"));
-  ASSERT_TRUE(document["matches"].IsArray());
-  ASSERT_TRUE(document["truncated"].IsBool());
-  for (const rapidjson::Value& file : document["matches"].GetArray()) {
-    ASSERT_TRUE(file.IsObject());
-    ASSERT_EQ(file.MemberCount(), 2u);
-    ASSERT_TRUE(file.HasMember("path") && file["path"].IsString());
-    ASSERT_TRUE(file.HasMember("lines") && file["lines"].IsArray());
+// The NDJSON of `toolvfs grep --json`: one object per file, then the
+// summary. Checks the exact shape: {"path","lines":[{line_number,content,
+// is_match,matches?:[{start,end}]}]} per file, {"truncated"(,"truncated_by")}
+// last.
+std::vector<rapidjson::Document> ParseGrepNdjson(const std::string& out) {
+  std::vector<rapidjson::Document> documents;
+  EXPECT_THAT(out, EndsWith("}\n"));
+  for (const std::string& line : Lines(out)) {
+    rapidjson::Document document;
+    document.Parse(line.c_str());
+    EXPECT_FALSE(document.HasParseError()) << line;
+    EXPECT_TRUE(document.IsObject()) << line;
+    documents.push_back(std::move(document));
+  }
+  for (size_t index = 0; index + 1 < documents.size(); ++index) {
+    const rapidjson::Document& file = documents[index];
+    EXPECT_EQ(file.MemberCount(), 2u);
+    EXPECT_TRUE(file.HasMember("path") && file["path"].IsString());
+    EXPECT_TRUE(file.HasMember("lines") && file["lines"].IsArray());
+    if (!file.HasMember("lines") || !file["lines"].IsArray()) continue;
     for (const rapidjson::Value& line : file["lines"].GetArray()) {
-      ASSERT_TRUE(line.IsObject());
-      ASSERT_EQ(line.MemberCount(), 3u);
-      ASSERT_TRUE(line.HasMember("line_number") && line["line_number"].IsUint64());
-      ASSERT_TRUE(line.HasMember("content") && line["content"].IsString());
-      ASSERT_TRUE(line.HasMember("is_match") && line["is_match"].IsBool());
+      EXPECT_TRUE(line.HasMember("line_number") && line["line_number"].IsUint64());
+      EXPECT_TRUE(line.HasMember("content") && line["content"].IsString());
+      EXPECT_TRUE(line.HasMember("is_match") && line["is_match"].IsBool());
+      EXPECT_EQ(line.MemberCount(), line["is_match"].GetBool() ? 4u : 3u);
     }
   }
+  if (!documents.empty()) {
+    EXPECT_TRUE(documents.back().HasMember("truncated"));
+  }
+  return documents;
 }
 
-TEST_F(CliTest, GrepJsonHasTheProtocolShape) {
+TEST_F(CliTest, GrepJsonIsOneFileEntryPerLineThenASummary) {
   ProcessResult result = InProject({"grep", "def ", "--json", "-C", "1"});
   EXPECT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_THAT(result.out, EndsWith("}\n"));
-  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 1) << "one object on one line";
-  rapidjson::Document document;
-  document.Parse(result.out.c_str());
-  ASSERT_FALSE(document.HasParseError()) << result.out;
-  ExpectGrepJsonShape(document);
-  EXPECT_FALSE(document["truncated"].GetBool());
-  const rapidjson::Value& matches = document["matches"];
-  ASSERT_EQ(matches.Size(), 1u);
-  EXPECT_STREQ(matches[0]["path"].GetString(), "src/a.py");
-  const rapidjson::Value& lines = matches[0]["lines"];
+  std::vector<rapidjson::Document> documents = ParseGrepNdjson(result.out);
+  ASSERT_EQ(documents.size(), 2u);
+  EXPECT_FALSE(documents[1]["truncated"].GetBool());
+  EXPECT_STREQ(documents[0]["path"].GetString(), "src/a.py");
+  const rapidjson::Value& lines = documents[0]["lines"];
   ASSERT_EQ(lines.Size(), 6u);
   EXPECT_EQ(lines[0]["line_number"].GetUint64(), 2u);
   EXPECT_FALSE(lines[0]["is_match"].GetBool());
   EXPECT_EQ(lines[1]["line_number"].GetUint64(), 3u);
   EXPECT_STREQ(lines[1]["content"].GetString(), "def alpha():");
   EXPECT_TRUE(lines[1]["is_match"].GetBool());
+  // Byte offsets of the match within the line.
+  ASSERT_EQ(lines[1]["matches"].Size(), 1u);
+  EXPECT_EQ(lines[1]["matches"][0]["start"].GetUint64(), 0u);
+  EXPECT_EQ(lines[1]["matches"][0]["end"].GetUint64(), 4u);
 }
 
 TEST_F(CliTest, GrepJsonReportsTruncationAndEmptyResults) {
@@ -286,13 +294,13 @@ TEST_F(CliTest, GrepJsonReportsTruncationAndEmptyResults) {
   EXPECT_EQ(truncated.exit_code, 0) << truncated.err;
   EXPECT_EQ(truncated.err, "");
   EXPECT_EQ(truncated.out,
-            "{\"matches\":[{\"path\":\"src/a.py\",\"lines\":[{\"line_number\":3,"
-            "\"content\":\"def alpha():\",\"is_match\":true}]}],\"truncated\":true,"
-            "\"truncated_by\":\"max_matches\"}\n");
+            "{\"path\":\"src/a.py\",\"lines\":[{\"line_number\":3,"
+            "\"content\":\"def alpha():\",\"is_match\":true,\"matches\":[{\"start\":0,\"end\":4}]}]}\n"
+            "{\"truncated\":true,\"truncated_by\":\"max_matches\"}\n");
 
   ProcessResult empty = InProject({"grep", "nothing matches this", "--json"});
   EXPECT_EQ(empty.exit_code, 1);
-  EXPECT_EQ(empty.out, "{\"matches\":[],\"truncated\":false}\n");
+  EXPECT_EQ(empty.out, "{\"truncated\":false}\n");
 }
 
 // What a toolvfs command wrote and the most memory it held.
@@ -374,10 +382,11 @@ TEST(CliGrepStreamingTest, OutputIsWrittenAsTheSearchGoesInBoundedMemory) {
 
   OutputAndPeakMemory json = RunCountingOutput({"grep", "x", "--json", "--project", dir.path()});
   EXPECT_EQ(json.exit_code, 0);
-  EXPECT_EQ(json.output_lines, 1u);
+  EXPECT_EQ(json.output_lines, 201u);  // an object per file, then the summary
   EXPECT_GT(json.output_bytes, kMatchingLines * 48);
   EXPECT_THAT(json.output_tail,
-              EndsWith(R"({"line_number":10000,"content":"x","is_match":true}]}],"truncated":false})" "\n"));
+              EndsWith(R"(:10000,"content":"x","is_match":true,"matches":[{"start":0,"end":1}]}]})"
+                       "\n" R"({"truncated":false})" "\n"));
   EXPECT_LT(json.peak_resident_kib, kPeakLimitKib);
 }
 
@@ -385,12 +394,9 @@ TEST_F(CliTest, GrepJsonEscapesControlCharacters) {
   Write("tabs.txt", "quote \" back \\ tab \t bell \x07 end\n");
   ProcessResult result = InProject({"grep", "bell", "--json"});
   EXPECT_EQ(result.exit_code, 0) << result.err;
-  rapidjson::Document document;
-  document.Parse(result.out.c_str());
-  ASSERT_FALSE(document.HasParseError()) << result.out;
-  ExpectGrepJsonShape(document);
-  EXPECT_STREQ(document["matches"][0]["lines"][0]["content"].GetString(),
-               "quote \" back \\ tab \t bell \x07 end");
+  std::vector<rapidjson::Document> documents = ParseGrepNdjson(result.out);
+  ASSERT_EQ(documents.size(), 2u);
+  EXPECT_STREQ(documents[0]["lines"][0]["content"].GetString(), "quote \" back \\ tab \t bell \x07 end");
 }
 
 TEST_F(CliTest, GrepPathArgumentsRestrictTheSearch) {

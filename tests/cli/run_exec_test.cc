@@ -2,6 +2,8 @@
 // the built binary runs small python3 tools that speak raw NDJSON (no SDK),
 // configured in a toolvfs.toml in a temporary project.
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 #include <signal.h>
 #include <stdlib.h>
 
@@ -9,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -158,6 +161,34 @@ command = "tool.wasm"
 
 [tools.builtin_tool]
 source = "builtin"
+
+[tools.checked]
+command = "python3 echo.py"
+runtime = "vfs"
+[tools.checked.parameters]
+path = { type = "string", required = true }
+depth = { type = "integer", default = 2, minimum = 0 }
+[tools.checked.sandbox]
+filesystem.allow = ["."]
+
+[tools.read_file]
+source = "builtin"
+[tools.read_file.sandbox]
+filesystem.allow = ["."]
+filesystem.deny = ["private"]
+
+[tools.reader]
+command = "python3 reader.py"
+runtime = "vfs"
+[tools.reader.sandbox]
+filesystem.allow = ["."]
+filesystem.deny = ["private"]
+)";
+
+// Reads private/secret.txt, which its policy denies, and reports the refusal.
+constexpr const char* kReader = R"(send({"jsonrpc": "2.0", "id": 1, "method": "fs.read", "params": {"path": "private/secret.txt"}})
+answer = json.loads(sys.stdin.readline())
+notify("error", {"message": answer.get("error", {}).get("message", "read it")})
 )";
 
 rapidjson::Document ParseJson(const std::string& text) {
@@ -179,6 +210,8 @@ class RunExecTest : public ::testing::Test {
     WriteTool("silent.py", kSilent);
     WriteTool("waiter.py", kWaiter);
     WriteTool("stubborn.py", kStubborn);
+    WriteTool("reader.py", kReader);
+    Write("private/secret.txt", "secret");
     Write("stdio_greet.py", "import sys\nprint('hello ' + sys.argv[1])\n");
     Write("stdio_ask.py", kStdioAsk);
     Write("toolvfs.toml", kConfig);
@@ -271,7 +304,7 @@ TEST_F(RunExecTest, ToolErrorJsonHasMessageTraceAndTransient) {
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.err, "");
   EXPECT_EQ(result.out,
-            R"({"status":"error","content":[],"error":{"message":"boom","trace":["at step 1","at step 2"],"transient":true}})"
+            R"({"status":"error","content":[],"error":{"kind":"tool_error","message":"boom","trace":["at step 1","at step 2"],"transient":true}})"
             "\n");
 }
 
@@ -408,6 +441,186 @@ TEST_F(RunExecTest, ArgsFromAFileAndFromStdin) {
   EXPECT_EQ(ParseJson(from_stdin.out)["arguments"]["n"].GetInt(), 7);
 }
 
+// --- run --json: every outcome a harness hands back ---------------------------
+
+// The `error` object of a --json answer that must be one JSON object.
+rapidjson::Document JsonError(const ProcessResult& result) {
+  rapidjson::Document document = ParseJson(result.out);
+  EXPECT_TRUE(document.IsObject()) << result.out;
+  if (!document.IsObject()) return document;
+  EXPECT_STREQ(document["status"].GetString(), "error") << result.out;
+  EXPECT_TRUE(document["content"].IsArray());
+  EXPECT_TRUE(document.HasMember("error") && document["error"].IsObject()) << result.out;
+  return document;
+}
+
+TEST_F(RunExecTest, JsonArgumentErrorsHaveTheirKindAndArgument) {
+  struct Case {
+    const char* tool;
+    const char* arguments;
+    const char* kind;
+    const char* argument;  // "" for none
+    const char* message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"checked", R"({"path":"a","bogus":1})", "unknown_argument", "bogus", "unknown argument 'bogus'"},
+           {"checked", R"({"depth":1})", "missing_argument", "path", "missing required argument 'path'"},
+           {"checked", R"({"path":"a","depth":"x"})", "invalid_argument", "depth", "argument 'depth' must be integer"},
+           {"checked", R"({"path":"a","depth":-1})", "invalid_argument", "depth", "'depth'"},
+           {"read_file", R"({"pth":"a"})", "unknown_argument", "pth", "unknown argument 'pth'"},
+           {"read_file", R"({})", "missing_argument", "path", "missing required argument 'path'"},
+           {"read_file", R"({"path":3})", "invalid_argument", "path", "must be string"},
+           {"checked", R"([1])", "invalid_arguments", "", "must be a JSON object"},
+           {"checked", R"({"a":)", "invalid_arguments", "", "Invalid JSON"},
+       }) {
+    SCOPED_TRACE(std::string(c.tool) + " " + c.arguments);
+    ProcessResult result = Toolvfs({"run", c.tool, "--json", "--args", c.arguments});
+    EXPECT_EQ(result.exit_code, 2);
+    ExpectOneLineError(result);  // the same, for people, on stderr
+    rapidjson::Document document = JsonError(result);
+    if (!document.IsObject() || !document.HasMember("error")) continue;
+    const rapidjson::Value& error = document["error"];
+    EXPECT_STREQ(error["kind"].GetString(), c.kind);
+    EXPECT_THAT(error["message"].GetString(), HasSubstr(c.message));
+    if (*c.argument != '\0') {
+      ASSERT_TRUE(error.HasMember("argument"));
+      EXPECT_STREQ(error["argument"].GetString(), c.argument);
+    } else {
+      EXPECT_FALSE(error.HasMember("argument"));
+    }
+  }
+  // An unknown argument near a declared one is suggested.
+  ProcessResult near = Toolvfs({"run", "read_file", "--json", "--args", R"({"pth":"a"})"});
+  rapidjson::Document document = JsonError(near);
+  ASSERT_TRUE(document["error"].HasMember("did_you_mean"));
+  EXPECT_STREQ(document["error"]["did_you_mean"][0].GetString(), "path");
+}
+
+TEST_F(RunExecTest, VfsToolArgumentsAreCheckedAndDefaulted) {
+  // The default reaches the tool; a missing required argument never does.
+  ProcessResult result = Toolvfs({"run", "checked", "--args", R"({"path":"a"})"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out, HasSubstr(R"("arguments": {"depth": 2, "path": "a"})"));
+  ProcessResult missing = Toolvfs({"run", "checked"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(missing.out, "");
+  EXPECT_EQ(missing.err, "toolvfs: tool 'checked' got bad arguments: Tool 'checked': missing required argument 'path'\n");
+}
+
+TEST_F(RunExecTest, JsonUnknownToolSaysDidYouMean) {
+  ProcessResult result = Toolvfs({"run", "chekced", "--json"});
+  EXPECT_EQ(result.exit_code, 2);
+  ExpectOneLineError(result);
+  EXPECT_THAT(result.err, StartsWith("toolvfs: run: Unknown tool 'chekced', did you mean 'checked'?"));
+  rapidjson::Document document = JsonError(result);
+  const rapidjson::Value& error = document["error"];
+  EXPECT_STREQ(error["kind"].GetString(), "unknown_tool");
+  ASSERT_TRUE(error.HasMember("did_you_mean"));
+  ASSERT_EQ(error["did_you_mean"].Size(), 1u);
+  EXPECT_STREQ(error["did_you_mean"][0].GetString(), "checked");
+  // Nothing close: no suggestion, the configured names in the message.
+  ProcessResult far = Toolvfs({"run", "zzzzzzzz", "--json"});
+  rapidjson::Document far_document = JsonError(far);
+  EXPECT_FALSE(far_document["error"].HasMember("did_you_mean"));
+  EXPECT_THAT(far_document["error"]["message"].GetString(), HasSubstr("configures: blocks, "));
+}
+
+TEST_F(RunExecTest, JsonPolicyDenialsAreKindDenied) {
+  ProcessResult builtin =
+      Toolvfs({"run", "read_file", "--json", "--no-interaction", "--args", R"({"path":"private/secret.txt"})"});
+  EXPECT_EQ(builtin.exit_code, 1) << builtin.err;
+  rapidjson::Document document = JsonError(builtin);
+  EXPECT_STREQ(document["error"]["kind"].GetString(), "denied");
+  EXPECT_THAT(document["error"]["message"].GetString(), HasSubstr("private"));
+
+  ProcessResult vfs = Toolvfs({"run", "reader", "--json", "--no-interaction"});
+  EXPECT_EQ(vfs.exit_code, 1) << vfs.err;
+  rapidjson::Document vfs_document = JsonError(vfs);
+  EXPECT_STREQ(vfs_document["error"]["kind"].GetString(), "denied");
+}
+
+TEST_F(RunExecTest, JsonRunFailuresHaveTheirKind) {
+  ProcessResult crash = Toolvfs({"run", "crash", "--json"});
+  EXPECT_EQ(crash.exit_code, 1);
+  EXPECT_STREQ(JsonError(crash)["error"]["kind"].GetString(), "failed");
+
+  ProcessResult timeout = Toolvfs({"run", "silent", "--json"});
+  EXPECT_EQ(timeout.exit_code, 124);
+  EXPECT_STREQ(JsonError(timeout)["error"]["kind"].GetString(), "timeout");
+
+  Write("nostart/toolvfs.toml", "[tools.gone]\ncommand = \"/nonexistent/program\"\nruntime = \"vfs\"\n");
+  ProcessResult gone = Toolvfs({"run", "gone", "--json", "--project", root_ + "/nostart"});
+  EXPECT_EQ(gone.exit_code, 2);
+  ExpectOneLineError(gone);
+  EXPECT_STREQ(JsonError(gone)["error"]["kind"].GetString(), "start_failed");
+
+  // "maybe" is no answer to a yes/no question.
+  ProcessResult bad_answer = Toolvfs({"run", "explicit_stdio", "--json", "--answer", "go=maybe"});
+  EXPECT_EQ(bad_answer.exit_code, 2);
+  EXPECT_STREQ(JsonError(bad_answer)["error"]["kind"].GetString(), "bad_answer");
+}
+
+TEST_F(RunExecTest, MistypedToolNameIsToldWithoutStartingMcpServers) {
+  // A server that fails at once: had it been started to look the name up,
+  // the run would end with its failure instead of the suggestion.
+  Write("mcp/server.py", "import sys\nsys.exit('server started')\n");
+  Write("mcp/toolvfs.toml",
+        "[mcp_servers.srv]\ncommand = \"python3\"\nargs = [\"server.py\"]\n\n"
+        "[tools.everything]\nsource = \"mcp.srv\"\n\n"
+        "[tools.read_file]\nsource = \"builtin\"\n");
+  ProcessResult result = Toolvfs({"run", "read_fiel", "--json", "--project", root_ + "/mcp"}, root_ + "/mcp");
+  EXPECT_EQ(result.exit_code, 2);
+  ExpectOneLineError(result);
+  EXPECT_THAT(result.err, StartsWith("toolvfs: run: Unknown tool 'read_fiel', did you mean 'read_file'?"));
+  EXPECT_STREQ(JsonError(result)["error"]["kind"].GetString(), "unknown_tool");
+  EXPECT_THAT(result.err, Not(HasSubstr("server started")));
+  // The same server is started for a name nothing resembles.
+  ProcessResult far = Toolvfs({"run", "qqqqqqqq", "--project", root_ + "/mcp"}, root_ + "/mcp");
+  EXPECT_EQ(far.exit_code, 2);
+  EXPECT_THAT(far.err, HasSubstr("server started"));
+}
+
+TEST_F(RunExecTest, JsonUsageErrorsOfTheCommandLineStayOnStderr) {
+  ProcessResult result = Toolvfs({"run", "echo", "--json", "--answer", "no-equals"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.out, "");
+  ExpectOneLineError(result);
+}
+
+TEST_F(RunExecTest, ExecJsonArgumentErrorsAreJson) {
+  ProcessResult result = Toolvfs({"exec", "--json", "--args", "[1]", "--", "python3", "echo.py"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_STREQ(JsonError(result)["error"]["kind"].GetString(), "invalid_arguments");
+}
+
+TEST_F(RunExecTest, ToolsJsonGivesEachRuntimesInputSchema) {
+  Write("schemas/toolvfs.toml",
+        "[tools.v]\ncommand = \"python3 v.py\"\nruntime = \"vfs\"\n"
+        "parameters = { n = { type = \"integer\", default = 1, description = \"How many\" } }\n\n"
+        "[tools.s]\ncommand = \"python3 s.py\"\nruntime = \"stdio\"\n"
+        "parameters = { q = { type = \"string\", required = true, enum = [\"a\", \"b\"] } }\n\n"
+        "[tools.read_file]\nsource = \"builtin\"\n");
+  ProcessResult result = Toolvfs({"tools", "--json", "--project", root_ + "/schemas"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  rapidjson::Document document = ParseJson(result.out);
+  ASSERT_TRUE(document.IsArray());
+  std::map<std::string, std::string> schemas;
+  for (const rapidjson::Value& tool : document.GetArray()) {
+    ASSERT_TRUE(tool.HasMember("input_schema")) << tool["name"].GetString();
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+    tool["input_schema"].Accept(writer);
+    schemas[tool["name"].GetString()] = buffer.GetString();
+  }
+  EXPECT_EQ(schemas["v"],
+            R"({"additionalProperties":false,"properties":{"n":{"default":1,"description":"How many",)"
+            R"("type":"integer"}},"type":"object"})");
+  EXPECT_EQ(schemas["s"],
+            R"({"additionalProperties":false,"properties":{"q":{"enum":["a","b"],"type":"string"}},)"
+            R"("required":["q"],"type":"object"})");
+  EXPECT_THAT(schemas["read_file"], AllOf(HasSubstr(R"("required":["path"])"), HasSubstr(R"("type":"object")")));
+}
+
 TEST_F(RunExecTest, BadArgsAreOneLineErrorsNamingWhere) {
   Write("list.json", "[1, 2]");
   Write("broken.json", "{\"a\": ");
@@ -458,7 +671,7 @@ TEST_F(RunExecTest, UnknownToolListsTheConfiguredNames) {
   ExpectOneLineError(result);
   EXPECT_THAT(result.err, AllOf(StartsWith("toolvfs: run: Unknown tool 'nope'"),
                                 HasSubstr("toolvfs.toml configures: "),
-                                HasSubstr("blocks, builtin_tool, crash, echo")));
+                                HasSubstr("blocks, builtin_tool, checked, crash, echo")));
   // The tool name is checked before --args is read (which may be stdin,
   // waiting at a terminal for `@-`): the error is the name's, not the
   // arguments' that are not JSON.
@@ -538,8 +751,11 @@ TEST_F(RunExecTest, StdioToolsRunAndOtherRuntimesAreRefusedPerTool) {
   EXPECT_EQ(answered.exit_code, 0) << answered.err;
   EXPECT_EQ(answered.out, "went: true\n");  // typed: the Boolean question gets a JSON boolean
   // A stdio tool reads files itself, under the sandbox: it makes no
-  // requests, and no audit log is opened for it.
-  EXPECT_FALSE(fs::exists(root_ + "/.toolvfs/audit.jsonl"));
+  // requests; its runs are in the audit log as start and end records only.
+  ProcessResult stdio_records = Toolvfs({"audit", "--json", "--tool", "explicit_stdio"});
+  EXPECT_EQ(stdio_records.exit_code, 0) << stdio_records.err;
+  EXPECT_EQ(std::count(stdio_records.out.begin(), stdio_records.out.end(), '\n'), 4) << stdio_records.out;
+  EXPECT_THAT(stdio_records.out, Not(HasSubstr("\"fs.")));
 
   ProcessResult builtin = Toolvfs({"run", "builtin_tool"});
   EXPECT_EQ(builtin.exit_code, 2);
@@ -743,7 +959,112 @@ TEST_F(RunExecTest, ProbesRefusedBeforeThePolicyAreInTheAuditLog) {
                     HasSubstr("fs.steal  /etc/shadow  deny (refused: unknown method)"),
                     Not(HasSubstr("a.txt  allow"))));
   std::string all = Toolvfs({"audit", "--json"}).out;
-  EXPECT_EQ(std::count(all.begin(), all.end(), '\n'), 6) << all;  // one each, the allowed read included
+  // One each, the allowed read included, between the run's start and end.
+  EXPECT_EQ(std::count(all.begin(), all.end(), '\n'), 8) << all;
+}
+
+// --- audit: a timeline of runs -----------------------------------------------
+
+// The records of `toolvfs audit --json ARGS...`, parsed.
+std::vector<rapidjson::Document> AuditRecords(const std::string& out) {
+  std::vector<rapidjson::Document> records;
+  size_t start = 0;
+  while (start < out.size()) {
+    size_t end = out.find('\n', start);
+    if (end == std::string::npos) end = out.size();
+    records.push_back(ParseJson(out.substr(start, end - start)));
+    start = end + 1;
+  }
+  return records;
+}
+
+TEST_F(RunExecTest, EveryRunHasAStartAndAnEndRecord) {
+  EXPECT_EQ(Toolvfs({"run", "hello"}).exit_code, 0);                       // vfs
+  EXPECT_EQ(Toolvfs({"run", "inferred_stdio"}).exit_code, 0);              // stdio
+  EXPECT_EQ(Toolvfs({"run", "fail"}).exit_code, 1);                        // the tool's error
+  EXPECT_EQ(Toolvfs({"run", "read_file", "--args", "{}"}).exit_code, 2);   // bad arguments
+  EXPECT_EQ(Toolvfs({"run", "read_file", "--args", R"({"path":"hello.py"})"}).exit_code, 0);  // builtin
+  ProcessResult log = Toolvfs({"audit", "--json"});
+  EXPECT_EQ(log.exit_code, 0) << log.err;
+  std::vector<rapidjson::Document> records = AuditRecords(log.out);
+  struct Run {
+    std::string tool, runtime, status, kind;
+    int code;
+  };
+  std::vector<Run> runs;
+  std::map<std::string, std::string> started;  // run id -> runtime
+  for (const rapidjson::Document& record : records) {
+    std::string method = record["method"].GetString();
+    std::string run_id = record["call_id"].GetString();
+    if (method == "run.start") {
+      EXPECT_FALSE(started.contains(run_id)) << "run ids are unique";
+      started[run_id] = record["target"].GetString();
+    } else if (method == "run.end") {
+      ASSERT_TRUE(started.contains(run_id)) << "an end without a start: " << run_id;
+      runs.push_back(Run{record["tool"].GetString(), started[run_id], record["target"].GetString(),
+                         record["rule"].GetString(), record["code"].GetInt()});
+    } else {
+      // A request record belongs to a run that started and has not ended.
+      EXPECT_TRUE(started.contains(run_id)) << method;
+    }
+  }
+  ASSERT_EQ(runs.size(), 5u) << log.out;
+  EXPECT_EQ(runs[0].tool, "hello");
+  EXPECT_EQ(runs[0].runtime, "vfs");
+  EXPECT_EQ(runs[0].status, "completed");
+  EXPECT_EQ(runs[0].code, 0);
+  EXPECT_EQ(runs[1].runtime, "stdio");
+  EXPECT_EQ(runs[1].status, "completed");
+  EXPECT_EQ(runs[2].status, "error");
+  EXPECT_EQ(runs[2].kind, "tool_error");
+  EXPECT_EQ(runs[2].code, 1);
+  EXPECT_EQ(runs[3].kind, "missing_argument");
+  EXPECT_EQ(runs[3].code, 2);
+  EXPECT_EQ(runs[4].runtime, "builtin");
+
+  // The text timeline shows them too.
+  ProcessResult text = Toolvfs({"audit", "--tool", "fail"});
+  EXPECT_THAT(text.out, AllOf(HasSubstr("  fail  run.start  vfs  run "), HasSubstr("  fail  run.end  error  run "),
+                              HasSubstr("(tool_error)  exit 1")));
+}
+
+TEST_F(RunExecTest, AuditFiltersByRunToolAndTime) {
+  EXPECT_EQ(Toolvfs({"run", "read_file", "--args", R"({"path":"hello.py"})"}).exit_code, 0);
+  EXPECT_EQ(Toolvfs({"run", "hello"}).exit_code, 0);
+  std::vector<rapidjson::Document> records = AuditRecords(Toolvfs({"audit", "--json"}).out);
+  ASSERT_GE(records.size(), 4u);
+  const std::string first_run = records[0]["call_id"].GetString();
+
+  std::vector<rapidjson::Document> run = AuditRecords(Toolvfs({"audit", "--json", "--run", first_run}).out);
+  ASSERT_EQ(run.size(), 3u);  // start, the read, end
+  for (const rapidjson::Document& record : run) EXPECT_EQ(first_run, record["call_id"].GetString());
+  EXPECT_EQ(AuditRecords(Toolvfs({"audit", "--json", "--tool", "hello"}).out).size(), 2u);
+
+  EXPECT_EQ(AuditRecords(Toolvfs({"audit", "--json", "--since", "1h"}).out).size(), records.size());
+  EXPECT_EQ(AuditRecords(Toolvfs({"audit", "--json", "--since", "2000-01-01"}).out).size(), records.size());
+  EXPECT_EQ(Toolvfs({"audit", "--json", "--since", "2999-01-01T00:00:00Z"}).out, "");
+  EXPECT_EQ(Toolvfs({"audit", "--since", "2999-01-01 00:00"}).out.find("None of the"), 0u);
+
+  for (const char* bad : {"yesterday", "10y", "2026-13-01", "2026-11-21 8:30"}) {
+    ProcessResult result = Toolvfs({"audit", "--since", bad});
+    EXPECT_EQ(result.exit_code, 2) << bad;
+    ExpectOneLineError(result);
+    EXPECT_THAT(result.err, StartsWith("toolvfs: --since: '" + std::string(bad) + "' is no time"));
+  }
+}
+
+TEST_F(RunExecTest, AuditFollowPrintsRecordsAsTheyAreAppended) {
+  EXPECT_EQ(Toolvfs({"run", "hello"}).exit_code, 0);
+  ProcessOptions options;
+  options.cwd = root_;
+  LiveProcess follow({ToolvfsBinary(), "audit", "--follow", "--tool", "echo"}, options);
+  EXPECT_EQ(Toolvfs({"run", "echo"}).exit_code, 0);
+  // Give the follower a few rounds to read what was appended, then stop it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  follow.Signal(SIGTERM);
+  ProcessResult result = follow.Wait(std::chrono::seconds(20));
+  EXPECT_THAT(result.out, AllOf(HasSubstr("  echo  run.start  vfs  run "), HasSubstr("  echo  run.end  completed  run ")));
+  EXPECT_THAT(result.out, Not(HasSubstr("  hello  ")));
 }
 
 // --- check ------------------------------------------------------------------
@@ -815,9 +1136,11 @@ TEST_F(RunExecTest, ToolsJsonIsAnArrayOfObjects) {
   EXPECT_EQ(result.out,
             R"([{"name":"fmt","runtime":"vfs","source":"local","description":"Formats",)"
             R"("command":["python3","fmt.py","--fast"],"parameters":{"path":{"required":true,"type":"string"}},)"
-            R"("stateful":false},)"
+            R"("input_schema":{"additionalProperties":false,"properties":{"path":{"type":"string"}},)"
+            R"("required":["path"],"type":"object"},"stateful":false},)"
             R"({"name":"lint","runtime":null,"runtime_error":"Tool 'lint' uses runtime 'wasm', which is not yet supported.",)"
-            R"("source":"local","description":"","command":["lint.wasm"],"parameters":{},"stateful":false}])"
+            R"("source":"local","description":"","command":["lint.wasm"],"parameters":{},)"
+            R"("input_schema":{"type":"object"},"stateful":false}])"
             "\n");
 }
 

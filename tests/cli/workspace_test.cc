@@ -596,8 +596,8 @@ TEST_F(WorkspaceToolsTest, GrepSearchesASqliteProject) {
   EXPECT_EQ(none.exit_code, 1);
   ProcessResult json = Toolvfs({"grep", "hello", "--json", "--project", project_});
   EXPECT_EQ(json.out,
-            R"({"matches":[{"path":"input.txt","lines":[{"line_number":1,"content":"hello","is_match":true}]}],"truncated":false})"
-            "\n");
+            R"({"path":"input.txt","lines":[{"line_number":1,"content":"hello","is_match":true,)"
+            R"("matches":[{"start":0,"end":5}]}]})" "\n" R"({"truncated":false})" "\n");
 }
 
 }  // namespace

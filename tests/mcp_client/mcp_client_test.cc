@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -734,12 +735,24 @@ TEST_F(McpCliTest, BadArgumentsOrAnswersFailBeforeAnyServerStarts) {
   EXPECT_THAT(result.err, AllOf(HasSubstr("--answer"), Not(HasSubstr("cannot start"))));
 }
 
+// How often `needle` occurs in `text`.
+long CountOccurrences(const std::string& text, const std::string& needle) {
+  long count = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++count;
+  return count;
+}
+
 // An MCP server reads files itself, confined by the sandbox: its calls have
-// nothing to audit, and no audit log is created for them.
-TEST_F(McpCliTest, McpRunsOpenNoAuditLog) {
+// no requests to audit; each run leaves its start and end records only.
+TEST_F(McpCliTest, McpRunsLeaveOnlyTheirStartAndEndRecords) {
   ASSERT_EQ(Toolvfs({"run", "echo", "--args", R"({"message":"a"})"}).exit_code, 0);
   ASSERT_EQ(Toolvfs({"run", "get-sum", "--args", R"({"a":1,"b":2})"}).exit_code, 0);
-  EXPECT_FALSE(fs::exists(dir_.Join(".toolvfs/audit.jsonl")));
+  std::string log = ReadRealFile(dir_.Join(".toolvfs/audit.jsonl"));
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 4) << log;
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'),
+            CountOccurrences(log, R"("method":"run.start")") + CountOccurrences(log, R"("method":"run.end")"))
+      << log;
+  EXPECT_THAT(log, AllOf(HasSubstr(R"("target":"mcp")"), HasSubstr(R"("target":"completed")")));
 }
 
 TEST_F(McpCliTest, ToolErrorsAndKilledServersExitWithOne) {

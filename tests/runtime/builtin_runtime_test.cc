@@ -741,14 +741,21 @@ class BuiltinRunTest : public ::testing::Test {
     return RunProcess(args, ProcessOptions{.deadline = std::chrono::seconds(30)});
   }
 
-  std::vector<AuditRecord> AuditLog() {
+  // The request records of the project's audit log; each run's start and
+  // end records (kRunStartMethod, kRunEndMethod) are counted in `runs`.
+  std::vector<AuditRecord> AuditLog(size_t* runs = nullptr) {
     std::vector<AuditRecord> records;
+    if (runs != nullptr) *runs = 0;
     std::string log = ReadRealFile(dir_.Join(".toolvfs/audit.jsonl"));
     size_t start = 0;
     for (size_t end; (end = log.find('\n', start)) != std::string::npos; start = end + 1) {
       Result<AuditRecord> record = ParseAuditRecord(std::string_view(log).substr(start, end - start));
       if (!record.ok()) {
         ADD_FAILURE() << record.status().message() << " in " << log;
+        continue;
+      }
+      if (record->method == kRunStartMethod || record->method == kRunEndMethod) {
+        if (runs != nullptr && record->method == kRunEndMethod) ++*runs;
         continue;
       }
       records.push_back(*record);
@@ -765,7 +772,9 @@ TEST_F(BuiltinRunTest, RunReadFilePrintsTheFileAsJsonAndAppendsToTheAuditLog) {
   EXPECT_EQ(run.out,
             "{\"status\":\"completed\",\"content\":[{\"type\":\"text\",\"text\":\"import os\\nprint('app')  "
             "# TODO log\\n\"}]}\n");
-  std::vector<AuditRecord> records = AuditLog();
+  size_t runs = 0;
+  std::vector<AuditRecord> records = AuditLog(&runs);
+  EXPECT_EQ(runs, 1u);
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].tool, "read_file");
   EXPECT_EQ(records[0].method, "fs.read");
