@@ -3,10 +3,12 @@
 // logs on stderr only). Each call runs through the tool's runtime under its
 // policy, sandbox and audit, as `toolvfs run` would. docs/mcp.md.
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <cstdio>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,7 +47,10 @@ class ConfiguredToolHost final : public McpToolHost {
     }
   }
 
+  // Called on the reader thread while calls run on theirs: the imported
+  // tools and the MCP runtime are guarded by mutex_.
   std::vector<McpToolListing> ListTools() override {
+    std::lock_guard lock(mutex_);
     std::vector<McpToolListing> listed;
     imported_.clear();
     bool has_imports = false;
@@ -73,22 +78,37 @@ class ConfiguredToolHost final : public McpToolHost {
 
   Result<Outcome> CallTool(std::string_view name, const std::string& arguments_json,
                            CancelToken& cancel) override {
-    const ToolConfig* tool = Find(name);
-    if (tool == nullptr && imported_.empty()) {
-      ListTools();  // a client may call an imported tool without listing first
-      tool = Find(name);
+    bool listed;
+    {
+      std::lock_guard lock(mutex_);
+      listed = !imported_.empty();
     }
-    if (tool == nullptr) {
+    if (!listed) ListTools();  // a client may call an imported tool without listing first
+    std::optional<ToolConfig> found;
+    {
+      std::lock_guard lock(mutex_);
+      if (const ToolConfig* tool = Find(name)) found = *tool;
+    }
+    if (!found) {
       return Status(StatusCode::kNotFound, "Invalid params: unknown tool " + Quote(name) + " (see tools/list)");
     }
+    const ToolConfig* tool = &*found;
     ToolCall call;
     call.name = tool->name;
     call.arguments_json = arguments_json;
     Result<RuntimeKind> runtime = ResolveRuntime(*tool);
     if (!runtime.ok()) return runtime.status();
     switch (*runtime) {
-      case RuntimeKind::kMcp:
-        return Mcp().Execute(call, *tool, cancel);
+      case RuntimeKind::kMcp: {
+        // The MCP runtime runs one call at a time (mcp_runtime.h).
+        std::lock_guard lock(mcp_mutex_);
+        McpRuntime* mcp;
+        {
+          std::lock_guard guard(mutex_);
+          mcp = &Mcp();
+        }
+        return mcp->Execute(call, *tool, cancel);
+      }
       case RuntimeKind::kBuiltin: {
         BuiltinRuntimeOptions options;
         services_.ConfigureRuntime(options);
@@ -151,6 +171,8 @@ class ConfiguredToolHost final : public McpToolHost {
   std::map<std::string, ToolConfig, std::less<>> unconfigured_builtins_;
   std::map<std::string, ToolConfig, std::less<>> imported_;  // from the last tools/list
   std::unique_ptr<McpRuntime> mcp_;
+  std::mutex mutex_;      // imported_, mcp_
+  std::mutex mcp_mutex_;  // one MCP call at a time
 };
 
 class McpCommand final : public Command {
@@ -182,19 +204,26 @@ class McpCommand final : public Command {
     options.instructions =
         "Tools of this project's toolvfs.toml and toolvfs's builtin file tools. Paths are "
         "project-relative; each tool runs under its configured policy and sandbox.";
-    McpServer server(tools, std::move(options));
 
-    std::string line;
-    while (std::getline(std::cin, line)) {
-      std::optional<WireMessage> answer = server.HandleLine(line);
-      if (!answer) continue;
-      const std::string_view bytes = answer->bytes();
+    // Answers come from the call threads too: one writer at a time, each
+    // answer one whole line.
+    std::mutex output_mutex;
+    std::atomic<bool> output_closed{false};
+    const McpSend send = [&](const WireMessage& answer) {
+      std::lock_guard lock(output_mutex);
+      if (output_closed) return;
+      const std::string_view bytes = answer.bytes();
       if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() || std::fflush(stdout) != 0) {
         std::fprintf(stderr, "toolvfs mcp: stdout closed; stopping\n");
-        return kExitOk;
+        output_closed = true;
       }
-    }
-    return kExitOk;
+    };
+    // Declared after `send`, so that its destructor, which waits for the
+    // running calls, runs while `send` still exists.
+    McpServer server(tools, std::move(options));
+    std::string line;
+    while (!output_closed && std::getline(std::cin, line)) server.Submit(line, send);
+    return kExitOk;  // ~McpServer waits for the calls still running
   }
 
  private:

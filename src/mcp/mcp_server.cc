@@ -52,6 +52,80 @@ std::optional<WireMessage> McpServer::HandleLine(std::string_view line) {
   return Dispatch(message);
 }
 
+McpServer::~McpServer() {
+  for (auto& [thread, done] : threads_) thread.join();
+}
+
+void McpServer::JoinFinishedCalls() {
+  std::erase_if(threads_, [](auto& entry) {
+    if (!entry.second->load()) return false;
+    entry.first.join();
+    return true;
+  });
+}
+
+void McpServer::CancelCall(const Message& notification) {
+  std::optional<std::string> id = notification.params().Json("requestId");
+  if (!id) return;
+  std::lock_guard lock(mutex_);
+  auto found = running_.find(*id);
+  // A call that already ended (or never was) is no error: the notification
+  // and the answer may cross.
+  if (found == running_.end()) return;
+  found->second.cancelled_by_client = true;
+  found->second.cancel->Cancel();
+}
+
+void McpServer::Submit(std::string_view line, const McpSend& send) {
+  JoinFinishedCalls();
+  ParsedLine parsed = parser_.Parse(line);
+  if (parsed.is_blank()) return;
+  if (parsed.is_error()) {
+    send(SerializeProtocolError(parsed.error()));
+    return;
+  }
+  Message& message = parsed.message();
+  if (message.kind() == MessageKind::kNotification && message.method() == "notifications/cancelled") {
+    CancelCall(message);
+    return;
+  }
+  if (message.kind() != MessageKind::kRequest) return;
+  if (message.method() != "tools/call" || protocol_version_.empty()) {
+    send(Dispatch(message));
+    return;
+  }
+  const std::string key = message.id().ToJson();
+  std::unique_lock lock(mutex_);
+  if (running_.contains(key)) {
+    lock.unlock();
+    send(SerializeError(message.id(), kJsonRpcInvalidRequest,
+                        "Invalid Request: id " + key + " is already in use by a running call"));
+    return;
+  }
+  call_ended_.wait(lock, [&] { return running_.size() < options_.max_concurrent_calls; });
+  RunningCall& call = running_[key];
+  call.cancel = std::make_unique<CancelToken>();
+  CancelToken* cancel = call.cancel.get();
+  lock.unlock();
+
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  auto owned = std::make_shared<Message>(std::move(message));
+  std::thread thread([this, owned, cancel, key, done, &send] {
+    WireMessage answer = CallTool(*owned, *cancel);
+    bool cancelled_by_client = false;
+    {
+      std::lock_guard guard(mutex_);
+      auto found = running_.find(key);
+      cancelled_by_client = found->second.cancelled_by_client;
+      running_.erase(found);
+    }
+    call_ended_.notify_all();
+    if (!cancelled_by_client) send(answer);
+    done->store(true);
+  });
+  threads_.emplace_back(std::move(thread), std::move(done));
+}
+
 WireMessage McpServer::Dispatch(const Message& message) {
   const std::string_view method = message.method();
   if (method == "initialize") return Initialize(message);
@@ -61,7 +135,10 @@ WireMessage McpServer::Dispatch(const Message& message) {
                           "Invalid Request: '" + std::string(method) + "' before initialize");
   }
   if (method == "tools/list") return ListTools(message);
-  if (method == "tools/call") return CallTool(message);
+  if (method == "tools/call") {
+    CancelToken cancel;
+    return CallTool(message, cancel);
+  }
   return SerializeError(message.id(), kJsonRpcMethodNotFound,
                         "Method not found: '" + std::string(method) + "'");
 }
@@ -123,7 +200,7 @@ WireMessage McpServer::ListTools(const Message& message) {
   });
 }
 
-WireMessage McpServer::CallTool(const Message& message) {
+WireMessage McpServer::CallTool(const Message& message, CancelToken& cancel) {
   const Params& params = message.params();
   Result<std::string_view> name = params.String("name");
   if (!name.ok()) return SerializeError(message.id(), kJsonRpcInvalidParams, name.status().message());
@@ -132,7 +209,6 @@ WireMessage McpServer::CallTool(const Message& message) {
   if (!arguments.starts_with('{')) {
     return SerializeError(message.id(), kJsonRpcInvalidParams, "Invalid params: 'arguments' must be an object");
   }
-  CancelToken cancel;
   Result<Outcome> outcome = tools_.CallTool(*name, arguments, cancel);
   if (!outcome.ok() && outcome.status().code() == StatusCode::kNotFound) {
     return SerializeError(message.id(), kJsonRpcInvalidParams, outcome.status().message());

@@ -6,11 +6,21 @@
 // message line at a time and writes back what it returns, so stdio and any
 // later transport share one dispatcher.
 //
-// Calls are answered in order, on the caller's thread (one call at a time):
-// see docs/mcp.md for what this leaves out of SPEC.md §9.
+// Submit runs each tools/call on its own thread, so calls overlap and a
+// `notifications/cancelled` for a running call cancels it (the runtime
+// then sends the tool `cancel`, then SIGTERM/SIGKILL, SPEC.md §4.4); the
+// cancelled call gets no answer, as the MCP cancellation rules say.
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <atomic>
+#include <utility>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,7 +65,14 @@ struct McpServerOptions {
   // A tool's text content beyond this many bytes is cut (at a UTF-8
   // boundary) and a note says how much was left out.
   size_t max_result_bytes = size_t{1} << 20;
+  // Calls running at once; Submit blocks its caller (the transport's
+  // reader) while this many run, which bounds memory and threads.
+  size_t max_concurrent_calls = 16;
 };
+
+// Sends one answer; called from the call threads too, so it must be
+// thread-safe.
+using McpSend = std::function<void(const WireMessage&)>;
 
 class McpServer {
  public:
@@ -67,6 +84,14 @@ class McpServer {
   // is not JSON-RPC gets the standard error).
   std::optional<WireMessage> HandleLine(std::string_view line);
 
+  // Handles one line like HandleLine, except that a tools/call runs on its
+  // own thread and sends its answer through `send` when it ends (unless it
+  // was cancelled). `send` must outlive the server.
+  void Submit(std::string_view line, const McpSend& send);
+
+  // Waits for the running calls (cancelling none).
+  ~McpServer();
+
   // The version agreed by initialize; empty before it.
   const std::string& protocol_version() const { return protocol_version_; }
 
@@ -74,12 +99,24 @@ class McpServer {
   WireMessage Dispatch(const Message& message);
   WireMessage Initialize(const Message& message);
   WireMessage ListTools(const Message& message);
-  WireMessage CallTool(const Message& message);
+  WireMessage CallTool(const Message& message, CancelToken& cancel);
+  void CancelCall(const Message& notification);
+  void JoinFinishedCalls();
+
+  struct RunningCall {
+    std::unique_ptr<CancelToken> cancel;
+    bool cancelled_by_client = false;
+  };
 
   McpToolHost& tools_;
   McpServerOptions options_;
   MessageParser parser_;
   std::string protocol_version_;
+
+  std::mutex mutex_;
+  std::condition_variable call_ended_;
+  std::map<std::string, RunningCall> running_;  // by request id as JSON
+  std::vector<std::pair<std::thread, std::shared_ptr<std::atomic<bool>>>> threads_;  // (thread, done)
 };
 
 // `text` cut to at most `limit` bytes without splitting a UTF-8 sequence.

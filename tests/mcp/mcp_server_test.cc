@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
 #include <string>
 #include <vector>
 
@@ -149,6 +154,77 @@ TEST(CutAtUtf8BoundaryTest, NeverSplitsASequence) {
   EXPECT_EQ(CutAtUtf8Boundary("ab", 5), "ab");
   EXPECT_EQ(CutAtUtf8Boundary("a\xE2\x82\xAC", 3), "a");
   EXPECT_EQ(CutAtUtf8Boundary("a\xE2\x82\xAC", 4), "a\xE2\x82\xAC");
+}
+
+}  // namespace
+}  // namespace toolvfs
+
+namespace toolvfs {
+namespace {
+
+// "wait" blocks until its call is cancelled; "echo" answers at once.
+class BlockingHost final : public McpToolHost {
+ public:
+  std::vector<McpToolListing> ListTools() override { return {}; }
+  Result<Outcome> CallTool(std::string_view name, const std::string&, CancelToken& cancel) override {
+    if (name == "wait") {
+      started.store(true);
+      while (!cancel.cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      Outcome outcome;
+      outcome.kind = Outcome::Kind::kCancelled;
+      outcome.is_error = true;
+      return outcome;
+    }
+    Outcome outcome;
+    outcome.content.push_back(ContentBlock::Text("echoed"));
+    return outcome;
+  }
+  std::atomic<bool> started{false};
+};
+
+TEST(McpServerSubmitTest, CallsOverlapAndACancelledCallGetsNoAnswer) {
+  BlockingHost host;
+  std::mutex mutex;
+  std::vector<std::string> sent;
+  const McpSend send = [&](const WireMessage& answer) {
+    std::lock_guard lock(mutex);
+    sent.push_back(answer.ToString());
+  };
+  {
+    McpServer server(host, {});
+    server.Submit(kInitialize, send);
+    server.Submit(R"({"jsonrpc":"2.0","id":"w","method":"tools/call","params":{"name":"wait"}})", send);
+    while (!host.started.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // The waiting call does not hold up the next one.
+    server.Submit(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}})", send);
+    for (;;) {
+      std::lock_guard lock(mutex);
+      if (sent.size() == 2) break;
+    }
+    EXPECT_NE(sent[1].find("echoed"), std::string::npos) << sent[1];
+    server.Submit(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w","reason":"bored"}})",
+                  send);
+  }  // the destructor waits for "wait", which ends because it was cancelled
+  ASSERT_EQ(sent.size(), 2u) << sent.back();
+}
+
+TEST(McpServerSubmitTest, AnIdInUseByARunningCallIsRefused) {
+  BlockingHost host;
+  std::mutex mutex;
+  std::vector<std::string> sent;
+  const McpSend send = [&](const WireMessage& answer) {
+    std::lock_guard lock(mutex);
+    sent.push_back(answer.ToString());
+  };
+  {
+    McpServer server(host, {});
+    server.Submit(kInitialize, send);
+    server.Submit(R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait"}})", send);
+    server.Submit(R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}})", send);
+    server.Submit(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}})", send);
+  }
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_NE(sent[1].find("already in use"), std::string::npos) << sent[1];
 }
 
 }  // namespace
