@@ -4,7 +4,8 @@
 // McpToolHost, which owns the tools and runs them under their runtime,
 // policy, sandbox and audit. Transport-free: a transport hands it one
 // message line at a time and writes back what it returns, so stdio and any
-// later transport share one dispatcher.
+// later transport share one dispatcher (HandleLine answers every request
+// on the caller's thread; Submit runs tools/call concurrently).
 //
 // Submit runs each tools/call on its own thread, so calls overlap and a
 // `notifications/cancelled` for a running call cancels it (the runtime
