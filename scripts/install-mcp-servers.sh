@@ -10,6 +10,8 @@ set -euo pipefail
 
 FILESYSTEM_VERSION=2026.8.31
 EVERYTHING_VERSION=2026.8.31
+# The official TypeScript SDK: its client drives `toolvfs mcp` in tests/mcp.
+SDK_VERSION=1.32.2
 
 dir="${TOOLVFS_MCP_SERVERS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/toolvfs/npm}"
 
@@ -20,7 +22,8 @@ installed_version() {  # PACKAGE -> its installed version, or nothing
 }
 
 if [[ "$(installed_version @modelcontextprotocol/server-filesystem)" != "$FILESYSTEM_VERSION" ||
-      "$(installed_version @modelcontextprotocol/server-everything)" != "$EVERYTHING_VERSION" ]]; then
+      "$(installed_version @modelcontextprotocol/server-everything)" != "$EVERYTHING_VERSION" ||
+      "$(installed_version @modelcontextprotocol/sdk)" != "$SDK_VERSION" ]]; then
   if ! command -v npm >/dev/null; then
     echo "install-mcp-servers: npm is missing; run scripts/install-deps.sh (it installs nodejs and npm)" >&2
     exit 1
@@ -30,6 +33,7 @@ if [[ "$(installed_version @modelcontextprotocol/server-filesystem)" != "$FILESY
   [[ -f "$dir/package.json" ]] || echo '{"private": true}' > "$dir/package.json"
   npm install --prefix "$dir" --no-audit --no-fund --loglevel=error --save-exact \
     "@modelcontextprotocol/server-filesystem@$FILESYSTEM_VERSION" \
-    "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
+    "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" \
+    "@modelcontextprotocol/sdk@$SDK_VERSION"
 fi
 if [[ "${1:-}" == "--print-dir" ]]; then echo "$dir"; fi

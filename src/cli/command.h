@@ -77,5 +77,6 @@ std::unique_ptr<Command> NewCheckCommand();
 std::unique_ptr<Command> NewAuditCommand();
 std::unique_ptr<Command> NewWorkspaceCommand();
 std::unique_ptr<Command> NewVfsdCommand();
+std::unique_ptr<Command> NewMcpCommand();
 
 }  // namespace toolvfs
