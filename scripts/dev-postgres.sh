@@ -51,8 +51,9 @@ case "$action" in
     ;;
   url)
     workspace=${2:-default}
-    if [[ ! "$workspace" =~ ^[A-Za-z0-9._-]+$ ]]; then
-      echo "dev-postgres: workspace name '$workspace' is not valid: use letters, digits, '.', '_' or '-'" >&2
+    # The rule of every SQL store URI (docs/stores.md#uris).
+    if [[ -z "$workspace" || "$workspace" =~ [[:cntrl:]#@] || $(printf %s "$workspace" | wc -c) -gt 255 ]]; then
+      echo "dev-postgres: workspace name '$workspace' is not valid: 1 to 255 bytes without control characters, '#' or '@'" >&2
       exit 2
     fi
     if ! running; then
