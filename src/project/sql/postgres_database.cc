@@ -1,7 +1,9 @@
 #include "project/sql/postgres_database.h"
 
 #include <charconv>
+#include <cstdlib>
 #include <utility>
+#include <vector>
 
 #include "core/text.h"
 
@@ -98,7 +100,23 @@ std::string PostgresResult::Bytes(int row, int column) const {
 
 Result<std::unique_ptr<PostgresConnection>> PostgresConnection::Open(const std::string& conninfo,
                                                                      std::string display) {
-  PGconn* connection = PQconnectdb(conninfo.c_str());
+  // A host that drops packets would otherwise hold the caller for the
+  // operating system's TCP timeout (minutes): unless the URI or
+  // PGCONNECT_TIMEOUT says otherwise, give up after kDefaultConnectTimeoutSeconds.
+  // The URI comes after the default so its own connect_timeout wins.
+  std::vector<const char*> keywords;
+  std::vector<const char*> values;
+  const std::string default_timeout = std::to_string(kDefaultConnectTimeoutSeconds);
+  const char* environment_timeout = std::getenv("PGCONNECT_TIMEOUT");
+  if (environment_timeout == nullptr || environment_timeout[0] == '\0') {
+    keywords.push_back("connect_timeout");
+    values.push_back(default_timeout.c_str());
+  }
+  keywords.push_back("dbname");
+  values.push_back(conninfo.c_str());
+  keywords.push_back(nullptr);
+  values.push_back(nullptr);
+  PGconn* connection = PQconnectdbParams(keywords.data(), values.data(), /*expand_dbname=*/1);
   if (connection == nullptr) return ResourceExhaustedError("Cannot connect to " + Quote(display) + ": out of memory");
   if (PQstatus(connection) != CONNECTION_OK) {
     std::string message = PQerrorMessage(connection);

@@ -84,9 +84,13 @@ class PostgresResult {
 
 class PostgresConnection {
  public:
+  static constexpr int kDefaultConnectTimeoutSeconds = 5;
+
   // Connects with any conninfo string or URI libpq accepts (PG* environment
   // variables honoured). `display` names the server in every message and
-  // must not hold a password (RedactPostgresUri).
+  // must not hold a password (RedactPostgresUri). Connecting gives up after
+  // kDefaultConnectTimeoutSeconds unless `conninfo` (connect_timeout=) or
+  // PGCONNECT_TIMEOUT sets another bound.
   static Result<std::unique_ptr<PostgresConnection>> Open(const std::string& conninfo, std::string display);
   PostgresConnection(const PostgresConnection&) = delete;
   PostgresConnection& operator=(const PostgresConnection&) = delete;
