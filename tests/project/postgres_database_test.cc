@@ -133,6 +133,119 @@ TEST(PostgresDatabaseTest, ASilentServerIsGivenUpAfterTheConnectTimeout) {
   EXPECT_NE(defaulted.status().message().find("timeout"), std::string::npos) << defaulted.status().message();
 }
 
+// A table both connections of a test see (temporary tables are private to
+// one session); dropped at the end.
+class SharedCounterTable {
+ public:
+  explicit SharedCounterTable(PostgresConnection& connection) : connection_(connection) {
+    EXPECT_TRUE(connection_.Execute("DROP TABLE IF EXISTS retry_counter").ok());
+    EXPECT_TRUE(connection_.Execute("CREATE TABLE retry_counter(k INTEGER PRIMARY KEY, v INTEGER NOT NULL)").ok());
+    EXPECT_TRUE(connection_.Execute("INSERT INTO retry_counter VALUES (1, 0)").ok());
+  }
+  ~SharedCounterTable() { (void)connection_.Execute("DROP TABLE IF EXISTS retry_counter"); }
+  int64_t Value() {
+    Result<PostgresResult> row = connection_.Execute("SELECT v FROM retry_counter WHERE k = 1");
+    return row.ok() ? row->Int(0, 0) : -1;
+  }
+
+ private:
+  PostgresConnection& connection_;
+};
+
+// Reads the counter, lets `other` increment it, then writes what it read
+// plus one: at SERIALIZABLE the write loses to the other's (40001).
+Status IncrementAfterAConcurrentIncrement(PostgresConnection& self, PostgresConnection& other, bool interfere) {
+  Result<PostgresResult> read = self.Execute("SELECT v FROM retry_counter WHERE k = 1");
+  if (!read.ok()) return read.status();
+  if (interfere) {
+    Result<PostgresResult> bumped = other.Execute("UPDATE retry_counter SET v = v + 1 WHERE k = 1");
+    if (!bumped.ok()) return bumped.status();
+  }
+  return self.Execute("UPDATE retry_counter SET v = $1 WHERE k = 1", {PostgresParameter::Integer(read->Int(0, 0) + 1)})
+      .status();
+}
+
+TEST(PostgresDatabaseTest, ASerializationFailureIsRunAgainAndThenCommits) {
+  auto self = Connect();
+  auto other = Connect();
+  ASSERT_TRUE(self && other);
+  SharedCounterTable table(*self);
+  int runs = 0;
+  int attempts = 0;
+  Status status = RunPostgresTransaction(
+      *self, PostgresIsolation::kSerializable,
+      [&](PostgresConnection& connection) {
+        return IncrementAfterAConcurrentIncrement(connection, *other, /*interfere=*/++runs == 1);
+      },
+      {}, &attempts);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(attempts, 2);
+  EXPECT_EQ(table.Value(), 2);  // neither increment lost
+}
+
+TEST(PostgresDatabaseTest, AtReadCommittedTheSameInterleavingIsNotAConflict) {
+  // The contrast that shows the level was set: READ COMMITTED lets the
+  // stale write through (so the store must write with conditions there).
+  auto self = Connect();
+  auto other = Connect();
+  ASSERT_TRUE(self && other);
+  SharedCounterTable table(*self);
+  int attempts = 0;
+  Status status = RunPostgresTransaction(
+      *self, PostgresIsolation::kReadCommitted,
+      [&](PostgresConnection& connection) {
+        return IncrementAfterAConcurrentIncrement(connection, *other, /*interfere=*/true);
+      },
+      {}, &attempts);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(attempts, 1);
+  EXPECT_EQ(table.Value(), 1);
+}
+
+TEST(PostgresDatabaseTest, RetriesStopAtTheBoundWithOneLineSayingSo) {
+  auto self = Connect();
+  auto other = Connect();
+  ASSERT_TRUE(self && other);
+  SharedCounterTable table(*self);
+  int attempts = 0;
+  PostgresRetryPolicy policy;
+  policy.max_attempts = 3;
+  Status status = RunPostgresTransaction(
+      *self, PostgresIsolation::kSerializable,
+      [&](PostgresConnection& connection) {
+        return IncrementAfterAConcurrentIncrement(connection, *other, /*interfere=*/true);
+      },
+      policy, &attempts);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.code(), StatusCode::kChanged);
+  EXPECT_EQ(attempts, 3);
+  EXPECT_NE(status.message().find("3 attempts"), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("40001"), std::string::npos) << status.message();
+  EXPECT_EQ(status.message().find('\n'), std::string::npos) << status.message();
+  EXPECT_EQ(table.Value(), 3);  // only the other's increments; ours rolled back
+  // The connection is usable again after giving up.
+  EXPECT_TRUE(self->Execute("SELECT 1").ok());
+}
+
+TEST(PostgresDatabaseTest, AnErrorThatIsNotARaceIsReportedAtOnceAndRolledBack) {
+  auto self = Connect();
+  ASSERT_TRUE(self);
+  SharedCounterTable table(*self);
+  int attempts = 0;
+  Status status = RunPostgresTransaction(
+      *self, PostgresIsolation::kSerializable,
+      [](PostgresConnection& connection) {
+        Result<PostgresResult> written = connection.Execute("UPDATE retry_counter SET v = 7 WHERE k = 1");
+        if (!written.ok()) return written.status();
+        return connection.Execute("INSERT INTO retry_counter VALUES (1, 0)").status();  // duplicate key
+      },
+      {}, &attempts);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.code(), StatusCode::kInternal);
+  EXPECT_EQ(attempts, 1);
+  EXPECT_EQ(table.Value(), 0);
+}
+
 TEST(PostgresDatabaseTest, RedactsPasswordsInEveryForm) {
   EXPECT_EQ(RedactPostgresUri("postgres://me:pw@db.example:5432/app#ws"), "postgres://me:***@db.example:5432/app#ws");
   EXPECT_EQ(RedactPostgresUri("postgresql://me@/app?host=/run&password=pw&sslmode=require"),

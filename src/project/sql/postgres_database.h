@@ -12,7 +12,9 @@
 
 #include <libpq-fe.h>
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -100,6 +102,9 @@ class PostgresConnection {
   Result<PostgresResult> Execute(const char* sql, const std::vector<PostgresParameter>& parameters = {});
 
   const std::string& display() const { return display_; }
+  // The SQLSTATE of the last failed Execute ("" after a success or a
+  // failure without one); what RunPostgresTransaction decides retries by.
+  const std::string& last_sql_state() const { return last_sql_state_; }
 
  private:
   PostgresConnection(PGconn* connection, std::string display)
@@ -107,6 +112,30 @@ class PostgresConnection {
 
   PGconn* connection_;
   std::string display_;
+  std::string last_sql_state_;
 };
+
+enum class PostgresIsolation { kReadCommitted, kSerializable };
+
+// How often a transaction that lost a race is run again, and how long to
+// wait in between: a random pause of up to first_backoff, doubling per
+// attempt up to max_backoff (random so that the losers do not meet again).
+struct PostgresRetryPolicy {
+  int max_attempts = 10;
+  std::chrono::milliseconds first_backoff{2};
+  std::chrono::milliseconds max_backoff{250};
+};
+
+// Runs `body` in one transaction at `isolation`: commits when it returns OK,
+// rolls back otherwise. When the server ends the transaction with a
+// serialization failure or a deadlock (IsRetryableSqlState, in `body` or at
+// COMMIT), rolls back, waits, and runs `body` again, up to
+// policy.max_attempts runs in all; then returns Changed naming the number
+// of attempts and the server's last message. `body` must have no effect
+// outside the transaction, since it may run more than once. `attempts`, if
+// given, receives the number of runs.
+Status RunPostgresTransaction(PostgresConnection& connection, PostgresIsolation isolation,
+                              const std::function<Status(PostgresConnection&)>& body,
+                              const PostgresRetryPolicy& policy = {}, int* attempts = nullptr);
 
 }  // namespace toolvfs
