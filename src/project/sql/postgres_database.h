@@ -102,6 +102,12 @@ class PostgresConnection {
   Result<PostgresResult> Execute(const char* sql, const std::vector<PostgresParameter>& parameters = {});
 
   const std::string& display() const { return display_; }
+  // Whether the connection can take the next operation: still connected
+  // and not inside a transaction (an operation that ended half-way leaves
+  // one open). A pool drops a connection that cannot.
+  bool reusable() const {
+    return PQstatus(connection_) == CONNECTION_OK && PQtransactionStatus(connection_) == PQTRANS_IDLE;
+  }
   // The SQLSTATE of the last failed Execute ("" after a success or a
   // failure without one); what RunPostgresTransaction decides retries by.
   const std::string& last_sql_state() const { return last_sql_state_; }
