@@ -1,4 +1,10 @@
 // The libpq layer against a real PostgreSQL server (postgres_test_server.h).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -64,6 +70,180 @@ TEST(PostgresDatabaseTest, AFailedConnectionNamesTheServerButNeverThePassword) {
   EXPECT_NE(message.find("no_such_database"), std::string::npos) << message;
   EXPECT_EQ(message.find("s3cret-pass"), std::string::npos) << message;
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+// A TCP socket on a free loopback port; listening, it accepts connections
+// in the kernel but never answers, like a host that has hung.
+class LoopbackSocket {
+ public:
+  explicit LoopbackSocket(bool listening) : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0 ||
+        (listening && ::listen(fd_, 8) != 0)) {
+      ADD_FAILURE() << "cannot make a loopback socket";
+    }
+    port_ = ntohs(address.sin_port);
+  }
+  LoopbackSocket(const LoopbackSocket&) = delete;
+  LoopbackSocket& operator=(const LoopbackSocket&) = delete;
+  ~LoopbackSocket() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int port() const { return port_; }
+
+ private:
+  int fd_;
+  int port_ = 0;
+};
+
+TEST(PostgresDatabaseTest, AClosedPortFailsAtOnceWithOneLineNamingTheServer) {
+  // Bound but not listening: connecting is refused, as by a host with no server.
+  LoopbackSocket closed(/*listening=*/false);
+  const std::string uri = "postgresql://toolvfs@127.0.0.1:" + std::to_string(closed.port()) + "/postgres";
+  Result<std::unique_ptr<PostgresConnection>> connection = PostgresConnection::Open(uri, uri);
+  ASSERT_FALSE(connection.ok());
+  const std::string& message = connection.status().message();
+  EXPECT_EQ(connection.status().code(), StatusCode::kIo);
+  EXPECT_NE(message.find(std::to_string(closed.port())), std::string::npos) << message;
+  EXPECT_NE(message.find("refused"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+TEST(PostgresDatabaseTest, ASilentServerIsGivenUpAfterTheConnectTimeout) {
+  LoopbackSocket silent(/*listening=*/true);
+  const std::string uri = "postgresql://toolvfs@127.0.0.1:" + std::to_string(silent.port()) + "/postgres";
+  // The URI's own bound wins over the default.
+  Result<std::unique_ptr<PostgresConnection>> bounded =
+      PostgresConnection::Open(uri + "?connect_timeout=2", uri);
+  ASSERT_FALSE(bounded.ok());
+  EXPECT_NE(bounded.status().message().find("timeout"), std::string::npos) << bounded.status().message();
+  EXPECT_EQ(bounded.status().message().find('\n'), std::string::npos) << bounded.status().message();
+
+  // Without one, the default (5 s) ends the wait instead of TCP's minutes.
+  const char* saved = std::getenv("PGCONNECT_TIMEOUT");
+  const std::string saved_value = saved != nullptr ? saved : "";
+  ::unsetenv("PGCONNECT_TIMEOUT");
+  Result<std::unique_ptr<PostgresConnection>> defaulted = PostgresConnection::Open(uri, uri);
+  if (saved != nullptr) ::setenv("PGCONNECT_TIMEOUT", saved_value.c_str(), 1);
+  ASSERT_FALSE(defaulted.ok());
+  EXPECT_NE(defaulted.status().message().find("timeout"), std::string::npos) << defaulted.status().message();
+}
+
+// A table both connections of a test see (temporary tables are private to
+// one session); dropped at the end.
+class SharedCounterTable {
+ public:
+  explicit SharedCounterTable(PostgresConnection& connection) : connection_(connection) {
+    EXPECT_TRUE(connection_.Execute("DROP TABLE IF EXISTS retry_counter").ok());
+    EXPECT_TRUE(connection_.Execute("CREATE TABLE retry_counter(k INTEGER PRIMARY KEY, v INTEGER NOT NULL)").ok());
+    EXPECT_TRUE(connection_.Execute("INSERT INTO retry_counter VALUES (1, 0)").ok());
+  }
+  ~SharedCounterTable() { (void)connection_.Execute("DROP TABLE IF EXISTS retry_counter"); }
+  int64_t Value() {
+    Result<PostgresResult> row = connection_.Execute("SELECT v FROM retry_counter WHERE k = 1");
+    return row.ok() ? row->Int(0, 0) : -1;
+  }
+
+ private:
+  PostgresConnection& connection_;
+};
+
+// Reads the counter, lets `other` increment it, then writes what it read
+// plus one: at SERIALIZABLE the write loses to the other's (40001).
+Status IncrementAfterAConcurrentIncrement(PostgresConnection& self, PostgresConnection& other, bool interfere) {
+  Result<PostgresResult> read = self.Execute("SELECT v FROM retry_counter WHERE k = 1");
+  if (!read.ok()) return read.status();
+  if (interfere) {
+    Result<PostgresResult> bumped = other.Execute("UPDATE retry_counter SET v = v + 1 WHERE k = 1");
+    if (!bumped.ok()) return bumped.status();
+  }
+  return self.Execute("UPDATE retry_counter SET v = $1 WHERE k = 1", {PostgresParameter::Integer(read->Int(0, 0) + 1)})
+      .status();
+}
+
+TEST(PostgresDatabaseTest, ASerializationFailureIsRunAgainAndThenCommits) {
+  auto self = Connect();
+  auto other = Connect();
+  ASSERT_TRUE(self && other);
+  SharedCounterTable table(*self);
+  int runs = 0;
+  int attempts = 0;
+  Status status = RunPostgresTransaction(
+      *self, PostgresIsolation::kSerializable,
+      [&](PostgresConnection& connection) {
+        return IncrementAfterAConcurrentIncrement(connection, *other, /*interfere=*/++runs == 1);
+      },
+      {}, &attempts);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(attempts, 2);
+  EXPECT_EQ(table.Value(), 2);  // neither increment lost
+}
+
+TEST(PostgresDatabaseTest, AtReadCommittedTheSameInterleavingIsNotAConflict) {
+  // The contrast that shows the level was set: READ COMMITTED lets the
+  // stale write through (so the store must write with conditions there).
+  auto self = Connect();
+  auto other = Connect();
+  ASSERT_TRUE(self && other);
+  SharedCounterTable table(*self);
+  int attempts = 0;
+  Status status = RunPostgresTransaction(
+      *self, PostgresIsolation::kReadCommitted,
+      [&](PostgresConnection& connection) {
+        return IncrementAfterAConcurrentIncrement(connection, *other, /*interfere=*/true);
+      },
+      {}, &attempts);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(attempts, 1);
+  EXPECT_EQ(table.Value(), 1);
+}
+
+TEST(PostgresDatabaseTest, RetriesStopAtTheBoundWithOneLineSayingSo) {
+  auto self = Connect();
+  auto other = Connect();
+  ASSERT_TRUE(self && other);
+  SharedCounterTable table(*self);
+  int attempts = 0;
+  PostgresRetryPolicy policy;
+  policy.max_attempts = 3;
+  Status status = RunPostgresTransaction(
+      *self, PostgresIsolation::kSerializable,
+      [&](PostgresConnection& connection) {
+        return IncrementAfterAConcurrentIncrement(connection, *other, /*interfere=*/true);
+      },
+      policy, &attempts);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.code(), StatusCode::kChanged);
+  EXPECT_EQ(attempts, 3);
+  EXPECT_NE(status.message().find("3 attempts"), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("40001"), std::string::npos) << status.message();
+  EXPECT_EQ(status.message().find('\n'), std::string::npos) << status.message();
+  EXPECT_EQ(table.Value(), 3);  // only the other's increments; ours rolled back
+  // The connection is usable again after giving up.
+  EXPECT_TRUE(self->Execute("SELECT 1").ok());
+}
+
+TEST(PostgresDatabaseTest, AnErrorThatIsNotARaceIsReportedAtOnceAndRolledBack) {
+  auto self = Connect();
+  ASSERT_TRUE(self);
+  SharedCounterTable table(*self);
+  int attempts = 0;
+  Status status = RunPostgresTransaction(
+      *self, PostgresIsolation::kSerializable,
+      [](PostgresConnection& connection) {
+        Result<PostgresResult> written = connection.Execute("UPDATE retry_counter SET v = 7 WHERE k = 1");
+        if (!written.ok()) return written.status();
+        return connection.Execute("INSERT INTO retry_counter VALUES (1, 0)").status();  // duplicate key
+      },
+      {}, &attempts);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.code(), StatusCode::kInternal);
+  EXPECT_EQ(attempts, 1);
+  EXPECT_EQ(table.Value(), 0);
 }
 
 TEST(PostgresDatabaseTest, RedactsPasswordsInEveryForm) {

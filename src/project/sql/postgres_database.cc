@@ -1,7 +1,12 @@
 #include "project/sql/postgres_database.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cstdlib>
+#include <random>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "core/text.h"
 
@@ -98,13 +103,33 @@ std::string PostgresResult::Bytes(int row, int column) const {
 
 Result<std::unique_ptr<PostgresConnection>> PostgresConnection::Open(const std::string& conninfo,
                                                                      std::string display) {
-  PGconn* connection = PQconnectdb(conninfo.c_str());
+  // A host that drops packets would otherwise hold the caller for the
+  // operating system's TCP timeout (minutes): unless the URI or
+  // PGCONNECT_TIMEOUT says otherwise, give up after kDefaultConnectTimeoutSeconds.
+  // The URI comes after the default so its own connect_timeout wins.
+  std::vector<const char*> keywords;
+  std::vector<const char*> values;
+  const std::string default_timeout = std::to_string(kDefaultConnectTimeoutSeconds);
+  const char* environment_timeout = std::getenv("PGCONNECT_TIMEOUT");
+  if (environment_timeout == nullptr || environment_timeout[0] == '\0') {
+    keywords.push_back("connect_timeout");
+    values.push_back(default_timeout.c_str());
+  }
+  keywords.push_back("dbname");
+  values.push_back(conninfo.c_str());
+  keywords.push_back(nullptr);
+  values.push_back(nullptr);
+  PGconn* connection = PQconnectdbParams(keywords.data(), values.data(), /*expand_dbname=*/1);
   if (connection == nullptr) return ResourceExhaustedError("Cannot connect to " + Quote(display) + ": out of memory");
   if (PQstatus(connection) != CONNECTION_OK) {
     std::string message = PQerrorMessage(connection);
     PQfinish(connection);
     return PostgresStatus("", "Cannot connect to " + Quote(display), message);
   }
+  // libpq prints the server's notices and warnings (e.g. "no transaction
+  // in progress" after a failed COMMIT) on stderr, which belongs to the
+  // host's own output; failures reach us as results, so notices are dropped.
+  PQsetNoticeProcessor(connection, [](void*, const char*) {}, nullptr);
   return std::unique_ptr<PostgresConnection>(new PostgresConnection(connection, std::move(display)));
 }
 
@@ -135,11 +160,47 @@ Result<PostgresResult> PostgresConnection::Execute(const char* sql, const std::v
                                lengths.data(), formats.data(), /*resultFormat=*/0);
   PostgresResult result(raw);
   ExecStatusType status = PQresultStatus(raw);  // PGRES_FATAL_ERROR for NULL (out of memory)
+  last_sql_state_.clear();
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
   const char* state = raw != nullptr ? PQresultErrorField(raw, PG_DIAG_SQLSTATE) : nullptr;
+  if (state != nullptr) last_sql_state_ = state;
   const char* message = raw != nullptr ? PQresultErrorMessage(raw) : "";
   if (message == nullptr || message[0] == '\0') message = PQerrorMessage(connection_);
   return PostgresStatus(state != nullptr ? state : "", "Cannot use the store " + Quote(display_), message);
+}
+
+Status RunPostgresTransaction(PostgresConnection& connection, PostgresIsolation isolation,
+                              const std::function<Status(PostgresConnection&)>& body,
+                              const PostgresRetryPolicy& policy, int* attempts) {
+  const char* begin = isolation == PostgresIsolation::kSerializable ? "BEGIN ISOLATION LEVEL SERIALIZABLE"
+                                                                    : "BEGIN ISOLATION LEVEL READ COMMITTED";
+  thread_local std::minstd_rand random(std::random_device{}());
+  std::chrono::milliseconds backoff = policy.first_backoff;
+  const int max_attempts = std::max(1, policy.max_attempts);
+  Status last = OkStatus();
+  for (int attempt = 1; attempt <= max_attempts; ++attempt) {
+    if (attempts != nullptr) *attempts = attempt;
+    Result<PostgresResult> started = connection.Execute(begin);
+    if (!started.ok()) return started.status();
+    Status status = body(connection);
+    if (status.ok()) {
+      Result<PostgresResult> committed = connection.Execute("COMMIT");
+      if (committed.ok()) return OkStatus();
+      status = committed.status();
+    }
+    const bool retryable = IsRetryableSqlState(connection.last_sql_state());
+    // After a failed COMMIT the transaction is already over and ROLLBACK
+    // only warns; after anything else it ends the failed transaction.
+    (void)connection.Execute("ROLLBACK");
+    if (!retryable) return status;
+    last = status;
+    if (attempt == max_attempts) break;
+    std::uniform_int_distribution<int64_t> pause(0, std::max<int64_t>(1, backoff.count()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause(random)));
+    backoff = std::min(backoff * 2, policy.max_backoff);
+  }
+  return ChangedError("Gave up after " + std::to_string(max_attempts) +
+                      " attempts, each ended by a concurrent transaction: " + last.message());
 }
 
 }  // namespace toolvfs

@@ -12,7 +12,9 @@
 
 #include <libpq-fe.h>
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -84,9 +86,13 @@ class PostgresResult {
 
 class PostgresConnection {
  public:
+  static constexpr int kDefaultConnectTimeoutSeconds = 5;
+
   // Connects with any conninfo string or URI libpq accepts (PG* environment
   // variables honoured). `display` names the server in every message and
-  // must not hold a password (RedactPostgresUri).
+  // must not hold a password (RedactPostgresUri). Connecting gives up after
+  // kDefaultConnectTimeoutSeconds unless `conninfo` (connect_timeout=) or
+  // PGCONNECT_TIMEOUT sets another bound.
   static Result<std::unique_ptr<PostgresConnection>> Open(const std::string& conninfo, std::string display);
   PostgresConnection(const PostgresConnection&) = delete;
   PostgresConnection& operator=(const PostgresConnection&) = delete;
@@ -96,6 +102,15 @@ class PostgresConnection {
   Result<PostgresResult> Execute(const char* sql, const std::vector<PostgresParameter>& parameters = {});
 
   const std::string& display() const { return display_; }
+  // Whether the connection can take the next operation: still connected
+  // and not inside a transaction (an operation that ended half-way leaves
+  // one open). A pool drops a connection that cannot.
+  bool reusable() const {
+    return PQstatus(connection_) == CONNECTION_OK && PQtransactionStatus(connection_) == PQTRANS_IDLE;
+  }
+  // The SQLSTATE of the last failed Execute ("" after a success or a
+  // failure without one); what RunPostgresTransaction decides retries by.
+  const std::string& last_sql_state() const { return last_sql_state_; }
 
  private:
   PostgresConnection(PGconn* connection, std::string display)
@@ -103,6 +118,30 @@ class PostgresConnection {
 
   PGconn* connection_;
   std::string display_;
+  std::string last_sql_state_;
 };
+
+enum class PostgresIsolation { kReadCommitted, kSerializable };
+
+// How often a transaction that lost a race is run again, and how long to
+// wait in between: a random pause of up to first_backoff, doubling per
+// attempt up to max_backoff (random so that the losers do not meet again).
+struct PostgresRetryPolicy {
+  int max_attempts = 10;
+  std::chrono::milliseconds first_backoff{2};
+  std::chrono::milliseconds max_backoff{250};
+};
+
+// Runs `body` in one transaction at `isolation`: commits when it returns OK,
+// rolls back otherwise. When the server ends the transaction with a
+// serialization failure or a deadlock (IsRetryableSqlState, in `body` or at
+// COMMIT), rolls back, waits, and runs `body` again, up to
+// policy.max_attempts runs in all; then returns Changed naming the number
+// of attempts and the server's last message. `body` must have no effect
+// outside the transaction, since it may run more than once. `attempts`, if
+// given, receives the number of runs.
+Status RunPostgresTransaction(PostgresConnection& connection, PostgresIsolation isolation,
+                              const std::function<Status(PostgresConnection&)>& body,
+                              const PostgresRetryPolicy& policy = {}, int* attempts = nullptr);
 
 }  // namespace toolvfs
