@@ -667,15 +667,6 @@ void ReportUnanswered(const ToolConfig& tool, const ToolQuestion& question) {
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
-// The parameters a call of `tool` is checked against: a builtin declares
-// its own.
-const ConfigValue::Object& ParametersOf(const ToolConfig& tool) {
-  if (tool.source == ToolSource::kBuiltin) {
-    if (const BuiltinToolInfo* builtin = FindBuiltinTool(tool.name)) return builtin->parameters;
-  }
-  return tool.parameters;
-}
-
 InvocationError ArgumentInvocationError(const ArgumentError& problem, const std::string& message,
                                         const ConfigValue::Object& parameters) {
   InvocationError error{.kind = "invalid_argument", .message = message, .argument = problem.argument};
@@ -773,7 +764,7 @@ int RunAndReport(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& t
                  const InvocationOutput& output, RunEnd& end) {
   // The runtimes check the arguments too; checking here first tells the
   // kinds of mistake apart for --json before anything starts.
-  const ConfigValue::Object& parameters = ParametersOf(tool);
+  const ConfigValue::Object& parameters = runtime.Parameters(tool);
   ArgumentError problem;
   Result<ConfigValue> checked = CheckCallArguments(tool.name, call.arguments_json, parameters, &problem);
   if (!checked.ok()) {

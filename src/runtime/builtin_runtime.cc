@@ -455,6 +455,12 @@ Result<Outcome> BuiltinRuntime::Execute(const ToolCall& call, const ToolConfig& 
   return outcome;
 }
 
+const ConfigValue::Object& BuiltinRuntime::Parameters(const ToolConfig& tool) const {
+  if (options_.session_workspace && FindSessionTool(tool.name) != nullptr) return SessionSchema(tool.name);
+  if (const BuiltinToolInfo* builtin = FindBuiltinTool(tool.name)) return builtin->parameters;
+  return tool.parameters;
+}
+
 Result<Outcome> BuiltinRuntime::ExecuteSessionTool(const ToolCall& call, const ToolConfig& tool,
                                                    CancelToken& cancel) {
   TOOLVFS_ASSIGN_OR_RETURN(ConfigValue checked,

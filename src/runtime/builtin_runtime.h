@@ -85,6 +85,10 @@ class BuiltinRuntime final : public ToolRuntime {
   // result's size). Their content is the session tool's JSON result.
   Result<Outcome> Execute(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel) override;
 
+  // The builtin's own schema: the session tool's on a session workspace
+  // (options.session_workspace), else the generic builtin's.
+  const ConfigValue::Object& Parameters(const ToolConfig& tool) const override;
+
  private:
   Result<Outcome> ExecuteSessionTool(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel);
 

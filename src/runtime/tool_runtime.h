@@ -113,6 +113,11 @@ class ToolRuntime {
   // Runtimes without stateful tools (all but vfs) return InvalidArgument.
   virtual Result<std::unique_ptr<StatefulRun>> Start(const ToolCall& call, const ToolConfig& tool,
                                                      CancelToken& cancel);
+
+  // The parameters (name -> schema, as a config's `parameters`) that
+  // Execute checks a call of `tool` against, for front ends that check
+  // first to tell mistakes apart. Default: the tool's configured ones.
+  virtual const ConfigValue::Object& Parameters(const ToolConfig& tool) const { return tool.parameters; }
 };
 
 }  // namespace toolvfs
