@@ -556,10 +556,8 @@ Result<SessionDeleteResult> SessionWorkspace::DeleteFile(std::string_view path) 
   return result;
 }
 
-Result<std::vector<SessionFileInfo>> SessionWorkspace::ListAllFiles() {
-  std::lock_guard lock(mutex_);
-  TOOLVFS_RETURN_IF_ERROR(EnsureMounted());
-  std::vector<SessionFileInfo> infos;
+Result<std::vector<std::string>> SessionWorkspace::FilePaths() {
+  std::vector<std::string> paths;
   std::vector<std::string> pending{""};
   while (!pending.empty()) {
     std::string directory = std::move(pending.back());
@@ -571,10 +569,21 @@ Result<std::vector<SessionFileInfo>> SessionWorkspace::ListAllFiles() {
       if (entry.kind == EntryKind::kDirectory) {
         pending.push_back(std::move(path));
       } else {
-        TOOLVFS_ASSIGN_OR_RETURN(SessionFileInfo info, InfoOf(path));
-        infos.push_back(std::move(info));
+        paths.push_back(std::move(path));
       }
     }
+  }
+  return paths;
+}
+
+Result<std::vector<SessionFileInfo>> SessionWorkspace::ListAllFiles() {
+  std::lock_guard lock(mutex_);
+  TOOLVFS_RETURN_IF_ERROR(EnsureMounted());
+  std::vector<SessionFileInfo> infos;
+  TOOLVFS_ASSIGN_OR_RETURN(std::vector<std::string> paths, FilePaths());
+  for (const std::string& path : paths) {
+    TOOLVFS_ASSIGN_OR_RETURN(SessionFileInfo info, InfoOf(path));
+    infos.push_back(std::move(info));
   }
   std::sort(infos.begin(), infos.end(),
             [](const SessionFileInfo& a, const SessionFileInfo& b) { return a.path < b.path; });
@@ -669,26 +678,15 @@ Status SessionWorkspace::FinishMaterialized(const std::vector<std::pair<std::str
   }
   TOOLVFS_RETURN_IF_ERROR(SetMaterializedPath(std::nullopt));
   std::lock_guard lock(mutex_);
-  std::vector<std::string> pending{""};
-  while (!pending.empty()) {
-    std::string directory = std::move(pending.back());
-    pending.pop_back();
-    TOOLVFS_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, files_.ListDir(directory));
-    for (const DirEntry& entry : entries) {
-      if (directory.empty() && entry.name == kSessionHiddenRoot) continue;
-      std::string path = Join(directory, entry.name);
-      if (entry.kind == EntryKind::kDirectory) {
-        pending.push_back(std::move(path));
-        continue;
-      }
-      TOOLVFS_ASSIGN_OR_RETURN(FileMetadata metadata, files_.Metadata(path));
-      auto found = std::lower_bound(versions_before.begin(), versions_before.end(), path,
-                                    [](const auto& known, const std::string& wanted) { return known.first < wanted; });
-      bool unchanged = found != versions_before.end() && found->first == path && metadata.version == found->second;
-      if (unchanged) continue;
-      Status dropped = files_.Delete(SidecarPath(path));
-      if (!dropped.ok() && dropped.code() != StatusCode::kNotFound) return dropped;
-    }
+  TOOLVFS_ASSIGN_OR_RETURN(std::vector<std::string> paths, FilePaths());
+  for (const std::string& path : paths) {
+    TOOLVFS_ASSIGN_OR_RETURN(FileMetadata metadata, files_.Metadata(path));
+    auto found = std::lower_bound(versions_before.begin(), versions_before.end(), path,
+                                  [](const auto& known, const std::string& wanted) { return known.first < wanted; });
+    bool unchanged = found != versions_before.end() && found->first == path && metadata.version == found->second;
+    if (unchanged) continue;
+    Status dropped = files_.Delete(SidecarPath(path));
+    if (!dropped.ok() && dropped.code() != StatusCode::kNotFound) return dropped;
   }
   return OkStatus();
 }

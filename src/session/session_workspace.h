@@ -244,6 +244,9 @@ class SessionWorkspace {
   Status EnsureMounted();
   Status WriteRecord(bool mounts_applied, const std::optional<std::string>& materialized_path);
   Result<SessionFileInfo> InfoOf(const std::string& path);
+  // Every file of the session (its own records excluded), walked from the
+  // root, in no particular order. Caller holds mutex_.
+  Result<std::vector<std::string>> FilePaths();
   Status CheckContent(const SessionWrite& write, std::string& bytes) const;
 
   ProjectFiles& files_;
