@@ -16,7 +16,7 @@ include(CMakePackageConfigHelpers)
 # build (the binary and the tests link those).
 set(TOOLVFS_LIBRARY_LAYERS
   toolvfs_core toolvfs_project toolvfs_config toolvfs_protocol toolvfs_policy
-  toolvfs_sandbox toolvfs_host toolvfs_runtime toolvfs_vfsd)
+  toolvfs_sandbox toolvfs_session toolvfs_host toolvfs_runtime toolvfs_mcp toolvfs_vfsd)
 add_library(toolvfs_library SHARED src/toolvfs.cc)
 # Every object of every layer goes in (--whole-archive), not only what
 # src/toolvfs.cc pulls: the library is for callers we do not know. CMake's
