@@ -3,21 +3,29 @@
 // logs on stderr only). Each call runs through the tool's runtime under its
 // policy, sandbox and audit, as `toolvfs run` would. docs/mcp.md.
 #include <CLI/CLI.hpp>
+#include <sys/stat.h>
+
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
-#include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/command.h"
 #include "cli/terminal.h"
 #include "cli/tool_invocation.h"
 #include "core/text.h"
+#include "mcp/mcp_approvals.h"
 #include "mcp/mcp_server.h"
+#include "mcp/mcp_stdio.h"
+#include "mcp/mcp_tool_metadata.h"
+#include "policy/audit.h"
 #include "project/project_files.h"
 #include "runtime/builtin_runtime.h"
 #include "runtime/mcp_runtime.h"
@@ -25,30 +33,35 @@
 #include "runtime/tool_runtime.h"
 #include "runtime/tool_schema.h"
 #include "runtime/vfs_runtime.h"
+#include "session/session_tools.h"
+#include "session/session_workspace.h"
 
 namespace toolvfs {
 namespace {
 
 // The tools of one loaded config plus every builtin the config does not
 // rename, each run by its runtime. Runtimes are made once and kept for the
-// server's life, so MCP servers a config imports are started once.
+// server's life, so MCP servers a config imports are started once (and
+// again after a reload that changed [mcp_servers]).
 class ConfiguredToolHost final : public McpToolHost {
  public:
-  ConfiguredToolHost(ProjectFiles& store, LoadedConfig loaded, RunServices services)
-      : store_(store), loaded_(std::move(loaded)), services_(std::move(services)) {
-    for (const BuiltinToolInfo& builtin : BuiltinTools()) {
-      if (loaded_.config.tools.contains(builtin.name)) continue;
-      ToolConfig tool;
-      tool.name = builtin.name;
-      tool.source = ToolSource::kBuiltin;
-      tool.description = builtin.description;
-      tool.parameters = builtin.parameters;
-      unconfigured_builtins_.emplace(builtin.name, std::move(tool));
-    }
+  ConfiguredToolHost(ProjectFiles& store, LoadedConfig loaded, RunServices services, bool session_workspace)
+      : store_(store), services_(std::move(services)), session_workspace_(session_workspace) {
+    Load(std::move(loaded));
   }
 
-  // Called on the reader thread while calls run on theirs: the imported
-  // tools and the MCP runtime are guarded by mutex_.
+  // Takes a config read again from disk: the next tools/list and every
+  // call from now on use it; calls running keep the tool they started with.
+  void Reload(LoadedConfig loaded) {
+    std::lock_guard mcp_lock(mcp_mutex_);
+    std::lock_guard lock(mutex_);
+    if (loaded.config.mcp_servers != loaded_.config.mcp_servers) mcp_.reset();
+    imported_.clear();
+    Load(std::move(loaded));
+  }
+
+  // Called on the reader thread while calls run on theirs: the config,
+  // the imported tools and the MCP runtime are guarded by mutex_.
   std::vector<McpToolListing> ListTools() override {
     std::lock_guard lock(mutex_);
     std::vector<McpToolListing> listed;
@@ -69,7 +82,8 @@ class ConfiguredToolHost final : public McpToolHost {
         std::fprintf(stderr, "toolvfs mcp: warning: %s: %s\n", entry.c_str(), error.c_str());
       }
       for (ImportedMcpTool& imported : imports.tools) {
-        listed.push_back({imported.name, imported.tool.description, imported.input_schema_json});
+        // An imported tool's hints are its server's to give; none here.
+        listed.push_back({imported.name, imported.tool.description, imported.input_schema_json, {}, {}});
         imported_.emplace(imported.name, std::move(imported.tool));
       }
     }
@@ -78,6 +92,11 @@ class ConfiguredToolHost final : public McpToolHost {
 
   Result<Outcome> CallTool(std::string_view name, const std::string& arguments_json,
                            CancelToken& cancel) override {
+    McpCall call(nullptr, nullptr, cancel);
+    return CallToolInCall(name, arguments_json, call);
+  }
+
+  Result<Outcome> CallToolInCall(std::string_view name, const std::string& arguments_json, McpCall& call) override {
     bool listed;
     {
       std::lock_guard lock(mutex_);
@@ -85,19 +104,36 @@ class ConfiguredToolHost final : public McpToolHost {
     }
     if (!listed) ListTools();  // a client may call an imported tool without listing first
     std::optional<ToolConfig> found;
+    std::string directory;
     {
       std::lock_guard lock(mutex_);
       if (const ToolConfig* tool = Find(name)) found = *tool;
+      directory = loaded_.directory;
     }
     if (!found) {
       return Status(StatusCode::kNotFound, "Invalid params: unknown tool " + Quote(name) + " (see tools/list)");
     }
     const ToolConfig* tool = &*found;
-    ToolCall call;
-    call.name = tool->name;
-    call.arguments_json = arguments_json;
+    ToolCall tool_call;
+    tool_call.name = tool->name;
+    tool_call.arguments_json = arguments_json;
     Result<RuntimeKind> runtime = ResolveRuntime(*tool);
     if (!runtime.ok()) return runtime.status();
+    CancelToken& cancel = call.cancel();
+    // Per call: requests the policy does not cover are asked of the user
+    // through the client (elicitation), and, when the client wants
+    // progress, each decided request is counted for it.
+    std::unique_ptr<Inquirer> inquirer = NewElicitationInquirer(call, approvals_, protocol_version_());
+    std::unique_ptr<AuditSink> counter;
+    std::unique_ptr<AuditSink> audit;
+    AuditSink* audit_sink = services_.audit.get();
+    if (call.progress_requested()) {
+      counter = NewCallbackAuditSink([&call](const AuditRecord&) { call.CountWork(); });
+      std::vector<AuditSink*> sinks = {counter.get()};
+      if (services_.audit) sinks.push_back(services_.audit.get());
+      audit = NewFanOutAuditSink(std::move(sinks));
+      audit_sink = audit.get();
+    }
     switch (*runtime) {
       case RuntimeKind::kMcp: {
         // The MCP runtime runs one call at a time (mcp_runtime.h).
@@ -107,41 +143,73 @@ class ConfiguredToolHost final : public McpToolHost {
           std::lock_guard guard(mutex_);
           mcp = &Mcp();
         }
-        return mcp->Execute(call, *tool, cancel);
+        return mcp->Execute(tool_call, *tool, cancel);
       }
       case RuntimeKind::kBuiltin: {
         BuiltinRuntimeOptions options;
         services_.ConfigureRuntime(options);
+        options.inquirer = inquirer.get();
+        options.audit = audit_sink;
+        options.session_workspace = session_workspace_;
         BuiltinRuntime builtin(store_, std::move(options));
-        return builtin.Execute(call, *tool, cancel);
+        return builtin.Execute(tool_call, *tool, cancel);
       }
       case RuntimeKind::kStdio: {
         StdioRuntimeOptions options;
         services_.ConfigureRuntime(options);
         StdioRuntime stdio(store_, std::move(options));
-        return stdio.Execute(call, *tool, cancel);
+        return stdio.Execute(tool_call, *tool, cancel);
       }
       default: {
         VfsRuntimeOptions options;
-        options.working_directory = loaded_.directory;
+        options.working_directory = directory;
         services_.ConfigureRuntime(options);
+        options.inquirer = inquirer.get();
+        options.audit = audit_sink;
         VfsRuntime vfs(store_, std::move(options));
-        return vfs.Execute(call, *tool, cancel);
+        return vfs.Execute(tool_call, *tool, cancel);
       }
     }
   }
 
+  // The negotiated protocol version, for the approval form's shape.
+  void set_protocol_version_source(std::function<std::string()> source) { protocol_version_ = std::move(source); }
+
  private:
-  static McpToolListing Listing(const ToolConfig& tool) {
+  // With mutex_ held (or before any thread runs).
+  void Load(LoadedConfig loaded) {
+    loaded_ = std::move(loaded);
+    unconfigured_builtins_.clear();
+    for (const BuiltinToolInfo& builtin : BuiltinTools()) {
+      if (loaded_.config.tools.contains(builtin.name)) continue;
+      ToolConfig tool;
+      tool.name = builtin.name;
+      tool.source = ToolSource::kBuiltin;
+      tool.description = builtin.description;
+      tool.parameters = builtin.parameters;
+      unconfigured_builtins_.emplace(builtin.name, std::move(tool));
+    }
+  }
+
+  McpToolListing Listing(const ToolConfig& tool) const {
     std::string description = tool.description;
-    if (description.empty() && tool.source == ToolSource::kBuiltin) {
-      if (const BuiltinToolInfo* builtin = FindBuiltinTool(tool.name)) description = builtin->description;
-    }
+    const BuiltinToolInfo* builtin = tool.source == ToolSource::kBuiltin ? FindBuiltinTool(tool.name) : nullptr;
+    if (description.empty() && builtin != nullptr) description = builtin->description;
+    // The schema the runtime checks calls against: a session tool's own
+    // on a session workspace.
+    BuiltinRuntimeOptions options;
+    options.session_workspace = session_workspace_;
     const ConfigValue::Object* parameters = &tool.parameters;
-    if (parameters->empty() && tool.source == ToolSource::kBuiltin) {
-      if (const BuiltinToolInfo* builtin = FindBuiltinTool(tool.name)) parameters = &builtin->parameters;
+    if (builtin != nullptr) parameters = &BuiltinRuntime(store_, options).Parameters(tool);
+    McpToolListing listing{tool.name, std::move(description), InputSchemaJson(*parameters), {}, {}};
+    if (builtin != nullptr) {
+      McpToolTraits traits = BuiltinToolTraits(tool.name, session_workspace_);
+      listing.output_schema_json = std::move(traits.output_schema_json);
+      listing.annotations = traits.annotations;
+    } else if (tool.source == ToolSource::kLocal) {
+      listing.annotations = AnnotationsFromPolicy(tool);
     }
-    return {tool.name, std::move(description), InputSchemaJson(*parameters)};
+    return listing;
   }
 
   const ToolConfig* Find(std::string_view name) const {
@@ -168,11 +236,61 @@ class ConfiguredToolHost final : public McpToolHost {
   ProjectFiles& store_;
   LoadedConfig loaded_;
   RunServices services_;
+  const bool session_workspace_;
+  McpSessionApprovals approvals_;  // "allow for this session", for the server's life
+  std::function<std::string()> protocol_version_ = [] { return std::string(kMcpProtocolVersions[0]); };
   std::map<std::string, ToolConfig, std::less<>> unconfigured_builtins_;
   std::map<std::string, ToolConfig, std::less<>> imported_;  // from the last tools/list
   std::unique_ptr<McpRuntime> mcp_;
-  std::mutex mutex_;      // imported_, mcp_
+  std::mutex mutex_;      // loaded_, unconfigured_builtins_, imported_, mcp_
   std::mutex mcp_mutex_;  // one MCP call at a time
+};
+
+// Watches the config file by polling its identity (device, inode, size,
+// modification time) every `interval`: simple, and it sees an editor's
+// rename-over-the-file as well as an in-place write, which inotify on the
+// file itself would not. Calls `changed` on its own thread.
+class ConfigWatcher {
+ public:
+  ConfigWatcher(std::string path, std::chrono::milliseconds interval, std::function<void()> changed)
+      : path_(std::move(path)), last_(Identity()) {
+    thread_ = std::thread([this, interval, changed = std::move(changed)] {
+      std::unique_lock lock(mutex_);
+      while (!stopping_) {
+        wakeup_.wait_for(lock, interval);
+        if (stopping_) break;
+        const std::string now = Identity();
+        if (now == last_) continue;
+        last_ = now;
+        lock.unlock();
+        changed();
+        lock.lock();
+      }
+    });
+  }
+  ~ConfigWatcher() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wakeup_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::string Identity() const {
+    struct stat info {};
+    if (stat(path_.c_str(), &info) != 0) return "missing";
+    return std::to_string(info.st_dev) + ":" + std::to_string(info.st_ino) + ":" + std::to_string(info.st_size) +
+           ":" + std::to_string(info.st_mtim.tv_sec) + "." + std::to_string(info.st_mtim.tv_nsec);
+  }
+
+  std::string path_;
+  std::string last_;
+  std::mutex mutex_;
+  std::condition_variable wakeup_;
+  bool stopping_ = false;
+  std::thread thread_;
 };
 
 class McpCommand final : public Command {
@@ -180,6 +298,13 @@ class McpCommand final : public Command {
   void AddOptions(CLI::App& app) override {
     app.add_option("--max-result-bytes", max_result_bytes_,
                    "Cut a tool's text result beyond this many bytes, with a note (default 1048576)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--approval-timeout", approval_timeout_s_,
+                   "Seconds an approval asked of the client (elicitation) waits for an answer; then denied "
+                   "(default 300)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--stall-timeout", stall_timeout_s_,
+                   "Seconds the client may leave output unread before it is taken as gone (default 30)")
         ->check(CLI::PositiveNumber);
     app.footer(
         "Speaks MCP (2025-11-25, 2025-06-18, 2025-03-26) on stdin/stdout, one JSON-RPC message "
@@ -193,41 +318,85 @@ class McpCommand final : public Command {
     if (!loaded.ok()) return ReportError("mcp", loaded.status().message());
     ReportConfigWarnings(*loaded, common);
     // Nobody at a terminal answers questions here: stdin is the protocol.
+    // Approvals go to the client (elicitation), per call.
     CommonOptions for_services = common;
     for_services.no_interaction = true;
     Result<RunServices> services = PrepareRunServices(for_services, loaded->path);
     if (!services.ok()) return ReportError("mcp", services.status().message());
 
-    ConfiguredToolHost tools(**store, std::move(loaded).value(), std::move(services).value());
     McpServerOptions options;
     options.max_result_bytes = max_result_bytes_;
+    options.tools_list_changed = true;
+    options.client_request_timeout = std::chrono::seconds(approval_timeout_s_);
     options.instructions =
         "Tools of this project's toolvfs.toml and toolvfs's builtin file tools. Paths are "
         "project-relative; each tool runs under its configured policy and sandbox.";
+    // On a session workspace the model gets the session suite's own
+    // instructions (`toolvfs workspace prompt`).
+    Result<bool> is_session = SessionWorkspace::IsSession(**store);
+    if (!is_session.ok()) return ReportError("mcp", is_session.status().message());
+    if (*is_session) {
+      Result<std::unique_ptr<SessionWorkspace>> session = SessionWorkspace::Open(**store);
+      if (!session.ok()) return ReportError("mcp", session.status().message());
+      Result<std::string> guidance = SessionGuidance(**session);
+      if (!guidance.ok()) return ReportError("mcp", guidance.status().message());
+      options.instructions = std::move(guidance).value();
+    }
 
-    // Answers come from the call threads too: one writer at a time, each
-    // answer one whole line.
-    std::mutex output_mutex;
-    std::atomic<bool> output_closed{false};
-    const McpSend send = [&](const WireMessage& answer) {
-      std::lock_guard lock(output_mutex);
-      if (output_closed) return;
-      const std::string_view bytes = answer.bytes();
-      if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() || std::fflush(stdout) != 0) {
-        std::fprintf(stderr, "toolvfs mcp: stdout closed; stopping\n");
-        output_closed = true;
-      }
+    const std::string config_path = loaded->path;
+    ConfiguredToolHost tools(**store, std::move(loaded).value(), std::move(services).value(), *is_session);
+
+    McpStdioOptions stdio;
+    stdio.stall_timeout = std::chrono::seconds(stall_timeout_s_);
+    // The server's log lines: stderr always, the client as well at or
+    // above the level it set (logging/setLevel).
+    McpServer* log_server = nullptr;
+    std::mutex log_mutex;
+    const auto log = [&](McpLogLevel level, std::string_view text) {
+      std::fprintf(stderr, "toolvfs mcp: %.*s: %.*s\n", static_cast<int>(McpLogLevelName(level).size()),
+                   McpLogLevelName(level).data(), static_cast<int>(text.size()), text.data());
+      std::lock_guard lock(log_mutex);
+      if (log_server != nullptr) log_server->Log(level, text);
     };
-    // Declared after `send`, so that its destructor, which waits for the
-    // running calls, runs while `send` still exists.
+    stdio.log = [&](std::string_view text) {
+      std::fprintf(stderr, "toolvfs mcp: warning: %.*s\n", static_cast<int>(text.size()), text.data());
+    };
+    McpStdioWriter writer(stdio);
+    // Declared after the writer, so that its destructor, which waits for
+    // the running calls, runs while the writer still exists.
     McpServer server(tools, std::move(options));
-    std::string line;
-    while (!output_closed && std::getline(std::cin, line)) server.Submit(line, send);
+    tools.set_protocol_version_source([&server] { return server.protocol_version(); });
+    {
+      std::lock_guard lock(log_mutex);
+      log_server = &server;
+    }
+    ConfigWatcher watcher(config_path, std::chrono::seconds(1), [&] {
+      Result<LoadedConfig> reloaded = LoadToolConfig(common);
+      if (!reloaded.ok()) {
+        log(McpLogLevel::kWarning, "the config changed but cannot be used; keeping the tools of before: " +
+                                       reloaded.status().message());
+        return;
+      }
+      tools.Reload(std::move(reloaded).value());
+      log(McpLogLevel::kInfo, "reloaded " + config_path + "; the tool list may have changed");
+      server.NotifyToolsChanged();
+    });
+    Status served = ServeMcpOverStdio(server, writer, stdio);
+    {
+      std::lock_guard lock(log_mutex);
+      log_server = nullptr;
+    }
+    if (!served.ok()) {
+      std::fprintf(stderr, "%s\n", served.message().c_str());
+      return kExitNoResult;
+    }
     return kExitOk;  // ~McpServer waits for the calls still running
   }
 
  private:
   size_t max_result_bytes_ = size_t{1} << 20;
+  int64_t approval_timeout_s_ = 300;
+  int64_t stall_timeout_s_ = 30;
 };
 
 }  // namespace

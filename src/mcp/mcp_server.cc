@@ -1,10 +1,20 @@
 #include "mcp/mcp_server.h"
 
+#include <simdjson.h>
+
+#include <algorithm>
 #include <string>
 #include <utility>
 
 namespace toolvfs {
 namespace {
+
+constexpr std::string_view kLogLevelNames[] = {"debug",    "info",  "notice", "warning",
+                                               "error", "critical", "alert",  "emergency"};
+
+// How often a request to the client looks at its cancel tokens (the call's
+// own wakes it at once; an inquirer's Cancel comes from another thread).
+constexpr auto kClientRequestPoll = std::chrono::milliseconds(100);
 
 bool IsKnownVersion(std::string_view version) {
   for (std::string_view known : kMcpProtocolVersions) {
@@ -28,7 +38,40 @@ void WriteContentBlock(JsonWriter& writer, const ContentBlock& block, std::strin
   writer.EndObject();
 }
 
+// Whether `text` is one JSON object (what structuredContent must be).
+bool IsJsonObject(std::string_view text) {
+  if (!text.starts_with('{')) return false;
+  simdjson::dom::parser parser;
+  simdjson::dom::element element;
+  return parser.parse(simdjson::padded_string(text)).get(element) == simdjson::SUCCESS && element.is_object();
+}
+
+void WriteAnnotations(JsonWriter& writer, const McpToolAnnotations& annotations) {
+  writer.StartObject();
+  const std::pair<std::string_view, const std::optional<bool>*> hints[] = {
+      {"readOnlyHint", &annotations.read_only},
+      {"destructiveHint", &annotations.destructive},
+      {"idempotentHint", &annotations.idempotent},
+      {"openWorldHint", &annotations.open_world},
+  };
+  for (const auto& [key, value] : hints) {
+    if (!*value) continue;
+    WriteJsonKey(writer, key);
+    writer.Bool(**value);
+  }
+  writer.EndObject();
+}
+
 }  // namespace
+
+std::optional<McpLogLevel> ParseMcpLogLevel(std::string_view name) {
+  for (size_t index = 0; index < std::size(kLogLevelNames); ++index) {
+    if (kLogLevelNames[index] == name) return static_cast<McpLogLevel>(index);
+  }
+  return std::nullopt;
+}
+
+std::string_view McpLogLevelName(McpLogLevel level) { return kLogLevelNames[static_cast<size_t>(level)]; }
 
 std::string_view CutAtUtf8Boundary(std::string_view text, size_t limit) {
   if (text.size() <= limit) return text;
@@ -38,25 +81,59 @@ std::string_view CutAtUtf8Boundary(std::string_view text, size_t limit) {
   return text.substr(0, end);
 }
 
+bool McpCall::ClientHas(std::string_view capability) const {
+  return server_ != nullptr && send_ != nullptr && server_->ClientHas(capability);
+}
+
+Result<std::string> McpCall::RequestClient(std::string_view method, std::string_view params_json,
+                                           const CancelToken* also_cancel) {
+  if (server_ == nullptr || send_ == nullptr) {
+    return Status(StatusCode::kUnsupported, "this call has no channel to the client to send " + std::string(method));
+  }
+  return server_->RequestClient(*send_, cancel_, also_cancel, method, params_json);
+}
+
 McpServer::McpServer(McpToolHost& tools, McpServerOptions options)
-    : tools_(tools), options_(std::move(options)) {}
+    : tools_(tools), options_(std::move(options)), log_level_(options_.log_level) {}
+
+std::string McpServer::protocol_version() const {
+  std::lock_guard lock(state_mutex_);
+  return protocol_version_;
+}
+
+bool McpServer::ClientHas(std::string_view capability) const {
+  std::lock_guard lock(state_mutex_);
+  return std::find(client_capabilities_.begin(), client_capabilities_.end(), capability) !=
+         client_capabilities_.end();
+}
 
 std::optional<WireMessage> McpServer::HandleLine(std::string_view line) {
   ParsedLine parsed = parser_.Parse(line);
   if (parsed.is_blank()) return std::nullopt;
   if (parsed.is_error()) return SerializeProtocolError(parsed.error());
   const Message& message = parsed.message();
-  // Responses (to requests this server does not send) and notifications
-  // (initialized, cancelled of a call already answered) need no answer.
+  if (message.kind() == MessageKind::kResponse) {
+    TakeClientResponse(message);
+    return std::nullopt;
+  }
+  // Notifications (initialized, cancelled of a call already answered)
+  // need no answer.
   if (message.kind() != MessageKind::kRequest) return std::nullopt;
   return Dispatch(message);
 }
 
 McpServer::~McpServer() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  progress_wakeup_.notify_all();
   for (auto& [thread, done] : threads_) thread.join();
+  if (progress_thread_.joinable()) progress_thread_.join();
 }
 
 void McpServer::JoinFinishedCalls() {
+  std::lock_guard lock(mutex_);
   std::erase_if(threads_, [](auto& entry) {
     if (!entry.second->load()) return false;
     entry.first.join();
@@ -67,17 +144,104 @@ void McpServer::JoinFinishedCalls() {
 void McpServer::CancelCall(const Message& notification) {
   std::optional<std::string> id = notification.params().Json("requestId");
   if (!id) return;
-  std::lock_guard lock(mutex_);
-  auto found = running_.find(*id);
-  // A call that already ended (or never was) is no error: the notification
-  // and the answer may cross.
-  if (found == running_.end()) return;
-  found->second.cancelled_by_client = true;
-  found->second.cancel->Cancel();
+  {
+    std::lock_guard lock(mutex_);
+    auto found = running_.find(*id);
+    // A call that already ended (or never was) is no error: the
+    // notification and the answer may cross.
+    if (found == running_.end()) return;
+    found->second.cancelled_by_client = true;
+    found->second.cancel->Cancel();
+  }
+  client_answered_.notify_all();  // a call waiting for the client stops waiting
+}
+
+void McpServer::CancelAll() {
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [id, call] : running_) {
+      call.cancelled_by_client = true;
+      call.cancel->Cancel();
+    }
+  }
+  client_answered_.notify_all();
+}
+
+bool McpServer::WaitForCalls(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  return call_ended_.wait_for(lock, timeout, [&] { return unanswered_calls_ == 0; });
+}
+
+void McpServer::TakeClientResponse(const Message& response) {
+  if (!response.id().is_integer()) return;  // not an id this server gave
+  {
+    std::lock_guard lock(mutex_);
+    auto found = client_requests_.find(response.id().integer());
+    // A late answer to a request that timed out or was cancelled.
+    if (found == client_requests_.end()) return;
+    if (response.is_error()) {
+      found->second.error = std::string(response.error_message());
+    } else {
+      found->second.result = response.result_json();
+    }
+  }
+  client_answered_.notify_all();
+}
+
+Result<std::string> McpServer::RequestClient(const McpSend& send, const CancelToken& cancel,
+                                             const CancelToken* also_cancel, std::string_view method,
+                                             std::string_view params_json) {
+  int64_t id;
+  {
+    std::lock_guard lock(mutex_);
+    id = next_client_request_id_++;
+    client_requests_[id];
+  }
+  send(SerializeRequest(id, method, params_json));
+  const auto deadline = std::chrono::steady_clock::now() + options_.client_request_timeout;
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    ClientRequest& request = client_requests_[id];
+    if (request.result || request.error) break;
+    const bool cancelled = cancel.cancelled() || (also_cancel != nullptr && also_cancel->cancelled());
+    const bool timed_out = std::chrono::steady_clock::now() >= deadline;
+    if (cancelled || timed_out) {
+      client_requests_.erase(id);
+      lock.unlock();
+      const std::string reason = cancelled ? "the tool call was cancelled" : "no answer in time";
+      send(SerializeNotification("notifications/cancelled", [&](JsonWriter& writer) {
+        writer.StartObject();
+        WriteJsonKey(writer, "requestId");
+        writer.Int64(id);
+        WriteJsonKey(writer, "reason");
+        writer.String(reason);
+        writer.EndObject();
+      }));
+      if (cancelled) return Status(StatusCode::kCancelled, std::string(method) + " was cancelled with its tool call");
+      return Status(StatusCode::kTimeout,
+                    "the client did not answer " + std::string(method) + " within " +
+                        std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                           options_.client_request_timeout)
+                                           .count()) +
+                        " s");
+    }
+    client_answered_.wait_until(lock, std::min(deadline, std::chrono::steady_clock::now() + kClientRequestPoll));
+  }
+  ClientRequest request = std::move(client_requests_[id]);
+  client_requests_.erase(id);
+  if (request.error) {
+    return Status(StatusCode::kUnsupported, "the client answered " + std::string(method) + " with an error: " +
+                                                *request.error);
+  }
+  return std::move(*request.result);
 }
 
 void McpServer::Submit(std::string_view line, const McpSend& send) {
   JoinFinishedCalls();
+  {
+    std::lock_guard lock(state_mutex_);
+    notify_send_ = &send;
+  }
   ParsedLine parsed = parser_.Parse(line);
   if (parsed.is_blank()) return;
   if (parsed.is_error()) {
@@ -85,14 +249,34 @@ void McpServer::Submit(std::string_view line, const McpSend& send) {
     return;
   }
   Message& message = parsed.message();
+  if (message.kind() == MessageKind::kResponse) {
+    TakeClientResponse(message);
+    return;
+  }
   if (message.kind() == MessageKind::kNotification && message.method() == "notifications/cancelled") {
     CancelCall(message);
     return;
   }
   if (message.kind() != MessageKind::kRequest) return;
-  if (message.method() != "tools/call" || protocol_version_.empty()) {
+  if (message.method() != "tools/call" || protocol_version().empty()) {
     send(Dispatch(message));
     return;
+  }
+  // The progress token, if the client asked for progress.
+  std::string progress_token;
+  Result<std::optional<Params>> meta = message.params().OptionalObject("_meta");
+  if (!meta.ok()) {
+    send(SerializeError(message.id(), kJsonRpcInvalidParams, "Invalid params: '_meta' must be an object"));
+    return;
+  }
+  if (*meta) {
+    std::optional<JsonType> type = (*meta)->TypeOf("progressToken");
+    if (type && *type != JsonType::kString && *type != JsonType::kNumber) {
+      send(SerializeError(message.id(), kJsonRpcInvalidParams,
+                          "Invalid params: '_meta.progressToken' must be a string or a number"));
+      return;
+    }
+    if (type) progress_token = *(*meta)->Json("progressToken");
   }
   const std::string key = message.id().ToJson();
   std::unique_lock lock(mutex_);
@@ -102,42 +286,133 @@ void McpServer::Submit(std::string_view line, const McpSend& send) {
                         "Invalid Request: id " + key + " is already in use by a running call"));
     return;
   }
-  call_ended_.wait(lock, [&] { return running_.size() < options_.max_concurrent_calls; });
-  RunningCall& call = running_[key];
-  call.cancel = std::make_unique<CancelToken>();
-  CancelToken* cancel = call.cancel.get();
-  lock.unlock();
+  call_ended_.wait(lock, [&] { return unanswered_calls_ < options_.max_concurrent_calls; });
+  RunningCall& running = running_[key];
+  ++unanswered_calls_;
+  running.cancel = std::make_unique<CancelToken>();
+  running.progress_token = progress_token;
+  running.send = &send;
+  running.started = std::chrono::steady_clock::now();
+  CancelToken* cancel = running.cancel.get();
 
   auto done = std::make_shared<std::atomic<bool>>(false);
   auto owned = std::make_shared<Message>(std::move(message));
-  std::thread thread([this, owned, cancel, key, done, &send] {
-    WireMessage answer = CallTool(*owned, *cancel);
+  std::thread thread([this, owned, cancel, key, done, &send, wants_progress = !progress_token.empty()] {
+    McpCall call(this, &send, *cancel, wants_progress);
+    {
+      std::lock_guard guard(mutex_);
+      running_[key].call = &call;
+    }
+    WireMessage answer = CallTool(*owned, call);
     bool cancelled_by_client = false;
     {
+      // Erased before the answer goes out, so no progress follows it.
       std::lock_guard guard(mutex_);
       auto found = running_.find(key);
       cancelled_by_client = found->second.cancelled_by_client;
       running_.erase(found);
     }
-    call_ended_.notify_all();
     if (!cancelled_by_client) send(answer);
+    {
+      std::lock_guard guard(mutex_);
+      --unanswered_calls_;
+    }
+    call_ended_.notify_all();
     done->store(true);
   });
   threads_.emplace_back(std::move(thread), std::move(done));
+  if (!progress_token.empty() && !progress_thread_.joinable()) StartProgressThread();
+}
+
+void McpServer::StartProgressThread() {
+  // Called with mutex_ held; the thread takes it in its loop.
+  progress_thread_ = std::thread([this] {
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+      progress_wakeup_.wait_for(lock, options_.progress_interval);
+      if (stopping_) break;
+      lock.unlock();
+      SendProgress();
+      lock.lock();
+    }
+  });
+}
+
+void McpServer::SendProgress() {
+  // Sent under mutex_: a call erases itself under it before its answer is
+  // sent, so progress never follows the answer (MCP progress rules).
+  std::lock_guard lock(mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  for (auto& [id, running] : running_) {
+    if (running.progress_token.empty() || running.call == nullptr || running.cancel->cancelled()) continue;
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now - running.started).count();
+    const uint64_t work = running.call->work_done();
+    // `progress` must grow with every notification: it is the number of
+    // notifications sent; the message carries the real counts.
+    ++running.progress_sent;
+    const std::string text = "running for " + std::to_string(seconds) + " s; " + std::to_string(work) +
+                             (work == 1 ? " request" : " requests") + " of the tool decided by its policy";
+    (*running.send)(SerializeNotification("notifications/progress", [&](JsonWriter& writer) {
+      writer.StartObject();
+      WriteJsonKey(writer, "progressToken");
+      writer.RawValue(running.progress_token.data(), running.progress_token.size(), rapidjson::kStringType);
+      WriteJsonKey(writer, "progress");
+      writer.Uint64(running.progress_sent);
+      WriteJsonKey(writer, "message");
+      writer.String(text);
+      writer.EndObject();
+    }));
+  }
+}
+
+void McpServer::NotifyToolsChanged() {
+  const McpSend* send;
+  {
+    std::lock_guard lock(state_mutex_);
+    if (protocol_version_.empty() || notify_send_ == nullptr) return;
+    send = notify_send_;
+    structured_.clear();
+  }
+  (*send)(SerializeNotification("notifications/tools/list_changed", [](JsonWriter& writer) {
+    writer.StartObject();
+    writer.EndObject();
+  }));
+}
+
+void McpServer::Log(McpLogLevel level, std::string_view text) {
+  if (level < log_level_.load()) return;
+  const McpSend* send;
+  {
+    std::lock_guard lock(state_mutex_);
+    if (protocol_version_.empty() || notify_send_ == nullptr) return;
+    send = notify_send_;
+  }
+  (*send)(SerializeNotification("notifications/message", [&](JsonWriter& writer) {
+    writer.StartObject();
+    WriteJsonKey(writer, "level");
+    writer.String(McpLogLevelName(level));
+    WriteJsonKey(writer, "logger");
+    writer.String(options_.server_name);
+    WriteJsonKey(writer, "data");
+    writer.String(text);
+    writer.EndObject();
+  }));
 }
 
 WireMessage McpServer::Dispatch(const Message& message) {
   const std::string_view method = message.method();
   if (method == "initialize") return Initialize(message);
   if (method == "ping") return SerializeEmptyResult(message.id());
-  if (protocol_version_.empty()) {
+  if (protocol_version().empty()) {
     return SerializeError(message.id(), kJsonRpcInvalidRequest,
                           "Invalid Request: '" + std::string(method) + "' before initialize");
   }
   if (method == "tools/list") return ListTools(message);
+  if (method == "logging/setLevel") return SetLogLevel(message);
   if (method == "tools/call") {
     CancelToken cancel;
-    return CallTool(message, cancel);
+    McpCall call(this, nullptr, cancel);
+    return CallTool(message, call);
   }
   return SerializeError(message.id(), kJsonRpcMethodNotFound,
                         "Method not found: '" + std::string(method) + "'");
@@ -148,18 +423,35 @@ WireMessage McpServer::Initialize(const Message& message) {
   if (!requested.ok()) {
     return SerializeError(message.id(), kJsonRpcInvalidParams, requested.status().message());
   }
-  protocol_version_ = IsKnownVersion(*requested) ? std::string(*requested) : std::string(kMcpProtocolVersions[0]);
+  Result<std::optional<Params>> capabilities = message.params().OptionalObject("capabilities");
+  if (!capabilities.ok()) {
+    return SerializeError(message.id(), kJsonRpcInvalidParams, "Invalid params: 'capabilities' must be an object");
+  }
+  std::string version;
+  {
+    std::lock_guard lock(state_mutex_);
+    protocol_version_ = IsKnownVersion(*requested) ? std::string(*requested) : std::string(kMcpProtocolVersions[0]);
+    version = protocol_version_;
+    client_capabilities_.clear();
+    for (std::string_view capability : {"elicitation", "sampling", "roots"}) {
+      if (*capabilities && (*capabilities)->TypeOf(capability) == JsonType::kObject) {
+        client_capabilities_.emplace_back(capability);
+      }
+    }
+  }
   return SerializeResult(message.id(), [&](JsonWriter& writer) {
     writer.StartObject();
     WriteJsonKey(writer, "protocolVersion");
-    writer.String(protocol_version_);
+    writer.String(version);
     WriteJsonKey(writer, "capabilities");
     writer.StartObject();
-    // The tool list is read once per tools/list; no change notifications yet.
     WriteJsonKey(writer, "tools");
     writer.StartObject();
     WriteJsonKey(writer, "listChanged");
-    writer.Bool(false);
+    writer.Bool(options_.tools_list_changed);
+    writer.EndObject();
+    WriteJsonKey(writer, "logging");
+    writer.StartObject();
     writer.EndObject();
     writer.EndObject();
     WriteJsonKey(writer, "serverInfo");
@@ -177,8 +469,26 @@ WireMessage McpServer::Initialize(const Message& message) {
   });
 }
 
+WireMessage McpServer::SetLogLevel(const Message& message) {
+  Result<std::string_view> level = message.params().String("level");
+  if (!level.ok()) return SerializeError(message.id(), kJsonRpcInvalidParams, level.status().message());
+  std::optional<McpLogLevel> parsed = ParseMcpLogLevel(*level);
+  if (!parsed) {
+    return SerializeError(message.id(), kJsonRpcInvalidParams,
+                          "Invalid params: unknown log level '" + std::string(*level) +
+                              "' (debug, info, notice, warning, error, critical, alert, emergency)");
+  }
+  log_level_.store(*parsed);
+  return SerializeEmptyResult(message.id());
+}
+
 WireMessage McpServer::ListTools(const Message& message) {
   std::vector<McpToolListing> tools = tools_.ListTools();
+  {
+    std::lock_guard lock(state_mutex_);
+    structured_.clear();
+    for (const McpToolListing& tool : tools) structured_[tool.name] = !tool.output_schema_json.empty();
+  }
   return SerializeResult(message.id(), [&](JsonWriter& writer) {
     writer.StartObject();
     WriteJsonKey(writer, "tools");
@@ -193,6 +503,14 @@ WireMessage McpServer::ListTools(const Message& message) {
       }
       WriteJsonKey(writer, "inputSchema");
       writer.RawValue(tool.input_schema_json.data(), tool.input_schema_json.size(), rapidjson::kObjectType);
+      if (!tool.output_schema_json.empty()) {
+        WriteJsonKey(writer, "outputSchema");
+        writer.RawValue(tool.output_schema_json.data(), tool.output_schema_json.size(), rapidjson::kObjectType);
+      }
+      if (!tool.annotations.empty()) {
+        WriteJsonKey(writer, "annotations");
+        WriteAnnotations(writer, tool.annotations);
+      }
       writer.EndObject();
     }
     writer.EndArray();
@@ -200,7 +518,19 @@ WireMessage McpServer::ListTools(const Message& message) {
   });
 }
 
-WireMessage McpServer::CallTool(const Message& message, CancelToken& cancel) {
+bool McpServer::IsStructured(std::string_view tool) {
+  {
+    std::lock_guard lock(state_mutex_);
+    if (auto found = structured_.find(tool); found != structured_.end()) return found->second;
+  }
+  std::vector<McpToolListing> tools = tools_.ListTools();
+  std::lock_guard lock(state_mutex_);
+  for (const McpToolListing& listed : tools) structured_[listed.name] = !listed.output_schema_json.empty();
+  auto found = structured_.find(tool);
+  return found != structured_.end() && found->second;
+}
+
+WireMessage McpServer::CallTool(const Message& message, McpCall& call) {
   const Params& params = message.params();
   Result<std::string_view> name = params.String("name");
   if (!name.ok()) return SerializeError(message.id(), kJsonRpcInvalidParams, name.status().message());
@@ -209,9 +539,25 @@ WireMessage McpServer::CallTool(const Message& message, CancelToken& cancel) {
   if (!arguments.starts_with('{')) {
     return SerializeError(message.id(), kJsonRpcInvalidParams, "Invalid params: 'arguments' must be an object");
   }
-  Result<Outcome> outcome = tools_.CallTool(*name, arguments, cancel);
+  const auto started = std::chrono::steady_clock::now();
+  Result<Outcome> outcome = tools_.CallToolInCall(*name, arguments, call);
   if (!outcome.ok() && outcome.status().code() == StatusCode::kNotFound) {
     return SerializeError(message.id(), kJsonRpcInvalidParams, outcome.status().message());
+  }
+  const bool failed = !outcome.ok() || outcome->kind != Outcome::Kind::kCompleted || outcome->is_error;
+  Log(McpLogLevel::kDebug,
+      "tools/call " + std::string(*name) + (failed ? " failed" : " ended") + " after " +
+          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                               started)
+                             .count()) +
+          " ms");
+  // structuredContent: the one text block, when it is the JSON object the
+  // tool's output schema describes and nothing of it was cut.
+  const ContentBlock* structured = nullptr;
+  if (!failed && outcome->content.size() == 1 && outcome->content[0].type == "text" &&
+      outcome->content[0].text.size() <= options_.max_result_bytes && IsStructured(*name) &&
+      IsJsonObject(outcome->content[0].text)) {
+    structured = &outcome->content[0];
   }
   // Everything else is the tool's own result: errors are isError results,
   // so the model sees them (MCP tools, "Error Handling").
@@ -246,6 +592,10 @@ WireMessage McpServer::CallTool(const Message& message, CancelToken& cancel) {
       }
     }
     writer.EndArray();
+    if (structured != nullptr) {
+      WriteJsonKey(writer, "structuredContent");
+      writer.RawValue(structured->text.data(), structured->text.size(), rapidjson::kObjectType);
+    }
     WriteJsonKey(writer, "isError");
     writer.Bool(is_error);
     writer.EndObject();

@@ -1,30 +1,38 @@
 // The MCP server core of `toolvfs mcp` (SPEC.md §9, docs/mcp.md): JSON-RPC
 // 2.0 dispatch of the MCP lifecycle (initialize with version negotiation,
-// notifications/initialized, ping) and of tools/list and tools/call over a
+// notifications/initialized, ping), tools/list and tools/call over a
 // McpToolHost, which owns the tools and runs them under their runtime,
-// policy, sandbox and audit. Transport-free: a transport hands it one
-// message line at a time and writes back what it returns, so stdio and any
-// later transport share one dispatcher (HandleLine answers every request
-// on the caller's thread; Submit runs tools/call concurrently).
+// policy, sandbox and audit, and logging/setLevel. Transport-free: a
+// transport hands it one message line at a time and writes back what it
+// returns, so stdio and any later transport share one dispatcher
+// (HandleLine answers every request on the caller's thread; Submit runs
+// tools/call concurrently).
 //
 // Submit runs each tools/call on its own thread, so calls overlap and a
 // `notifications/cancelled` for a running call cancels it (the runtime
 // then sends the tool `cancel`, then SIGTERM/SIGKILL, SPEC.md §4.4); the
 // cancelled call gets no answer, as the MCP cancellation rules say.
+//
+// A running call may send requests to the client (McpCall::RequestClient:
+// elicitation); the client's responses come back as lines through Submit
+// and are matched by id. A call whose request carries
+// `_meta.progressToken` gets `notifications/progress` while it runs.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
-#include <atomic>
-#include <utility>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -38,11 +46,80 @@ namespace toolvfs {
 // another one gets the newest (MCP lifecycle, "Version Negotiation").
 inline constexpr std::string_view kMcpProtocolVersions[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
 
+// The tool annotations of MCP (all hints; unset ones are left out, so the
+// client applies the specification's defaults).
+struct McpToolAnnotations {
+  std::optional<bool> read_only;    // readOnlyHint: changes nothing
+  std::optional<bool> destructive;  // destructiveHint: may overwrite or delete
+  std::optional<bool> idempotent;   // idempotentHint: a repeat changes nothing more
+  std::optional<bool> open_world;   // openWorldHint: reaches beyond the project (network)
+
+  bool empty() const { return !read_only && !destructive && !idempotent && !open_world; }
+};
+
 // One tool as tools/list shows it.
 struct McpToolListing {
   std::string name;
   std::string description;
   std::string input_schema_json;  // a JSON Schema object, compact
+  // A JSON Schema object for the tool's structured result; empty: none.
+  // With one, a result whose only text is a JSON object is also sent as
+  // `structuredContent`.
+  std::string output_schema_json;
+  McpToolAnnotations annotations;
+};
+
+// The MCP logging levels (RFC 5424 severities), least severe first.
+enum class McpLogLevel { kDebug, kInfo, kNotice, kWarning, kError, kCritical, kAlert, kEmergency };
+
+// "debug", "info", ...; nullopt for a name that is none of them.
+std::optional<McpLogLevel> ParseMcpLogLevel(std::string_view name);
+std::string_view McpLogLevelName(McpLogLevel level);
+
+class McpServer;
+
+// Sends one message; called from the call threads too, so it must be
+// thread-safe.
+using McpSend = std::function<void(const WireMessage&)>;
+
+// One tools/call while it runs, as the tool host sees it: its cancel
+// token, a way to ask the client (elicitation) and a counter of the work
+// done, reported in progress notifications. Thread-safe.
+class McpCall {
+ public:
+  McpCall(McpServer* server, const McpSend* send, CancelToken& cancel, bool progress_requested = false)
+      : server_(server), send_(send), cancel_(cancel), progress_requested_(progress_requested) {}
+
+  CancelToken& cancel() { return cancel_; }
+
+  // Whether the client declared `capability` (e.g. "elicitation") at
+  // initialize and this call has a channel to it (a call answered through
+  // HandleLine has none).
+  bool ClientHas(std::string_view capability) const;
+
+  // Sends the request `method` with `params_json` (a compact object) to
+  // the client and waits for its response: the result as compact JSON;
+  // the client's error as Unsupported with its message; Timeout after
+  // McpServerOptions::client_request_timeout; Cancelled when the call is
+  // cancelled or `also_cancel` is (the client then gets
+  // notifications/cancelled for the request). Unsupported when the call
+  // has no channel to the client.
+  Result<std::string> RequestClient(std::string_view method, std::string_view params_json,
+                                    const CancelToken* also_cancel = nullptr);
+
+  // Adds to the count of the call's work (requests the policy decided),
+  // which progress notifications report.
+  void CountWork(uint64_t amount = 1) { work_done_.fetch_add(amount, std::memory_order_relaxed); }
+  uint64_t work_done() const { return work_done_.load(std::memory_order_relaxed); }
+  // Whether the client asked for progress (so counting work is worth it).
+  bool progress_requested() const { return progress_requested_; }
+
+ private:
+  McpServer* server_;
+  const McpSend* send_;
+  CancelToken& cancel_;
+  bool progress_requested_;
+  std::atomic<uint64_t> work_done_{0};
 };
 
 // Where the tools come from and how they run. Implemented by the command
@@ -57,6 +134,11 @@ class McpToolHost {
   // could not start (reported to the client as an isError result).
   virtual Result<Outcome> CallTool(std::string_view name, const std::string& arguments_json,
                                    CancelToken& cancel) = 0;
+  // The same with the call's channel to the client (approvals through
+  // elicitation, work counted for progress). The default ignores it.
+  virtual Result<Outcome> CallToolInCall(std::string_view name, const std::string& arguments_json, McpCall& call) {
+    return CallTool(name, arguments_json, call.cancel());
+  }
 };
 
 struct McpServerOptions {
@@ -69,11 +151,17 @@ struct McpServerOptions {
   // Calls running at once; Submit blocks its caller (the transport's
   // reader) while this many run, which bounds memory and threads.
   size_t max_concurrent_calls = 16;
+  // Declared as tools.listChanged: the transport watches the config and
+  // calls NotifyToolsChanged.
+  bool tools_list_changed = false;
+  // How long a request to the client (an approval) waits for its answer.
+  std::chrono::milliseconds client_request_timeout = std::chrono::minutes(5);
+  // How often a call with a progressToken gets notifications/progress.
+  std::chrono::milliseconds progress_interval = std::chrono::seconds(1);
+  // Log messages below this level are not sent until the client sets one
+  // with logging/setLevel.
+  McpLogLevel log_level = McpLogLevel::kWarning;
 };
-
-// Sends one answer; called from the call threads too, so it must be
-// thread-safe.
-using McpSend = std::function<void(const WireMessage&)>;
 
 class McpServer {
  public:
@@ -87,37 +175,93 @@ class McpServer {
 
   // Handles one line like HandleLine, except that a tools/call runs on its
   // own thread and sends its answer through `send` when it ends (unless it
-  // was cancelled). `send` must outlive the server.
+  // was cancelled), and a response of the client is handed to the call
+  // that asked. `send` must outlive the server; the latest one also
+  // carries notifications not tied to a call (log messages, list changes).
   void Submit(std::string_view line, const McpSend& send);
+
+  // Cancels every running call (the client is gone) and every request to
+  // the client they wait for; their answers are not sent.
+  void CancelAll();
+
+  // Waits up to `timeout` for the running calls to end and their answers
+  // to be sent; true when none is left.
+  bool WaitForCalls(std::chrono::milliseconds timeout);
+
+  // Sends notifications/tools/list_changed (after initialize, when a
+  // transport was seen through Submit).
+  void NotifyToolsChanged();
+
+  // Sends notifications/message with `text` when `level` is at or above
+  // the client's level (after initialize). Thread-safe.
+  void Log(McpLogLevel level, std::string_view text);
 
   // Waits for the running calls (cancelling none).
   ~McpServer();
 
   // The version agreed by initialize; empty before it.
-  const std::string& protocol_version() const { return protocol_version_; }
+  std::string protocol_version() const;
 
  private:
-  WireMessage Dispatch(const Message& message);
-  WireMessage Initialize(const Message& message);
-  WireMessage ListTools(const Message& message);
-  WireMessage CallTool(const Message& message, CancelToken& cancel);
-  void CancelCall(const Message& notification);
-  void JoinFinishedCalls();
+  friend class McpCall;
 
   struct RunningCall {
     std::unique_ptr<CancelToken> cancel;
     bool cancelled_by_client = false;
+    // For progress: the token as JSON (empty: none), where to send, and
+    // the call whose work is counted.
+    std::string progress_token;
+    const McpSend* send = nullptr;
+    McpCall* call = nullptr;
+    std::chrono::steady_clock::time_point started;
+    uint64_t progress_sent = 0;
   };
+
+  // A request this server sent to the client, until its response.
+  struct ClientRequest {
+    std::optional<std::string> result;  // compact JSON
+    std::optional<std::string> error;   // the client's error message
+  };
+
+  WireMessage Dispatch(const Message& message);
+  WireMessage Initialize(const Message& message);
+  WireMessage ListTools(const Message& message);
+  WireMessage SetLogLevel(const Message& message);
+  WireMessage CallTool(const Message& message, McpCall& call);
+  void CancelCall(const Message& notification);
+  void TakeClientResponse(const Message& response);
+  void JoinFinishedCalls();
+  void StartProgressThread();
+  void SendProgress();
+  bool ClientHas(std::string_view capability) const;
+  Result<std::string> RequestClient(const McpSend& send, const CancelToken& cancel, const CancelToken* also_cancel,
+                                    std::string_view method, std::string_view params_json);
+  // Whether results of `tool` carry structuredContent (it has an output
+  // schema), from the last listing; lists again for a name not seen.
+  bool IsStructured(std::string_view tool);
 
   McpToolHost& tools_;
   McpServerOptions options_;
   MessageParser parser_;
-  std::string protocol_version_;
 
-  std::mutex mutex_;
+  mutable std::mutex state_mutex_;  // protocol_version_, client capabilities, notify_send_, structured_
+  std::string protocol_version_;
+  std::vector<std::string> client_capabilities_;
+  const McpSend* notify_send_ = nullptr;
+  std::map<std::string, bool, std::less<>> structured_;  // tool name -> has an output schema
+  std::atomic<McpLogLevel> log_level_;
+
+  std::mutex mutex_;  // running_, threads_, client_requests_, stopping_
   std::condition_variable call_ended_;
+  std::condition_variable client_answered_;
+  std::condition_variable progress_wakeup_;
   std::map<std::string, RunningCall> running_;  // by request id as JSON
+  size_t unanswered_calls_ = 0;  // started and not yet answered (running_ + being sent)
   std::vector<std::pair<std::thread, std::shared_ptr<std::atomic<bool>>>> threads_;  // (thread, done)
+  std::map<int64_t, ClientRequest> client_requests_;  // by our request id
+  int64_t next_client_request_id_ = 1;
+  bool stopping_ = false;
+  std::thread progress_thread_;
 };
 
 // `text` cut to at most `limit` bytes without splitting a UTF-8 sequence.

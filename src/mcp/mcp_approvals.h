@@ -1,0 +1,57 @@
+// Approvals through the MCP client (issue 21 item 3, docs/mcp.md
+// "Approvals"): a request the policy does not cover is put to the user
+// with `elicitation/create`, a form with one choice (allow once, allow for
+// this session, deny), when the client declared the `elicitation`
+// capability; without it the inquirer does not ask, so the host denies at
+// once with its usual "how to allow it" message (NonInteractiveDenial).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "mcp/mcp_server.h"
+#include "policy/inquirer.h"
+
+namespace toolvfs {
+
+// What the user allowed "for this session": kept for the MCP session (the
+// server's life over stdio), shared by every call. Thread-safe.
+class McpSessionApprovals {
+ public:
+  // Whether this tool's operation on this exact target was allowed for the
+  // session.
+  bool Allowed(const Inquiry& inquiry) const;
+  void Allow(const Inquiry& inquiry);
+
+ private:
+  mutable std::mutex mutex_;
+  std::set<std::tuple<std::string, std::string, std::string>> allowed_;  // (tool, operation, target)
+};
+
+// The inquirer of one call: asks through `call` (which must outlive it),
+// remembers "allow for this session" in `approvals` (idem) and answers
+// from it without asking again. A declined or cancelled form, an answer
+// that is not one of the choices, a client error and a timeout are
+// denials (the last three as a failed Ask, which the host turns into a
+// denial saying why).
+std::unique_ptr<Inquirer> NewElicitationInquirer(McpCall& call, McpSessionApprovals& approvals,
+                                                 std::string protocol_version);
+
+// The params of the elicitation/create request for `inquiry`, compact JSON:
+// form mode (named for 2025-11-25; earlier revisions have only forms), a
+// message naming tool, operation and target (escaped for display), and a
+// schema with one required string `decision`: "allow_once",
+// "allow_session" or "deny", titled with oneOf (2025-11-25) or enumNames
+// (earlier revisions).
+std::string ElicitationParamsJson(const Inquiry& inquiry, std::string_view protocol_version);
+
+// The answer in an elicitation/create result (`{"action", "content"}`):
+// accept with decision allow_once or allow_session allows; decline,
+// cancel and deny are kDenyOnce. InvalidArgument for a result that is not
+// one of these.
+Result<InquiryAnswer> ParseElicitationAnswer(std::string_view result_json);
+
+}  // namespace toolvfs
