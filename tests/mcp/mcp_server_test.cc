@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -225,6 +226,300 @@ TEST(McpServerSubmitTest, AnIdInUseByARunningCallIsRefused) {
   }
   ASSERT_EQ(sent.size(), 2u);
   EXPECT_NE(sent[1].find("already in use"), std::string::npos) << sent[1];
+}
+
+}  // namespace
+}  // namespace toolvfs
+
+namespace toolvfs {
+namespace {
+
+// Collects what the server sends, for tests that drive Submit.
+class Recorder {
+ public:
+  McpSend send = [this](const WireMessage& message) {
+    std::lock_guard lock(mutex_);
+    lines_.push_back(message.ToString());
+    changed_.notify_all();
+  };
+  // Waits (up to 10 s) for a line containing `text`; returns it, or "".
+  std::string WaitFor(std::string_view text) {
+    std::unique_lock lock(mutex_);
+    std::string found;
+    changed_.wait_for(lock, std::chrono::seconds(10), [&] {
+      for (const std::string& line : lines_) {
+        if (line.find(text) != std::string::npos) {
+          found = line;
+          return true;
+        }
+      }
+      return false;
+    });
+    return found;
+  }
+  std::vector<std::string> lines() {
+    std::lock_guard lock(mutex_);
+    return lines_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<std::string> lines_;
+};
+
+constexpr std::string_view kInitializeWithElicitation =
+    R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}}}})";
+
+// "info" has an output schema and returns a JSON object; "ask" asks the
+// client with elicitation/create and returns the answer's text; "slow"
+// counts work until cancelled or `release` is set.
+class FeatureHost final : public McpToolHost {
+ public:
+  std::vector<McpToolListing> ListTools() override {
+    McpToolListing info{"info", "", R"({"type":"object"})", R"({"type":"object"})", {}};
+    info.annotations.read_only = true;
+    info.annotations.open_world = false;
+    return {info, {"ask", "", R"({"type":"object"})", "", {}}, {"slow", "", R"({"type":"object"})", "", {}}};
+  }
+  Result<Outcome> CallTool(std::string_view, const std::string&, CancelToken&) override {
+    return Status(StatusCode::kInternal, "the server must call CallToolInCall");
+  }
+  Result<Outcome> CallToolInCall(std::string_view name, const std::string&, McpCall& call) override {
+    Outcome outcome;
+    if (name == "info") {
+      outcome.content.push_back(ContentBlock::Text(info_text));
+    } else if (name == "ask") {
+      if (!call.ClientHas("elicitation")) return Status(StatusCode::kUnsupported, "no elicitation");
+      Result<std::string> answer = call.RequestClient("elicitation/create", R"({"message":"ok?"})");
+      outcome.content.push_back(ContentBlock::Text(answer.ok() ? *answer : answer.status().message()));
+      outcome.is_error = !answer.ok();
+    } else if (name == "slow") {
+      while (!call.cancel().cancelled() && !release.load()) {
+        call.CountWork();
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      outcome.content.push_back(ContentBlock::Text("slow done"));
+    } else {
+      return Status(StatusCode::kNotFound, "unknown tool");
+    }
+    return outcome;
+  }
+  std::string info_text = R"({"size":3})";
+  std::atomic<bool> release{false};
+};
+
+TEST(McpServerFeatureTest, ListsOutputSchemaAndAnnotationsAndReturnsStructuredContent) {
+  FeatureHost host;
+  McpServer server(host, {});
+  Answer(server, kInitialize);
+  const std::string listed = Answer(server, R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})");
+  EXPECT_NE(listed.find(R"("name":"info","inputSchema":{"type":"object"},"outputSchema":{"type":"object"},)"
+                        R"("annotations":{"readOnlyHint":true,"openWorldHint":false}})"),
+            std::string::npos)
+      << listed;
+  EXPECT_NE(listed.find(R"({"name":"ask","inputSchema":{"type":"object"}})"), std::string::npos) << listed;
+  std::string answer = Answer(server, R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"info"}})");
+  EXPECT_NE(answer.find(R"("content":[{"type":"text","text":"{\"size\":3}"}],"structuredContent":{"size":3},)"
+                        R"("isError":false)"),
+            std::string::npos)
+      << answer;
+  // Text that is not a JSON object is no structured result.
+  host.info_text = "[1]";
+  answer = Answer(server, R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"info"}})");
+  EXPECT_EQ(answer.find("structuredContent"), std::string::npos) << answer;
+}
+
+TEST(McpServerFeatureTest, ARequestToTheClientIsMatchedWithItsResponse) {
+  FeatureHost host;
+  Recorder recorder;
+  {
+    McpServer server(host, {});
+    server.Submit(kInitializeWithElicitation, recorder.send);
+    server.Submit(R"({"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"ask"}})", recorder.send);
+    const std::string request = recorder.WaitFor("elicitation/create");
+    ASSERT_NE(request, "");
+    EXPECT_NE(request.find(R"("id":1,"method":"elicitation/create","params":{"message":"ok?"})"), std::string::npos)
+        << request;
+    // A response for an id never sent is ignored; the right one is taken.
+    server.Submit(R"({"jsonrpc":"2.0","id":99,"result":{"action":"decline"}})", recorder.send);
+    server.Submit(R"({"jsonrpc":"2.0","id":1,"result":{"action":"accept","content":{"decision":"deny"}}})",
+                  recorder.send);
+    const std::string answer = recorder.WaitFor(R"("id":"c")");
+    EXPECT_NE(answer.find(R"(\"decision\":\"deny\")"), std::string::npos) << answer;
+  }
+}
+
+TEST(McpServerFeatureTest, ARequestToTheClientTimesOutAndIsCancelled) {
+  FeatureHost host;
+  Recorder recorder;
+  McpServerOptions options;
+  options.client_request_timeout = std::chrono::milliseconds(200);
+  {
+    McpServer server(host, options);
+    server.Submit(kInitializeWithElicitation, recorder.send);
+    server.Submit(R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask"}})", recorder.send);
+    const std::string answer = recorder.WaitFor(R"("id":5,"result")");
+    EXPECT_NE(answer.find("did not answer elicitation/create within"), std::string::npos) << answer;
+    EXPECT_NE(answer.find(R"("isError":true)"), std::string::npos) << answer;
+    EXPECT_NE(recorder.WaitFor(R"("method":"notifications/cancelled","params":{"requestId":1)"), "");
+  }
+}
+
+TEST(McpServerFeatureTest, ACancelledCallStopsWaitingForTheClient) {
+  FeatureHost host;
+  Recorder recorder;
+  {
+    McpServer server(host, {});
+    server.Submit(kInitializeWithElicitation, recorder.send);
+    server.Submit(R"({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"ask"}})", recorder.send);
+    ASSERT_NE(recorder.WaitFor("elicitation/create"), "");
+    server.Submit(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":6}})", recorder.send);
+    EXPECT_TRUE(server.WaitForCalls(std::chrono::seconds(5)));
+    EXPECT_NE(recorder.WaitFor(R"("reason":"the tool call was cancelled")"), "");
+  }
+  for (const std::string& line : recorder.lines()) EXPECT_EQ(line.find(R"("id":6,)"), std::string::npos) << line;
+}
+
+TEST(McpServerFeatureTest, WithoutTheCapabilityTheToolIsNotAsked) {
+  FeatureHost host;
+  Recorder recorder;
+  {
+    McpServer server(host, {});
+    server.Submit(kInitialize, recorder.send);
+    server.Submit(R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"ask"}})", recorder.send);
+    EXPECT_NE(recorder.WaitFor(R"("id":7,)").find("no elicitation"), std::string::npos);
+  }
+  for (const std::string& line : recorder.lines()) EXPECT_EQ(line.find("elicitation/create"), std::string::npos);
+}
+
+TEST(McpServerFeatureTest, ACallWithAProgressTokenGetsProgressUntilItsAnswer) {
+  FeatureHost host;
+  Recorder recorder;
+  McpServerOptions options;
+  options.progress_interval = std::chrono::milliseconds(20);
+  {
+    McpServer server(host, options);
+    server.Submit(kInitialize, recorder.send);
+    server.Submit(
+        R"({"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"tok"}}})",
+        recorder.send);
+    ASSERT_NE(recorder.WaitFor(R"("progressToken":"tok","progress":2,)"), "");
+    host.release = true;
+    ASSERT_NE(recorder.WaitFor(R"("id":8,)"), "");
+  }
+  const std::vector<std::string> lines = recorder.lines();
+  uint64_t last = 0;
+  bool answered = false;
+  for (const std::string& line : lines) {
+    if (line.find(R"("id":8,)") != std::string::npos) answered = true;
+    const size_t at = line.find(R"("progress":)");
+    if (at == std::string::npos) continue;
+    EXPECT_FALSE(answered) << "progress after the answer: " << line;
+    const uint64_t progress = std::stoull(line.substr(at + 11));
+    EXPECT_GT(progress, last) << line;  // grows with every notification
+    last = progress;
+    EXPECT_NE(line.find(" requests of the tool decided by its policy"), std::string::npos) << line;
+  }
+  // No progress without a token.
+  FeatureHost quiet;
+  Recorder quiet_recorder;
+  {
+    McpServer server(quiet, options);
+    server.Submit(kInitialize, quiet_recorder.send);
+    server.Submit(R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow"}})", quiet_recorder.send);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    quiet.release = true;
+  }
+  for (const std::string& line : quiet_recorder.lines()) EXPECT_EQ(line.find("notifications/progress"), std::string::npos);
+}
+
+TEST(McpServerFeatureTest, ABadProgressTokenIsInvalidParams) {
+  FeatureHost host;
+  Recorder recorder;
+  McpServer server(host, {});
+  server.Submit(kInitialize, recorder.send);
+  server.Submit(R"({"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"info","_meta":{"progressToken":[1]}}})",
+                recorder.send);
+  server.Submit(R"({"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"info","_meta":3}})", recorder.send);
+  EXPECT_NE(recorder.WaitFor(R"("id":10,"error":{"code":-32602)").find("progressToken"), std::string::npos);
+  EXPECT_NE(recorder.WaitFor(R"("id":11,"error":{"code":-32602)").find("'_meta' must be an object"), std::string::npos);
+}
+
+TEST(McpServerFeatureTest, LogMessagesFollowTheClientsLevel) {
+  FeatureHost host;
+  Recorder recorder;
+  McpServer server(host, {});
+  server.Log(McpLogLevel::kError, "before initialize");  // nobody to tell yet
+  server.Submit(kInitialize, recorder.send);
+  server.Log(McpLogLevel::kInfo, "below the default level");
+  server.Log(McpLogLevel::kWarning, "a warning");
+  server.Submit(R"({"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}})", recorder.send);
+  server.Log(McpLogLevel::kDebug, "a detail");
+  server.Submit(R"({"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"loud"}})", recorder.send);
+  server.Submit(R"({"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{"level":7}})", recorder.send);
+  const std::vector<std::string> lines = recorder.lines();
+  ASSERT_EQ(lines.size(), 6u);
+  EXPECT_EQ(lines[1], R"({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"warning","logger":"toolvfs","data":"a warning"}})"
+                      "\n");
+  EXPECT_EQ(lines[2], "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n");
+  EXPECT_NE(lines[3].find(R"("level":"debug","logger":"toolvfs","data":"a detail")"), std::string::npos) << lines[3];
+  EXPECT_NE(lines[4].find("unknown log level 'loud'"), std::string::npos) << lines[4];
+  EXPECT_NE(lines[5].find("-32602"), std::string::npos) << lines[5];
+}
+
+TEST(McpServerFeatureTest, ToolListChangesAreAnnouncedAfterInitialize) {
+  FeatureHost host;
+  Recorder recorder;
+  McpServerOptions options;
+  options.tools_list_changed = true;
+  McpServer server(host, options);
+  server.NotifyToolsChanged();  // before initialize: nothing
+  server.Submit(kInitialize, recorder.send);
+  EXPECT_NE(recorder.WaitFor(R"("tools":{"listChanged":true},"logging":{})"), "");
+  server.NotifyToolsChanged();
+  const std::vector<std::string> lines = recorder.lines();
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1], "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\",\"params\":{}}\n");
+}
+
+TEST(McpServerFeatureTest, WrongParamTypesAndEarlyCallsGetClearErrors) {
+  FeatureHost host;
+  McpServer server(host, {});
+  EXPECT_NE(Answer(server, R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"info"}})").find("before initialize"),
+            std::string::npos);
+  EXPECT_NE(Answer(server, R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":5}})").find("-32602"),
+            std::string::npos);
+  EXPECT_NE(Answer(server, R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":[]}})")
+                .find("'capabilities' must be an object"),
+            std::string::npos);
+  Answer(server, kInitialize);
+  std::string answer = Answer(server, R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":42}})");
+  EXPECT_NE(answer.find("-32602"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("name"), std::string::npos) << answer;
+  answer = Answer(server, R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"info","arguments":"x"}})");
+  EXPECT_NE(answer.find("'arguments' must be an object"), std::string::npos) << answer;
+  answer = Answer(server, R"({"jsonrpc":"2.0","id":4,"method":"tools/call"})");
+  EXPECT_NE(answer.find("-32602"), std::string::npos) << answer;
+  answer = Answer(server, R"({"jsonrpc":"1.0","id":5,"method":"ping"})");
+  EXPECT_NE(answer.find("-32600"), std::string::npos) << answer;
+  answer = Answer(server, R"([{"jsonrpc":"2.0","id":6,"method":"ping"}])");
+  EXPECT_NE(answer.find("-326"), std::string::npos) << answer;
+}
+
+TEST(McpServerFeatureTest, CancelAllEndsEveryRunningCallWithoutAnswers) {
+  FeatureHost host;
+  Recorder recorder;
+  McpServer server(host, {});
+  server.Submit(kInitialize, recorder.send);
+  for (int id = 20; id < 24; ++id) {
+    server.Submit(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"tools/call","params":{"name":"slow"}})",
+                  recorder.send);
+  }
+  EXPECT_FALSE(server.WaitForCalls(std::chrono::milliseconds(50)));
+  server.CancelAll();
+  EXPECT_TRUE(server.WaitForCalls(std::chrono::seconds(5)));
+  EXPECT_EQ(recorder.lines().size(), 1u);
 }
 
 }  // namespace
