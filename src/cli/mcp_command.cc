@@ -187,6 +187,14 @@ class ConfiguredToolHost final : public McpToolHost {
       tool.source = ToolSource::kBuiltin;
       tool.description = builtin.description;
       tool.parameters = builtin.parameters;
+      if (session_workspace_) {
+        // A session workspace is the agent's own scratch space: readable
+        // and writable by the unconfigured builtins (sensitive paths stay
+        // protected by the policy).
+        tool.has_sandbox_table = true;
+        tool.sandbox.filesystem_allow = {""};
+        tool.sandbox.filesystem_writable.all = true;
+      }
       unconfigured_builtins_.emplace(builtin.name, std::move(tool));
     }
   }

@@ -77,6 +77,7 @@ Status ServeMcpOverStdio(McpServer& server, McpStdioWriter& writer, const McpStd
     splitter.CommitAppend(static_cast<size_t>(got));
     if (got == 0) end_of_input = true;
     while (std::optional<LineSplitter::Event> event = splitter.Next()) {
+      if (writer.closed()) break;  // the client is gone: the rest is for nobody
       if (event->kind == LineSplitter::EventKind::kTooLong) {
         send(SerializeProtocolError(LineTooLongError(options.max_line_bytes)));
       } else {

@@ -4,6 +4,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
+#include <cstdio>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -124,5 +128,136 @@ TEST_F(McpStdioTest, BadLinesGetErrorsAndTheServerGoesOn) {
   EXPECT_EQ(ById(answers, "2"), R"({"jsonrpc":"2.0","id":2,"result":{}})");
 }
 
+
+// Runs `script` with sh, $0 the toolvfs binary and $1 the project.
+ProcessResult RunScript(const std::string& script, const fs::path& project, std::chrono::seconds deadline) {
+  return RunProcess({"/bin/sh", "-c", script, ToolvfsBinary(), project.string()},
+                    {.cwd = project.string(), .deadline = deadline});
+}
+
+// Whether a process whose command line contains `marker` is alive.
+bool ProcessWithArgumentAlive(std::string_view marker) {
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return false;
+  bool found = false;
+  while (dirent* entry = readdir(proc)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    std::string command(4096, '\0');
+    FILE* file = std::fopen((std::string("/proc/") + entry->d_name + "/cmdline").c_str(), "r");
+    if (file == nullptr) continue;
+    command.resize(std::fread(command.data(), 1, command.size(), file));
+    std::fclose(file);
+    for (char& c : command) {
+      if (c == '\0') c = ' ';
+    }
+    if (command.find(marker) != std::string::npos && command.find("/bin/sh") == std::string::npos) found = true;
+  }
+  closedir(proc);
+  return found;
+}
+
+TEST_F(McpStdioTest, StructuredResultsAndAnnotationsOfTheBuiltins) {
+  std::vector<std::string> answers = Session({
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})",
+      Call(2, "file_info", R"({"path":"docs/a.txt"})"),
+      Call(3, "read_file", R"({"path":"docs/a.txt"})"),
+  });
+  ASSERT_EQ(answers.size(), 4u);
+  const std::string listed = ById(answers, "1");
+  EXPECT_NE(listed.find(R"("name":"grep_files")"), std::string::npos) << listed;
+  EXPECT_NE(listed.find(R"("annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,)"
+                        R"("openWorldHint":false}}]})"),
+            std::string::npos)
+      << "write_file is last: " << listed;
+  EXPECT_NE(ById(answers, "2").find(R"("structuredContent":{"kind":"file","size":13,)"), std::string::npos)
+      << ById(answers, "2");
+  EXPECT_EQ(ById(answers, "3").find("structuredContent"), std::string::npos) << ById(answers, "3");
+}
+
+TEST_F(McpStdioTest, UncoveredRequestsAreDeniedWithTheHowToWithoutElicitation) {
+  std::vector<std::string> answers = Session({Call(1, "write_file", R"({"path":"new.txt","content":"x"})")});
+  ASSERT_EQ(answers.size(), 2u);
+  EXPECT_NE(ById(answers, "1").find("denied without asking (no interaction); to allow it, add"), std::string::npos)
+      << ById(answers, "1");
+  EXPECT_FALSE(fs::exists(project_ / "new.txt"));
+}
+
+TEST_F(McpStdioTest, AClientThatVanishesMidCallLeavesNoToolProcessBehind) {
+  // A tool that would sleep for minutes; the client closes its end 1 s in.
+  Write(project_ / "toolvfs.toml",
+        "[tools.nap]\ncommand = \"sleep 271.828\"\nruntime = \"stdio\"\n"
+        "[tools.nap.sandbox.limits]\ncancel_grace_s = 1\n");
+  ProcessResult result = RunScript(
+      "(printf '%s\\n' '" + std::string(kInitialize) + "' "
+      "'{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"nap\"}}'; sleep 1; "
+      "pgrep -f '^sleep 271.828' >/dev/null && echo tool-was-running >&2) "
+      "| \"$0\" mcp --no-audit --project \"$1\"",
+      project_, std::chrono::seconds(30));
+  EXPECT_EQ(result.exit_code, 0) << result;
+  EXPECT_LT(result.elapsed, std::chrono::seconds(15)) << result;
+  EXPECT_EQ(result.out.find(R"("id":1,)"), std::string::npos) << "a cancelled call gets no answer: " << result;
+  EXPECT_NE(result.err.find("tool-was-running"), std::string::npos) << result;
+  EXPECT_FALSE(ProcessWithArgumentAlive("sleep 271.828"));
+}
+
+TEST_F(McpStdioTest, AClientThatNeverReadsIsTakenAsGone) {
+  Write(project_ / "big.txt", std::string(64 << 10, 'x'));
+  std::string input = std::string(kInitialize) + "\n";
+  for (int id = 1; id <= 200; ++id) input += Call(id, "read_file", R"({"path":"big.txt"})") + "\n";
+  Write(root_ / "input.jsonl", input);
+  // stdout is a FIFO whose reader never reads (it only holds it open).
+  ProcessResult result = RunScript(
+      "mkfifo \"$1/../out\" || exit 9; (exec 3<\"$1/../out\"; sleep 20) >/dev/null 2>&1 & "
+      "exec \"$0\" mcp --no-audit --stall-timeout 1 --project \"$1\" < \"$1/../input.jsonl\" > \"$1/../out\"",
+      project_, std::chrono::seconds(30));
+  EXPECT_EQ(result.exit_code, 0) << result;
+  EXPECT_LT(result.elapsed, std::chrono::seconds(15)) << result;
+  EXPECT_NE(result.err.find("has not read its output for 1 s; taking it as gone"), std::string::npos) << result;
+}
+
+TEST_F(McpStdioTest, ALineOverTheLimitIsRefusedAndTheServerGoesOn) {
+  std::vector<std::string> answers = Session({
+      std::string(R"({"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":")") + std::string(11 << 20, 'a') + "\"}}",
+      R"({"jsonrpc":"2.0","id":2,"method":"ping"})",
+  });
+  ASSERT_EQ(answers.size(), 3u);
+  EXPECT_NE(answers[1].find(R"("code":-32700,"message":"Parse error: message longer than the limit of 10485760 bytes)"),
+            std::string::npos)
+      << answers[1].substr(0, 300);
+  EXPECT_EQ(ById(answers, "2"), R"({"jsonrpc":"2.0","id":2,"result":{}})");
+}
+
+TEST_F(McpStdioTest, AChangedConfigIsAnnouncedAndListed) {
+  const std::string list = R"({"jsonrpc":"2.0","id":5,"method":"tools/list"})";
+  ProcessResult result = RunScript(
+      "(printf '%s\\n' '" + std::string(kInitialize) + "'; sleep 1.5; "
+      "printf '[tools.fresh]\\ncommand = \"true\"\\nruntime = \"stdio\"\\n' > \"$1/toolvfs.toml\"; sleep 2.5; "
+      "printf '%s\\n' '" + list + "') | \"$0\" mcp --no-audit --project \"$1\"",
+      project_, std::chrono::seconds(30));
+  EXPECT_EQ(result.exit_code, 0) << result;
+  const size_t changed = result.out.find(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}})");
+  const size_t listed = result.out.find(R"("id":5,"result":{"tools":[{"name":"fresh")");
+  EXPECT_NE(changed, std::string::npos) << result;
+  EXPECT_NE(listed, std::string::npos) << result;
+  EXPECT_LT(changed, listed) << result;
+}
+
+TEST_F(McpStdioTest, ASessionWorkspaceGetsTheSessionSuiteAndItsInstructions) {
+  const std::string store = "sqlite:" + (root_ / "sessions.db").string() + "#s1";
+  ProcessResult init = RunProcess({ToolvfsBinary(), "workspace", "init", "--session", "--project", store},
+                                  {.deadline = std::chrono::seconds(30)});
+  ASSERT_EQ(init.exit_code, 0) << init;
+  Write(root_ / "input.jsonl", std::string(kInitialize) + "\n" +
+                                   Call(1, "write_file", R"({"path":"notes.md","content":"hi"})") + "\n");
+  ProcessResult result = RunProcess(
+      {"/bin/sh", "-c", "exec \"$0\" mcp --no-audit --config \"$1\" --project \"$2\" < \"$3\"", ToolvfsBinary(),
+       (project_ / "toolvfs.toml").string(), store, (root_ / "input.jsonl").string()},
+      {.cwd = project_.string(), .deadline = std::chrono::seconds(30)});
+  EXPECT_EQ(result.exit_code, 0) << result;
+  EXPECT_NE(result.out.find(R"("instructions":"## Session workspace)"), std::string::npos) << result;
+  EXPECT_NE(result.out.find(R"("structuredContent":{"action":"created","path":"notes.md","version":1,)"),
+            std::string::npos)
+      << result;
+}
 }  // namespace
 }  // namespace toolvfs
