@@ -63,7 +63,9 @@ std::string ElicitationParamsJson(const Inquiry& inquiry, std::string_view proto
   std::string message = "Tool '" + EscapeForTerminal(inquiry.tool) + "' asks to " +
                         EscapeForTerminal(inquiry.operation) + " '" + EscapeForTerminal(inquiry.target) +
                         "', which its policy does not cover. Allow it?";
-  if (!inquiry.hint.empty()) message += " (To allow it for good: " + EscapeForTerminal(inquiry.hint) + ".)";
+  if (!inquiry.hint.empty()) {
+    message += " (To allow it for good: " + EscapeForTerminal(QualifyPolicyHint(inquiry.tool, inquiry.hint)) + ".)";
+  }
   rapidjson::StringBuffer buffer;
   JsonWriter writer(buffer);
   writer.StartObject();

@@ -29,12 +29,16 @@ TEST(McpSdkTest, TheTypeScriptClientListsAndCallsTools) {
   fs::create_directories(root / "proj");
   std::ofstream(root / "proj" / "a.txt") << "via sdk\n";
   std::ofstream(root / "outside.txt") << "SECRET\n";
-  std::ofstream(root / "proj" / "toolvfs.toml") << "";
+  std::ofstream(root / "proj" / "toolvfs.toml") << "[tools.nap]\ncommand = \"sleep 314.159\"\nruntime = \"stdio\"\n"
+                                                   "[tools.nap.sandbox.limits]\ncancel_grace_s = 1\n"
+                                                   "[tools.slow]\ncommand = \"sleep 2.5\"\nruntime = \"stdio\"\n";
 
   ProcessResult result =
       RunProcess({TOOLVFS_TEST_NODE, (fs::path(SourceDir()) / "tests/mcp/sdk_client.cjs").string(), NpmDir(),
                   ToolvfsBinary(), (root / "proj").string()},
                  {.deadline = std::chrono::seconds(60)});
+  const bool allowed_written = fs::exists(root / "proj" / "allowed.txt");
+  const bool declined_written = fs::exists(root / "proj" / "declined.txt");
   fs::remove_all(root);
   ASSERT_EQ(result.exit_code, 0) << result;
   EXPECT_NE(result.out.find(R"("server":{"name":"toolvfs")"), std::string::npos) << result;
@@ -46,6 +50,50 @@ TEST(McpSdkTest, TheTypeScriptClientListsAndCallsTools) {
       << result;
   EXPECT_EQ(result.out.find("SECRET"), std::string::npos) << result;
   EXPECT_NE(result.out.find(R"("unknownError":"MCP error -32602)"), std::string::npos) << result;
+  // Capabilities and annotations as the SDK parsed them.
+  EXPECT_NE(result.out.find(R"("capabilities":{"logging":{},"tools":{"listChanged":true}})"), std::string::npos)
+      << result;
+  EXPECT_NE(result.out.find(R"("read_file":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,)"
+                            R"("openWorldHint":false})"),
+            std::string::npos)
+      << result;
+  EXPECT_NE(result.out.find(R"("nap":{"readOnlyHint":true,"openWorldHint":false})"), std::string::npos) << result;
+  // Structured results (the SDK validated them against the output schemas).
+  EXPECT_NE(result.out.find(R"("structuredContent":{"kind":"file","size":8,)"), std::string::npos) << result;
+  EXPECT_NE(result.out.find(R"("structuredContent":{"matches":[{"path":"a.txt","lines":[{"line_number":1,)"),
+            std::string::npos)
+      << result;
+  // Approvals through elicitation: asked twice, allowed once, declined once.
+  EXPECT_NE(result.out.find(R"("elicitations":[{"mode":"form","message":"Tool 'write_file' asks to write )"
+                            R"('allowed.txt', which its policy does not cover. Allow it? (To allow it for good: )"
+                            R"(add \"allowed.txt\" to tools.write_file.sandbox.filesystem.writable.)"),
+            std::string::npos)
+      << result;
+  EXPECT_NE(result.out.find(R"("allowed":{"content":[{"type":"text","text":"Wrote 3 bytes to 'allowed.txt'"}],)"
+                            R"("isError":false})"),
+            std::string::npos)
+      << result;
+  EXPECT_NE(result.out.find(R"("declined":{"content":[{"type":"text","text":"fs.write of 'declined.txt' denied by the user"}],)"
+                            R"("isError":true})"), std::string::npos)
+      << result;
+  EXPECT_NE(result.out.find(R"("session":[{"content":[{"type":"text","text":"Wrote 3 bytes to 'session.txt'"}],)"
+                            R"("isError":false},{"content":[{"type":"text","text":"Wrote 3 bytes to 'session.txt'"}],)"
+                            R"("isError":false}],"asked":3,)"),
+            std::string::npos)
+      << result;
+  EXPECT_TRUE(allowed_written);
+  EXPECT_FALSE(declined_written);
+  // Progress while `slow` ran, then its answer.
+  EXPECT_NE(result.out.find(R"("progress":[{"progress":1,"message":"running for 1 s; 0 requests)"), std::string::npos)
+      << result;
+  EXPECT_NE(result.out.find(R"("slow":{"content":[],"isError":false})"), std::string::npos) << result;
+  // A cancelled call: the tool was running, is gone, and the server goes on.
+  EXPECT_NE(result.out.find(R"("napStarted":true)"), std::string::npos) << result;
+  EXPECT_NE(result.out.find(R"("cancelError":"MCP error -32001: the user pressed stop")"), std::string::npos) << result;
+  EXPECT_NE(result.out.find(R"("napGone":true)"), std::string::npos) << result;
+  EXPECT_NE(result.out.find(R"("afterCancel":{"content":[{"type":"text","text":"via sdk\n"}],"isError":false})"),
+            std::string::npos)
+      << result;
 }
 
 }  // namespace

@@ -1,12 +1,25 @@
 // A test peer: the official TypeScript SDK client (@modelcontextprotocol/sdk)
 // drives `toolvfs mcp` over stdio, then prints one JSON object with what it
-// saw for mcp_sdk_test to check.
+// saw for mcp_sdk_test to check. The project's toolvfs.toml has `nap` (a
+// tool that sleeps for minutes) and `slow` (one that sleeps 2.5 s).
 // Usage: node sdk_client.cjs NPM_DIR TOOLVFS PROJECT
 const path = require('path');
+const { execFileSync } = require('child_process');
 const [npmDir, toolvfs, project] = process.argv.slice(2);
 const sdk = path.join(npmDir, 'node_modules/@modelcontextprotocol/sdk/dist/cjs');
 const { Client } = require(path.join(sdk, 'client/index.js'));
 const { StdioClientTransport } = require(path.join(sdk, 'client/stdio.js'));
+const { ElicitRequestSchema, CallToolResultSchema } = require(path.join(sdk, 'types.js'));
+
+// Whether a process whose command line starts with `prefix` is alive.
+function alive(prefix) {
+  try {
+    execFileSync('pgrep', ['-f', `^${prefix}`]);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 async function main() {
   const transport = new StdioClientTransport({
@@ -15,7 +28,18 @@ async function main() {
     cwd: project,
     stderr: 'inherit',
   });
-  const client = new Client({ name: 'toolvfs-test', version: '1.0.0' });
+  const client = new Client({ name: 'toolvfs-test', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+  // The user's answers to the approvals, in order.
+  const answers = [
+    { action: 'accept', content: { decision: 'allow_once' } },
+    { action: 'decline' },
+    { action: 'accept', content: { decision: 'allow_session' } },
+  ];
+  const elicitations = [];
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    elicitations.push(request.params);
+    return answers.shift() ?? { action: 'cancel' };
+  });
   await client.connect(transport);
   const listed = await client.listTools();
   const read = await client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } });
@@ -26,13 +50,64 @@ async function main() {
   } catch (error) {
     unknownError = String(error.message);
   }
+  // Structured results, checked by the SDK against the output schemas.
+  const info = await client.callTool({ name: 'file_info', arguments: { path: 'a.txt' } });
+  const grep = await client.callTool({ name: 'grep_files', arguments: { pattern: 'via' } });
+  // Approvals: the first write is allowed once, the second declined, the
+  // third allowed for the session (so its repeat is not asked).
+  const allowed = await client.callTool({ name: 'write_file', arguments: { path: 'allowed.txt', content: 'yes' } });
+  const declined = await client.callTool({ name: 'write_file', arguments: { path: 'declined.txt', content: 'no' } });
+  const session = [];
+  for (const content of ['one', 'two']) {
+    session.push(await client.callTool({ name: 'write_file', arguments: { path: 'session.txt', content } }));
+  }
+  // Progress while a slow tool runs.
+  const progress = [];
+  const slow = await client.callTool({ name: 'slow', arguments: {} }, CallToolResultSchema, {
+    onprogress: (update) => progress.push(update),
+  });
+  // Cancellation: the SDK sends notifications/cancelled when aborted.
+  const controller = new AbortController();
+  const napping = client.callTool({ name: 'nap', arguments: {} }, CallToolResultSchema, { signal: controller.signal });
+  for (let waited = 0; waited < 100 && !alive('sleep 314.159'); ++waited) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const napStarted = alive('sleep 314.159');
+  controller.abort('the user pressed stop');
+  let cancelError = '';
+  try {
+    await napping;
+  } catch (error) {
+    cancelError = String(error.message ?? error);
+  }
+  let napGone = false;
+  for (let waited = 0; waited < 100 && !napGone; ++waited) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    napGone = !alive('sleep 314.159');
+  }
   await client.ping();
+  const afterCancel = await client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } });
   console.log(JSON.stringify({
     server: client.getServerVersion(),
+    capabilities: client.getServerCapabilities(),
     tools: listed.tools.map((tool) => tool.name),
+    annotations: Object.fromEntries(listed.tools.map((tool) => [tool.name, tool.annotations ?? null])),
     read,
     escaped,
     unknownError,
+    info,
+    grep,
+    elicitations,
+    allowed,
+    declined,
+    session,
+    asked: elicitations.length,
+    progress,
+    slow,
+    napStarted,
+    cancelError,
+    napGone,
+    afterCancel,
   }));
   await client.close();
 }
