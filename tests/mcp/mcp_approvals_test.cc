@@ -1,0 +1,66 @@
+#include "mcp/mcp_approvals.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace toolvfs {
+namespace {
+
+const Inquiry kInquiry{"gen", "write", "src/a\x1b[2J.rs", "add \"src\" to filesystem.writable"};
+
+TEST(McpApprovalsTest, TheFormNamesToolOperationAndEscapedTarget) {
+  const std::string params = ElicitationParamsJson(kInquiry, "2025-11-25");
+  EXPECT_NE(params.find(R"({"mode":"form","message":"Tool 'gen' asks to write 'src/a\\x1b[2J.rs', which its policy )"
+                        R"(does not cover. Allow it? (To allow it for good: add \"src\" to )"
+                        R"(tools.gen.sandbox.filesystem.writable.)"),
+            std::string::npos)
+      << params;
+  EXPECT_NE(params.find(R"("oneOf":[{"const":"allow_once","title":"Allow once"},{"const":"allow_session",)"),
+            std::string::npos)
+      << params;
+  EXPECT_NE(params.find(R"("required":["decision"])"), std::string::npos) << params;
+}
+
+TEST(McpApprovalsTest, EarlierRevisionsGetEnumNamesAndNoMode) {
+  const std::string params = ElicitationParamsJson(kInquiry, "2025-06-18");
+  EXPECT_EQ(params.find(R"("mode")"), std::string::npos) << params;
+  EXPECT_NE(params.find(R"("enum":["allow_once","allow_session","deny"],)"
+                        R"("enumNames":["Allow once","Allow for this session","Deny"],"default":"deny")"),
+            std::string::npos)
+      << params;
+}
+
+TEST(McpApprovalsTest, AnswersMapToInquiryAnswers) {
+  EXPECT_EQ(*ParseElicitationAnswer(R"({"action":"accept","content":{"decision":"allow_once"}})"),
+            InquiryAnswer::kAllowOnce);
+  EXPECT_EQ(*ParseElicitationAnswer(R"({"action":"accept","content":{"decision":"allow_session"}})"),
+            InquiryAnswer::kAllowForRun);
+  EXPECT_EQ(*ParseElicitationAnswer(R"({"action":"accept","content":{"decision":"deny"}})"), InquiryAnswer::kDenyOnce);
+  EXPECT_EQ(*ParseElicitationAnswer(R"({"action":"decline"})"), InquiryAnswer::kDenyOnce);
+  EXPECT_EQ(*ParseElicitationAnswer(R"({"action":"cancel"})"), InquiryAnswer::kDenyOnce);
+  Result<InquiryAnswer> odd = ParseElicitationAnswer(R"({"action":"accept","content":{"decision":"maybe"}})");
+  ASSERT_FALSE(odd.ok());
+  EXPECT_EQ(odd.status().message(), "the client's approval decision 'maybe' is none of allow_once, allow_session, deny");
+  EXPECT_FALSE(ParseElicitationAnswer(R"({"action":"accept"})").ok());
+  EXPECT_FALSE(ParseElicitationAnswer(R"({"action":"shrug"})").ok());
+  EXPECT_FALSE(ParseElicitationAnswer("not json").ok());
+}
+
+TEST(McpApprovalsTest, WithoutAChannelTheInquirerDoesNotAsk) {
+  CancelToken cancel;
+  McpCall call(nullptr, nullptr, cancel);
+  McpSessionApprovals approvals;
+  std::unique_ptr<Inquirer> inquirer = NewElicitationInquirer(call, approvals, "2025-11-25");
+  EXPECT_FALSE(inquirer->asks_user());
+  EXPECT_FALSE(inquirer->Ask(kInquiry).ok());
+  // What was allowed for the session is answered without a channel.
+  approvals.Allow(kInquiry);
+  EXPECT_EQ(*inquirer->Ask(kInquiry), InquiryAnswer::kAllowForRun);
+  Inquiry other = kInquiry;
+  other.target = "src/b.rs";
+  EXPECT_FALSE(approvals.Allowed(other));
+}
+
+}  // namespace
+}  // namespace toolvfs
