@@ -57,6 +57,7 @@ class ConfiguredToolHost final : public McpToolHost {
     std::lock_guard lock(mutex_);
     if (loaded.config.mcp_servers != loaded_.config.mcp_servers) mcp_.reset();
     imported_.clear();
+    imports_listed_ = false;
     Load(std::move(loaded));
   }
 
@@ -81,6 +82,7 @@ class ConfiguredToolHost final : public McpToolHost {
       for (const auto& [entry, error] : imports.errors) {
         std::fprintf(stderr, "toolvfs mcp: warning: %s: %s\n", entry.c_str(), error.c_str());
       }
+      imports_listed_ = true;
       for (ImportedMcpTool& imported : imports.tools) {
         // An imported tool's hints are its server's to give; none here.
         listed.push_back({imported.name, imported.tool.description, imported.input_schema_json, {}, {}});
@@ -100,7 +102,7 @@ class ConfiguredToolHost final : public McpToolHost {
     bool listed;
     {
       std::lock_guard lock(mutex_);
-      listed = !imported_.empty();
+      listed = imports_listed_ || !HasImports();
     }
     if (!listed) ListTools();  // a client may call an imported tool without listing first
     std::optional<ToolConfig> found;
@@ -220,6 +222,13 @@ class ConfiguredToolHost final : public McpToolHost {
     return listing;
   }
 
+  bool HasImports() const {
+    for (const auto& [name, tool] : loaded_.config.tools) {
+      if (IsMcpImport(tool)) return true;
+    }
+    return false;
+  }
+
   const ToolConfig* Find(std::string_view name) const {
     if (auto found = loaded_.config.tools.find(std::string(name));
         found != loaded_.config.tools.end() && !IsMcpImport(found->second)) {
@@ -249,6 +258,7 @@ class ConfiguredToolHost final : public McpToolHost {
   std::function<std::string()> protocol_version_ = [] { return std::string(kMcpProtocolVersions[0]); };
   std::map<std::string, ToolConfig, std::less<>> unconfigured_builtins_;
   std::map<std::string, ToolConfig, std::less<>> imported_;  // from the last tools/list
+  bool imports_listed_ = false;  // imported_ is filled
   std::unique_ptr<McpRuntime> mcp_;
   std::mutex mutex_;      // loaded_, unconfigured_builtins_, imported_, mcp_
   std::mutex mcp_mutex_;  // one MCP call at a time
