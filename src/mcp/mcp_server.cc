@@ -128,17 +128,25 @@ McpServer::~McpServer() {
     stopping_ = true;
   }
   progress_wakeup_.notify_all();
-  for (auto& [thread, done] : threads_) thread.join();
+  work_ready_.notify_all();
+  // Workers run the calls still queued or running before they stop.
+  for (std::thread& worker : workers_) worker.join();
   if (progress_thread_.joinable()) progress_thread_.join();
 }
 
-void McpServer::JoinFinishedCalls() {
-  std::lock_guard lock(mutex_);
-  std::erase_if(threads_, [](auto& entry) {
-    if (!entry.second->load()) return false;
-    entry.first.join();
-    return true;
-  });
+void McpServer::RunWorker() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    ++idle_workers_;
+    work_ready_.wait(lock, [&] { return stopping_ || !work_.empty(); });
+    --idle_workers_;
+    if (work_.empty()) return;  // stopping, nothing left
+    std::function<void()> job = std::move(work_.front());
+    work_.pop_front();
+    lock.unlock();
+    job();
+    lock.lock();
+  }
 }
 
 void McpServer::CancelCall(const Message& notification) {
@@ -237,7 +245,6 @@ Result<std::string> McpServer::RequestClient(const McpSend& send, const CancelTo
 }
 
 void McpServer::Submit(std::string_view line, const McpSend& send) {
-  JoinFinishedCalls();
   {
     std::lock_guard lock(state_mutex_);
     notify_send_ = &send;
@@ -295,9 +302,8 @@ void McpServer::Submit(std::string_view line, const McpSend& send) {
   running.started = std::chrono::steady_clock::now();
   CancelToken* cancel = running.cancel.get();
 
-  auto done = std::make_shared<std::atomic<bool>>(false);
   auto owned = std::make_shared<Message>(std::move(message));
-  std::thread thread([this, owned, cancel, key, done, &send, wants_progress = !progress_token.empty()] {
+  work_.push_back([this, owned, cancel, key, &send, wants_progress = !progress_token.empty()] {
     McpCall call(this, &send, *cancel, wants_progress);
     {
       std::lock_guard guard(mutex_);
@@ -318,9 +324,15 @@ void McpServer::Submit(std::string_view line, const McpSend& send) {
       --unanswered_calls_;
     }
     call_ended_.notify_all();
-    done->store(true);
   });
-  threads_.emplace_back(std::move(thread), std::move(done));
+  // Threads are kept and reused: making one per call costs a stack's
+  // mmap/munmap and TLB shootdowns on every call (bench/mcp_bench).
+  // Each queued call needs a worker of its own (a slow call must not hold
+  // up the next): idle ones that have not yet taken a job count.
+  if (work_.size() > idle_workers_ && workers_.size() < options_.max_concurrent_calls) {
+    workers_.emplace_back([this] { RunWorker(); });
+  }
+  work_ready_.notify_one();
   if (!progress_token.empty() && !progress_thread_.joinable()) StartProgressThread();
 }
 

@@ -8,7 +8,7 @@
 // (HandleLine answers every request on the caller's thread; Submit runs
 // tools/call concurrently).
 //
-// Submit runs each tools/call on its own thread, so calls overlap and a
+// Submit runs each tools/call on a thread of its own (from a pool), so calls overlap and a
 // `notifications/cancelled` for a running call cancels it (the runtime
 // then sends the tool `cancel`, then SIGTERM/SIGKILL, SPEC.md §4.4); the
 // cancelled call gets no answer, as the MCP cancellation rules say.
@@ -24,6 +24,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -230,7 +231,7 @@ class McpServer {
   WireMessage CallTool(const Message& message, McpCall& call);
   void CancelCall(const Message& notification);
   void TakeClientResponse(const Message& response);
-  void JoinFinishedCalls();
+  void RunWorker();
   void StartProgressThread();
   void SendProgress();
   bool ClientHas(std::string_view capability) const;
@@ -251,13 +252,18 @@ class McpServer {
   std::map<std::string, bool, std::less<>> structured_;  // tool name -> has an output schema
   std::atomic<McpLogLevel> log_level_;
 
-  std::mutex mutex_;  // running_, threads_, client_requests_, stopping_
+  std::mutex mutex_;  // running_, work_, workers_, idle_workers_, client_requests_, stopping_
   std::condition_variable call_ended_;
   std::condition_variable client_answered_;
   std::condition_variable progress_wakeup_;
   std::map<std::string, RunningCall> running_;  // by request id as JSON
   size_t unanswered_calls_ = 0;  // started and not yet answered (running_ + being sent)
-  std::vector<std::pair<std::thread, std::shared_ptr<std::atomic<bool>>>> threads_;  // (thread, done)
+  // The calls run on a pool of at most max_concurrent_calls threads, made
+  // as needed and kept.
+  std::deque<std::function<void()>> work_;
+  std::vector<std::thread> workers_;
+  size_t idle_workers_ = 0;
+  std::condition_variable work_ready_;
   std::map<int64_t, ClientRequest> client_requests_;  // by our request id
   int64_t next_client_request_id_ = 1;
   bool stopping_ = false;
