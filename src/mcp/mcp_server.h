@@ -8,8 +8,8 @@
 // (HandleLine answers every request on the caller's thread; Submit runs
 // tools/call concurrently).
 //
-// Submit runs each tools/call on a thread of its own (from a pool), so calls overlap and a
-// `notifications/cancelled` for a running call cancels it (the runtime
+// Submit runs each tools/call on a worker thread of a kept pool, so calls
+// overlap and a `notifications/cancelled` for a running call cancels it (the runtime
 // then sends the tool `cancel`, then SIGTERM/SIGKILL, SPEC.md §4.4); the
 // cancelled call gets no answer, as the MCP cancellation rules say.
 //
