@@ -31,7 +31,26 @@ TEST(McpSdkTest, TheTypeScriptClientListsAndCallsTools) {
   std::ofstream(root / "outside.txt") << "SECRET\n";
   std::ofstream(root / "proj" / "toolvfs.toml") << "[tools.nap]\ncommand = \"sleep 314.159\"\nruntime = \"stdio\"\n"
                                                    "[tools.nap.sandbox.limits]\ncancel_grace_s = 1\n"
-                                                   "[tools.slow]\ncommand = \"sleep 2.5\"\nruntime = \"stdio\"\n";
+                                                   "[tools.slow]\ncommand = \"sleep 2.5\"\nruntime = \"stdio\"\n"
+                                                   "[tools.scribe]\ncommand = \"python3 scribe.py\"\nruntime = \"vfs\"\n"
+                                                   "[tools.scribe.sandbox]\nfilesystem.allow = [\".\"]\n";
+  // Writes scribe.txt and reports whether `pending` came before the answer.
+  std::ofstream(root / "proj" / "scribe.py") << R"(import json, sys
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+init = json.loads(sys.stdin.readline())
+send({"jsonrpc": "2.0", "id": 1, "method": "fs.write", "params": {"path": "scribe.txt", "content": "by scribe"}})
+pending = False
+while True:
+    message = json.loads(sys.stdin.readline())
+    if message.get("method") == "pending":
+        pending = True
+    elif message.get("id") == 1:
+        break
+send({"jsonrpc": "2.0", "method": "result",
+      "params": {"content": "pending=%s written=%s" % (pending, "error" not in message)}})
+)";
 
   ProcessResult result =
       RunProcess({TOOLVFS_TEST_NODE, (fs::path(SourceDir()) / "tests/mcp/sdk_client.cjs").string(), NpmDir(),
@@ -39,6 +58,7 @@ TEST(McpSdkTest, TheTypeScriptClientListsAndCallsTools) {
                  {.deadline = std::chrono::seconds(60)});
   const bool allowed_written = fs::exists(root / "proj" / "allowed.txt");
   const bool declined_written = fs::exists(root / "proj" / "declined.txt");
+  const bool scribe_written = fs::exists(root / "proj" / "scribe.txt");
   fs::remove_all(root);
   ASSERT_EQ(result.exit_code, 0) << result;
   EXPECT_NE(result.out.find(R"("server":{"name":"toolvfs")"), std::string::npos) << result;
@@ -78,9 +98,13 @@ TEST(McpSdkTest, TheTypeScriptClientListsAndCallsTools) {
       << result;
   EXPECT_NE(result.out.find(R"("session":[{"content":[{"type":"text","text":"Wrote 3 bytes to 'session.txt'"}],)"
                             R"("isError":false},{"content":[{"type":"text","text":"Wrote 3 bytes to 'session.txt'"}],)"
-                            R"("isError":false}],"asked":3,)"),
+                            R"("isError":false}],)"),
             std::string::npos)
       << result;
+  EXPECT_NE(result.out.find(R"("asked":4,"scribe":{"content":[{"type":"text","text":"pending=True written=True"}],)"),
+            std::string::npos)
+      << result;
+  EXPECT_TRUE(scribe_written);
   EXPECT_TRUE(allowed_written);
   EXPECT_FALSE(declined_written);
   // Progress while `slow` ran, then its answer.

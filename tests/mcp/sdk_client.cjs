@@ -1,7 +1,8 @@
 // A test peer: the official TypeScript SDK client (@modelcontextprotocol/sdk)
 // drives `toolvfs mcp` over stdio, then prints one JSON object with what it
 // saw for mcp_sdk_test to check. The project's toolvfs.toml has `nap` (a
-// tool that sleeps for minutes) and `slow` (one that sleeps 2.5 s).
+// tool that sleeps for minutes), `slow` (one that sleeps 2.5 s) and
+// `scribe` (a vfs tool writing a file its policy does not cover).
 // Usage: node sdk_client.cjs NPM_DIR TOOLVFS PROJECT
 const path = require('path');
 const { execFileSync } = require('child_process');
@@ -34,6 +35,7 @@ async function main() {
     { action: 'accept', content: { decision: 'allow_once' } },
     { action: 'decline' },
     { action: 'accept', content: { decision: 'allow_session' } },
+    { action: 'accept', content: { decision: 'allow_once' } },
   ];
   const elicitations = [];
   client.setRequestHandler(ElicitRequestSchema, async (request) => {
@@ -61,6 +63,9 @@ async function main() {
   for (const content of ['one', 'two']) {
     session.push(await client.callTool({ name: 'write_file', arguments: { path: 'session.txt', content } }));
   }
+  // A vfs tool's uncovered write: asked the same way; the tool gets the
+  // host's `pending` notification while the user decides.
+  const scribe = await client.callTool({ name: 'scribe', arguments: {} });
   // Progress while a slow tool runs.
   const progress = [];
   const slow = await client.callTool({ name: 'slow', arguments: {} }, CallToolResultSchema, {
@@ -102,6 +107,7 @@ async function main() {
     declined,
     session,
     asked: elicitations.length,
+    scribe,
     progress,
     slow,
     napStarted,
