@@ -107,8 +107,15 @@ bool McpServer::ClientHas(std::string_view capability) const {
          client_capabilities_.end();
 }
 
+ParsedLine McpServer::Parse(std::string_view line) {
+  // One parser, lines from any transport thread (an HTTP transport submits
+  // from several); each message owns its document once parsed.
+  std::lock_guard lock(parser_mutex_);
+  return parser_.Parse(line);
+}
+
 std::optional<WireMessage> McpServer::HandleLine(std::string_view line) {
-  ParsedLine parsed = parser_.Parse(line);
+  ParsedLine parsed = Parse(line);
   if (parsed.is_blank()) return std::nullopt;
   if (parsed.is_error()) return SerializeProtocolError(parsed.error());
   const Message& message = parsed.message();
@@ -249,7 +256,7 @@ void McpServer::Submit(std::string_view line, const McpSend& send) {
     std::lock_guard lock(state_mutex_);
     notify_send_ = &send;
   }
-  ParsedLine parsed = parser_.Parse(line);
+  ParsedLine parsed = Parse(line);
   if (parsed.is_blank()) return;
   if (parsed.is_error()) {
     send(SerializeProtocolError(parsed.error()));
@@ -287,13 +294,13 @@ void McpServer::Submit(std::string_view line, const McpSend& send) {
   }
   const std::string key = message.id().ToJson();
   std::unique_lock lock(mutex_);
+  call_ended_.wait(lock, [&] { return unanswered_calls_ < options_.max_concurrent_calls; });
   if (running_.contains(key)) {
     lock.unlock();
     send(SerializeError(message.id(), kJsonRpcInvalidRequest,
                         "Invalid Request: id " + key + " is already in use by a running call"));
     return;
   }
-  call_ended_.wait(lock, [&] { return unanswered_calls_ < options_.max_concurrent_calls; });
   RunningCall& running = running_[key];
   ++unanswered_calls_;
   running.cancel = std::make_unique<CancelToken>();

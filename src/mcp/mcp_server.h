@@ -224,6 +224,7 @@ class McpServer {
     std::optional<std::string> error;   // the client's error message
   };
 
+  ParsedLine Parse(std::string_view line);
   WireMessage Dispatch(const Message& message);
   WireMessage Initialize(const Message& message);
   WireMessage ListTools(const Message& message);
@@ -243,6 +244,7 @@ class McpServer {
 
   McpToolHost& tools_;
   McpServerOptions options_;
+  std::mutex parser_mutex_;
   MessageParser parser_;
 
   mutable std::mutex state_mutex_;  // protocol_version_, client capabilities, notify_send_, structured_
