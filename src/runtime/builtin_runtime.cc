@@ -292,9 +292,9 @@ Outcome ErrorOutcome(std::string message) {
 
 std::string BuiltinNames() {
   std::string names;
-  for (const Builtin& builtin : Registry()) {
+  for (const BuiltinToolInfo& tool : BuiltinTools()) {
     if (!names.empty()) names += ", ";
-    names += builtin.info.name;
+    names += tool.name;
   }
   return names;
 }
