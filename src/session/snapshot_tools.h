@@ -21,16 +21,14 @@
 #include "config/config_value.h"
 #include "core/status.h"
 #include "project/project_files.h"
+#include "session/session_tools.h"
 #include "session/session_workspace.h"
 
 namespace toolvfs {
 
-struct SnapshotToolInfo {
-  std::string_view name;
-  std::string_view description;      // written for the model
-  std::string_view parameters_json;  // name -> schema, as a config's `parameters`
-  bool writes = false;               // changes files: each path it changes is judged as a write
-};
+// Name, description, schema as for the session tools; `writes`: the tool
+// changes files, and each path it changes is judged as a write.
+using SnapshotToolInfo = SessionToolInfo;
 
 // The four tools, sorted by name.
 const std::vector<SnapshotToolInfo>& SnapshotTools();
