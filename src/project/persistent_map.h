@@ -64,8 +64,8 @@ class PersistentMap {
   const Value* Find(std::string_view key) const {
     const Node* node = root_.get();
     while (node != nullptr) {
-      if (key == node->key) return &node->value;
-      node = key < node->key ? node->left.get() : node->right.get();
+      if (key == node->key()) return &node->value();
+      node = key < node->key() ? node->left.get() : node->right.get();
     }
     return nullptr;
   }
@@ -78,7 +78,7 @@ class PersistentMap {
     const Node* best = nullptr;
     const Node* node = root_.get();
     while (node != nullptr) {
-      if (node->key < key) {
+      if (node->key() < key) {
         node = node->right.get();
       } else {
         best = node;
@@ -86,7 +86,7 @@ class PersistentMap {
       }
     }
     if (best == nullptr) return {nullptr, nullptr};
-    return {&best->key, &best->value};
+    return {&best->key(), &best->value()};
   }
 
   // Sets `key` to `value`, inserting it if absent.
@@ -137,10 +137,10 @@ class PersistentMap {
   }
 
   // Calls fn(key, old_value, new_value) for every key whose entry is not
-  // the same shared node in `from` and `to`, in key order: old_value is
-  // null for a key only in `to`, new_value for a key only in `from`. An
-  // entry changed and changed back is reported (fn compares the values if
-  // that matters). Subtrees the two maps share are skipped whole, so the
+  // the same shared entry in `from` and `to`, in key order: old_value is
+  // null for a key only in `to`, new_value for a key only in `from`. A key
+  // assigned since the two parted is reported even if the value is equal
+  // (fn compares the values if that matters). Subtrees the two maps share are skipped whole, so the
   // cost follows the difference (times O(log n)), not the size.
   template <typename Fn>
   static void ForEachDifference(const PersistentMap& from, const PersistentMap& to, Fn&& fn) {
@@ -151,12 +151,22 @@ class PersistentMap {
   struct Node;
   using NodePtr = std::shared_ptr<Node>;
 
-  struct Node {
+  // A key and its value, immutable and shared by every copy of the node
+  // that holds it: copying a node on a change's path copies pointers, not
+  // the key.
+  struct Entry {
     std::string key;
     Value value;
+  };
+
+  struct Node {
+    std::shared_ptr<const Entry> entry;
     uint64_t priority;
     NodePtr left;
     NodePtr right;
+
+    const std::string& key() const { return entry->key; }
+    const Value& value() const { return entry->value; }
   };
 
   // Whether a node (priority_a, key_a) goes above a node (priority_b,
@@ -183,7 +193,7 @@ class PersistentMap {
   static std::pair<NodePtr, NodePtr> Split(NodePtr node, std::string_view key) {
     if (node == nullptr) return {nullptr, nullptr};
     node = Owned(std::move(node));
-    if (node->key < key) {
+    if (node->key() < key) {
       auto [low, high] = Split(std::move(node->right), key);
       node->right = std::move(low);
       return {std::move(node), std::move(high)};
@@ -197,7 +207,7 @@ class PersistentMap {
   static NodePtr Merge(NodePtr low, NodePtr high) {
     if (low == nullptr) return high;
     if (high == nullptr) return low;
-    if (Above(low->priority, low->key, high->priority, high->key)) {
+    if (Above(low->priority, low->key(), high->priority, high->key())) {
       low = Owned(std::move(low));
       low->right = Merge(std::move(low->right), std::move(high));
       return low;
@@ -208,17 +218,17 @@ class PersistentMap {
   }
 
   static NodePtr Put(NodePtr node, std::string_view key, uint64_t priority, Value& value, bool replace) {
-    if (node == nullptr || Above(priority, key, node->priority, node->key)) {
+    if (node == nullptr || Above(priority, key, node->priority, node->key())) {
       // The new node goes here (the key is not in this subtree, else its
       // node would be at this height or above).
       auto [low, high] = Split(std::move(node), key);
-      return std::make_shared<Node>(Node{std::string(key), std::move(value), priority, std::move(low),
-                                         std::move(high)});
+      return std::make_shared<Node>(Node{std::make_shared<const Entry>(Entry{std::string(key), std::move(value)}),
+                                         priority, std::move(low), std::move(high)});
     }
     node = Owned(std::move(node));
-    if (key == node->key) {
-      if (replace) node->value = std::move(value);
-    } else if (key < node->key) {
+    if (key == node->key()) {
+      if (replace) node->entry = std::make_shared<const Entry>(Entry{node->key(), std::move(value)});
+    } else if (key < node->key()) {
       node->left = Put(std::move(node->left), key, priority, value, replace);
     } else {
       node->right = Put(std::move(node->right), key, priority, value, replace);
@@ -228,7 +238,7 @@ class PersistentMap {
 
   // The caller has checked that `key` is present.
   static NodePtr Remove(NodePtr node, std::string_view key) {
-    if (key == node->key) {
+    if (key == node->key()) {
       // Our own node gives its children up; a shared one lends copies.
       if (node.use_count() == 1) {
         std::atomic_thread_fence(std::memory_order_acquire);
@@ -237,7 +247,7 @@ class PersistentMap {
       return Merge(node->left, node->right);
     }
     node = Owned(std::move(node));
-    if (key < node->key) {
+    if (key < node->key()) {
       node->left = Remove(std::move(node->left), key);
     } else {
       node->right = Remove(std::move(node->right), key);
@@ -249,7 +259,7 @@ class PersistentMap {
   static void Walk(const Node* node, Fn&& fn) {
     while (node != nullptr) {
       Walk(node->left.get(), fn);
-      fn(node->key, node->value);
+      fn(node->key(), node->value());
       node = node->right.get();
     }
   }
@@ -258,7 +268,7 @@ class PersistentMap {
   static void WalkReverse(const Node* node, Fn&& fn) {
     while (node != nullptr) {
       WalkReverse(node->right.get(), fn);
-      fn(node->key, node->value);
+      fn(node->key(), node->value());
       node = node->left.get();
     }
   }
@@ -266,13 +276,13 @@ class PersistentMap {
   template <typename Fn>
   static void WalkRange(const Node* node, std::string_view first, std::string_view last, Fn&& fn) {
     while (node != nullptr) {
-      if (node->key < first) {
+      if (node->key() < first) {
         node = node->right.get();
-      } else if (!(node->key < last)) {
+      } else if (!(node->key() < last)) {
         node = node->left.get();
       } else {
         WalkRange(node->left.get(), first, last, fn);
-        fn(node->key, node->value);
+        fn(node->key(), node->value());
         node = node->right.get();
       }
     }
@@ -289,9 +299,9 @@ class PersistentMap {
       Walk(from.get(), [&](const std::string& key, const Value& value) { fn(key, &value, nullptr); });
       return;
     }
-    if (from->key == to->key) {
+    if (from->key() == to->key()) {
       Compare(from->left, to->left, fn);
-      fn(from->key, &from->value, &to->value);
+      if (from->entry != to->entry) fn(from->key(), &from->value(), &to->value());
       Compare(from->right, to->right, fn);
       return;
     }
@@ -299,15 +309,15 @@ class PersistentMap {
     // roots is missing from the other tree: split the other tree at it (a
     // copy of one path; the trees themselves stay as they are, since we
     // hold them and Owned() therefore copies).
-    if (Above(from->priority, from->key, to->priority, to->key)) {
-      auto [low, high] = Split(to, from->key);
+    if (Above(from->priority, from->key(), to->priority, to->key())) {
+      auto [low, high] = Split(to, from->key());
       Compare(from->left, low, fn);
-      fn(from->key, &from->value, nullptr);
+      fn(from->key(), &from->value(), nullptr);
       Compare(from->right, high, fn);
     } else {
-      auto [low, high] = Split(from, to->key);
+      auto [low, high] = Split(from, to->key());
       Compare(low, to->left, fn);
-      fn(to->key, nullptr, &to->value);
+      fn(to->key(), nullptr, &to->value());
       Compare(high, to->right, fn);
     }
   }
