@@ -1,19 +1,23 @@
 // session_workspace_bench: what snapshots cost an agent session (issue 19,
 // docs/benchmarks.md, docs/sessions.md).
 //
-// For each store (memory:, and sqlite: with the default durability, or
-// --no-sync), each round:
-//   1. creates a session and fills it with FILES files (2,000) of SIZE
-//      bytes (1 KiB) in 50 directories, written into the store as the host
-//      mount loader writes them (timed: "creation");
-//   2. runs CALLS session tool calls (1,000) through RunSessionTool, the
-//      code the builtin runtime and the MCP server call: even calls
-//      write_file (overwrite) file i * 7 % FILES, odd calls read_file it;
-//   3. does the same on a second, identical session with a snapshot after
-//      every EVERY calls (10).
+// Before any clock starts, a host directory of FILES files (2,000) of SIZE
+// bytes (1 KiB) in 50 directories is written to a temp dir. For each store
+// (memory:, and sqlite: with the default durability, or --no-sync), each
+// round:
+//   1. creates a session whose config mounts that directory at `mount`
+//      (allowed root: the temp dir), so SessionWorkspace::Create loads it
+//      through LoadSessionHostMounts (timed: "creation");
+//   2. runs CALLS tool calls (1,000) through the builtin runtime, as `toolvfs
+//      run` and the MCP server do (argument check, policy, audit record):
+//      even calls write_file (overwrite) file i * 7 % FILES, odd calls
+//      read_file it;
+//   3. does the same on a second session made the same way, with a snapshot
+//      (SessionWorkspace::Snapshot, the orchestrator's call) after every
+//      EVERY calls (10).
 // Prints the medians of --rounds rounds (3) and the ratio of 3 to 2, whose
-// target is at most 1.10 (snapshots add at most 10 %). Contents are made
-// before any clock starts; every call's result is checked.
+// target is at most 1.10 (snapshots add at most 10 %). Every call's
+// outcome is checked.
 //
 //   session_workspace_bench [--no-sync] [--files N] [--calls N] [--every N] [--rounds N]
 #include <unistd.h>
@@ -21,14 +25,16 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "bench/bench_report.h"
+#include "policy/audit.h"
 #include "project/memory_store.h"
 #include "project/sql/sqlite_store.h"
-#include "session/session_tools.h"
+#include "runtime/builtin_runtime.h"
 #include "session/session_workspace.h"
 
 namespace toolvfs::bench {
@@ -49,7 +55,8 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-std::string FilePath(size_t i) { return "mount/dir" + std::to_string(i % 50) + "/file" + std::to_string(i) + ".txt"; }
+std::string HostPath(size_t i) { return "dir" + std::to_string(i % 50) + "/file" + std::to_string(i) + ".txt"; }
+std::string FilePath(size_t i) { return "mount/" + HostPath(i); }
 
 // Printable text of `size` bytes, distinct per `seed`.
 std::string Content(size_t seed, size_t size) {
@@ -65,17 +72,30 @@ std::string Content(size_t seed, size_t size) {
   return text;
 }
 
-class Stores {
+// The temp dir: the host directory to mount (`host/`) and the SQLite file.
+class Directory {
  public:
-  Stores(bool sqlite, bool no_sync) : sqlite_(sqlite), no_sync_(no_sync) {
-    if (sqlite_) {
-      directory_ = std::filesystem::temp_directory_path() / ("session-bench-" + std::to_string(::getpid()));
-      std::filesystem::create_directories(directory_);
+  explicit Directory(const Settings& settings)
+      : path_(std::filesystem::temp_directory_path() / ("session-bench-" + std::to_string(::getpid()))) {
+    for (size_t i = 0; i < settings.files; ++i) {
+      std::filesystem::path file = path_ / "host" / HostPath(i);
+      std::filesystem::create_directories(file.parent_path());
+      std::ofstream out(file, std::ios::binary);
+      out << Content(i, settings.size);
+      if (!out.flush()) Fail("cannot write " + file.string());
     }
   }
-  ~Stores() {
-    if (sqlite_) std::filesystem::remove_all(directory_);
-  }
+  ~Directory() { std::filesystem::remove_all(path_); }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+class Stores {
+ public:
+  Stores(bool sqlite, bool no_sync, std::filesystem::path directory)
+      : sqlite_(sqlite), no_sync_(no_sync), directory_(std::move(directory)) {}
   std::unique_ptr<ProjectFiles> Open(const std::string& name) {
     if (!sqlite_) return NewMemoryStore(name);
     StoreOptions options;
@@ -97,33 +117,64 @@ struct Round {
   double calls_snapshots = 0;
 };
 
-// A session of `files` files; returns the creation time.
-double Fill(ProjectFiles& store, SessionWorkspace& session, const Settings& settings,
-            const std::vector<std::string>& contents) {
-  static_cast<void>(session);
+// The session mounting the host directory, created in `store`; `seconds`
+// gets the creation time (the mount's load included).
+std::unique_ptr<SessionWorkspace> CreateSession(ProjectFiles& store, const std::string& name,
+                                                const std::filesystem::path& directory, double& seconds) {
+  SessionSettings settings{.id = name};
+  settings.allowed_roots = {directory.string()};
+  settings.mounts = {SessionMount{.host_path = (directory / "host").string(), .mount_path = "mount"}};
   Clock::time_point start = Clock::now();
-  for (size_t i = 0; i < settings.files; ++i) {
-    if (Status written = store.Write(FilePath(i), contents[i]); !written.ok()) Fail(written.message());
+  auto session = SessionWorkspace::Create(store, std::move(settings));
+  seconds = SecondsSince(start);
+  if (!session.ok()) Fail(session.status().message());
+  return std::move(session).value();
+}
+
+// A builtin tool allowed to read and write the whole workspace.
+ToolConfig Tool(const std::string& name) {
+  ToolConfig tool;
+  tool.name = name;
+  tool.source = ToolSource::kBuiltin;
+  tool.has_sandbox_table = true;
+  tool.sandbox.filesystem_allow = {""};
+  tool.sandbox.filesystem_writable.prefixes = {""};
+  return tool;
+}
+
+// The arguments of each call, made before the clock starts.
+std::vector<ToolCall> MakeCalls(const Settings& settings) {
+  std::vector<ToolCall> calls;
+  for (size_t call = 0; call < settings.calls; ++call) {
+    ConfigValue::Object arguments{{"path", FilePath(call * 7 % settings.files)}};
+    std::string tool = "read_file";
+    if (call % 2 == 0) {
+      tool = "write_file";
+      arguments["content"] = Content(settings.files + call, settings.size);
+      arguments["mode"] = "overwrite";
+    }
+    calls.push_back(ToolCall{.name = tool, .id = "c" + std::to_string(call),
+                             .arguments_json = ConfigValue(std::move(arguments)).ToJson()});
   }
-  return SecondsSince(start);
+  return calls;
 }
 
 // The run's time; `in_snapshots` gets the part spent in Snapshot() itself.
-double Calls(SessionWorkspace& session, const Settings& settings, const std::vector<std::string>& updates,
+double Calls(ProjectFiles& store, SessionWorkspace& session, const std::vector<ToolCall>& calls,
              size_t snapshot_every, double& in_snapshots) {
   in_snapshots = 0;
+  size_t audited = 0;
+  std::unique_ptr<AuditSink> audit = NewCallbackAuditSink([&](const AuditRecord&) { ++audited; });
+  BuiltinRuntime runtime(store, BuiltinRuntimeOptions{.audit = audit.get(), .session_workspace = true});
+  const ToolConfig read_file = Tool("read_file");
+  const ToolConfig write_file = Tool("write_file");
+  CancelToken cancel;
   Clock::time_point start = Clock::now();
-  for (size_t call = 0; call < settings.calls; ++call) {
-    size_t file = call * 7 % settings.files;
-    ConfigValue::Object arguments{{"path", FilePath(file)}};
-    const char* tool = "read_file";
-    if (call % 2 == 0) {
-      tool = "write_file";
-      arguments["content"] = updates[call];
-      arguments["mode"] = "overwrite";
-    }
-    Result<std::string> result = RunSessionTool(session, tool, arguments);
-    if (!result.ok()) Fail(std::string(tool) + ": " + result.status().message());
+  for (size_t call = 0; call < calls.size(); ++call) {
+    const ToolConfig& tool = calls[call].name == "read_file" ? read_file : write_file;
+    Result<Outcome> outcome = runtime.Execute(calls[call], tool, cancel);
+    if (!outcome.ok()) Fail(tool.name + ": " + outcome.status().message());
+    if (outcome->is_error) Fail(tool.name + ": " + (outcome->error ? outcome->error->message : "failed"));
     if (snapshot_every != 0 && (call + 1) % snapshot_every == 0) {
       Clock::time_point snapshot_start = Clock::now();
       Result<std::string> snapshot = session.Snapshot(std::nullopt);
@@ -131,31 +182,30 @@ double Calls(SessionWorkspace& session, const Settings& settings, const std::vec
       in_snapshots += SecondsSince(snapshot_start);
     }
   }
-  return SecondsSince(start);
+  double seconds = SecondsSince(start);
+  if (audited != calls.size()) Fail("expected one audit record per call");
+  return seconds;
 }
 
-void RunStore(const char* label, bool sqlite, const Settings& settings) {
-  std::vector<std::string> contents, updates;
-  for (size_t i = 0; i < settings.files; ++i) contents.push_back(Content(i, settings.size));
-  for (size_t i = 0; i < settings.calls; ++i) updates.push_back(Content(settings.files + i, settings.size));
-  Stores stores(sqlite, settings.no_sync);
+void RunStore(const char* label, bool sqlite, const Settings& settings, const Directory& directory) {
+  const std::vector<ToolCall> calls = MakeCalls(settings);
+  Stores stores(sqlite, settings.no_sync, directory.path());
   std::vector<double> creation, plain, with_snapshots, snapshot_part;
   for (size_t round = 0; round < settings.rounds; ++round) {
     for (int snapshots = 0; snapshots < 2; ++snapshots) {
       std::string name = "r" + std::to_string(round) + (snapshots ? "s" : "p");
       std::unique_ptr<ProjectFiles> store = stores.Open(name);
-      auto session = SessionWorkspace::Create(*store, {.id = name});
-      if (!session.ok()) Fail(session.status().message());
-      double created = Fill(*store, **session, settings, contents);
-      if (!snapshots) creation.push_back(created);
+      double created = 0;
+      std::unique_ptr<SessionWorkspace> session = CreateSession(*store, name, directory.path(), created);
+      creation.push_back(created);
       double in_snapshots = 0;
-      double seconds = Calls(**session, settings, updates, snapshots ? settings.every : 0, in_snapshots);
+      double seconds = Calls(*store, *session, calls, snapshots ? settings.every : 0, in_snapshots);
       (snapshots ? with_snapshots : plain).push_back(seconds);
       if (snapshots) snapshot_part.push_back(in_snapshots);
     }
   }
   double plain_median = Median(plain), snapshot_median = Median(with_snapshots);
-  std::printf("%-8s creation %8.1f ms | %zu calls: %8.1f ms without snapshots, %8.1f ms with one every %zu "
+  std::printf("%-8s creation with the mount %8.1f ms | %zu calls: %8.1f ms without snapshots, %8.1f ms with one every %zu "
               "(%.1f ms in Snapshot() itself) | ratio %.3f (target <= 1.10)\n",
               label, Median(creation) * 1000, settings.calls, plain_median * 1000, snapshot_median * 1000,
               settings.every, Median(snapshot_part) * 1000, snapshot_median / plain_median);
@@ -179,7 +229,8 @@ int main(int argc, char** argv) {
   }
   std::printf("session_workspace_bench: %zu files of %zu bytes, %zu calls (write/read), %zu rounds; %s\n",
               settings.files, settings.size, settings.calls, settings.rounds, Machine().c_str());
-  RunStore("memory", false, settings);
-  RunStore(settings.no_sync ? "sqlite*" : "sqlite", true, settings);
+  const Directory directory(settings);
+  RunStore("memory", false, settings, directory);
+  RunStore(settings.no_sync ? "sqlite*" : "sqlite", true, settings, directory);
   return 0;
 }

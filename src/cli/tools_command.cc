@@ -20,6 +20,8 @@
 #include "runtime/builtin_runtime.h"
 #include "runtime/mcp_runtime.h"
 #include "runtime/tool_schema.h"
+#include "session/session_tools.h"
+#include "session/session_workspace.h"
 
 namespace toolvfs {
 namespace {
@@ -77,21 +79,33 @@ struct McpListing {
   std::map<std::string, std::string> errors;        // entry name -> why its server said nothing
 };
 
+// How the project's builtins run: on a session workspace list_directory,
+// read_file, write_file and delete_file are the session tools, with their
+// own schemas and descriptions (docs/sessions.md).
+struct Builtins {
+  const BuiltinRuntime& runtime;
+  bool session = false;
+};
+
 // What a tool says it does: the config's description; for an mcp tool
-// without one, its server's; for a builtin without one, its own.
-std::string DescriptionOf(const std::string& name, const ToolConfig& tool, const McpListing& mcp) {
+// without one, its server's; for a builtin without one, its own (the
+// session tool's on a session workspace).
+std::string DescriptionOf(const std::string& name, const ToolConfig& tool, const McpListing& mcp,
+                          const Builtins& builtins) {
   if (auto described = mcp.descriptions.find(name); described != mcp.descriptions.end()) return described->second;
   if (tool.description.empty() && tool.source == ToolSource::kBuiltin) {
+    if (const SessionToolInfo* session_tool = FindSessionTool(name); session_tool && builtins.session) {
+      return std::string(session_tool->description);
+    }
     if (const BuiltinToolInfo* builtin = FindBuiltinTool(name)) return builtin->description;
   }
   return tool.description;
 }
 
-// The parameters a call is checked against: a builtin declares its own.
-const ConfigValue::Object& ParametersOf(const std::string& name, const ToolConfig& tool) {
-  if (tool.source == ToolSource::kBuiltin) {
-    if (const BuiltinToolInfo* builtin = FindBuiltinTool(name)) return builtin->parameters;
-  }
+// The parameters a call is checked against: a builtin declares its own
+// (ToolRuntime::Parameters, so the session tools' on a session workspace).
+const ConfigValue::Object& ParametersOf(const ToolConfig& tool, const Builtins& builtins) {
+  if (tool.source == ToolSource::kBuiltin) return builtins.runtime.Parameters(tool);
   return tool.parameters;
 }
 
@@ -161,7 +175,12 @@ class ToolsCommand final : public Command {
     ReportConfigWarnings(*loaded, common);
 
     const McpListing mcp = ListMcpTools(common, **store, loaded->config, json_);
-    std::string out = json_ ? Json(loaded->config, mcp) : Table(*loaded, mcp);
+    // A project that cannot say (the null store) is no session.
+    Result<bool> is_session = SessionWorkspace::IsSession(**store);
+    const bool session = is_session.ok() && *is_session;
+    BuiltinRuntime runtime(**store, BuiltinRuntimeOptions{.session_workspace = session});
+    const Builtins builtins{runtime, session};
+    std::string out = json_ ? Json(loaded->config, mcp, builtins) : Table(*loaded, mcp, builtins);
     Status written = WriteFull(STDOUT_FILENO, out, "standard output");
     if (!written.ok()) return ReportError("tools", written.message());
     return kExitOk;
@@ -170,7 +189,7 @@ class ToolsCommand final : public Command {
  private:
   // The configured tools in name order, each import entry followed by the
   // tools it imports (named as `toolvfs run` takes them).
-  static std::vector<Row> Rows(const Config& config, const McpListing& mcp) {
+  static std::vector<Row> Rows(const Config& config, const McpListing& mcp, const Builtins& builtins) {
     std::vector<Row> rows;
     for (const auto& [name, tool] : config.tools) {
       Row row;
@@ -183,7 +202,7 @@ class ToolsCommand final : public Command {
         row.runtime_error = runtime.status().message();
       }
       row.source = SourceText(tool);
-      row.description = OneLine(DescriptionOf(name, tool, mcp));
+      row.description = OneLine(DescriptionOf(name, tool, mcp, builtins));
       // What a server says reaches the terminal escaped, like descriptions.
       if (auto error = mcp.errors.find(name); error != mcp.errors.end()) row.runtime_error = OneLine(error->second);
       if (IsMcpImport(tool) && row.description.empty()) row.description = "(imports every tool of the server)";
@@ -200,10 +219,10 @@ class ToolsCommand final : public Command {
     return rows;
   }
 
-  static std::string Table(const LoadedConfig& loaded, const McpListing& mcp) {
+  static std::string Table(const LoadedConfig& loaded, const McpListing& mcp, const Builtins& builtins) {
     if (loaded.config.tools.empty()) return "No tools are configured in " + loaded.path + ".\n";
     Palette palette = MakePalette(ColorEnabled(STDOUT_FILENO));
-    std::vector<Row> rows = Rows(loaded.config, mcp);
+    std::vector<Row> rows = Rows(loaded.config, mcp, builtins);
     size_t name_width = 4, runtime_width = 7, source_width = 6;  // the headings
     for (const Row& row : rows) {
       name_width = std::max(name_width, row.name.size());
@@ -242,12 +261,12 @@ class ToolsCommand final : public Command {
     return out;
   }
 
-  static std::string Json(const Config& config, const McpListing& mcp) {
+  static std::string Json(const Config& config, const McpListing& mcp, const Builtins& builtins) {
     rapidjson::StringBuffer buffer;
     JsonWriter writer(buffer);
     writer.StartArray();
     for (const auto& [name, tool] : config.tools) {
-      std::string description = DescriptionOf(name, tool, mcp);
+      std::string description = DescriptionOf(name, tool, mcp, builtins);
       writer.StartObject();
       WriteJsonKey(writer, "name");
       WriteJsonString(writer, name);
@@ -276,7 +295,7 @@ class ToolsCommand final : public Command {
         writer.EndArray();
       }
       WriteJsonKey(writer, "parameters");
-      std::string parameters = ConfigValue(ParametersOf(name, tool)).ToJson();
+      std::string parameters = ConfigValue(ParametersOf(tool, builtins)).ToJson();
       writer.RawValue(parameters.data(), parameters.size(), rapidjson::kObjectType);
       // What a model API takes as the tool's input schema. An import entry
       // is no tool of its own (its tools follow); an mcp tool without
@@ -284,7 +303,7 @@ class ToolsCommand final : public Command {
       if (!IsMcpImport(tool)) {
         auto server_schema = mcp.input_schemas.find(name);
         std::string schema =
-            server_schema != mcp.input_schemas.end() ? server_schema->second : InputSchemaJson(ParametersOf(name, tool));
+            server_schema != mcp.input_schemas.end() ? server_schema->second : InputSchemaJson(ParametersOf(tool, builtins));
         WriteJsonKey(writer, "input_schema");
         writer.RawValue(schema.data(), schema.size(), rapidjson::kObjectType);
       }

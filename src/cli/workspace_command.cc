@@ -176,6 +176,10 @@ class WorkspaceCommand final : public Command {
 
     CLI::App* init = Add(app, "init", "Create a workspace, optionally importing a directory", &WorkspaceCommand::Init);
     init_app_ = init;
+    init->add_option("name", init_name_,
+                     "The workspace (and session id) to create in the store of --project: sqlite:FILE, or "
+                     "memory: for a throw-away session (default: the #NAME of --project)")
+        ->type_name("NAME");
     init->add_option("--from", directory_, "Import this directory (honouring its .gitignore/.ignore)")
         ->type_name("DIR");
     init->add_flag("--include-ignored", include_ignored_, "With --from: also import ignored files");
@@ -338,7 +342,94 @@ class WorkspaceCommand final : public Command {
 
   // ----- init -----
 
-  int Init(const CommonOptions& common) {
+  // --project as init acts on it: NAME added to a sqlite:FILE (the
+  // issue's syntax, `init NAME --project sqlite:FILE`), or checked against
+  // the #NAME already there; without --project, the [session] table's
+  // store for a session. InvalidArgument for a clash.
+  Result<std::string> InitProject(const CommonOptions& common) const {
+    if (init_name_.empty()) return common.project;
+    std::string project = common.project;
+    if (project == ".") {
+      std::string config_path = ConfigPath(common);
+      std::optional<std::string> store;
+      if (session_ && FileExists(config_path)) {
+        TOOLVFS_ASSIGN_OR_RETURN(Config config, LoadConfig(config_path));
+        if (config.session) store = config.session->store;
+      }
+      if (!store) {
+        return InvalidArgumentError("workspace init " + Quote(init_name_) +
+                                    " needs the store to create it in: --project sqlite:FILE (or memory:), or "
+                                    "store in the [session] table");
+      }
+      project = *store;
+    }
+    if (project.starts_with("memory:")) {
+      const std::string_view named = std::string_view(project).substr(std::string_view("memory:").size());
+      if (!named.empty() && named != init_name_) {
+        return InvalidArgumentError("NAME " + Quote(init_name_) + " and --project " + Quote(project) +
+                                    " name different workspaces; give the name once");
+      }
+      return "memory:" + init_name_;
+    }
+    if (!IsSqliteProject(project)) {
+      return InvalidArgumentError("workspace init " + Quote(init_name_) + " creates it in a sqlite:FILE or memory: "
+                                  "store, got --project " + Quote(project));
+    }
+    const size_t hash = project.find('#');
+    if (hash == std::string::npos) return project + "#" + init_name_;
+    const std::string_view named = std::string_view(project).substr(hash + 1);
+    if (named != init_name_) {
+      return InvalidArgumentError("NAME " + Quote(init_name_) + " and --project " + Quote(project) +
+                                  " name different workspaces; give the name once (NAME with --project "
+                                  "sqlite:FILE, or --project sqlite:FILE#NAME alone)");
+    }
+    return project;
+  }
+
+  // `init --session` on a memory: store: the session lives as long as this
+  // command, so this checks the [session] table and the mounts (loading
+  // them) and says so; `run --project memory: --session NAME` makes such a
+  // session for each run.
+  int InitMemorySession(const CommonOptions& common) {
+    if (!session_) {
+      return ReportError(what_, "a memory: workspace ends with the command; init creates one only with "
+                                "--session, to check its settings and mounts");
+    }
+    Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project);
+    if (!store.ok()) return ReportError("--project", store.status().message());
+    const std::string name = init_name_.empty() ? "memory" : init_name_;
+    Result<SessionSettings> settings = SessionSettingsOfInit(common, name);
+    if (!settings.ok()) return Fail(settings.status());
+    Result<std::unique_ptr<SessionWorkspace>> session = SessionWorkspace::Create(**store, std::move(*settings));
+    if (!session.ok()) return Fail(session.status());
+    Result<std::vector<SessionFileInfo>> files = (*session)->ListAllFiles();
+    if (!files.ok()) return Fail(files.status());
+    if (json_) {
+      return Print(JsonOf([&](JsonWriter& writer) {
+        writer.StartObject();
+        WriteJsonKey(writer, "workspace");
+        writer.String(name);
+        WriteJsonKey(writer, "file");
+        writer.Null();
+        WriteJsonKey(writer, "session");
+        writer.Bool(true);
+        WriteJsonKey(writer, "mounted_files");
+        writer.Uint64(files->size());
+        writer.EndObject();
+      }));
+    }
+    return Print("Created session workspace " + Quote(name) + " in memory with " +
+                 Plural(files->size(), "mounted file", "mounted files") +
+                 "; it ends with this command (toolvfs run --project memory: --session " + name +
+                 " makes one per run)\n");
+  }
+
+  int Init(const CommonOptions& given) {
+    Result<std::string> project = InitProject(given);
+    if (!project.ok()) return Fail(project.status());
+    CommonOptions common = given;
+    common.project = *project;
+    if (common.project.starts_with("memory:")) return InitMemorySession(common);
     std::optional<WorkspaceAddress> address = SqliteAddress(common, /*allow_snapshot=*/false);
     if (!address) return kExitUsage;
     if (FileExists(address->location)) {
@@ -994,6 +1085,7 @@ class WorkspaceCommand final : public Command {
   bool include_ignored_ = false;
   // init --session and its mounts (MountsFromFlags)
   CLI::App* init_app_ = nullptr;
+  std::string init_name_;  // init's NAME
   CLI::Option* allow_root_option_ = nullptr;
   CLI::Option* mount_option_ = nullptr;
   CLI::Option* include_option_ = nullptr;

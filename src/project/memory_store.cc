@@ -8,20 +8,21 @@
 // directory itself. Invariant: every ancestor of an entry is a directory
 // entry (writes create parents, deletes remove whole subtrees).
 //
-// Concurrency. One shared_mutex guards the map: reads take it shared,
+// Concurrency. One shared_mutex guards the live map: reads take it shared,
 // writes exclusively, so each call is atomic. File content is an immutable
 // shared string, so a reader can take a reference under the lock and copy
 // outside it.
 //
-// Copy-on-write. The live map is held by a shared_ptr, and a map with more
-// than one owner is frozen: a snapshot, a Grep() in progress and a
-// materialized view each take a reference to it, for O(1), and the next
-// change copies the map first (MutableTree). The copy is of map nodes
-// only: content strings are shared, never copied. So taking a snapshot and
-// restoring one are O(1); the first change after either copies the map,
-// O(entries), once; later changes are in place again until the next
-// snapshot. Diff walks both maps, O(entries), skipping content compares
-// where both sides share the string.
+// Copy-on-write. The map is a PersistentMap (project/persistent_map.h): a
+// copy of it is O(1) and freezes the tree for both copies, and a change
+// afterwards copies only the O(log n) nodes on its path. A snapshot, a
+// Grep() in progress and a materialized view each take such a copy, so
+// taking a snapshot and restoring one are O(1), and a change costs O(log
+// n) whether or not a snapshot was just taken: snapshots cost what changed,
+// not the workspace's size. Content strings are shared, never copied. Diff
+// skips the subtrees both versions share: O(changes x log n). (Until
+// issue 19 the map was a std::map copied whole on the first change after
+// each snapshot; docs/stores.md, "The memory store", has the figures.)
 //
 // Versions. A file's version is 1 when it is created and +1 for every
 // write or append (a materialized view's sync-back included); a rename
@@ -42,7 +43,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -50,6 +50,7 @@
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
+#include <tuple>
 #include <utility>
 
 #include "core/io.h"
@@ -58,6 +59,7 @@
 #include "project/grep.h"
 #include "project/materialized_copy.h"
 #include "project/path.h"
+#include "project/persistent_map.h"
 #include "project/store_errors.h"
 
 namespace toolvfs {
@@ -76,8 +78,8 @@ struct Node {
 Node NewDirectory(int64_t now) { return Node{EntryKind::kDirectory, nullptr, now, now, 0}; }
 Node NewFile(Content content, int64_t now) { return Node{EntryKind::kFile, std::move(content), now, now, 1}; }
 
-// Normalized path -> node. std::less<> allows lookups by string_view.
-using Tree = std::map<std::string, Node, std::less<>>;
+// Normalized path -> node, in bytewise order.
+using Tree = PersistentMap<Node>;
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -87,7 +89,7 @@ int64_t NowMs() {
 
 Tree EmptyTree() {
   Tree tree;
-  tree.emplace("", NewDirectory(NowMs()));
+  tree.Emplace("", NewDirectory(NowMs()));
   return tree;
 }
 
@@ -102,21 +104,18 @@ std::string DescendantPrefix(std::string_view dir) {
 // byte after '/'.
 std::string PastDescendants(std::string_view dir) { return std::string(dir) + "0"; }
 
-// The descendants of the non-root directory `dir`: every key in
-// ["dir/", "dir0") starts with "dir/", and siblings such as "dir.txt" or
-// "dir-x" sort before "dir/".
-std::pair<Tree::iterator, Tree::iterator> Descendants(Tree& tree, std::string_view dir) {
-  return {tree.lower_bound(DescendantPrefix(dir)), tree.lower_bound(PastDescendants(dir))};
-}
+// The descendants of the non-root directory `dir` are the keys in
+// ["dir/", "dir0"): every one starts with "dir/", and siblings such as
+// "dir.txt" or "dir-x" sort before "dir/".
 
 // The first ancestor of `path` that is a file, if any.
 std::optional<std::string_view> FileAncestor(const Tree& tree, std::string_view path) {
   for (size_t slash = path.find('/'); slash != std::string_view::npos;
        slash = path.find('/', slash + 1)) {
     std::string_view ancestor = path.substr(0, slash);
-    auto it = tree.find(ancestor);
-    if (it == tree.end()) return std::nullopt;
-    if (!IsDir(it->second)) return ancestor;
+    const Node* node = tree.Find(ancestor);
+    if (node == nullptr) return std::nullopt;
+    if (!IsDir(*node)) return ancestor;
   }
   return std::nullopt;
 }
@@ -135,31 +134,33 @@ Status MissingOrParentIsFileError(const Tree& tree, std::string_view path, std::
 template <typename Fn>
 void ForEachChild(const Tree& tree, std::string_view dir, Fn&& fn) {
   const std::string prefix = DescendantPrefix(dir);
-  auto it = tree.lower_bound(prefix);
-  if (dir.empty() && it != tree.end() && it->first.empty()) ++it;  // the root itself
-  while (it != tree.end() && it->first.starts_with(prefix)) {
-    std::string_view rest = std::string_view(it->first).substr(prefix.size());
+  // "\x01" is the smallest key after the root's "" (no path holds a NUL).
+  auto [key, node] = tree.LowerBound(dir.empty() ? std::string_view("\x01") : prefix);
+  while (key != nullptr && key->starts_with(prefix)) {
+    std::string_view rest = std::string_view(*key).substr(prefix.size());
     size_t slash = rest.find('/');
-    if (slash == std::string_view::npos) {
-      fn(rest, it->second);
-      ++it;
-    } else {
-      it = tree.lower_bound(PastDescendants(prefix + std::string(rest.substr(0, slash))));
-    }
+    // One lookup per child: past a child directory's whole subtree.
+    std::string next = slash == std::string_view::npos
+                           ? *key + '\0'
+                           : PastDescendants(prefix + std::string(rest.substr(0, slash)));
+    if (slash == std::string_view::npos) fn(rest, *node);
+    std::tie(key, node) = tree.LowerBound(next);
   }
 }
 
 bool HasChildren(const Tree& tree, std::string_view dir) {
   const std::string prefix = DescendantPrefix(dir);
-  auto it = tree.lower_bound(prefix);
-  if (dir.empty() && it != tree.end() && it->first.empty()) ++it;
-  return it != tree.end() && it->first.starts_with(prefix);
+  auto [key, node] = tree.LowerBound(dir.empty() ? std::string_view("\x01") : prefix);
+  return key != nullptr && key->starts_with(prefix);
 }
 
 // Records a change of the entries of directory `dir`.
 void Touch(Tree& tree, std::string_view dir, int64_t now) {
-  auto it = tree.find(dir);
-  if (it != tree.end()) it->second.modified_ms = now;
+  const Node* node = tree.Find(dir);
+  if (node == nullptr) return;
+  Node touched = *node;
+  touched.modified_ms = now;
+  tree.Assign(dir, std::move(touched));
 }
 
 // Creates the missing ancestors of `path`. The caller has checked that no
@@ -168,7 +169,7 @@ void CreateParents(Tree& tree, std::string_view path, int64_t now) {
   for (size_t slash = path.find('/'); slash != std::string_view::npos;
        slash = path.find('/', slash + 1)) {
     std::string_view ancestor = path.substr(0, slash);
-    if (tree.emplace(std::string(ancestor), NewDirectory(now)).second) {
+    if (tree.Emplace(ancestor, NewDirectory(now))) {
       Touch(tree, ParentPath(ancestor), now);
     }
   }
@@ -184,83 +185,66 @@ Status WriteLocked(Tree& tree, const std::string& path, Content content, WriteMo
   if (auto ancestor = FileAncestor(tree, path)) {
     return ParentIsFileError(CannotDo("write", path), *ancestor);
   }
-  auto it = tree.find(path);
-  if (it != tree.end()) {
+  if (const Node* existing = tree.Find(path)) {
     if (mode == WriteMode::kCreate) {
       return CreateExistsError(path);
     }
-    if (IsDir(it->second)) {
+    if (IsDir(*existing)) {
       return IsDirectoryActionError("write", path);
     }
+    Node written = *existing;
     if (mode == WriteMode::kAppend) {
       auto joined = std::make_shared<std::string>();
-      joined->reserve(it->second.content->size() + content->size());
-      joined->append(*it->second.content).append(*content);
+      joined->reserve(existing->content->size() + content->size());
+      joined->append(*existing->content).append(*content);
       content = std::move(joined);
     }
-    it->second.content = std::move(content);
-    it->second.modified_ms = now;
-    ++it->second.version;
+    written.content = std::move(content);
+    written.modified_ms = now;
+    ++written.version;
+    tree.Assign(path, std::move(written));
     return OkStatus();
   }
   CreateParents(tree, path, now);
-  tree.emplace(path, NewFile(std::move(content), now));
+  tree.Emplace(path, NewFile(std::move(content), now));
   Touch(tree, ParentPath(path), now);
   return OkStatus();
 }
 
-using SharedTree = std::shared_ptr<const Tree>;
-
-// One snapshot: the map as it was, shared with the live tree and other
-// snapshots until a change copies the live one.
+// One snapshot: the map as it was, sharing every node the live tree has
+// not changed since.
 struct StoredSnapshot {
   std::optional<std::string> label;
   int64_t created_ms = 0;
-  SharedTree tree;
+  Tree tree;
 };
 
 // The state a store shares with its materialized views, so a view may
 // outlive its store.
 struct State {
   std::shared_mutex mutex;
-  // The live tree. Frozen while anything else owns it (see the top of the
-  // file): change it only through MutableTree().
-  std::shared_ptr<Tree> tree = std::make_shared<Tree>(EmptyTree());
+  // The live tree; change it with `mutex` held exclusively.
+  Tree tree = EmptyTree();
   // By number: ids are the decimal numbers, so this is oldest first.
   std::map<uint64_t, StoredSnapshot> snapshots;
   uint64_t last_snapshot_number = 0;  // never reused, even once deleted
 
-  // The live tree, for reading outside the lock: it stays as it is.
-  SharedTree Share() {
+  // A copy of the live tree (O(1)), for reading outside the lock: it stays
+  // as it is whatever the store does next.
+  Tree Share() {
     std::shared_lock lock(mutex);
     return tree;
-  }
-
-  // The live tree, to change. Call with `mutex` held exclusively. If a
-  // snapshot, a search or a view shares the map, it is copied first (map
-  // nodes only; content strings stay shared).
-  Tree& MutableTree() {
-    // Nobody can take a new reference without the lock we hold, so the
-    // count can only fall while we look: 1 means the map is ours. The
-    // acquire fence pairs with the release of the last other owner's
-    // reference, so its reads of the map happen before our changes.
-    if (tree.use_count() > 1) {
-      tree = std::make_shared<Tree>(*tree);
-    } else {
-      std::atomic_thread_fence(std::memory_order_acquire);
-    }
-    return *tree;
   }
 };
 
 // The entries of the directory at `path`, sorted by name (the tree's order).
 Result<std::vector<DirEntry>> ListChildren(const Tree& tree, std::string_view path) {
-  auto it = tree.find(path);
-  if (it == tree.end()) return MissingOrParentIsFileError(tree, path, "list", "Directory");
-  if (!IsDir(it->second)) return ListFileError(path);
+  const Node* directory = tree.Find(path);
+  if (directory == nullptr) return MissingOrParentIsFileError(tree, path, "list", "Directory");
+  if (!IsDir(*directory)) return ListFileError(path);
   std::vector<DirEntry> entries;
-  ForEachChild(tree, path, [&](std::string_view name, const Node& node) {
-    entries.push_back(DirEntry{std::string(name), node.kind});
+  ForEachChild(tree, path, [&](std::string_view name, const Node& child) {
+    entries.push_back(DirEntry{std::string(name), child.kind});
   });
   return entries;
 }
@@ -278,25 +262,20 @@ bool SameEntry(const Node& a, const Node& b) {
 }
 
 // The paths that differ from `from` to `to`, each list in the maps' order
-// (bytewise). One merge walk over both maps; the root is never listed.
+// (bytewise); the root is never listed. Shared subtrees are skipped, so
+// this costs what changed (PersistentMap::ForEachDifference).
 TreeDiff DiffTrees(const Tree& from, const Tree& to) {
   TreeDiff diff;
-  if (&from == &to) return diff;  // one shared map: nothing changed
-  auto old_entry = from.begin();
-  auto new_entry = to.begin();
-  while (old_entry != from.end() || new_entry != to.end()) {
-    if (new_entry == to.end() || (old_entry != from.end() && old_entry->first < new_entry->first)) {
-      if (!old_entry->first.empty()) diff.deleted.push_back(old_entry->first);
-      ++old_entry;
-    } else if (old_entry == from.end() || new_entry->first < old_entry->first) {
-      if (!new_entry->first.empty()) diff.added.push_back(new_entry->first);
-      ++new_entry;
-    } else {
-      if (!SameEntry(old_entry->second, new_entry->second)) diff.modified.push_back(new_entry->first);
-      ++old_entry;
-      ++new_entry;
+  Tree::ForEachDifference(from, to, [&](const std::string& path, const Node* before, const Node* after) {
+    if (path.empty()) return;
+    if (before == nullptr) {
+      diff.added.push_back(path);
+    } else if (after == nullptr) {
+      diff.deleted.push_back(path);
+    } else if (!SameEntry(*before, *after)) {
+      diff.modified.push_back(path);
     }
-  }
+  });
   return diff;
 }
 
@@ -306,33 +285,32 @@ TreeDiff DiffTrees(const Tree& from, const Tree& to) {
 // is safe because nothing modifies the snapshot.
 class SnapshotGrepTree final : public GrepTree {
  public:
-  explicit SnapshotGrepTree(SharedTree tree) : shared_(std::move(tree)), tree_(*shared_) {}
+  explicit SnapshotGrepTree(Tree tree) : tree_(std::move(tree)) {}
 
   Result<std::vector<Entry>> List(std::string_view path) override { return ListChildren(tree_, path); }
 
   Result<EntryKind> Resolve(std::string_view path) override {
-    auto it = tree_.find(path);
-    if (it == tree_.end()) {
+    const Node* node = tree_.Find(path);
+    if (node == nullptr) {
       return MissingOrParentIsFileError(tree_, path, "search", "Path");
     }
-    return it->second.kind;
+    return node->kind;
   }
 
   Result<File> OpenFile(std::string_view path, bool /*follow_symlinks*/) override {
-    auto it = tree_.find(path);
-    if (it == tree_.end()) {
+    const Node* node = tree_.Find(path);
+    if (node == nullptr) {
       return MissingOrParentIsFileError(tree_, path, "read", "File");
     }
-    if (IsDir(it->second)) {
+    if (IsDir(*node)) {
       return IsDirectoryActionError("read", path);
     }
     // The snapshot holds the content for the whole search: no copy.
-    return File{nullptr, *it->second.content};
+    return File{nullptr, *node->content};
   }
 
  private:
-  const SharedTree shared_;  // keeps the map frozen for the whole search
-  const Tree& tree_;
+  const Tree tree_;  // a copy: frozen for the whole search
 };
 
 // ----- Materialize --------------------------------------------------------
@@ -340,20 +318,18 @@ class SnapshotGrepTree final : public GrepTree {
 // Writes every entry of `tree` below the directory `root_fd` (`root` names
 // it in messages), directory times last.
 Status WriteTree(int root_fd, const std::string& root, const Tree& tree) {
-  for (const auto& [path, node] : tree) {
-    if (path.empty()) continue;
-    if (IsDir(node)) {
-      TOOLVFS_RETURN_IF_ERROR(WriteCopiedDirectory(root_fd, root, path));
-    } else {
-      TOOLVFS_RETURN_IF_ERROR(WriteCopiedFile(root_fd, root, path, *node.content, node.modified_ms));
-    }
-  }
+  Status status;  // the first error; the walks do nothing after it
+  tree.ForEach([&](const std::string& path, const Node& node) {
+    if (!status.ok() || path.empty()) return;
+    status = IsDir(node) ? WriteCopiedDirectory(root_fd, root, path)
+                         : WriteCopiedFile(root_fd, root, path, *node.content, node.modified_ms);
+  });
   // Deepest first: creating children changes a directory's time.
-  for (auto it = tree.rbegin(); it != tree.rend(); ++it) {
-    if (it->first.empty() || !IsDir(it->second)) continue;
-    TOOLVFS_RETURN_IF_ERROR(SetCopiedDirectoryTime(root_fd, root, it->first, it->second.modified_ms));
-  }
-  return OkStatus();
+  tree.ForEachReverse([&](const std::string& path, const Node& node) {
+    if (!status.ok() || path.empty() || !IsDir(node)) return;
+    status = SetCopiedDirectoryTime(root_fd, root, path, node.modified_ms);
+  });
+  return status;
 }
 
 // The copy at `root` read back as a tree. Content equal to what `written`
@@ -362,20 +338,20 @@ Status WriteTree(int root_fd, const std::string& root, const Tree& tree) {
 Result<Tree> ScanTree(const std::string& root, const Tree& written) {
   TOOLVFS_ASSIGN_OR_RETURN(CopiedTree copied, ReadCopy(root));
   Tree tree;
-  tree.emplace("", NewDirectory(0));
+  tree.Emplace("", NewDirectory(0));
   for (auto& [path, entry] : copied) {
     if (entry.kind == EntryKind::kDirectory) {
-      tree.emplace(path, NewDirectory(0));
+      tree.Emplace(path, NewDirectory(0));
       continue;
     }
-    auto before = written.find(path);
+    const Node* before = written.Find(path);
     Content shared;
-    if (before != written.end() && !IsDir(before->second) && *before->second.content == entry.content) {
-      shared = before->second.content;
+    if (before != nullptr && !IsDir(*before) && *before->content == entry.content) {
+      shared = before->content;
     } else {
       shared = std::make_shared<const std::string>(std::move(entry.content));
     }
-    tree.emplace(path, NewFile(std::move(shared), 0));
+    tree.Emplace(path, NewFile(std::move(shared), 0));
   }
   return tree;
 }
@@ -386,52 +362,53 @@ Result<Tree> ScanTree(const std::string& root, const Tree& written) {
 Status ApplyViewChanges(Tree& tree, const Tree& written, const Tree& now_in_view, int64_t now) {
   // Deletions first, deepest first, so a directory is empty when reached
   // and a path can change kind (deleted, then added).
-  for (auto it = written.rbegin(); it != written.rend(); ++it) {
-    const auto& [path, node] = *it;
-    if (path.empty()) continue;
-    auto in_view = now_in_view.find(path);
-    if (in_view != now_in_view.end() && in_view->second.kind == node.kind) continue;
-    auto in_store = tree.find(path);
-    if (in_store == tree.end() || in_store->second.kind != node.kind) continue;  // gone already
+  written.ForEachReverse([&](const std::string& path, const Node& node) {
+    if (path.empty()) return;
+    const Node* in_view = now_in_view.Find(path);
+    if (in_view != nullptr && in_view->kind == node.kind) return;
+    const Node* in_store = tree.Find(path);
+    if (in_store == nullptr || in_store->kind != node.kind) return;  // gone already
     if (IsDir(node)) {
       // The store gained entries here since the view was made: keep them.
-      if (HasChildren(tree, path)) continue;
-    } else if (in_store->second.content != node.content &&
-               *in_store->second.content != *node.content) {
-      continue;  // changed in the store since the view was made: keep that change
+      if (HasChildren(tree, path)) return;
+    } else if (in_store->content != node.content && *in_store->content != *node.content) {
+      return;  // changed in the store since the view was made: keep that change
     }
-    tree.erase(in_store);
+    tree.Erase(path);
     Touch(tree, ParentPath(path), now);
-  }
+  });
   // Additions and modifications, parents first.
-  for (const auto& [path, node] : now_in_view) {
-    auto before = written.find(path);
-    bool existed = before != written.end() && before->second.kind == node.kind;
+  Status status;  // the first error; nothing is applied after it
+  now_in_view.ForEach([&](const std::string& path, const Node& node) {
+    if (!status.ok()) return;
+    const Node* before = written.Find(path);
+    bool existed = before != nullptr && before->kind == node.kind;
     if (IsDir(node)) {
-      if (existed) continue;
+      if (existed) return;
       if (auto ancestor = FileAncestor(tree, path)) {
-        return ParentIsFileError(CannotDo("create directory", path), *ancestor);
+        status = ParentIsFileError(CannotDo("create directory", path), *ancestor);
+        return;
       }
-      auto in_store = tree.find(path);
-      if (in_store != tree.end()) {
-        if (IsDir(in_store->second)) continue;
-        return NotDirectoryError("Cannot create directory " + DisplayPath(path) +
-                                 ": it is a file");
+      if (const Node* in_store = tree.Find(path)) {
+        if (!IsDir(*in_store)) {
+          status = NotDirectoryError("Cannot create directory " + DisplayPath(path) + ": it is a file");
+        }
+        return;
       }
       CreateParents(tree, path, now);
-      tree.emplace(path, NewDirectory(now));
+      tree.Emplace(path, NewDirectory(now));
       Touch(tree, ParentPath(path), now);
-      continue;
+      return;
     }
-    if (existed && before->second.content == node.content) continue;  // unchanged
-    TOOLVFS_RETURN_IF_ERROR(WriteLocked(tree, path, node.content, WriteMode::kOverwrite, now));
-  }
-  return OkStatus();
+    if (existed && before->content == node.content) return;  // unchanged
+    status = WriteLocked(tree, path, node.content, WriteMode::kOverwrite, now);
+  });
+  return status;
 }
 
 class MemoryView final : public MaterializedView {
  public:
-  MemoryView(std::shared_ptr<State> state, std::string dir, SharedTree written)
+  MemoryView(std::shared_ptr<State> state, std::string dir, Tree written)
       : state_(std::move(state)), dir_(std::move(dir)), written_(std::move(written)) {}
 
   ~MemoryView() override {
@@ -454,7 +431,7 @@ class MemoryView final : public MaterializedView {
                                        " back (nothing was synced; the copy is kept): " +
                                        status.message());
     }
-    written_.reset();
+    written_ = Tree();
     Status removed = RemoveTree(dir_);
     if (!removed.ok()) {
       return Status(removed.code(),
@@ -465,18 +442,18 @@ class MemoryView final : public MaterializedView {
 
  private:
   Status Sync() {
-    TOOLVFS_ASSIGN_OR_RETURN(Tree now_in_view, ScanTree(dir_, *written_));
+    TOOLVFS_ASSIGN_OR_RETURN(Tree now_in_view, ScanTree(dir_, written_));
 
     std::unique_lock lock(state_->mutex);
-    auto next = std::make_shared<Tree>(*state_->tree);
-    TOOLVFS_RETURN_IF_ERROR(ApplyViewChanges(*next, *written_, now_in_view, NowMs()));
+    Tree next = state_->tree;  // O(1): applied to a copy, kept only if all of it applies
+    TOOLVFS_RETURN_IF_ERROR(ApplyViewChanges(next, written_, now_in_view, NowMs()));
     state_->tree = std::move(next);
     return OkStatus();
   }
 
   std::shared_ptr<State> state_;
   std::string dir_;
-  SharedTree written_;  // the tree written into the directory
+  Tree written_;  // the tree written into the directory
   bool released_ = false;
 };
 
@@ -518,19 +495,19 @@ class MemoryStore final : public ProjectFiles {
     // Copy the bytes before taking the lock.
     Content shared = std::make_shared<const std::string>(content);
     std::unique_lock lock(state_->mutex);
-    return WriteLocked(state_->MutableTree(), path, std::move(shared), mode, NowMs());
+    return WriteLocked(state_->tree, path, std::move(shared), mode, NowMs());
   }
 
   Result<bool> Exists(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     std::shared_lock lock(state_->mutex);
-    return state_->tree->contains(path);
+    return state_->tree.Contains(path);
   }
 
   Result<std::vector<DirEntry>> ListDir(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     std::shared_lock lock(state_->mutex);
-    return ListChildren(*state_->tree, path);
+    return ListChildren(state_->tree, path);
   }
 
   // No symlinks in memory: the normalized path is what it names.
@@ -539,12 +516,12 @@ class MemoryStore final : public ProjectFiles {
   Result<FileMetadata> Metadata(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     std::shared_lock lock(state_->mutex);
-    const Tree& tree = *state_->tree;
-    auto it = tree.find(path);
-    if (it == tree.end()) {
+    const Tree& tree = state_->tree;
+    const Node* found = tree.Find(path);
+    if (found == nullptr) {
       return MissingOrParentIsFileError(tree, path, "get metadata of", "Path");
     }
-    const Node& node = it->second;
+    const Node& node = *found;
     FileMetadata metadata{node.kind, IsDir(node) ? 0 : node.content->size(), node.modified_ms};
     if (!IsDir(node)) metadata.version = node.version;
     metadata.created_ms = node.created_ms;
@@ -555,19 +532,18 @@ class MemoryStore final : public ProjectFiles {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     if (path.empty()) return ProjectRootError("delete");
     std::unique_lock lock(state_->mutex);
-    Tree& tree = state_->MutableTree();
-    auto it = tree.find(path);
-    if (it == tree.end()) {
+    Tree& tree = state_->tree;
+    const Node* node = tree.Find(path);
+    if (node == nullptr) {
       return MissingOrParentIsFileError(tree, path, "delete", "Path");
     }
-    if (IsDir(it->second)) {
-      auto [first, last] = Descendants(tree, path);
-      if (first != last && !recursive) {
+    if (IsDir(*node)) {
+      if (!recursive && HasChildren(tree, path)) {
         return DeleteNotEmptyError(path);
       }
-      tree.erase(first, last);
+      tree.EraseRange(DescendantPrefix(path), PastDescendants(path));
     }
-    tree.erase(it);
+    tree.Erase(path);
     Touch(tree, ParentPath(path), NowMs());
     return OkStatus();
   }
@@ -584,9 +560,9 @@ class MemoryStore final : public ProjectFiles {
     }
 
     std::unique_lock lock(state_->mutex);
-    Tree& tree = state_->MutableTree();
-    auto source = tree.find(from);
-    if (source == tree.end()) {
+    Tree& tree = state_->tree;
+    const Node* source = tree.Find(from);
+    if (source == nullptr) {
       if (auto ancestor = FileAncestor(tree, from)) {
         return ParentIsFileError(what, *ancestor);
       }
@@ -596,12 +572,11 @@ class MemoryStore final : public ProjectFiles {
     if (auto ancestor = FileAncestor(tree, to)) {
       return ParentIsFileError(what, *ancestor);
     }
-    const bool moving_dir = IsDir(source->second);
+    const bool moving_dir = IsDir(*source);
     // A file moved onto a file continues the replaced file's history: to
     // whoever reads `to`, the rename is an overwrite.
     std::optional<Node> replaced_file;
-    auto target = tree.find(to);
-    if (target != tree.end()) {
+    if (const Node* target = tree.Find(to)) {
       if (!overwrite) {
         return RenameTargetExistsError(from, to);
       }
@@ -610,39 +585,39 @@ class MemoryStore final : public ProjectFiles {
       if (PathContains(to, from)) {
         return RenameTargetNotEmptyError(from, to);
       }
-      if (!moving_dir && IsDir(target->second)) {
+      if (!moving_dir && IsDir(*target)) {
         return RenameTargetIsDirectoryError(from, to);
       }
-      if (moving_dir && !IsDir(target->second)) {
+      if (moving_dir && !IsDir(*target)) {
         return RenameTargetIsFileError(from, to);
       }
       if (moving_dir && HasChildren(tree, to)) {
         return RenameTargetNotEmptyError(from, to);
       }
-      // `to` is neither `from`, nor inside it, nor an ancestor of it, so
-      // `source` stays valid.
-      if (!moving_dir) replaced_file = std::move(target->second);
-      tree.erase(target);
+      // `to` is neither `from`, nor inside it, nor an ancestor of it.
+      if (!moving_dir) replaced_file = *target;
+      tree.Erase(to);
     }
 
     const int64_t now = NowMs();
     CreateParents(tree, to, now);
-    // Re-key the source and its descendants; node handles move without copying.
-    std::vector<Tree::node_type> moved;
+    // Re-key the source and its descendants: O(moved x log n); the content
+    // strings are shared, not copied.
+    std::vector<std::pair<std::string, Node>> moved;
+    moved.emplace_back(to, *tree.Find(from));
     if (moving_dir) {
-      auto [first, last] = Descendants(tree, from);
-      while (first != last) moved.push_back(tree.extract(first++));
+      tree.ForEachInRange(DescendantPrefix(from), PastDescendants(from),
+                          [&](const std::string& key, const Node& node) {
+                            moved.emplace_back(to + key.substr(from.size()), node);
+                          });
+      tree.EraseRange(DescendantPrefix(from), PastDescendants(from));
     }
-    moved.push_back(tree.extract(source));
-    for (Tree::node_type& node : moved) {
-      node.key() = to + node.key().substr(from.size());
-      tree.insert(std::move(node));
-    }
+    tree.Erase(from);
     if (replaced_file) {
-      Node& file = tree.find(to)->second;
-      file.version = replaced_file->version + 1;
-      file.created_ms = replaced_file->created_ms;
+      moved.front().second.version = replaced_file->version + 1;
+      moved.front().second.created_ms = replaced_file->created_ms;
     }
+    for (auto& [key, node] : moved) tree.Assign(key, std::move(node));
     Touch(tree, ParentPath(from), now);
     Touch(tree, ParentPath(to), now);
     return OkStatus();
@@ -654,10 +629,10 @@ class MemoryStore final : public ProjectFiles {
   }
 
   Result<std::unique_ptr<MaterializedView>> Materialize() override {
-    SharedTree snapshot = state_->Share();
+    Tree snapshot = state_->Share();
     TOOLVFS_ASSIGN_OR_RETURN(std::string dir, MakeMaterializedDirectory(display_root_));
     UniqueFd root(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    Status status = root ? WriteTree(root.get(), dir, *snapshot)
+    Status status = root ? WriteTree(root.get(), dir, snapshot)
                          : ErrnoToStatus(errno, "Cannot open " + Quote(dir));
     if (!status.ok()) {
       (void)RemoveTree(dir);
@@ -670,7 +645,7 @@ class MemoryStore final : public ProjectFiles {
 
   const std::string& DisplayRoot() const override { return display_root_; }
 
-  // ----- Snapshots: O(1) references to the frozen map (top of the file) ---
+  // ----- Snapshots: O(1) copies of the persistent map (top of the file) ---
 
   Result<std::string> Snapshot(std::optional<std::string_view> label) override {
     if (label) TOOLVFS_RETURN_IF_ERROR(CheckSnapshotLabel(*label));
@@ -682,14 +657,13 @@ class MemoryStore final : public ProjectFiles {
   }
 
   Status Restore(std::string_view id) override {
-    std::shared_ptr<Tree> replaced;  // declared first, so freed after the lock is released
+    Tree replaced;  // declared first, so freed after the lock is released
     std::unique_lock lock(state_->mutex);
-    TOOLVFS_ASSIGN_OR_RETURN(SharedTree tree, FindSnapshot(id));
-    // The live tree becomes the snapshot's map, shared and so frozen: the
-    // next change copies it, and the snapshot stays as it was. Versions,
-    // created and modified times come back with it. (The map was made
-    // non-const; only MutableTree changes it, and only once it is ours.)
-    replaced = std::exchange(state_->tree, std::const_pointer_cast<Tree>(std::move(tree)));
+    TOOLVFS_ASSIGN_OR_RETURN(Tree tree, FindSnapshot(id));
+    // The live tree becomes a copy of the snapshot's map, sharing all of
+    // it: changes copy their paths, and the snapshot stays as it was.
+    // Versions, created and modified times come back with it.
+    replaced = std::exchange(state_->tree, std::move(tree));
     return OkStatus();
   }
 
@@ -704,8 +678,8 @@ class MemoryStore final : public ProjectFiles {
   }
 
   Result<TreeDiff> Diff(std::string_view from, std::optional<std::string_view> to) override {
-    SharedTree old_tree;
-    SharedTree new_tree;
+    Tree old_tree;
+    Tree new_tree;
     {
       std::shared_lock lock(state_->mutex);
       TOOLVFS_ASSIGN_OR_RETURN(old_tree, FindSnapshot(from));
@@ -715,13 +689,13 @@ class MemoryStore final : public ProjectFiles {
         new_tree = state_->tree;
       }
     }
-    // Both maps are frozen while we hold them: compare outside the lock.
-    return DiffTrees(*old_tree, *new_tree);
+    // Both copies stay as they are: compare outside the lock.
+    return DiffTrees(old_tree, new_tree);
   }
 
   Status DeleteSnapshot(std::string_view id) override {
     std::optional<uint64_t> number = ParseSnapshotId(id);
-    SharedTree released;  // declared first, so freed after the lock is released
+    Tree released;  // declared first, so freed after the lock is released
     std::unique_lock lock(state_->mutex);
     auto it = number ? state_->snapshots.find(*number) : state_->snapshots.end();
     if (it == state_->snapshots.end()) return SnapshotNotFoundError(id);
@@ -732,7 +706,7 @@ class MemoryStore final : public ProjectFiles {
 
  private:
   // The map of snapshot `id`; NotFound naming it. Call with the mutex held.
-  Result<SharedTree> FindSnapshot(std::string_view id) const {
+  Result<Tree> FindSnapshot(std::string_view id) const {
     std::optional<uint64_t> number = ParseSnapshotId(id);
     if (!number) return SnapshotNotFoundError(id);
     auto it = state_->snapshots.find(*number);
@@ -745,11 +719,11 @@ class MemoryStore final : public ProjectFiles {
   // file) and IsDirectory worded for a read.
   Result<Content> FileContent(const std::string& path) {
     std::shared_lock lock(state_->mutex);
-    const Tree& tree = *state_->tree;
-    auto it = tree.find(path);
-    if (it == tree.end()) return MissingOrParentIsFileError(tree, path, "read", "File");
-    if (IsDir(it->second)) return IsDirectoryActionError("read", path);
-    return it->second.content;
+    const Tree& tree = state_->tree;
+    const Node* node = tree.Find(path);
+    if (node == nullptr) return MissingOrParentIsFileError(tree, path, "read", "File");
+    if (IsDir(*node)) return IsDirectoryActionError("read", path);
+    return node->content;
   }
 
   std::shared_ptr<State> state_;

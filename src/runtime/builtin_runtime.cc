@@ -5,6 +5,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -25,6 +26,7 @@
 #include "protocol/jsonrpc.h"
 #include "runtime/argument_validation.h"
 #include "runtime/outcome_json.h"
+#include "session/snapshot_tools.h"
 #include "session/session_tools.h"
 #include "session/session_workspace.h"
 #include "protocol/wire_errors.h"
@@ -290,9 +292,9 @@ Outcome ErrorOutcome(std::string message) {
 
 std::string BuiltinNames() {
   std::string names;
-  for (const Builtin& builtin : Registry()) {
+  for (const BuiltinToolInfo& tool : BuiltinTools()) {
     if (!names.empty()) names += ", ";
-    names += builtin.info.name;
+    names += tool.name;
   }
   return names;
 }
@@ -332,6 +334,9 @@ const std::vector<ConfigValue::Object>& SessionSchemas() {
   return schemas;
 }
 
+// A judged path as audit records and messages show it: "." for the root.
+std::string ShownTarget(const std::string& path) { return path.empty() ? "." : path; }
+
 const ConfigValue::Object& SessionSchema(std::string_view name) {
   const std::vector<SessionToolInfo>& tools = SessionTools();
   for (size_t i = 0; i < tools.size(); ++i) {
@@ -347,6 +352,21 @@ const std::vector<BuiltinToolInfo>& BuiltinTools() {
   static const std::vector<BuiltinToolInfo> tools = [] {
     std::vector<BuiltinToolInfo> infos;
     for (const Builtin& builtin : Registry()) infos.push_back(builtin.info);
+    // The snapshot tools act on the store's snapshots, not through an fs.*
+    // method (session/snapshot_tools.h).
+    for (const SnapshotToolInfo& tool : SnapshotTools()) {
+      Result<ConfigValue> parameters = ParseJsonValue(tool.parameters_json);
+      if (!parameters.ok() || !parameters->is_object()) {
+        std::fprintf(stderr, "toolvfs: snapshot tool %s: bad parameter schema\n", std::string(tool.name).c_str());
+        std::abort();
+      }
+      std::string method(tool.name);
+      method.replace(method.find('_'), 1, ".");
+      infos.push_back(BuiltinToolInfo{std::string(tool.name), std::string(tool.description),
+                                      std::move(parameters->as_object()), std::move(method)});
+    }
+    std::sort(infos.begin(), infos.end(),
+              [](const BuiltinToolInfo& a, const BuiltinToolInfo& b) { return a.name < b.name; });
     return infos;
   }();
   return tools;
@@ -374,6 +394,7 @@ Result<Outcome> BuiltinRuntime::Execute(const ToolCall& call, const ToolConfig& 
                                                     " is not a session workspace (create one with `toolvfs "
                                                     "workspace init NAME --session`)");
   }
+  if (FindSnapshotTool(tool.name) != nullptr) return ExecuteSnapshotTool(call, tool, cancel);
   const Builtin* builtin = FindBuiltin(tool.name);
   if (builtin == nullptr) {
     return Status(StatusCode::kInvalidArgument,
@@ -472,7 +493,54 @@ Result<Outcome> BuiltinRuntime::ExecuteSessionTool(const ToolCall& call, const T
   if (cancel.cancelled()) return CancelledOutcome(tool);
   TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<SessionWorkspace> session, SessionWorkspace::Open(project_));
   const bool writes = FindSessionTool(tool.name)->writes;
+  return ExecuteJudged(
+      call, tool, cancel, "session." + tool.name,
+      [&](JudgedCall& judged) -> Status {
+        TOOLVFS_ASSIGN_OR_RETURN(SessionToolTarget target, SessionToolTargetOf(*session, tool.name, arguments));
+        judged.path = target.path;
+        if (target.mode) judged.method += ":" + *target.mode;
+        judged.access = writes ? FileAccess::kWrite : FileAccess::kRead;
+        if (options_.session_id) TOOLVFS_RETURN_IF_ERROR(session->CheckSession(*options_.session_id));
+        return OkStatus();
+      },
+      // Every file delete_file removes is judged too: deleting `src` must
+      // not take a file the policy keeps (`src/.env`) with it.
+      [&](const WriteCheck& check) { return RunSessionTool(*session, tool.name, arguments, check); });
+}
 
+Result<Outcome> BuiltinRuntime::ExecuteSnapshotTool(const ToolCall& call, const ToolConfig& tool,
+                                                    CancelToken& cancel) {
+  TOOLVFS_ASSIGN_OR_RETURN(ConfigValue checked,
+                           CheckCallArguments(tool.name, call.arguments_json, FindBuiltinTool(tool.name)->parameters));
+  if (!checked.is_object()) {
+    return Status(StatusCode::kInvalidArgument, "Tool " + Quote(tool.name) + ": the arguments must be a JSON object");
+  }
+  const ConfigValue::Object& arguments = checked.as_object();
+  if (cancel.cancelled()) return CancelledOutcome(tool);
+  std::unique_ptr<SessionWorkspace> session;
+  if (options_.session_workspace) {
+    TOOLVFS_ASSIGN_OR_RETURN(session, SessionWorkspace::Open(project_));
+  }
+  const SnapshotToolInfo* info = FindSnapshotTool(tool.name);
+  return ExecuteJudged(
+      call, tool, cancel, FindBuiltinTool(tool.name)->method,  // snapshot.create, ...
+      [&](JudgedCall& judged) -> Status {
+        // A snapshot reads the whole project: the policy judges reading its
+        // root. A restore writes what changed since the snapshot: each such
+        // path is judged as a write (WriteCheck), on its own.
+        judged.path = "";
+        judged.access = FileAccess::kRead;
+        judged.writes_need_own_decision = info->writes;
+        if (session && options_.session_id) TOOLVFS_RETURN_IF_ERROR(session->CheckSession(*options_.session_id));
+        return OkStatus();
+      },
+      [&](const WriteCheck& check) { return RunSnapshotTool(project_, session.get(), tool.name, arguments, check); });
+}
+
+Result<Outcome> BuiltinRuntime::ExecuteJudged(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel,
+                                              const std::string& scope_method,
+                                              const std::function<Status(JudgedCall&)>& judge,
+                                              const std::function<Result<std::string>(const WriteCheck&)>& act) {
   ToolPolicy policy = ToolPolicy::ForTool(tool, options_.config_project_path);
   std::unique_ptr<Inquirer> denying;
   Inquirer* inquirer = options_.inquirer;
@@ -481,25 +549,30 @@ Result<Outcome> BuiltinRuntime::ExecuteSessionTool(const ToolCall& call, const T
     inquirer = denying.get();
   }
   AccessGate gate(policy, *inquirer);
-  const std::string scope_method = "session." + tool.name;  // the scope keeps a view of it
   RequestScope scope(RequestId(int64_t{1}), scope_method, /*may_block=*/true);
   scope.set_cancel_flag(&cancel.flag());
   const Clock::time_point started = Clock::now();
-  std::string method = scope_method;
-  std::string target = ".";
+  JudgedCall judged{.method = scope_method};
   // Validate, check the session, judge, act: an error at any step changes
   // nothing and is the outcome.
   Result<std::string> result = [&]() -> Result<std::string> {
-    TOOLVFS_ASSIGN_OR_RETURN(SessionToolTarget judged, SessionToolTargetOf(*session, tool.name, arguments));
-    if (!judged.path.empty()) target = judged.path;
-    if (judged.mode) method += ":" + *judged.mode;
-    if (options_.session_id) TOOLVFS_RETURN_IF_ERROR(session->CheckSession(*options_.session_id));
-    FileAccess access = writes ? FileAccess::kWrite : FileAccess::kRead;
+    TOOLVFS_RETURN_IF_ERROR(judge(judged));
     std::optional<QuestionCanceller> canceller;
     if (inquirer->asks_user()) canceller.emplace(cancel, gate);
-    TOOLVFS_RETURN_IF_ERROR(
-        gate.Authorize(scope, FileAccessName(access), target, policy.files.Check(access, judged.path)));
-    return RunSessionTool(*session, tool.name, arguments);
+    TOOLVFS_RETURN_IF_ERROR(gate.Authorize(scope, FileAccessName(judged.access), ShownTarget(judged.path),
+                                           policy.files.Check(judged.access, judged.path)));
+    return act([&](const std::vector<std::string>& paths) -> Status {
+      for (const std::string& path : paths) {
+        PolicyDecision decision = policy.files.Check(FileAccess::kWrite, path);
+        if (decision.decision == Decision::kAllow) continue;
+        if (decision.decision != Decision::kDeny && !judged.writes_need_own_decision) continue;
+        Status authorized = gate.Authorize(scope, FileAccessName(FileAccess::kWrite), path, decision);
+        if (authorized.ok()) continue;
+        judged.path = path;  // the audit record names the path refused
+        return authorized;
+      }
+      return OkStatus();
+    });
   }();
   if (options_.audit != nullptr) {
     AuditRecord record;
@@ -508,8 +581,8 @@ Result<Outcome> BuiltinRuntime::ExecuteSessionTool(const ToolCall& call, const T
                               .count();
     record.tool = tool.name;
     record.call_id = call.id.empty() ? NewCallId() : call.id;
-    record.method = method;
-    record.target = target;
+    record.method = judged.method;
+    record.target = ShownTarget(judged.path);
     record.code = result.ok() ? 0 : JsonRpcErrorCode(result.status().code());
     if (scope.decided()) {
       record.decision = scope.decision();

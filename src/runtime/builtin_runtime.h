@@ -12,6 +12,7 @@
 // session (request_audit.h).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,7 @@
 
 #include "config/config_value.h"
 #include "policy/audit.h"
+#include "policy/file_policy.h"
 #include "policy/inquirer.h"
 #include "project/project_files.h"
 #include "runtime/tool_runtime.h"
@@ -31,7 +33,7 @@ struct BuiltinToolInfo {
   std::string name;
   std::string description;
   ConfigValue::Object parameters;  // name -> schema, as a config's `parameters`
-  std::string method;              // the fs.* method that does the work
+  std::string method;              // the fs.* method that does the work; snapshot.* for the snapshot tools
 };
 
 // Every builtin tool, sorted by name.
@@ -90,7 +92,32 @@ class BuiltinRuntime final : public ToolRuntime {
   const ConfigValue::Object& Parameters(const ToolConfig& tool) const override;
 
  private:
+  // What a call judged by ExecuteJudged is about.
+  struct JudgedCall {
+    std::string method;      // the audit record's method
+    std::string path;        // judged for `access`; "" = the project root
+    FileAccess access = FileAccess::kRead;
+    // Whether the paths handed to the WriteCheck get their own decision
+    // when the policy is silent on them (asked about, or denied under
+    // --no-interaction), rather than going with the call's.
+    bool writes_need_own_decision = false;
+  };
+  // Judges paths a call is about to write besides its own: a denial of any
+  // one is the error (naming it); an uncovered one goes with the call's own
+  // decision, as for fs.delete below a directory, unless
+  // writes_need_own_decision.
+  using WriteCheck = std::function<Status(const std::vector<std::string>& paths)>;
+
   Result<Outcome> ExecuteSessionTool(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel);
+  Result<Outcome> ExecuteSnapshotTool(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel);
+  // One call of a tool that is not one fs.* request: `judge` fills in what
+  // the call touches (its error is the outcome), the policy judges it
+  // through the gate (questions included), then `act` runs, given a
+  // WriteCheck for the paths it is about to write; one audit record either
+  // way.
+  Result<Outcome> ExecuteJudged(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel,
+                                const std::string& scope_method, const std::function<Status(JudgedCall&)>& judge,
+                                const std::function<Result<std::string>(const WriteCheck&)>& act);
 
   ProjectFiles& project_;
   BuiltinRuntimeOptions options_;

@@ -147,8 +147,9 @@ Result<std::string> WriteFileTool(SessionWorkspace& session, const ConfigValue::
   return Text(buffer);
 }
 
-Result<std::string> DeleteFileTool(SessionWorkspace& session, const ConfigValue::Object& arguments) {
-  TOOLVFS_ASSIGN_OR_RETURN(SessionDeleteResult result, session.DeleteFile(StringArgument(arguments, "path")));
+Result<std::string> DeleteFileTool(SessionWorkspace& session, const ConfigValue::Object& arguments,
+                                   const SessionWorkspace::DeleteCheck& check) {
+  TOOLVFS_ASSIGN_OR_RETURN(SessionDeleteResult result, session.DeleteFile(StringArgument(arguments, "path"), check));
   rapidjson::StringBuffer buffer;
   JsonWriter writer(buffer);
   writer.StartObject();
@@ -185,11 +186,12 @@ Result<SessionToolTarget> SessionToolTargetOf(const SessionWorkspace& session, s
 }
 
 Result<std::string> RunSessionTool(SessionWorkspace& session, std::string_view tool,
-                                   const ConfigValue::Object& arguments) {
+                                   const ConfigValue::Object& arguments,
+                                   const SessionWorkspace::DeleteCheck& delete_check) {
   if (tool == "list_directory") return ListDirectoryTool(session, arguments);
   if (tool == "read_file") return ReadFileTool(session, arguments);
   if (tool == "write_file") return WriteFileTool(session, arguments);
-  if (tool == "delete_file") return DeleteFileTool(session, arguments);
+  if (tool == "delete_file") return DeleteFileTool(session, arguments, delete_check);
   return InvalidArgumentError("There is no session tool " + Quote(tool) +
                               "; the session tools are delete_file, list_directory, read_file, write_file");
 }

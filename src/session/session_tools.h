@@ -40,9 +40,11 @@ Result<SessionToolTarget> SessionToolTargetOf(const SessionWorkspace& session, s
 
 // Runs the tool `tool` with checked `arguments` (defaults filled in, types
 // as the schema says) and returns its result as compact JSON text. A
-// refused call is the Status, with nothing changed.
+// refused call is the Status, with nothing changed. `delete_check` is
+// handed to SessionWorkspace::DeleteFile by delete_file.
 Result<std::string> RunSessionTool(SessionWorkspace& session, std::string_view tool,
-                                   const ConfigValue::Object& arguments);
+                                   const ConfigValue::Object& arguments,
+                                   const SessionWorkspace::DeleteCheck& delete_check = nullptr);
 
 // The instructions for the model: how to use the suite, and the mounts
 // with their paths and up to 20 entries each.

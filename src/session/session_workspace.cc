@@ -517,7 +517,7 @@ Result<SessionWriteResult> SessionWorkspace::WriteFile(const SessionWrite& write
   return result;
 }
 
-Result<SessionDeleteResult> SessionWorkspace::DeleteFile(std::string_view path) {
+Result<SessionDeleteResult> SessionWorkspace::DeleteFile(std::string_view path, const DeleteCheck& check) {
   std::lock_guard lock(mutex_);
   Result<std::string> checked = CheckPath(path, /*allow_root=*/true);
   if (!checked.ok()) return checked.status();
@@ -532,33 +532,25 @@ Result<SessionDeleteResult> SessionWorkspace::DeleteFile(std::string_view path) 
     return metadata.status();
   }
   SessionDeleteResult result{normalized, 0, metadata->kind == EntryKind::kDirectory};
+  // The store deletes by path segments: removing `a/b` never touches `a/bc`.
+  std::vector<std::string> doomed{normalized};
   if (result.was_directory) {
-    // The store deletes by path segments: removing `a/b` never touches `a/bc`.
-    std::vector<std::string> pending{normalized};
-    while (!pending.empty()) {
-      std::string directory = std::move(pending.back());
-      pending.pop_back();
-      TOOLVFS_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, files_.ListDir(directory));
-      for (const DirEntry& entry : entries) {
-        if (entry.kind == EntryKind::kDirectory) {
-          pending.push_back(Join(directory, entry.name));
-        } else {
-          ++result.files_deleted;
-        }
-      }
-    }
-  } else {
-    result.files_deleted = 1;
+    TOOLVFS_ASSIGN_OR_RETURN(doomed, FilePaths(normalized));
+    std::sort(doomed.begin(), doomed.end());
   }
+  result.files_deleted = doomed.size();
+  // Under the lock, so the files checked are the files deleted (by this
+  // process; see the top of session_workspace.h).
+  if (check) TOOLVFS_RETURN_IF_ERROR(check(doomed));
   TOOLVFS_RETURN_IF_ERROR(files_.Delete(normalized, /*recursive=*/true));
   Status sidecar = files_.Delete(SidecarPath(normalized), /*recursive=*/true);
   if (!sidecar.ok() && sidecar.code() != StatusCode::kNotFound) return sidecar;
   return result;
 }
 
-Result<std::vector<std::string>> SessionWorkspace::FilePaths() {
+Result<std::vector<std::string>> SessionWorkspace::FilePaths(const std::string& below) {
   std::vector<std::string> paths;
-  std::vector<std::string> pending{""};
+  std::vector<std::string> pending{below};
   while (!pending.empty()) {
     std::string directory = std::move(pending.back());
     pending.pop_back();

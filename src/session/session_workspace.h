@@ -207,7 +207,11 @@ class SessionWorkspace {
                                std::optional<uint64_t> limit);
   Result<SessionWriteResult> WriteFile(const SessionWrite& write);
   // A file, or every file under a directory path; the root is refused.
-  Result<SessionDeleteResult> DeleteFile(std::string_view path);
+  // `check`, when given, is called with every file about to be deleted
+  // (sorted), under the session's lock; its error refuses the delete, which
+  // then changes nothing (the builtin runtime's policy check per file).
+  using DeleteCheck = std::function<Status(const std::vector<std::string>& files)>;
+  Result<SessionDeleteResult> DeleteFile(std::string_view path, const DeleteCheck& check = nullptr);
   // Every file with its metadata, sorted by path, without content.
   Result<std::vector<SessionFileInfo>> ListAllFiles();
 
@@ -244,9 +248,10 @@ class SessionWorkspace {
   Status EnsureMounted();
   Status WriteRecord(bool mounts_applied, const std::optional<std::string>& materialized_path);
   Result<SessionFileInfo> InfoOf(const std::string& path);
-  // Every file of the session (its own records excluded), walked from the
-  // root, in no particular order. Caller holds mutex_.
-  Result<std::vector<std::string>> FilePaths();
+  // Every file of the session (its own records excluded) below the
+  // directory `below` ("" = the root), in no particular order. Caller
+  // holds mutex_.
+  Result<std::vector<std::string>> FilePaths(const std::string& below = "");
   Status CheckContent(const SessionWrite& write, std::string& bytes) const;
 
   ProjectFiles& files_;

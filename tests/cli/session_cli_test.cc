@@ -24,6 +24,11 @@ constexpr const char* kConfig =
     "[tools.list_directory]\nsource = \"builtin\"\n"
     "[tools.write_file]\nsource = \"builtin\"\nsandbox.filesystem.writable = [\".\"]\n"
     "[tools.delete_file]\nsource = \"builtin\"\nsandbox.filesystem.writable = [\".\"]\n"
+    "[tools.snapshot_create]\nsource = \"builtin\"\n"
+    "[tools.snapshot_list]\nsource = \"builtin\"\n"
+    "[tools.snapshot_diff]\nsource = \"builtin\"\n"
+    "[tools.snapshot_restore]\nsource = \"builtin\"\n"
+    "sandbox.filesystem.allow = [\".\"]\nsandbox.filesystem.writable = [\".\"]\n"
     "[session]\nmax_content_chars = 10\n";
 
 class SessionCliTest : public ::testing::Test {
@@ -210,6 +215,96 @@ TEST_F(SessionCliTest, SnapshotDiffRestoreAndLsShowOnlyTheSessionsFiles) {
   EXPECT_THAT(read.out, HasSubstr(R"("version":1)"));
   EXPECT_THAT(read.out, HasSubstr(R"("content":"one")"));
   EXPECT_EQ(Run("read_file", R"({"path":"b.txt"})", project_).exit_code, 1);
+}
+
+// The snapshot tools end to end on a durable session: create, list, diff,
+// restore, as a model calls them; an unknown id names the ones there are.
+TEST_F(SessionCliTest, SnapshotToolsRunOnASqliteSession) {
+  InitSession();
+  ASSERT_EQ(Run("write_file", R"({"path":"a.txt","content":"one"})", project_).exit_code, 0);
+  ProcessResult created = Run("snapshot_create", R"({"label":"first"})", project_, {"--session", "agent"});
+  ASSERT_EQ(created.exit_code, 0) << created;
+  EXPECT_THAT(created.out, HasSubstr(R"({"id":")"));
+  EXPECT_THAT(created.out, HasSubstr(R"("label":"first")"));
+  rapidjson::Document json;
+  json.Parse(created.out.c_str());
+  ASSERT_TRUE(json.IsObject()) << created.out;
+  const std::string id = json["id"].GetString();
+  ASSERT_EQ(Run("write_file", R"({"path":"a.txt","content":"two","mode":"overwrite"})", project_).exit_code, 0);
+  ASSERT_EQ(Run("write_file", R"({"path":"b.txt","content":"b"})", project_).exit_code, 0);
+  EXPECT_THAT(Run("snapshot_list", "{}", project_).out, HasSubstr(R"("label":"first")"));
+  ProcessResult diff = Run("snapshot_diff", "{}", project_);
+  ASSERT_EQ(diff.exit_code, 0) << diff;
+  EXPECT_THAT(diff.out, HasSubstr(R"("to":"current","added":["b.txt"],"added_count":1,"modified":["a.txt"])"));
+  ProcessResult unknown = Run("snapshot_restore", R"({"id":"999"})", project_);
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("There is no snapshot '999'; the snapshots are " + id));
+  ProcessResult restored = Run("snapshot_restore", R"({"id":")" + id + R"("})", project_);
+  ASSERT_EQ(restored.exit_code, 0) << restored;
+  EXPECT_THAT(restored.out, HasSubstr(R"("removed":1,"restored":0,"reverted":1)"));
+  EXPECT_THAT(Run("read_file", R"({"path":"a.txt"})", project_).out, HasSubstr(R"("content":"one")"));
+  EXPECT_EQ(Run("read_file", R"({"path":"b.txt"})", project_).exit_code, 1);
+  // Another session's id changes nothing here either.
+  ProcessResult other = Run("snapshot_create", "{}", project_, {"--session", "other"});
+  EXPECT_EQ(other.exit_code, 1);
+  EXPECT_THAT(other.err, HasSubstr("'other'"));
+}
+
+// On memory: each run is its own store: the tools answer, and a project
+// without snapshots (a directory) gets the reason, naming it.
+TEST_F(SessionCliTest, SnapshotToolsRunOnMemoryAndExplainADirectory) {
+  EXPECT_EQ(Run("snapshot_list", "{}", "memory:", {"--session", "m"}).out, R"({"snapshots":[]})" "\n");
+  ProcessResult created = Run("snapshot_create", R"({"label":"x"})", "memory:", {"--session", "m"});
+  ASSERT_EQ(created.exit_code, 0) << created;
+  EXPECT_THAT(created.out, HasSubstr(R"("label":"x")"));
+  ProcessResult none = Run("snapshot_diff", "{}", "memory:");
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_THAT(none.err, HasSubstr("there are none yet"));
+  ProcessResult directory = Run("snapshot_create", "{}", dir_.path());
+  EXPECT_EQ(directory.exit_code, 1);
+  EXPECT_THAT(directory.err, HasSubstr("does not keep snapshots"));
+}
+
+// `toolvfs tools --json` on a session workspace gives the session tools'
+// schemas (what a call there is checked against), elsewhere the generic.
+TEST_F(SessionCliTest, ToolsShowsTheSessionSchemasOnASessionWorkspace) {
+  InitSession();
+  ProcessResult session = Toolvfs({"tools", "--json", "--project", project_});
+  ASSERT_EQ(session.exit_code, 0) << session;
+  EXPECT_THAT(session.out, HasSubstr("expected_version"));
+  EXPECT_THAT(session.out, HasSubstr("snapshot_restore"));
+  ProcessResult table = Toolvfs({"tools", "--project", project_});
+  EXPECT_THAT(table.out, HasSubstr("session workspace"));
+  ProcessResult plain = Toolvfs({"tools", "--json", "--project", "memory:"});
+  ASSERT_EQ(plain.exit_code, 0) << plain;
+  EXPECT_THAT(plain.out, ::testing::Not(HasSubstr("expected_version")));
+}
+
+// `workspace init NAME --session --project STORE` (the issue's syntax);
+// `#NAME` alone still works; both naming different workspaces is an error.
+TEST_F(SessionCliTest, InitTakesTheNameAsAPositional) {
+  const std::string file = "sqlite:" + dir_.Join("named.db");
+  ProcessResult init = Toolvfs({"workspace", "init", "agent2", "--session", "--project", file});
+  ASSERT_EQ(init.exit_code, 0) << init;
+  EXPECT_THAT(init.out, HasSubstr("Created session workspace 'agent2'"));
+  ProcessResult written = Run("write_file", R"({"path":"n.txt","content":"n"})", file + "#agent2", {"--session", "agent2"});
+  EXPECT_EQ(written.exit_code, 0) << written;
+  ProcessResult same = Toolvfs({"workspace", "init", "agent3", "--project", file + "#agent3"});
+  EXPECT_EQ(same.exit_code, 0) << same;
+  ProcessResult clash = Toolvfs({"workspace", "init", "agent4", "--session", "--project", file + "#other"});
+  EXPECT_EQ(clash.exit_code, 2);
+  EXPECT_THAT(clash.err, HasSubstr("NAME 'agent4' and --project"));
+  EXPECT_THAT(clash.err, HasSubstr("give the name once"));
+  EXPECT_EQ(Toolvfs({"workspace", "ls", "--project", file + "#agent4"}).exit_code, 2);
+  ProcessResult nowhere = Toolvfs({"workspace", "init", "agent5", "--session"});
+  EXPECT_EQ(nowhere.exit_code, 2);
+  EXPECT_THAT(nowhere.err, HasSubstr("needs the store"));
+  // A memory: session lives for the command: init checks it and its mounts.
+  WriteRealFile(dir_.Join("host/app/x.py"), "x\n");
+  ProcessResult memory = Toolvfs({"workspace", "init", "m1", "--session", "--project", "memory:", "--allow-root",
+                                  dir_.Join("host"), "--mount", dir_.Join("host/app") + ":src"});
+  ASSERT_EQ(memory.exit_code, 0) << memory;
+  EXPECT_THAT(memory.out, HasSubstr("with 1 mounted file"));
 }
 
 TEST_F(SessionCliTest, RunSessionWithoutProjectUsesTheSessionStoreOfTheConfig) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "project/memory_store.h"
+#include "project/null_store.h"
 #include "runtime/builtin_runtime.h"
 #include "session/session_workspace.h"
 
@@ -37,9 +38,10 @@ class SessionBuiltinTest : public ::testing::Test {
 
   Outcome Run(ProjectFiles& store, const std::string& name, const std::string& arguments,
               std::optional<std::string> session_id = std::nullopt, std::vector<std::string> writable = {""}) {
+    Result<bool> is_session = SessionWorkspace::IsSession(store);  // the null store answers NoProject
     BuiltinRuntime runtime(store, BuiltinRuntimeOptions{.audit = sink_.get(),
                                                         .session_id = session_id,
-                                                        .session_workspace = *SessionWorkspace::IsSession(store)});
+                                                        .session_workspace = is_session.ok() && *is_session});
     CancelToken cancel;
     Result<Outcome> outcome =
         runtime.Execute(ToolCall{.name = name, .id = "c-test", .arguments_json = arguments}, Tool(name, writable), cancel);
@@ -116,6 +118,87 @@ TEST_F(SessionBuiltinTest, OtherWorkspacesKeepTheGenericBuiltins) {
       runtime.Execute(ToolCall{.name = "read_file", .arguments_json = R"({"path":"a.txt"})"}, Tool("read_file"), cancel);
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(refused.status().message(), HasSubstr("is not a session workspace"));
+}
+
+
+// delete_file of a directory judges every file it would remove: one the
+// policy denies (a sensitive `.env`) refuses the call, names that file and
+// deletes nothing; the audit record names it too.
+TEST_F(SessionBuiltinTest, DeletingADirectoryChecksThePolicyForEveryFileInIt) {
+  ASSERT_TRUE(store_->Write("notes/a.md", "a").ok());
+  ASSERT_TRUE(store_->Write("notes/deep/.env", "SECRET=1").ok());
+  Outcome refused = Run(*store_, "delete_file", R"({"path":"notes"})");
+  EXPECT_TRUE(refused.is_error);
+  EXPECT_THAT(TextOf(refused), HasSubstr("notes/deep/.env"));
+  EXPECT_TRUE(*store_->Exists("notes/a.md"));
+  EXPECT_TRUE(*store_->Exists("notes/deep/.env"));
+  {
+    std::lock_guard lock(mutex_);
+    ASSERT_EQ(records_.size(), 1u);
+    EXPECT_EQ(records_[0].target, "notes/deep/.env");
+    EXPECT_EQ(records_[0].decision, AuditDecision::kDeny);
+  }
+  // Without it the directory goes, and a sibling with the prefix stays.
+  ASSERT_TRUE(store_->Delete("notes/deep/.env", false).ok());
+  ASSERT_TRUE(store_->Write("notesX/keep.md", "k").ok());
+  EXPECT_THAT(TextOf(Run(*store_, "delete_file", R"({"path":"notes"})")), HasSubstr(R"("deleted_files":1)"));
+  EXPECT_FALSE(*store_->Exists("notes"));
+  EXPECT_TRUE(*store_->Exists("notesX/keep.md"));
+}
+
+// The snapshot tools on a session: create, list, diff (the session's own
+// records left out), restore; policy on the project root; one audit record
+// per call.
+TEST_F(SessionBuiltinTest, SnapshotToolsCreateListDiffAndRestore) {
+  ASSERT_FALSE(Run(*store_, "write_file", R"({"path":"a.txt","content":"one"})").is_error);
+  std::string created = TextOf(Run(*store_, "snapshot_create", R"({"label":"before"})"));
+  EXPECT_THAT(created, HasSubstr(R"({"id":"1","label":"before","created_at":")"));
+  ASSERT_FALSE(Run(*store_, "write_file", R"({"path":"a.txt","content":"two","mode":"overwrite"})").is_error);
+  ASSERT_FALSE(Run(*store_, "write_file", R"({"path":"b/c.txt","content":"c"})").is_error);
+  EXPECT_THAT(TextOf(Run(*store_, "snapshot_list", "{}")), HasSubstr(R"({"snapshots":[{"id":"1","label":"before")"));
+  EXPECT_EQ(TextOf(Run(*store_, "snapshot_diff", "{}")),
+            R"({"from":"1","to":"current","added":["b","b/c.txt"],"added_count":2,"modified":["a.txt"],)"
+            R"("modified_count":1,"deleted":[],"deleted_count":0})");
+  EXPECT_THAT(TextOf(Run(*store_, "snapshot_restore", R"({"id":"7"})")),
+              HasSubstr("There is no snapshot '7'; the snapshots are 1"));
+  // Each path the restore would change is judged as a write: a tool that
+  // may write only `b` may not revert `a.txt`, and nothing changes.
+  Outcome denied = Run(*store_, "snapshot_restore", R"({"id":"1"})", std::nullopt, {"b"});
+  EXPECT_TRUE(denied.is_error);
+  EXPECT_THAT(TextOf(denied), HasSubstr("snapshot.restore of 'a.txt'"));
+  EXPECT_THAT(TextOf(denied), HasSubstr("denied"));
+  EXPECT_TRUE(*store_->Exists("b/c.txt"));
+
+  EXPECT_THAT(TextOf(Run(*store_, "snapshot_restore", R"({"id":"1"})")),
+              HasSubstr(R"("removed":2,"restored":0,"reverted":1})"));
+  EXPECT_THAT(TextOf(Run(*store_, "read_file", R"({"path":"a.txt"})")), HasSubstr(R"("content":"one")"));
+  EXPECT_FALSE(*store_->Exists("b"));
+  // The snapshot stays: restoring again works, and the diff is empty.
+  EXPECT_THAT(TextOf(Run(*store_, "snapshot_diff", R"({"from":"1"})")), HasSubstr(R"("added":[],"added_count":0)"));
+  EXPECT_THAT(TextOf(Run(*store_, "snapshot_create", R"({"label":"bad\u0001"})")), HasSubstr("label"));
+
+  std::lock_guard lock(mutex_);
+  ASSERT_GE(records_.size(), 4u);
+  EXPECT_EQ(records_[1].method, "snapshot.create");
+  EXPECT_EQ(records_[1].target, ".");
+  EXPECT_EQ(records_[1].decision, AuditDecision::kAllow);
+}
+
+// On any store that keeps snapshots the tools work without a session; on
+// one that does not, they answer why.
+TEST_F(SessionBuiltinTest, SnapshotToolsOnAPlainStoreAndOnOneWithoutSnapshots) {
+  auto plain = NewMemoryStore("plain");
+  EXPECT_EQ(TextOf(Run(*plain, "snapshot_list", "{}")), R"({"snapshots":[]})");
+  EXPECT_THAT(TextOf(Run(*plain, "snapshot_diff", "{}")), HasSubstr("there are none yet"));
+  EXPECT_THAT(TextOf(Run(*plain, "snapshot_create", "{}")), HasSubstr(R"({"id":"1","label":null)"));
+  ASSERT_TRUE(plain->Write(".toolvfs/x", "shown on a plain store").ok());
+  EXPECT_THAT(TextOf(Run(*plain, "snapshot_diff", "{}")), HasSubstr(R"("added":[".toolvfs",".toolvfs/x"])"));
+
+  auto none = NewNullStore();
+  Outcome unsupported = Run(*none, "snapshot_create", "{}");
+  EXPECT_TRUE(unsupported.is_error);
+  EXPECT_THAT(TextOf(unsupported), HasSubstr("snapshot_create: The project"));
+  EXPECT_THAT(TextOf(unsupported), HasSubstr("does not keep snapshots"));
 }
 
 }  // namespace
