@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/mcp_http_serve.h"
 #include "cli/terminal.h"
 #include "cli/tool_invocation.h"
 #include "core/text.h"
@@ -25,6 +26,7 @@
 #include "runtime/tool_runtime.h"
 #include "runtime/tool_schema.h"
 #include "runtime/vfs_runtime.h"
+#include "session/session_tools.h"
 
 namespace toolvfs {
 namespace {
@@ -35,7 +37,17 @@ namespace {
 class ConfiguredToolHost final : public McpToolHost {
  public:
   ConfiguredToolHost(ProjectFiles& store, LoadedConfig loaded, RunServices services)
-      : store_(store), loaded_(std::move(loaded)), services_(std::move(services)) {
+      : ConfiguredToolHost(store, std::move(loaded), std::make_shared<const RunServices>(std::move(services))) {}
+
+  // Over HTTP every session has a host of its own over its own workspace;
+  // they share the services (audit, inquirer). With `session_workspace`
+  // the builtin file tools are the session suite (docs/sessions.md).
+  ConfiguredToolHost(ProjectFiles& store, LoadedConfig loaded, std::shared_ptr<const RunServices> services,
+                     bool session_workspace = false)
+      : store_(store),
+        loaded_(std::move(loaded)),
+        services_(std::move(services)),
+        session_workspace_(session_workspace) {
     for (const BuiltinToolInfo& builtin : BuiltinTools()) {
       if (loaded_.config.tools.contains(builtin.name)) continue;
       ToolConfig tool;
@@ -43,6 +55,17 @@ class ConfiguredToolHost final : public McpToolHost {
       tool.source = ToolSource::kBuiltin;
       tool.description = builtin.description;
       tool.parameters = builtin.parameters;
+      if (session_workspace_) {
+        // The session workspace is the agent's own scratch space: the
+        // builtins may read and write all of it (sensitive paths stay
+        // denied); a [tools.NAME] entry still sets its own policy.
+        tool.has_sandbox_table = true;
+        tool.sandbox.filesystem_allow = {""};  // the root, as "." is written
+        tool.sandbox.filesystem_writable.all = true;
+        if (const SessionToolInfo* session_tool = FindSessionTool(builtin.name)) {
+          tool.description = std::string(session_tool->description);
+        }
+      }
       unconfigured_builtins_.emplace(builtin.name, std::move(tool));
     }
   }
@@ -111,20 +134,21 @@ class ConfiguredToolHost final : public McpToolHost {
       }
       case RuntimeKind::kBuiltin: {
         BuiltinRuntimeOptions options;
-        services_.ConfigureRuntime(options);
+        services_->ConfigureRuntime(options);
+        options.session_workspace = session_workspace_;
         BuiltinRuntime builtin(store_, std::move(options));
         return builtin.Execute(call, *tool, cancel);
       }
       case RuntimeKind::kStdio: {
         StdioRuntimeOptions options;
-        services_.ConfigureRuntime(options);
+        services_->ConfigureRuntime(options);
         StdioRuntime stdio(store_, std::move(options));
         return stdio.Execute(call, *tool, cancel);
       }
       default: {
         VfsRuntimeOptions options;
         options.working_directory = loaded_.directory;
-        services_.ConfigureRuntime(options);
+        services_->ConfigureRuntime(options);
         VfsRuntime vfs(store_, std::move(options));
         return vfs.Execute(call, *tool, cancel);
       }
@@ -132,13 +156,18 @@ class ConfiguredToolHost final : public McpToolHost {
   }
 
  private:
-  static McpToolListing Listing(const ToolConfig& tool) {
+  McpToolListing Listing(const ToolConfig& tool) const {
     std::string description = tool.description;
     if (description.empty() && tool.source == ToolSource::kBuiltin) {
       if (const BuiltinToolInfo* builtin = FindBuiltinTool(tool.name)) description = builtin->description;
     }
     const ConfigValue::Object* parameters = &tool.parameters;
-    if (parameters->empty() && tool.source == ToolSource::kBuiltin) {
+    if (tool.source == ToolSource::kBuiltin && session_workspace_) {
+      // The session suite's schema where the builtin is a session tool.
+      BuiltinRuntimeOptions options;
+      options.session_workspace = true;
+      parameters = &BuiltinRuntime(store_, std::move(options)).Parameters(tool);
+    } else if (parameters->empty() && tool.source == ToolSource::kBuiltin) {
       if (const BuiltinToolInfo* builtin = FindBuiltinTool(tool.name)) parameters = &builtin->parameters;
     }
     return {tool.name, std::move(description), InputSchemaJson(*parameters)};
@@ -159,7 +188,7 @@ class ConfiguredToolHost final : public McpToolHost {
   McpRuntime& Mcp() {
     if (!mcp_) {
       McpRuntimeOptions options;
-      services_.ConfigureRuntime(options);
+      services_->ConfigureRuntime(options);
       mcp_ = std::make_unique<McpRuntime>(store_, loaded_.config.mcp_servers, std::move(options));
     }
     return *mcp_;
@@ -167,7 +196,8 @@ class ConfiguredToolHost final : public McpToolHost {
 
   ProjectFiles& store_;
   LoadedConfig loaded_;
-  RunServices services_;
+  std::shared_ptr<const RunServices> services_;
+  bool session_workspace_ = false;
   std::map<std::string, ToolConfig, std::less<>> unconfigured_builtins_;
   std::map<std::string, ToolConfig, std::less<>> imported_;  // from the last tools/list
   std::unique_ptr<McpRuntime> mcp_;
@@ -181,12 +211,15 @@ class McpCommand final : public Command {
     app.add_option("--max-result-bytes", max_result_bytes_,
                    "Cut a tool's text result beyond this many bytes, with a note (default 1048576)")
         ->check(CLI::PositiveNumber);
+    AddMcpHttpOptions(app, http_options_);
     app.footer(
         "Speaks MCP (2025-11-25, 2025-06-18, 2025-03-26) on stdin/stdout, one JSON-RPC message "
-        "per line; logs go to stderr. Serves the tools of toolvfs.toml and the builtin tools.");
+        "per line; logs go to stderr. Serves the tools of toolvfs.toml and the builtin tools. "
+        "With --http: Streamable HTTP at http://ADDR:PORT/mcp, one session workspace per MCP session.");
   }
 
   int Run(const CommonOptions& common) override {
+    if (http_options_.listen) return RunHttp(common);
     Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project);
     if (!store.ok()) return ReportError("--project", store.status().message());
     Result<LoadedConfig> loaded = LoadToolConfig(common);
@@ -227,7 +260,31 @@ class McpCommand final : public Command {
   }
 
  private:
+  // Over HTTP each MCP session gets a tool host of its own over its own
+  // session workspace (mcp_http_serve.h); --project only locates the
+  // config, as for a memory: project.
+  int RunHttp(const CommonOptions& common) {
+    Result<LoadedConfig> loaded = LoadToolConfig(common);
+    if (!loaded.ok()) return ReportError("mcp", loaded.status().message());
+    ReportConfigWarnings(*loaded, common);
+    CommonOptions for_services = common;
+    for_services.no_interaction = true;
+    Result<RunServices> services = PrepareRunServices(for_services, loaded->path);
+    if (!services.ok()) return ReportError("mcp", services.status().message());
+    auto shared_services = std::make_shared<const RunServices>(std::move(services).value());
+    McpServerOptions options;
+    options.max_result_bytes = max_result_bytes_;
+    const std::optional<SessionConfig> session_config = loaded->config.session;
+    const LoadedConfig& config = *loaded;
+    return ServeMcpHttp(http_options_, session_config, std::move(options),
+                        [&config, shared_services](ProjectFiles& store, SessionWorkspace&) {
+                          return std::make_unique<ConfiguredToolHost>(store, config, shared_services,
+                                                                      /*session_workspace=*/true);
+                        });
+  }
+
   size_t max_result_bytes_ = size_t{1} << 20;
+  McpHttpCommandOptions http_options_;
 };
 
 }  // namespace
