@@ -27,10 +27,10 @@
 #include <thread>
 #include <vector>
 
-#include "../cli/live_process.h"
 #include "../cli/subprocess.h"
 #include "core/unique_fd.h"
 #include "mcp/mcp_http_security.h"
+#include "mcp_http_server_process.h"
 
 namespace toolvfs {
 namespace {
@@ -173,57 +173,14 @@ class RawHttpClient {
 // A running `toolvfs mcp --http 127.0.0.1:0` and a client for it.
 class HttpServer {
  public:
-  HttpServer(const fs::path& directory, const std::vector<std::string>& extra_arguments) {
-    log_ = (directory / ("server-" + std::to_string(counter_++) + ".log")).string();
-    std::string command = "exec \"$0\" mcp --no-audit --sandbox best-effort --project \"$1\" --http 127.0.0.1:0";
-    std::vector<std::string> argv = {"/bin/sh", "-c", "", ToolvfsBinary(), (directory / "proj").string()};
-    for (size_t i = 0; i < extra_arguments.size(); ++i) {
-      command += " \"$" + std::to_string(i + 2) + "\"";
-      argv.push_back(extra_arguments[i]);
-    }
-    command += " 2> \"" + log_ + "\"";
-    argv[2] = command;
-    process_ = std::make_unique<LiveProcess>(argv, ProcessOptions{.cwd = (directory / "proj").string()});
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (std::chrono::steady_clock::now() < deadline) {
-      const std::string log = Log();
-      const size_t at = log.find("listening on http://127.0.0.1:");
-      if (at != std::string::npos) {
-        port_ = static_cast<uint16_t>(std::atoi(log.c_str() + at + 30));
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    EXPECT_NE(port_, 0) << "the server did not say where it listens: " << Log();
-  }
+  HttpServer(const fs::path& directory, const std::vector<std::string>& extra_arguments)
+      : process_(directory / "proj", (directory / ("server-" + std::to_string(counter_++) + ".log")).string(),
+                 extra_arguments) {}
 
-  ~HttpServer() {
-    if (process_) {
-      process_->Signal(SIGTERM);
-      process_->Wait(std::chrono::seconds(30));
-    }
-  }
+  std::string Log() const { return process_.Log(); }
+  int Stop() { return process_.Stop(); }
 
-  std::string Log() const {
-    UniqueFd fd(open(log_.c_str(), O_RDONLY | O_CLOEXEC));
-    std::string text;
-    char buffer[4096];
-    for (ssize_t got; fd.get() >= 0 && (got = read(fd.get(), buffer, sizeof buffer)) > 0;) {
-      text.append(buffer, static_cast<size_t>(got));
-    }
-    return text;
-  }
-
-  // SIGTERM, then the exit code.
-  int Stop() {
-    process_->Signal(SIGTERM);
-    const int code = process_->Wait(std::chrono::seconds(30)).exit_code;
-    process_.reset();
-    return code;
-  }
-
-  RawHttpClient client() const { return RawHttpClient(port_); }
-  uint16_t port() const { return port_; }
+  RawHttpClient client() const { return RawHttpClient(process_.port()); }
 
   static std::vector<std::string> JsonHeaders(const std::string& session = "") {
     std::vector<std::string> headers = {"Content-Type: application/json",
@@ -261,9 +218,7 @@ class HttpServer {
 
  private:
   static inline int counter_ = 0;
-  std::string log_;
-  std::unique_ptr<LiveProcess> process_;
-  uint16_t port_ = 0;
+  McpHttpServerProcess process_;
 };
 
 std::string Call(int id, std::string_view tool, std::string_view arguments) {
