@@ -477,6 +477,61 @@ TEST_F(McpHttpTest, TwoSessionsAtOnceHaveSeparateWorkspaces) {
   EXPECT_NE(missing.Answer().find(R"("isError":true)"), std::string::npos) << missing;
 }
 
+// A stdio tool that takes its time, for the concurrency tests.
+constexpr std::string_view kSlowToolConfig =
+    "[tools.slow]\nruntime = \"stdio\"\ndescription = \"Sleeps\"\ncommand = \"sleep {{ tool.arguments.seconds }}\"\n\n"
+    "[tools.slow.parameters]\nseconds = { type = \"integer\", minimum = 1, maximum = 60 }\n";
+
+TEST_F(McpHttpTest, ASlowCallBlocksNeitherItsSessionNorAnother) {
+  Write(root_ / "proj" / "toolvfs.toml", std::string(kSlowToolConfig));
+  HttpServer server(root_, {});
+  const std::string slow_session = server.Initialize();
+  const std::string other_session = server.Initialize();
+  std::atomic<bool> slow_done{false};
+  HttpResponse slow;
+  std::thread caller([&] {
+    slow = server.Post(slow_session, Call(1, "slow", R"({"seconds":3})"));
+    slow_done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto started = std::chrono::steady_clock::now();
+  HttpResponse same = server.Post(slow_session, R"({"jsonrpc":"2.0","id":2,"method":"ping"})");
+  HttpResponse written = server.Post(other_session, Call(3, "write_file", R"({"path":"x.txt","content":"x"})"));
+  HttpResponse read = server.Post(other_session, Call(4, "read_file", R"({"path":"x.txt"})"));
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_FALSE(slow_done.load()) << "the slow call should still be running";
+  EXPECT_LT(took, std::chrono::seconds(2));
+  EXPECT_EQ(same.status, 200) << same;
+  EXPECT_NE(read.Answer().find(R"("isError":false)"), std::string::npos) << read;
+  caller.join();
+  EXPECT_EQ(slow.status, 200) << slow;
+  EXPECT_EQ(slow.Header("content-type"), "text/event-stream") << slow;
+  EXPECT_NE(slow.Answer().find(R"("id":1,"result")"), std::string::npos) << slow;
+  EXPECT_NE(slow.Answer().find(R"("isError":false)"), std::string::npos) << slow;
+}
+
+TEST_F(McpHttpTest, DeleteCancelsTheSessionsRunningCalls) {
+  Write(root_ / "proj" / "toolvfs.toml", std::string(kSlowToolConfig));
+  HttpServer server(root_, {});
+  const std::string session = server.Initialize();
+  std::atomic<bool> done{false};
+  HttpResponse slow;
+  std::thread caller([&] {
+    slow = server.Post(session, Call(1, "slow", R"({"seconds":30})"));
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(server.client().Send("DELETE", {"Mcp-Session-Id: " + session}, "").status, 200);
+  caller.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(15));
+  // The call was cancelled: its stream ends without an answer.
+  EXPECT_EQ(slow.status, 200) << slow;
+  EXPECT_EQ(slow.body.find(R"("result")"), std::string::npos) << slow;
+  EXPECT_TRUE(server.Alive());
+  EXPECT_EQ(server.Stop(), 0) << server.Log();
+}
+
 TEST_F(McpHttpTest, SqliteSessionStoreKeepsOneWorkspacePerSessionUntilItEnds) {
   const std::string store = (root_ / "sessions.db").string();
   {
