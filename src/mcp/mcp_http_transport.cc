@@ -315,8 +315,10 @@ class McpHttpTransport::Impl {
   uint16_t port() const { return port_; }
 
   Status Serve() {
+    serving_.store(true);
     std::thread reaper([this] { ExpireIdleSessions(); });
-    const bool listened = http_.listen_after_bind();
+    const bool listened = stop_requested_.load() ? true : http_.listen_after_bind();
+    serving_.store(false);
     {
       std::lock_guard lock(reaper_mutex_);
       stopping_ = true;
@@ -343,6 +345,9 @@ class McpHttpTransport::Impl {
       std::lock_guard lock(session->mutex);
       session->changed.notify_all();
     }
+    // httplib's stop() acts only once the listener runs: a Stop() that
+    // comes while Serve() is about to listen waits for it to.
+    while (serving_.load() && !http_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     http_.stop();
   }
 
@@ -835,6 +840,7 @@ class McpHttpTransport::Impl {
   httplib::Server http_;
   uint16_t port_ = 0;
   std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> serving_{false};  // Serve() has started and not yet left the listener
 
   mutable std::mutex sessions_mutex_;
   std::map<std::string, std::shared_ptr<HttpSession>> sessions_;
