@@ -222,16 +222,10 @@ class McpCommand final : public Command {
     if (http_options_.listen) return RunHttp(common);
     Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project);
     if (!store.ok()) return ReportError("--project", store.status().message());
-    Result<LoadedConfig> loaded = LoadToolConfig(common);
-    if (!loaded.ok()) return ReportError("mcp", loaded.status().message());
-    ReportConfigWarnings(*loaded, common);
-    // Nobody at a terminal answers questions here: stdin is the protocol.
-    CommonOptions for_services = common;
-    for_services.no_interaction = true;
-    Result<RunServices> services = PrepareRunServices(for_services, loaded->path);
-    if (!services.ok()) return ReportError("mcp", services.status().message());
+    Result<Serving> serving = PrepareServing(common);
+    if (!serving.ok()) return ReportError("mcp", serving.status().message());
 
-    ConfiguredToolHost tools(**store, std::move(loaded).value(), std::move(services).value());
+    ConfiguredToolHost tools(**store, std::move(serving->loaded), std::move(serving->services));
     McpServerOptions options;
     options.max_result_bytes = max_result_bytes_;
     options.instructions =
@@ -260,22 +254,35 @@ class McpCommand final : public Command {
   }
 
  private:
+  // The loaded config and the services every tool runs with.
+  struct Serving {
+    LoadedConfig loaded;
+    RunServices services;
+  };
+
+  // Loads the config (its warnings on stderr) and prepares the services.
+  // Nobody at a terminal answers questions: stdin is the protocol, or
+  // (over HTTP) nobody is there.
+  static Result<Serving> PrepareServing(const CommonOptions& common) {
+    TOOLVFS_ASSIGN_OR_RETURN(LoadedConfig loaded, LoadToolConfig(common));
+    ReportConfigWarnings(loaded, common);
+    CommonOptions for_services = common;
+    for_services.no_interaction = true;
+    TOOLVFS_ASSIGN_OR_RETURN(RunServices services, PrepareRunServices(for_services, loaded.path));
+    return Serving{std::move(loaded), std::move(services)};
+  }
+
   // Over HTTP each MCP session gets a tool host of its own over its own
   // session workspace (mcp_http_serve.h); --project only locates the
   // config, as for a memory: project.
   int RunHttp(const CommonOptions& common) {
-    Result<LoadedConfig> loaded = LoadToolConfig(common);
-    if (!loaded.ok()) return ReportError("mcp", loaded.status().message());
-    ReportConfigWarnings(*loaded, common);
-    CommonOptions for_services = common;
-    for_services.no_interaction = true;
-    Result<RunServices> services = PrepareRunServices(for_services, loaded->path);
-    if (!services.ok()) return ReportError("mcp", services.status().message());
-    auto shared_services = std::make_shared<const RunServices>(std::move(services).value());
+    Result<Serving> serving = PrepareServing(common);
+    if (!serving.ok()) return ReportError("mcp", serving.status().message());
+    auto shared_services = std::make_shared<const RunServices>(std::move(serving->services));
     McpServerOptions options;
     options.max_result_bytes = max_result_bytes_;
-    const std::optional<SessionConfig> session_config = loaded->config.session;
-    const LoadedConfig& config = *loaded;
+    const std::optional<SessionConfig> session_config = serving->loaded.config.session;
+    const LoadedConfig& config = serving->loaded;
     return ServeMcpHttp(http_options_, session_config, std::move(options),
                         [&config, shared_services](ProjectFiles& store, SessionWorkspace&) {
                           return std::make_unique<ConfiguredToolHost>(store, config, shared_services,

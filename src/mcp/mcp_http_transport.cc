@@ -605,16 +605,26 @@ class McpHttpTransport::Impl {
       return;
     }
     lock.unlock();
+    RespondWithStream(response, session, outbox, forget, std::move(use), /*ends_with_answer=*/true);
+  }
+
+  // Makes `response` the SSE stream of `outbox` (Stream). `forget`, called
+  // with the session's mutex held, unregisters the outbox once the stream
+  // ends, whether it ended normally, the client went away or httplib never
+  // started it; `use` keeps the session in use meanwhile.
+  void RespondWithStream(httplib::Response& response, const std::shared_ptr<HttpSession>& session,
+                         const std::shared_ptr<Outbox>& outbox, const std::function<void()>& forget,
+                         std::shared_ptr<void> use, bool ends_with_answer) {
     response.set_header("Cache-Control", "no-cache");
     response.set_chunked_content_provider(
         "text/event-stream",
-        [this, session, outbox, forget, use](size_t, httplib::DataSink& sink) {
-          const bool finished = Stream(*session, *outbox, sink, /*ends_with_answer=*/true);
+        [this, session, outbox, forget, use, ends_with_answer](size_t, httplib::DataSink& sink) {
+          const bool finished = Stream(*session, *outbox, sink, ends_with_answer);
           std::lock_guard guard(session->mutex);
           forget();
           return finished;
         },
-        [session, outbox, forget](bool) {
+        [session, forget](bool) {
           std::lock_guard guard(session->mutex);
           forget();
         });
@@ -677,19 +687,7 @@ class McpHttpTransport::Impl {
       for (std::string& message : outbox->messages) session->backlog.push_back(std::move(message));
       outbox->messages.clear();
     };
-    response.set_header("Cache-Control", "no-cache");
-    response.set_chunked_content_provider(
-        "text/event-stream",
-        [this, session, outbox, forget, use](size_t, httplib::DataSink& sink) {
-          const bool finished = Stream(*session, *outbox, sink, /*ends_with_answer=*/false);
-          std::lock_guard guard(session->mutex);
-          forget();
-          return finished;
-        },
-        [session, forget](bool) {
-          std::lock_guard guard(session->mutex);
-          forget();
-        });
+    RespondWithStream(response, session, outbox, forget, std::move(use), /*ends_with_answer=*/false);
   }
 
   void HandleDelete(const httplib::Request& request, httplib::Response& response) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../cli/subprocess.h"
+#include "mcp_servers.h"
 #include "mcp_http_server_process.h"
 
 namespace toolvfs {
@@ -20,16 +21,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string NpmDir() {
-  const char* dir = std::getenv("TOOLVFS_MCP_SERVERS_DIR");
-  return dir != nullptr && dir[0] != '\0' ? dir : TOOLVFS_MCP_SERVERS_DEFAULT_DIR;
-}
-
 class McpInspectorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    node_ = fs::path(NpmDir()) / "node_modules/node/bin/node";
-    inspector_ = fs::path(NpmDir()) / "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js";
+    node_ = fs::path(McpServersDirectory()) / "node_modules/node/bin/node";
+    inspector_ = fs::path(McpServersDirectory()) / "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js";
     for (const fs::path& needed : {node_, inspector_}) {
       ASSERT_TRUE(fs::exists(needed)) << needed << " is missing: run scripts/install-mcp-servers.sh (make test does)";
     }
