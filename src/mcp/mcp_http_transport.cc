@@ -70,6 +70,7 @@ struct IncomingMessage {
   std::string method;
   std::string id_json;                       // requests and responses
   std::optional<std::string> progress_token;  // params._meta.progressToken, as JSON
+  std::optional<std::string> cancelled_id;    // notifications/cancelled: params.requestId, as JSON
 };
 
 // Reads one JSON-RPC message; an error message (for a 400) otherwise.
@@ -122,6 +123,10 @@ Result<IncomingMessage> ReadIncoming(std::string_view body, int& error_code) {
     if (meta != params->value.MemberEnd() && meta->value.IsObject()) {
       auto token = meta->value.FindMember("progressToken");
       if (token != meta->value.MemberEnd()) message.progress_token = CompactJson(token->value);
+    }
+    auto cancelled = params->value.FindMember("requestId");
+    if (message.method == "notifications/cancelled" && cancelled != params->value.MemberEnd()) {
+      message.cancelled_id = CompactJson(cancelled->value);
     }
   }
   return message;
@@ -462,10 +467,22 @@ class McpHttpTransport::Impl {
         Refuse(response, 404, kInvalidRequest, "Session not found: " + Quote(session->id) + " has ended");
         return;
       }
+      if (message->cancelled_id) EndCancelledRequest(*session, *message->cancelled_id);
       response.status = 202;
       return;
     }
     Answer(session, std::move(use), *message, request, response);
+  }
+
+  // A request the client cancelled gets no answer (MCP cancellation), so
+  // the POST waiting for it ends now: its stream closes, or (JSON) it gets
+  // 204. An answer already on its way is still delivered.
+  void EndCancelledRequest(HttpSession& session, const std::string& id_json) {
+    std::lock_guard lock(session.mutex);
+    auto found = session.by_request_id.find(id_json);
+    if (found == session.by_request_id.end() || found->second->answered) return;
+    found->second->answered = true;
+    session.changed.notify_all();
   }
 
   // Submits `line` to the session's server with `outbox` as the POST it
@@ -600,6 +617,11 @@ class McpHttpTransport::Impl {
                "Session not found: " + Quote(session->id) + " ended before the request was answered");
         return;
       }
+      if (outbox->messages.empty()) {  // cancelled by the client: no answer
+        forget();
+        response.status = 204;
+        return;
+      }
       response.set_content(outbox->messages.back(), "application/json");
       forget();
       return;
@@ -637,7 +659,8 @@ class McpHttpTransport::Impl {
     std::unique_lock lock(session.mutex);
     while (true) {
       const bool woke = session.changed.wait_for(lock, options_.heartbeat_interval, [&] {
-        return !outbox.messages.empty() || session.ended || stop_requested_.load();
+        return !outbox.messages.empty() || (ends_with_answer && outbox.answered) || session.ended ||
+               stop_requested_.load();
       });
       std::deque<std::string> batch;
       batch.swap(outbox.messages);

@@ -532,6 +532,37 @@ TEST_F(McpHttpTest, DeleteCancelsTheSessionsRunningCalls) {
   EXPECT_EQ(server.Stop(), 0) << server.Log();
 }
 
+TEST_F(McpHttpTest, ACancelledCallEndsItsStreamWithoutAnAnswer) {
+  Write(root_ / "proj" / "toolvfs.toml", std::string(kSlowToolConfig));
+  HttpServer server(root_, {});
+  const std::string session = server.Initialize();
+  HttpResponse streamed, json;
+  std::thread sse_caller([&] { streamed = server.Post(session, Call(1, "slow", R"({"seconds":30})")); });
+  std::thread json_caller([&] {
+    json = server.client().Send(
+        "POST", {"Content-Type: application/json", "Accept: application/json", "Mcp-Session-Id: " + session},
+        Call(2, "slow", R"({"seconds":30})"));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto started = std::chrono::steady_clock::now();
+  for (int id : {1, 2}) {
+    HttpResponse accepted = server.Post(
+        session, R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" + std::to_string(id) +
+                     R"(,"reason":"test"}})");
+    EXPECT_EQ(accepted.status, 202) << accepted;
+  }
+  sse_caller.join();
+  json_caller.join();
+  // Well before the 15-second heartbeat that would also end a stream.
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  EXPECT_EQ(streamed.status, 200) << streamed;
+  EXPECT_EQ(streamed.body.find(R"("result")"), std::string::npos) << streamed;
+  EXPECT_EQ(json.status, 204) << json;
+  // The session goes on.
+  HttpResponse pong = server.Post(session, R"({"jsonrpc":"2.0","id":3,"method":"ping"})");
+  EXPECT_EQ(pong.status, 200) << pong;
+}
+
 TEST_F(McpHttpTest, SqliteSessionStoreKeepsOneWorkspacePerSessionUntilItEnds) {
   const std::string store = (root_ / "sessions.db").string();
   {
