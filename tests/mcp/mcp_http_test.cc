@@ -384,6 +384,12 @@ TEST_F(McpHttpTest, ListeningBeyondLoopbackNeedsAToken) {
   EXPECT_EQ(result.exit_code, 2) << result;
   ExpectOneLineError(result);
   EXPECT_NE(result.err.find("--token-file"), std::string::npos) << result;
+  // The HTTP options mean nothing over stdio: a usage error, not ignored.
+  ProcessResult without_http = RunProcess(
+      {ToolvfsBinary(), "mcp", "--no-audit", "--project", (root_ / "proj").string(), "--token-file", "/dev/null"},
+      {.cwd = (root_ / "proj").string(), .deadline = std::chrono::seconds(20)});
+  EXPECT_EQ(without_http.exit_code, 2) << without_http;
+  EXPECT_NE(without_http.err.find("--http"), std::string::npos) << without_http;
   for (const char* bad : {"127.0.0.1", "127.0.0.1:99999", ":8080", "127.0.0.1:x"}) {
     ProcessResult refused = RunProcess({ToolvfsBinary(), "mcp", "--no-audit", "--project", (root_ / "proj").string(),
                                         "--http", bad},
