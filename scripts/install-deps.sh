@@ -16,6 +16,7 @@ packages=(
   libre2-dev libcli11-dev libtomlplusplus-dev rapidjson-dev libsimdjson-dev
   libcurl4-openssl-dev libidn2-dev libseccomp-dev libsqlite3-dev libssl-dev
   libpq-dev postgresql
+  libcpp-httplib-dev
   python3 nodejs
   ripgrep
   dpkg-dev man-db

@@ -12,6 +12,16 @@ FILESYSTEM_VERSION=2026.8.31
 EVERYTHING_VERSION=2026.8.31
 # The official TypeScript SDK: its client drives `toolvfs mcp` in tests/mcp.
 SDK_VERSION=1.32.2
+# The MCP Inspector (its CLI mode, --cli): lists and calls `toolvfs mcp`'s
+# tools in tests/mcp/mcp_inspector_test.cc over stdio and Streamable HTTP,
+# run with node 22 (below; it needs 22.19 or later).
+INSPECTOR_VERSION=2.12.0
+# The official conformance suite, run against `toolvfs mcp --http`
+# (tests/mcp/conformance.sh). Its CLI needs Node.js 22 or later; Debian 12's
+# node is 20, so the npm package `node` (it ships a node binary) is
+# installed next to it: node_modules/node/bin/node.
+CONFORMANCE_VERSION=0.1.16
+NODE22_VERSION=22.23.3
 
 dir="${TOOLVFS_MCP_SERVERS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/toolvfs/npm}"
 
@@ -23,7 +33,10 @@ installed_version() {  # PACKAGE -> its installed version, or nothing
 
 if [[ "$(installed_version @modelcontextprotocol/server-filesystem)" != "$FILESYSTEM_VERSION" ||
       "$(installed_version @modelcontextprotocol/server-everything)" != "$EVERYTHING_VERSION" ||
-      "$(installed_version @modelcontextprotocol/sdk)" != "$SDK_VERSION" ]]; then
+      "$(installed_version @modelcontextprotocol/sdk)" != "$SDK_VERSION" ||
+      "$(installed_version @modelcontextprotocol/inspector)" != "$INSPECTOR_VERSION" ||
+      "$(installed_version @modelcontextprotocol/conformance)" != "$CONFORMANCE_VERSION" ||
+      "$(installed_version node)" != "$NODE22_VERSION" ]]; then
   if ! command -v npm >/dev/null; then
     echo "install-mcp-servers: npm is missing; run scripts/install-deps.sh (it installs nodejs and npm)" >&2
     exit 1
@@ -34,6 +47,9 @@ if [[ "$(installed_version @modelcontextprotocol/server-filesystem)" != "$FILESY
   npm install --prefix "$dir" --no-audit --no-fund --loglevel=error --save-exact \
     "@modelcontextprotocol/server-filesystem@$FILESYSTEM_VERSION" \
     "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" \
-    "@modelcontextprotocol/sdk@$SDK_VERSION"
+    "@modelcontextprotocol/sdk@$SDK_VERSION" \
+    "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" \
+    "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" \
+    "node@$NODE22_VERSION"
 fi
 if [[ "${1:-}" == "--print-dir" ]]; then echo "$dir"; fi

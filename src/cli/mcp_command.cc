@@ -1,6 +1,7 @@
 // `toolvfs mcp`: serves the tools of toolvfs.toml and the builtin tools to
 // an MCP client over stdio (newline-delimited JSON-RPC on stdin/stdout,
-// logs on stderr only). Each call runs through the tool's runtime under its
+// logs on stderr only), or over Streamable HTTP with one session workspace
+// per MCP session (--http, cli/mcp_http_serve.h). Each call runs through the tool's runtime under its
 // policy, sandbox and audit, as `toolvfs run` would. docs/mcp.md.
 #include <CLI/CLI.hpp>
 #include <sys/stat.h>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/mcp_http_serve.h"
 #include "cli/terminal.h"
 #include "cli/tool_invocation.h"
 #include "core/text.h"
@@ -45,7 +47,11 @@ namespace {
 // again after a reload that changed [mcp_servers]).
 class ConfiguredToolHost final : public McpToolHost {
  public:
-  ConfiguredToolHost(ProjectFiles& store, LoadedConfig loaded, RunServices services, bool session_workspace)
+  // Over HTTP every session has a host of its own over its own workspace;
+  // they share the services (audit). With `session_workspace` the builtin
+  // file tools are the session suite (docs/sessions.md).
+  ConfiguredToolHost(ProjectFiles& store, LoadedConfig loaded, std::shared_ptr<const RunServices> services,
+                     bool session_workspace)
       : store_(store), services_(std::move(services)), session_workspace_(session_workspace) {
     Load(std::move(loaded));
   }
@@ -128,11 +134,11 @@ class ConfiguredToolHost final : public McpToolHost {
     std::unique_ptr<Inquirer> inquirer = NewElicitationInquirer(call, approvals_, protocol_version_());
     std::unique_ptr<AuditSink> counter;
     std::unique_ptr<AuditSink> audit;
-    AuditSink* audit_sink = services_.audit.get();
+    AuditSink* audit_sink = services_->audit.get();
     if (call.progress_requested()) {
       counter = NewCallbackAuditSink([&call](const AuditRecord&) { call.CountWork(); });
       std::vector<AuditSink*> sinks = {counter.get()};
-      if (services_.audit) sinks.push_back(services_.audit.get());
+      if (services_->audit) sinks.push_back(services_->audit.get());
       audit = NewFanOutAuditSink(std::move(sinks));
       audit_sink = audit.get();
     }
@@ -149,7 +155,7 @@ class ConfiguredToolHost final : public McpToolHost {
       }
       case RuntimeKind::kBuiltin: {
         BuiltinRuntimeOptions options;
-        services_.ConfigureRuntime(options);
+        services_->ConfigureRuntime(options);
         options.inquirer = inquirer.get();
         options.audit = audit_sink;
         options.session_workspace = session_workspace_;
@@ -158,14 +164,14 @@ class ConfiguredToolHost final : public McpToolHost {
       }
       case RuntimeKind::kStdio: {
         StdioRuntimeOptions options;
-        services_.ConfigureRuntime(options);
+        services_->ConfigureRuntime(options);
         StdioRuntime stdio(store_, std::move(options));
         return stdio.Execute(tool_call, *tool, cancel);
       }
       default: {
         VfsRuntimeOptions options;
         options.working_directory = directory;
-        services_.ConfigureRuntime(options);
+        services_->ConfigureRuntime(options);
         options.inquirer = inquirer.get();
         options.audit = audit_sink;
         VfsRuntime vfs(store_, std::move(options));
@@ -196,6 +202,9 @@ class ConfiguredToolHost final : public McpToolHost {
         tool.has_sandbox_table = true;
         tool.sandbox.filesystem_allow = {""};
         tool.sandbox.filesystem_writable.all = true;
+        if (const SessionToolInfo* session_tool = FindSessionTool(builtin.name)) {
+          tool.description = std::string(session_tool->description);
+        }
       }
       unconfigured_builtins_.emplace(builtin.name, std::move(tool));
     }
@@ -244,7 +253,7 @@ class ConfiguredToolHost final : public McpToolHost {
   McpRuntime& Mcp() {
     if (!mcp_) {
       McpRuntimeOptions options;
-      services_.ConfigureRuntime(options);
+      services_->ConfigureRuntime(options);
       mcp_ = std::make_unique<McpRuntime>(store_, loaded_.config.mcp_servers, std::move(options));
     }
     return *mcp_;
@@ -252,7 +261,7 @@ class ConfiguredToolHost final : public McpToolHost {
 
   ProjectFiles& store_;
   LoadedConfig loaded_;
-  RunServices services_;
+  std::shared_ptr<const RunServices> services_;
   const bool session_workspace_;
   McpSessionApprovals approvals_;  // "allow for this session", for the server's life
   std::function<std::string()> protocol_version_ = [] { return std::string(kMcpProtocolVersions[0]); };
@@ -324,28 +333,22 @@ class McpCommand final : public Command {
     app.add_option("--stall-timeout", stall_timeout_s_,
                    "Seconds the client may leave output unread before it is taken as gone (default 30)")
         ->check(CLI::PositiveNumber);
+    AddMcpHttpOptions(app, http_options_);
     app.footer(
         "Speaks MCP (2025-11-25, 2025-06-18, 2025-03-26) on stdin/stdout, one JSON-RPC message "
-        "per line; logs go to stderr. Serves the tools of toolvfs.toml and the builtin tools.");
+        "per line; logs go to stderr. Serves the tools of toolvfs.toml and the builtin tools. "
+        "With --http: Streamable HTTP at http://ADDR:PORT/mcp, one session workspace per MCP session.");
   }
 
   int Run(const CommonOptions& common) override {
+    if (http_options_.listen) return RunHttp(common);
     Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project);
     if (!store.ok()) return ReportError("--project", store.status().message());
-    Result<LoadedConfig> loaded = LoadToolConfig(common);
-    if (!loaded.ok()) return ReportError("mcp", loaded.status().message());
-    ReportConfigWarnings(*loaded, common);
-    // Nobody at a terminal answers questions here: stdin is the protocol.
-    // Approvals go to the client (elicitation), per call.
-    CommonOptions for_services = common;
-    for_services.no_interaction = true;
-    Result<RunServices> services = PrepareRunServices(for_services, loaded->path);
-    if (!services.ok()) return ReportError("mcp", services.status().message());
+    Result<Serving> serving = PrepareServing(common);
+    if (!serving.ok()) return ReportError("mcp", serving.status().message());
 
-    McpServerOptions options;
-    options.max_result_bytes = max_result_bytes_;
+    McpServerOptions options = ServerOptions();
     options.tools_list_changed = true;
-    options.client_request_timeout = std::chrono::seconds(approval_timeout_s_);
     options.instructions =
         "Tools of this project's toolvfs.toml and toolvfs's builtin file tools. Paths are "
         "project-relative; each tool runs under its configured policy and sandbox.";
@@ -361,8 +364,8 @@ class McpCommand final : public Command {
       options.instructions = std::move(guidance).value();
     }
 
-    const std::string config_path = loaded->path;
-    ConfiguredToolHost tools(**store, std::move(loaded).value(), std::move(services).value(), *is_session);
+    const std::string config_path = serving->loaded.path;
+    ConfiguredToolHost tools(**store, std::move(serving->loaded), std::move(serving->services), *is_session);
 
     McpStdioOptions stdio;
     stdio.stall_timeout = std::chrono::seconds(stall_timeout_s_);
@@ -412,9 +415,54 @@ class McpCommand final : public Command {
   }
 
  private:
+  // The loaded config and the services every tool runs with.
+  struct Serving {
+    LoadedConfig loaded;
+    std::shared_ptr<const RunServices> services;
+  };
+
+  // Loads the config (its warnings on stderr) and prepares the services.
+  // Nobody at a terminal answers questions: stdin is the protocol, or
+  // (over HTTP) nobody is there; approvals go to the client (elicitation),
+  // per call.
+  static Result<Serving> PrepareServing(const CommonOptions& common) {
+    TOOLVFS_ASSIGN_OR_RETURN(LoadedConfig loaded, LoadToolConfig(common));
+    ReportConfigWarnings(loaded, common);
+    CommonOptions for_services = common;
+    for_services.no_interaction = true;
+    TOOLVFS_ASSIGN_OR_RETURN(RunServices services, PrepareRunServices(for_services, loaded.path));
+    return Serving{std::move(loaded), std::make_shared<const RunServices>(std::move(services))};
+  }
+
+  McpServerOptions ServerOptions() const {
+    McpServerOptions options;
+    options.max_result_bytes = max_result_bytes_;
+    options.client_request_timeout = std::chrono::seconds(approval_timeout_s_);
+    return options;
+  }
+
+  // Over HTTP each MCP session gets a tool host of its own over its own
+  // session workspace (mcp_http_serve.h); --project only locates the
+  // config, as for a memory: project. The config is not watched there
+  // (no listChanged), and the approval form takes the newest protocol
+  // revision's shape, since the transport makes each session's server.
+  int RunHttp(const CommonOptions& common) {
+    Result<Serving> serving = PrepareServing(common);
+    if (!serving.ok()) return ReportError("mcp", serving.status().message());
+    const std::optional<SessionConfig> session_config = serving->loaded.config.session;
+    const LoadedConfig& config = serving->loaded;
+    std::shared_ptr<const RunServices> services = serving->services;
+    return ServeMcpHttp(http_options_, session_config, ServerOptions(),
+                        [&config, services](ProjectFiles& store, SessionWorkspace&) {
+                          return std::make_unique<ConfiguredToolHost>(store, config, services,
+                                                                      /*session_workspace=*/true);
+                        });
+  }
+
   size_t max_result_bytes_ = size_t{1} << 20;
   int64_t approval_timeout_s_ = 300;
   int64_t stall_timeout_s_ = 30;
+  McpHttpCommandOptions http_options_;
 };
 
 }  // namespace

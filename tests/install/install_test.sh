@@ -98,7 +98,7 @@ check "examples/embed builds with pkg-config"
 runtime_deb=$(ls "$work"/packages/toolvfs_*.deb)
 dev_deb=$(ls "$work"/packages/libtoolvfs-dev_*.deb)
 depends=$(dpkg-deb -f "$runtime_deb" Depends)
-for needed in libre2 libsqlite3 libpq5 libseccomp libcurl; do
+for needed in libre2 libsqlite3 libpq5 libseccomp libcurl libcpp-httplib; do
   [[ "$depends" == *"$needed"* ]] || fail "toolvfs.deb does not depend on $needed: $depends"
 done
 # Listed into files first: grep -q would close the pipe under dpkg-deb.

@@ -1,9 +1,11 @@
 // A test peer: the official TypeScript SDK client (@modelcontextprotocol/sdk)
-// drives `toolvfs mcp` over stdio, then prints one JSON object with what it
-// saw for mcp_sdk_test to check. The project's toolvfs.toml has `nap` (a
-// tool that sleeps for minutes), `slow` (one that sleeps 2.5 s) and
-// `scribe` (a vfs tool writing a file its policy does not cover).
+// drives `toolvfs mcp` over stdio, or over Streamable HTTP, then prints one
+// JSON object with what it saw for mcp_sdk_test to check. Over stdio, the
+// project's toolvfs.toml has `nap` (a tool that sleeps for minutes), `slow`
+// (one that sleeps 2.5 s) and `scribe` (a vfs tool writing a file its
+// policy does not cover).
 // Usage: node sdk_client.cjs NPM_DIR TOOLVFS PROJECT
+//        node sdk_client.cjs NPM_DIR --http URL
 const path = require('path');
 const { execFileSync } = require('child_process');
 const [npmDir, toolvfs, project] = process.argv.slice(2);
@@ -118,7 +120,39 @@ async function main() {
   await client.close();
 }
 
-main().catch((error) => {
+// Over Streamable HTTP: two clients at once, each in its own MCP session
+// with its own workspace; both write the same path, each reads back its
+// own content; then each ends its session (DELETE).
+async function mainHttp(url) {
+  const { StreamableHTTPClientTransport } = require(path.join(sdk, 'client/streamableHttp.js'));
+  async function session(name) {
+    const transport = new StreamableHTTPClientTransport(new URL(url));
+    const client = new Client({ name: `toolvfs-test-${name}`, version: '1.0.0' });
+    await client.connect(transport);
+    const listed = await client.listTools();
+    const written = await client.callTool({
+      name: 'write_file', arguments: { path: 'shared/name.txt', content: `written by ${name}` },
+    });
+    const read = await client.callTool({ name: 'read_file', arguments: { path: 'shared/name.txt' } });
+    const escaped = await client.callTool({ name: 'read_file', arguments: { path: '../outside.txt' } });
+    await client.ping();
+    const sessionId = transport.sessionId;
+    await transport.terminateSession();
+    await client.close();
+    return {
+      sessionId,
+      protocolVersion: transport.protocolVersion,
+      tools: listed.tools.map((tool) => tool.name),
+      written: written.isError,
+      read: JSON.parse(read.content[0].text).content,
+      escaped,
+    };
+  }
+  const [first, second] = await Promise.all([session('first'), session('second')]);
+  console.log(JSON.stringify({ first, second }));
+}
+
+(toolvfs === '--http' ? mainHttp(project) : main()).catch((error) => {
   console.error(`sdk_client: ${error.stack || error}`);
   process.exit(1);
 });

@@ -1,0 +1,226 @@
+#include "cli/mcp_http_serve.h"
+
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+#include <utility>
+
+#include "cli/terminal.h"
+#include "core/text.h"
+#include "mcp/mcp_http_security.h"
+#include "mcp/mcp_http_transport.h"
+#include "project/sql/sqlite_store.h"
+#include "session/session_config.h"
+#include "session/session_tools.h"
+
+namespace toolvfs {
+namespace {
+
+constexpr std::string_view kSqliteScheme = "sqlite:";
+
+// One MCP session's workspace, opened in the session store and made a
+// session workspace named after the session id; removed again when the
+// session ends unless --keep-sessions.
+class WorkspaceSession final : public McpHttpSession {
+ public:
+  static Result<std::unique_ptr<McpHttpSession>> Open(const McpHttpCommandOptions& options,
+                                                      const std::optional<SessionConfig>& session_config,
+                                                      const McpSessionToolsFactory& make_tools,
+                                                      const std::string& id) {
+    auto session = std::unique_ptr<WorkspaceSession>(new WorkspaceSession());
+    session->id_ = id;
+    session->keep_ = options.keep_sessions;
+    std::string uri = options.session_store;
+    if (uri.starts_with(kSqliteScheme)) {
+      session->sqlite_file_ = uri.substr(kSqliteScheme.size());
+      uri += "#" + id;
+    }
+    TOOLVFS_ASSIGN_OR_RETURN(session->store_, OpenProject(uri));
+    Result<std::unique_ptr<SessionWorkspace>> workspace =
+        SessionWorkspace::Create(*session->store_, SessionSettingsFrom(session_config, id));
+    if (!workspace.ok()) {
+      session->store_.reset();
+      session->RemoveWorkspace();
+      return workspace.status();
+    }
+    session->workspace_ = std::move(workspace).value();
+    session->tools_ = make_tools(*session->store_, *session->workspace_);
+    return std::unique_ptr<McpHttpSession>(std::move(session));
+  }
+
+  ~WorkspaceSession() override {
+    tools_.reset();
+    workspace_.reset();
+    store_.reset();
+    if (!keep_) RemoveWorkspace();
+  }
+
+  McpToolHost& tools() override { return *tools_; }
+
+  std::string instructions() override {
+    Result<std::string> guidance = SessionGuidance(*workspace_);
+    std::string text =
+        "A session workspace of its own for this MCP session (id " + id_ +
+        "): the builtin file tools work on it; the tools of toolvfs.toml run under their policy and sandbox.";
+    if (guidance.ok()) text += "\n\n" + *guidance;
+    return text;
+  }
+
+ private:
+  WorkspaceSession() = default;
+
+  // A memory: workspace went with its store; a sqlite one is deleted from
+  // its file.
+  void RemoveWorkspace() {
+    if (!sqlite_file_) return;
+    Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(*sqlite_file_);
+    Status removed = file.ok() ? (*file)->DeleteWorkspace(id_) : file.status();
+    if (!removed.ok() && removed.code() != StatusCode::kNotFound) {
+      std::fprintf(stderr, "toolvfs mcp: warning: session %s: its workspace was not removed: %s\n", id_.c_str(),
+                   removed.message().c_str());
+    }
+  }
+
+  std::string id_;
+  bool keep_ = false;
+  std::optional<std::string> sqlite_file_;
+  std::unique_ptr<ProjectFiles> store_;
+  std::unique_ptr<SessionWorkspace> workspace_;
+  std::unique_ptr<McpToolHost> tools_;
+};
+
+// For its lifetime SIGINT and SIGTERM are taken by a thread that stops
+// `transport` (so the sessions end cleanly), and SIGPIPE is ignored (a
+// client that hangs up must be a failed write, not the end of the server).
+class StopOnSignals {
+ public:
+  explicit StopOnSignals(McpHttpTransport& transport) {
+    sigemptyset(&signals_);
+    sigaddset(&signals_, SIGINT);
+    sigaddset(&signals_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals_, &previous_mask_);
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ignore, &previous_pipe_);
+    waiter_ = std::thread([this, &transport] {
+      const timespec tick{0, 200'000'000};
+      while (!done_.load()) {
+        if (sigtimedwait(&signals_, nullptr, &tick) > 0) {
+          transport.Stop();
+          return;
+        }
+      }
+    });
+  }
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+  ~StopOnSignals() {
+    done_.store(true);
+    waiter_.join();
+    sigaction(SIGPIPE, &previous_pipe_, nullptr);
+    pthread_sigmask(SIG_SETMASK, &previous_mask_, nullptr);
+  }
+
+ private:
+  sigset_t signals_{};
+  sigset_t previous_mask_{};
+  struct sigaction previous_pipe_ {};
+  std::atomic<bool> done_{false};
+  std::thread waiter_;
+};
+
+}  // namespace
+
+void AddMcpHttpOptions(CLI::App& app, McpHttpCommandOptions& options) {
+  // The others mean nothing over stdio: given without --http they are a
+  // usage error rather than silently ignored.
+  CLI::Option* http = app.add_option("--http", options.listen,
+                                     "Serve MCP over Streamable HTTP at ADDR:PORT (endpoint /mcp) instead of "
+                                     "stdio; port 0 picks a free one")
+                          ->type_name("ADDR:PORT");
+  app.add_option("--session-store", options.session_store,
+                 "With --http: where each MCP session's workspace lives: memory: (default) or sqlite:FILE "
+                 "(one workspace per session, named after its id)")
+      ->type_name("URI")
+      ->needs(http);
+  app.add_option("--token-file", options.token_file,
+                 "With --http: every request must carry Authorization: Bearer <the token in FILE> "
+                 "(required to listen beyond loopback)")
+      ->type_name("FILE")
+      ->needs(http);
+  app.add_option("--allow-origin", options.allowed_origins,
+                 "With --http: also accept requests from this browser origin (scheme://host[:port]; "
+                 "repeatable; loopback origins are always accepted)")
+      ->type_name("ORIGIN")
+      ->needs(http);
+  app.add_flag("--keep-sessions", options.keep_sessions,
+               "With --http: keep a session's workspace in the session store when the session ends")
+      ->needs(http);
+  app.add_option("--max-body-bytes", options.max_body_bytes,
+                 "With --http: refuse request bodies beyond this size with 413 (default 4194304)")
+      ->check(CLI::PositiveNumber)
+      ->needs(http);
+  app.add_option("--session-idle-timeout", options.session_idle_timeout_seconds,
+                 "With --http: end a session unused for this many seconds (default 1800)")
+      ->check(CLI::PositiveNumber)
+      ->needs(http);
+  app.add_option("--max-sessions", options.max_sessions,
+                 "With --http: sessions open at once; initialize beyond gets 503 (default 32)")
+      ->check(CLI::PositiveNumber)
+      ->needs(http);
+}
+
+int ServeMcpHttp(const McpHttpCommandOptions& options, const std::optional<SessionConfig>& session_config,
+                 McpServerOptions server_options, McpSessionToolsFactory make_tools) {
+  Result<HttpListenAddress> address = ParseHttpListenAddress(*options.listen);
+  if (!address.ok()) return ReportError("mcp", address.status().message());
+  Result<OriginAllowList> origins = OriginAllowList::Make(options.allowed_origins);
+  if (!origins.ok()) return ReportError("mcp", origins.status().message());
+  McpHttpOptions http;
+  http.address = *address;
+  http.allowed_origins = std::move(origins).value();
+  if (options.token_file) {
+    Result<std::string> token = ReadBearerTokenFile(*options.token_file);
+    if (!token.ok()) return ReportError("mcp", token.status().message());
+    http.bearer_token = std::move(token).value();
+  } else if (!IsLoopbackHost(address->host)) {
+    return ReportError("mcp", "--http " + Quote(*options.listen) +
+                                  " listens beyond loopback; give --token-file FILE so that every request "
+                                  "must carry its bearer token");
+  }
+  if (options.session_store != "memory:" && !options.session_store.starts_with(kSqliteScheme)) {
+    return ReportError("mcp", "--session-store " + Quote(options.session_store) +
+                                  ": expected memory: or sqlite:FILE (each session gets a workspace named "
+                                  "after its id)");
+  }
+  if (options.session_store.starts_with(kSqliteScheme) &&
+      options.session_store.find_first_of("#@", kSqliteScheme.size()) != std::string::npos) {
+    return ReportError("mcp", "--session-store " + Quote(options.session_store) +
+                                  ": name the file only (sqlite:FILE); each session's workspace is named after "
+                                  "its id");
+  }
+  http.max_body_bytes = options.max_body_bytes;
+  http.max_sessions = options.max_sessions;
+  http.session_idle_timeout = std::chrono::milliseconds(
+      static_cast<int64_t>(options.session_idle_timeout_seconds * 1000.0));
+
+  McpHttpSessionFactory factory = [&options, &session_config, make_tools](const std::string& id) {
+    return WorkspaceSession::Open(options, session_config, make_tools, id);
+  };
+  Result<std::unique_ptr<McpHttpTransport>> transport =
+      McpHttpTransport::Bind(std::move(http), std::move(server_options), std::move(factory));
+  if (!transport.ok()) return ReportError("mcp", transport.status().message());
+  StopOnSignals stop_on_signals(**transport);
+  const bool bracket = address->host.find(':') != std::string::npos;
+  std::fprintf(stderr, "toolvfs mcp: listening on http://%s%s%s:%u/mcp\n", bracket ? "[" : "",
+               address->host.c_str(), bracket ? "]" : "", static_cast<unsigned>((*transport)->port()));
+  std::fflush(stderr);
+  Status served = (*transport)->Serve();
+  if (!served.ok()) return ReportError("mcp", served.message());
+  return kExitOk;
+}
+
+}  // namespace toolvfs

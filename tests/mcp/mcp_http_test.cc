@@ -1,0 +1,709 @@
+// `toolvfs mcp --http`, end to end with a raw HTTP/1.1 client over a TCP
+// socket: sessions, JSON and SSE answers, DELETE, the security checks
+// (Origin, Host, bearer token, body size, refusal to listen beyond
+// loopback without a token), path escapes through the session tools, two
+// sessions at once with separate workspaces, expiry. The server must stay
+// alive after each refusal. Also the security rules one by one
+// (mcp_http_security.h).
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../cli/subprocess.h"
+#include "core/unique_fd.h"
+#include "mcp/mcp_http_security.h"
+#include "mcp_http_server_process.h"
+
+namespace toolvfs {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kInitialize =
+    R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}})";
+
+// The lines of `text`, without their "\n" (and a "\r" before it).
+std::vector<std::string> SplitLines(std::string_view text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    lines.emplace_back(line);
+    start = end + 1;
+  }
+  return lines;
+}
+
+struct HttpResponse {
+  int status = 0;
+  std::map<std::string, std::string> headers;  // names in lower case
+  std::string body;
+
+  std::string Header(const std::string& name) const {
+    auto found = headers.find(name);
+    return found == headers.end() ? std::string() : found->second;
+  }
+  // The JSON-RPC messages of the body: the body itself for JSON, each
+  // `data:` line of an SSE stream.
+  std::vector<std::string> Messages() const {
+    if (Header("content-type").find("text/event-stream") == std::string::npos) return {body};
+    std::vector<std::string> messages;
+    for (const std::string& line : SplitLines(body)) {
+      if (line.starts_with("data: ")) messages.push_back(line.substr(6));
+    }
+    return messages;
+  }
+  // The last message (a request's answer comes last).
+  std::string Answer() const {
+    std::vector<std::string> all = Messages();
+    return all.empty() ? std::string() : all.back();
+  }
+};
+
+std::ostream& operator<<(std::ostream& stream, const HttpResponse& response) {
+  return stream << "HTTP " << response.status << " " << response.body;
+}
+
+std::string Lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// One request per connection (Connection: close), read to the end; with
+// `headers_only` the connection is left open after the headers and handed
+// back in `*open` (an SSE stream that does not end).
+class RawHttpClient {
+ public:
+  explicit RawHttpClient(uint16_t port) : port_(port) {}
+
+  HttpResponse Send(const std::string& method, const std::vector<std::string>& headers, const std::string& body,
+                    UniqueFd* open = nullptr) const {
+    HttpResponse response;
+    UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    timeval timeout{30, 0};
+    setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port_);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+      ADD_FAILURE() << "cannot connect to port " << port_;
+      return response;
+    }
+    std::string request = method + " /mcp HTTP/1.1\r\nConnection: close\r\n";
+    bool has_length = false;
+    bool has_host = false;
+    for (const std::string& header : headers) {
+      request += header + "\r\n";
+      if (Lower(header).starts_with("content-length:")) has_length = true;
+      if (Lower(header).starts_with("host:")) has_host = true;
+    }
+    if (!has_host) request += "Host: 127.0.0.1:" + std::to_string(port_) + "\r\n";
+    if (!body.empty() && !has_length) request += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+    request += "\r\n" + body;
+    if (::send(fd.get(), request.data(), request.size(), MSG_NOSIGNAL) < 0) {
+      // A server that refuses early may close before the body is sent.
+    }
+    std::string data;
+    char buffer[65536];
+    size_t header_end;
+    while ((header_end = data.find("\r\n\r\n")) == std::string::npos) {
+      const ssize_t got = recv(fd.get(), buffer, sizeof buffer, 0);
+      if (got <= 0) return response;
+      data.append(buffer, static_cast<size_t>(got));
+    }
+    std::vector<std::string> head = SplitLines(std::string_view(data).substr(0, header_end));
+    if (head.empty()) return response;
+    response.status = std::atoi(head[0].substr(head[0].find(' ') + 1).c_str());
+    for (size_t i = 1; i < head.size(); ++i) {
+      const std::string& line = head[i];
+      const size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      std::string value = line.substr(colon + 1);
+      value.erase(0, value.find_first_not_of(' '));
+      response.headers[Lower(line.substr(0, colon))] = value;
+    }
+    if (open != nullptr) {
+      *open = std::move(fd);
+      return response;
+    }
+    std::string rest = data.substr(header_end + 4);
+    for (ssize_t got; (got = recv(fd.get(), buffer, sizeof buffer, 0)) > 0;) rest.append(buffer, static_cast<size_t>(got));
+    if (Lower(response.Header("transfer-encoding")) == "chunked") {
+      size_t at = 0;
+      while (at < rest.size()) {
+        const size_t line_end = rest.find("\r\n", at);
+        if (line_end == std::string::npos) break;
+        const size_t size = std::stoul(rest.substr(at, line_end - at), nullptr, 16);
+        if (size == 0) break;
+        response.body += rest.substr(line_end + 2, size);
+        at = line_end + 2 + size + 2;
+      }
+    } else {
+      response.body = rest;
+    }
+    return response;
+  }
+
+ private:
+  uint16_t port_;
+};
+
+// A running `toolvfs mcp --http 127.0.0.1:0` and a client for it.
+class HttpServer {
+ public:
+  HttpServer(const fs::path& directory, const std::vector<std::string>& extra_arguments)
+      : process_(directory / "proj", (directory / ("server-" + std::to_string(counter_++) + ".log")).string(),
+                 extra_arguments) {}
+
+  std::string Log() const { return process_.Log(); }
+  int Stop() { return process_.Stop(); }
+
+  RawHttpClient client() const { return RawHttpClient(process_.port()); }
+
+  static std::vector<std::string> JsonHeaders(const std::string& session = "") {
+    std::vector<std::string> headers = {"Content-Type: application/json",
+                                        "Accept: application/json, text/event-stream"};
+    if (!session.empty()) {
+      headers.push_back("Mcp-Session-Id: " + session);
+      headers.push_back("MCP-Protocol-Version: 2025-11-25");
+    }
+    return headers;
+  }
+
+  HttpResponse Post(const std::string& session, const std::string& body,
+                    std::vector<std::string> extra_headers = {}) const {
+    std::vector<std::string> headers = JsonHeaders(session);
+    headers.insert(headers.end(), extra_headers.begin(), extra_headers.end());
+    return client().Send("POST", headers, body);
+  }
+
+  // initialize + notifications/initialized; the session id.
+  std::string Initialize(std::vector<std::string> extra_headers = {}) const {
+    HttpResponse answer = Post("", std::string(kInitialize), extra_headers);
+    EXPECT_EQ(answer.status, 200) << answer;
+    const std::string session = answer.Header("mcp-session-id");
+    EXPECT_EQ(session.size(), 32u) << answer;
+    HttpResponse initialized = Post(session, R"({"jsonrpc":"2.0","method":"notifications/initialized"})", extra_headers);
+    EXPECT_EQ(initialized.status, 202) << initialized;
+    return session;
+  }
+
+  bool Alive() const {
+    const std::string session = Initialize();
+    HttpResponse pong = Post(session, R"({"jsonrpc":"2.0","id":"p","method":"ping"})");
+    return pong.status == 200 && pong.Answer().find(R"("result":{})") != std::string::npos;
+  }
+
+ private:
+  static inline int counter_ = 0;
+  McpHttpServerProcess process_;
+};
+
+std::string Call(int id, std::string_view tool, std::string_view arguments) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"tools/call","params":{"name":")" +
+         std::string(tool) + R"(","arguments":)" + std::string(arguments) + "}}";
+}
+
+class McpHttpTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(ToolvfsBinary().empty()) << "TOOLVFS_BINARY is not set";
+    std::string pattern = (fs::temp_directory_path() / "toolvfs-mcp-http-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    root_ = pattern;
+    fs::create_directories(root_ / "proj" / "docs");
+    fs::create_directories(root_ / "proj-secret");
+    Write(root_ / "proj" / "docs" / "a.txt", "hello from a\n");
+    Write(root_ / "proj-secret" / "key.txt", "SECRET\n");
+    fs::create_symlink(root_ / "proj-secret" / "key.txt", root_ / "proj" / "link.txt");
+    fs::create_symlink(root_ / "proj-secret", root_ / "proj" / "linkdir");
+    Write(root_ / "proj" / "toolvfs.toml", "");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  static void Write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+  fs::path root_;
+};
+
+TEST_F(McpHttpTest, InitializeGivesASessionAndItsCallsWork) {
+  HttpServer server(root_, {});
+  HttpResponse answer = server.Post("", std::string(kInitialize));
+  ASSERT_EQ(answer.status, 200) << answer;
+  EXPECT_EQ(answer.Header("content-type"), "application/json");
+  EXPECT_NE(answer.body.find(R"("protocolVersion":"2025-11-25")"), std::string::npos) << answer;
+  const std::string session = answer.Header("mcp-session-id");
+  ASSERT_EQ(session.size(), 32u);
+  EXPECT_EQ(session.find_first_not_of("0123456789abcdef"), std::string::npos) << session;
+
+  EXPECT_EQ(server.Post(session, R"({"jsonrpc":"2.0","method":"notifications/initialized"})").status, 202);
+  HttpResponse listed = server.Post(session, R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})");
+  ASSERT_EQ(listed.status, 200) << listed;
+  EXPECT_NE(listed.Answer().find(R"("name":"read_file")"), std::string::npos) << listed;
+  EXPECT_NE(listed.Answer().find(R"("name":"write_file")"), std::string::npos) << listed;
+
+  // The session's workspace is its own scratch space: writable.
+  HttpResponse written = server.Post(session, Call(2, "write_file", R"({"path":"notes/a.md","content":"draft one"})"));
+  ASSERT_EQ(written.status, 200) << written;
+  EXPECT_NE(written.Answer().find(R"("isError":false)"), std::string::npos) << written;
+  HttpResponse read = server.Post(session, Call(3, "read_file", R"({"path":"notes/a.md"})"));
+  ASSERT_EQ(read.status, 200) << read;
+  EXPECT_NE(read.Answer().find("draft one"), std::string::npos) << read;
+  EXPECT_NE(read.Answer().find(R"("id":3)"), std::string::npos) << read;
+  EXPECT_EQ(server.Stop(), 0);
+}
+
+TEST_F(McpHttpTest, CallsAnswerAsAnSseStreamWhenTheAnswerIsNotReadyAtOnce) {
+  HttpServer server(root_, {});
+  const std::string session = server.Initialize();
+  HttpResponse read = server.Post(session, Call(7, "list_directory", R"({"path":""})"));
+  ASSERT_EQ(read.status, 200) << read;
+  // tools/call runs on its own thread, so its answer comes on a stream
+  // that ends with it.
+  const std::string type = read.Header("content-type");
+  if (type.find("text/event-stream") != std::string::npos) {
+    EXPECT_NE(read.body.find("event: message\ndata: "), std::string::npos) << read;
+  } else {
+    EXPECT_EQ(type, "application/json");
+  }
+  EXPECT_NE(read.Answer().find(R"("id":7)"), std::string::npos) << read;
+  // A client that takes only JSON gets JSON.
+  HttpResponse json = server.client().Send(
+      "POST", {"Content-Type: application/json", "Accept: application/json", "Mcp-Session-Id: " + session},
+      Call(8, "list_directory", R"({"path":""})"));
+  ASSERT_EQ(json.status, 200) << json;
+  EXPECT_EQ(json.Header("content-type"), "application/json");
+  EXPECT_NE(json.body.find(R"("id":8)"), std::string::npos) << json;
+}
+
+TEST_F(McpHttpTest, SessionIsRequiredKnownAndEndsWithDelete) {
+  HttpServer server(root_, {});
+  HttpResponse without = server.client().Send("POST", HttpServer::JsonHeaders(), R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})");
+  EXPECT_EQ(without.status, 400) << without;
+  EXPECT_NE(without.body.find("Mcp-Session-Id"), std::string::npos) << without;
+
+  HttpResponse unknown = server.Post("0123456789abcdef0123456789abcdef", R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
+  EXPECT_EQ(unknown.status, 404) << unknown;
+
+  const std::string session = server.Initialize();
+  HttpResponse deleted = server.client().Send("DELETE", {"Mcp-Session-Id: " + session}, "");
+  EXPECT_EQ(deleted.status, 200) << deleted;
+  HttpResponse after = server.Post(session, R"({"jsonrpc":"2.0","id":2,"method":"ping"})");
+  EXPECT_EQ(after.status, 404) << after;
+  EXPECT_EQ(server.client().Send("DELETE", {"Mcp-Session-Id: " + session}, "").status, 404);
+  HttpResponse get = server.client().Send("GET", {"Accept: text/event-stream", "Mcp-Session-Id: " + session}, "");
+  EXPECT_EQ(get.status, 404) << get;
+  EXPECT_EQ(server.client().Send("PUT", {"Content-Length: 0"}, "").status, 405);
+  EXPECT_TRUE(server.Alive());
+}
+
+TEST_F(McpHttpTest, GetOpensTheSessionStreamOnceAtATime) {
+  HttpServer server(root_, {});
+  const std::string session = server.Initialize();
+  UniqueFd stream;
+  HttpResponse opened = server.client().Send(
+      "GET", {"Accept: text/event-stream", "Mcp-Session-Id: " + session}, "", &stream);
+  ASSERT_EQ(opened.status, 200) << opened;
+  EXPECT_EQ(opened.Header("content-type"), "text/event-stream");
+  HttpResponse second = server.client().Send("GET", {"Accept: text/event-stream", "Mcp-Session-Id: " + session}, "");
+  EXPECT_EQ(second.status, 409) << second;
+  HttpResponse no_sse = server.client().Send("GET", {"Accept: application/json", "Mcp-Session-Id: " + session}, "");
+  EXPECT_EQ(no_sse.status, 406) << no_sse;
+  // Requests go on while the stream is open; DELETE ends the stream.
+  EXPECT_EQ(server.Post(session, R"({"jsonrpc":"2.0","id":1,"method":"ping"})").status, 200);
+  EXPECT_EQ(server.client().Send("DELETE", {"Mcp-Session-Id: " + session}, "").status, 200);
+  char buffer[4096];
+  ssize_t got;
+  while ((got = recv(stream.get(), buffer, sizeof buffer, 0)) > 0) {
+  }
+  EXPECT_EQ(got, 0) << "the stream ends when its session does";
+}
+
+TEST_F(McpHttpTest, ForeignOriginsAndHostsAreRefused) {
+  HttpServer server(root_, {"--allow-origin", "https://app.example.com"});
+  HttpResponse evil = server.Post("", std::string(kInitialize), {"Origin: http://evil.example"});
+  EXPECT_EQ(evil.status, 403) << evil;
+  EXPECT_NE(evil.body.find("evil.example"), std::string::npos) << evil;
+  EXPECT_EQ(evil.Header("mcp-session-id"), "");
+  EXPECT_EQ(server.Post("", std::string(kInitialize), {"Origin: null"}).status, 403);
+  // DNS rebinding: a foreign name resolved to 127.0.0.1 still sends its Host.
+  HttpResponse rebound = server.client().Send("POST", {"Host: attacker.example:8080", "Content-Type: application/json"},
+                                              std::string(kInitialize));
+  EXPECT_EQ(rebound.status, 403) << rebound;
+  EXPECT_TRUE(server.Alive());
+  EXPECT_EQ(server.Post("", std::string(kInitialize), {"Origin: http://localhost:5173"}).status, 200);
+  EXPECT_EQ(server.Post("", std::string(kInitialize), {"Origin: http://127.0.0.1"}).status, 200);
+  EXPECT_EQ(server.Post("", std::string(kInitialize), {"Origin: https://app.example.com"}).status, 200);
+  EXPECT_EQ(server.Post("", std::string(kInitialize), {"Origin: https://app.example.com.evil.example"}).status, 403);
+}
+
+TEST_F(McpHttpTest, BearerTokenIsRequiredWhenConfigured) {
+  Write(root_ / "token", "s3cret-token-value\n");
+  HttpServer server(root_, {"--token-file", (root_ / "token").string()});
+  HttpResponse missing = server.Post("", std::string(kInitialize));
+  EXPECT_EQ(missing.status, 401) << missing;
+  EXPECT_EQ(missing.Header("www-authenticate"), "Bearer");
+  EXPECT_EQ(server.Post("", std::string(kInitialize), {"Authorization: Bearer s3cret-token-valuf"}).status, 401);
+  EXPECT_EQ(server.Post("", std::string(kInitialize), {"Authorization: Bearer s3cret"}).status, 401);
+  EXPECT_EQ(server.Post("", std::string(kInitialize), {"Authorization: Basic s3cret-token-value"}).status, 401);
+  const std::string session = server.Initialize({"Authorization: Bearer s3cret-token-value"});
+  // Every request, not only initialize.
+  EXPECT_EQ(server.Post(session, R"({"jsonrpc":"2.0","id":1,"method":"ping"})").status, 401);
+  EXPECT_EQ(server.Post(session, R"({"jsonrpc":"2.0","id":1,"method":"ping"})",
+                        {"Authorization: Bearer s3cret-token-value"})
+                .status,
+            200);
+}
+
+TEST_F(McpHttpTest, ListeningBeyondLoopbackNeedsAToken) {
+  ProcessResult result = RunProcess({ToolvfsBinary(), "mcp", "--no-audit", "--project", (root_ / "proj").string(),
+                                     "--http", "0.0.0.0:0"},
+                                    {.cwd = (root_ / "proj").string(), .deadline = std::chrono::seconds(20)});
+  EXPECT_EQ(result.exit_code, 2) << result;
+  ExpectOneLineError(result);
+  EXPECT_NE(result.err.find("--token-file"), std::string::npos) << result;
+  // The HTTP options mean nothing over stdio: a usage error, not ignored.
+  ProcessResult without_http = RunProcess(
+      {ToolvfsBinary(), "mcp", "--no-audit", "--project", (root_ / "proj").string(), "--token-file", "/dev/null"},
+      {.cwd = (root_ / "proj").string(), .deadline = std::chrono::seconds(20)});
+  EXPECT_EQ(without_http.exit_code, 2) << without_http;
+  EXPECT_NE(without_http.err.find("--http"), std::string::npos) << without_http;
+  for (const char* bad : {"127.0.0.1", "127.0.0.1:99999", ":8080", "127.0.0.1:x"}) {
+    ProcessResult refused = RunProcess({ToolvfsBinary(), "mcp", "--no-audit", "--project", (root_ / "proj").string(),
+                                        "--http", bad},
+                                       {.cwd = (root_ / "proj").string(), .deadline = std::chrono::seconds(20)});
+    EXPECT_EQ(refused.exit_code, 2) << bad << ": " << refused;
+    ExpectOneLineError(refused);
+  }
+}
+
+TEST_F(McpHttpTest, OversizedMalformedAndUnsupportedRequestsAreRefusedAndTheServerLives) {
+  HttpServer server(root_, {"--max-body-bytes", "2000"});
+  const std::string session = server.Initialize();
+  const std::string big = Call(1, "write_file", R"({"path":"big.txt","content":")" + std::string(5000, 'x') + "\"}");
+  HttpResponse too_big = server.Post(session, big);
+  EXPECT_EQ(too_big.status, 413) << too_big;
+  EXPECT_TRUE(server.Alive());
+
+  HttpResponse not_json = server.Post(session, "{not json");
+  EXPECT_EQ(not_json.status, 400) << not_json;
+  EXPECT_NE(not_json.body.find("-32700"), std::string::npos) << not_json;
+  HttpResponse batch = server.Post(session, R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])");
+  EXPECT_EQ(batch.status, 400) << batch;
+  EXPECT_NE(batch.body.find("batch"), std::string::npos) << batch;
+  HttpResponse no_version = server.Post(session, R"({"id":1,"method":"ping"})");
+  EXPECT_EQ(no_version.status, 400) << no_version;
+  HttpResponse wrong_type = server.client().Send("POST", {"Content-Type: text/plain", "Mcp-Session-Id: " + session},
+                                                 R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
+  EXPECT_EQ(wrong_type.status, 415) << wrong_type;
+  HttpResponse old_version = server.client().Send(
+      "POST", {"Content-Type: application/json", "Mcp-Session-Id: " + session, "MCP-Protocol-Version: 1999-01-01"},
+      R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
+  EXPECT_EQ(old_version.status, 400) << old_version;
+  EXPECT_NE(old_version.body.find("1999-01-01"), std::string::npos) << old_version;
+  HttpResponse unknown_method = server.Post(session, R"({"jsonrpc":"2.0","id":2,"method":"no/such"})");
+  EXPECT_EQ(unknown_method.status, 200) << unknown_method;
+  EXPECT_NE(unknown_method.Answer().find("-32601"), std::string::npos) << unknown_method;
+  HttpResponse bad_params = server.Post(session, R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_file","arguments":[1]}})");
+  EXPECT_NE(bad_params.Answer().find("-32602"), std::string::npos) << bad_params;
+  EXPECT_TRUE(server.Alive());
+}
+
+TEST_F(McpHttpTest, PathEscapesThroughTheSessionToolsAreRefused) {
+  // The session workspace gets the project through a mount that follows
+  // symlinks inside the allowed root only.
+  Write(root_ / "proj" / "toolvfs.toml",
+        "[session]\nallowed_roots = [\"" + (root_ / "proj").string() + "\"]\n\n[[session.mounts]]\nhost_path = \"" +
+            (root_ / "proj").string() + "\"\nfollow_symlinks = true\n");
+  HttpServer server(root_, {});
+  const std::string session = server.Initialize();
+  HttpResponse inside = server.Post(session, Call(1, "read_file", R"({"path":"docs/a.txt"})"));
+  EXPECT_NE(inside.Answer().find("hello from a"), std::string::npos) << inside;
+  int id = 10;
+  for (const char* path : {"../proj-secret/key.txt", "link.txt", "linkdir/key.txt", "/etc/passwd",
+                           "docs/../../proj-secret/key.txt", "../proj/docs/a.txt"}) {
+    HttpResponse escaped = server.Post(session, Call(id++, "read_file", std::string(R"({"path":")") + path + "\"}"));
+    EXPECT_EQ(escaped.status, 200) << path << ": " << escaped;
+    EXPECT_EQ(escaped.Answer().find("SECRET"), std::string::npos) << path << ": " << escaped;
+    EXPECT_NE(escaped.Answer().find(R"("isError":true)"), std::string::npos) << path << ": " << escaped;
+  }
+  HttpResponse written = server.Post(session, Call(id++, "write_file", R"({"path":"../escape.txt","content":"x"})"));
+  EXPECT_NE(written.Answer().find(R"("isError":true)"), std::string::npos) << written;
+  EXPECT_FALSE(fs::exists(root_ / "escape.txt"));
+  EXPECT_TRUE(server.Alive());
+}
+
+TEST_F(McpHttpTest, TwoSessionsAtOnceHaveSeparateWorkspaces) {
+  HttpServer server(root_, {});
+  const std::string first = server.Initialize();
+  const std::string second = server.Initialize();
+  ASSERT_NE(first, second);
+  // Both write the same path at the same time, then read it back.
+  std::vector<std::thread> writers;
+  std::vector<HttpResponse> answers(2);
+  const std::string sessions[2] = {first, second};
+  for (int i = 0; i < 2; ++i) {
+    writers.emplace_back([&, i] {
+      answers[i] = server.Post(sessions[i], Call(1, "write_file",
+                                                 R"({"path":"mine.txt","content":"session )" + std::to_string(i) + "\"}"));
+    });
+  }
+  for (std::thread& writer : writers) writer.join();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_NE(answers[i].Answer().find(R"("isError":false)"), std::string::npos) << answers[i];
+    HttpResponse read = server.Post(sessions[i], Call(2, "read_file", R"({"path":"mine.txt"})"));
+    EXPECT_NE(read.Answer().find("session " + std::to_string(i)), std::string::npos) << read;
+    EXPECT_EQ(read.Answer().find("session " + std::to_string(1 - i)), std::string::npos) << read;
+  }
+  HttpResponse only_first = server.Post(first, Call(3, "write_file", R"({"path":"first-only.txt","content":"1"})"));
+  EXPECT_NE(only_first.Answer().find(R"("isError":false)"), std::string::npos) << only_first;
+  HttpResponse missing = server.Post(second, Call(3, "read_file", R"({"path":"first-only.txt"})"));
+  EXPECT_NE(missing.Answer().find(R"("isError":true)"), std::string::npos) << missing;
+}
+
+// A stdio tool that takes its time, for the concurrency tests.
+constexpr std::string_view kSlowToolConfig =
+    "[tools.slow]\nruntime = \"stdio\"\ndescription = \"Sleeps\"\ncommand = \"sleep {{ tool.arguments.seconds }}\"\n\n"
+    "[tools.slow.parameters]\nseconds = { type = \"integer\", minimum = 1, maximum = 60 }\n";
+
+TEST_F(McpHttpTest, ASlowCallBlocksNeitherItsSessionNorAnother) {
+  Write(root_ / "proj" / "toolvfs.toml", std::string(kSlowToolConfig));
+  HttpServer server(root_, {});
+  const std::string slow_session = server.Initialize();
+  const std::string other_session = server.Initialize();
+  std::atomic<bool> slow_done{false};
+  HttpResponse slow;
+  std::thread caller([&] {
+    slow = server.Post(slow_session, Call(1, "slow", R"({"seconds":3})"));
+    slow_done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto started = std::chrono::steady_clock::now();
+  HttpResponse same = server.Post(slow_session, R"({"jsonrpc":"2.0","id":2,"method":"ping"})");
+  HttpResponse written = server.Post(other_session, Call(3, "write_file", R"({"path":"x.txt","content":"x"})"));
+  HttpResponse read = server.Post(other_session, Call(4, "read_file", R"({"path":"x.txt"})"));
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_FALSE(slow_done.load()) << "the slow call should still be running";
+  EXPECT_LT(took, std::chrono::seconds(2));
+  EXPECT_EQ(same.status, 200) << same;
+  EXPECT_NE(read.Answer().find(R"("isError":false)"), std::string::npos) << read;
+  caller.join();
+  EXPECT_EQ(slow.status, 200) << slow;
+  EXPECT_EQ(slow.Header("content-type"), "text/event-stream") << slow;
+  EXPECT_NE(slow.Answer().find(R"("id":1,"result")"), std::string::npos) << slow;
+  EXPECT_NE(slow.Answer().find(R"("isError":false)"), std::string::npos) << slow;
+}
+
+TEST_F(McpHttpTest, DeleteCancelsTheSessionsRunningCalls) {
+  Write(root_ / "proj" / "toolvfs.toml", std::string(kSlowToolConfig));
+  HttpServer server(root_, {});
+  const std::string session = server.Initialize();
+  std::atomic<bool> done{false};
+  HttpResponse slow;
+  std::thread caller([&] {
+    slow = server.Post(session, Call(1, "slow", R"({"seconds":30})"));
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(server.client().Send("DELETE", {"Mcp-Session-Id: " + session}, "").status, 200);
+  caller.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(15));
+  // The call was cancelled: its stream ends without an answer.
+  EXPECT_EQ(slow.status, 200) << slow;
+  EXPECT_EQ(slow.body.find(R"("result")"), std::string::npos) << slow;
+  EXPECT_TRUE(server.Alive());
+  EXPECT_EQ(server.Stop(), 0) << server.Log();
+}
+
+TEST_F(McpHttpTest, ACancelledCallEndsItsStreamWithoutAnAnswer) {
+  Write(root_ / "proj" / "toolvfs.toml", std::string(kSlowToolConfig));
+  HttpServer server(root_, {});
+  const std::string session = server.Initialize();
+  HttpResponse streamed, json;
+  std::thread sse_caller([&] { streamed = server.Post(session, Call(1, "slow", R"({"seconds":30})")); });
+  std::thread json_caller([&] {
+    json = server.client().Send(
+        "POST", {"Content-Type: application/json", "Accept: application/json", "Mcp-Session-Id: " + session},
+        Call(2, "slow", R"({"seconds":30})"));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto started = std::chrono::steady_clock::now();
+  for (int id : {1, 2}) {
+    HttpResponse accepted = server.Post(
+        session, R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" + std::to_string(id) +
+                     R"(,"reason":"test"}})");
+    EXPECT_EQ(accepted.status, 202) << accepted;
+  }
+  sse_caller.join();
+  json_caller.join();
+  // Well before the 15-second heartbeat that would also end a stream.
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  EXPECT_EQ(streamed.status, 200) << streamed;
+  EXPECT_EQ(streamed.body.find(R"("result")"), std::string::npos) << streamed;
+  EXPECT_EQ(json.status, 204) << json;
+  // The session goes on.
+  HttpResponse pong = server.Post(session, R"({"jsonrpc":"2.0","id":3,"method":"ping"})");
+  EXPECT_EQ(pong.status, 200) << pong;
+}
+
+TEST_F(McpHttpTest, SqliteSessionStoreKeepsOneWorkspacePerSessionUntilItEnds) {
+  const std::string store = (root_ / "sessions.db").string();
+  {
+    HttpServer server(root_, {"--session-store", "sqlite:" + store});
+    const std::string session = server.Initialize();
+    HttpResponse written = server.Post(session, Call(1, "write_file", R"({"path":"kept.txt","content":"kept"})"));
+    EXPECT_NE(written.Answer().find(R"("isError":false)"), std::string::npos) << written;
+    ProcessResult listed = RunProcess({ToolvfsBinary(), "workspace", "ls", "--project", "sqlite:" + store + "#" + session},
+                                      {.cwd = root_.string(), .deadline = std::chrono::seconds(20)});
+    EXPECT_EQ(listed.exit_code, 0) << listed;
+    EXPECT_NE(listed.out.find("kept.txt"), std::string::npos) << listed;
+    EXPECT_EQ(server.client().Send("DELETE", {"Mcp-Session-Id: " + session}, "").status, 200);
+    ProcessResult gone = RunProcess({ToolvfsBinary(), "workspace", "ls", "--project", "sqlite:" + store + "#" + session},
+                                    {.cwd = root_.string(), .deadline = std::chrono::seconds(20)});
+    EXPECT_NE(gone.exit_code, 0) << "the workspace goes with its session: " << gone;
+  }
+  HttpServer keeping(root_, {"--session-store", "sqlite:" + store, "--keep-sessions"});
+  const std::string session = keeping.Initialize();
+  keeping.Post(session, Call(1, "write_file", R"({"path":"kept.txt","content":"kept"})"));
+  EXPECT_EQ(keeping.client().Send("DELETE", {"Mcp-Session-Id: " + session}, "").status, 200);
+  ProcessResult kept = RunProcess({ToolvfsBinary(), "workspace", "ls", "--project", "sqlite:" + store + "#" + session},
+                                  {.cwd = root_.string(), .deadline = std::chrono::seconds(20)});
+  EXPECT_EQ(kept.exit_code, 0) << kept;
+  EXPECT_NE(kept.out.find("kept.txt"), std::string::npos) << kept;
+}
+
+TEST_F(McpHttpTest, IdleSessionsExpire) {
+  HttpServer server(root_, {"--session-idle-timeout", "0.5"});
+  const std::string idle = server.Initialize();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  HttpResponse expired = server.Post(idle, R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
+  EXPECT_EQ(expired.status, 404) << expired;
+  EXPECT_NE(server.Log().find("expired"), std::string::npos) << server.Log();
+  // A session in use stays.
+  const std::string busy = server.Initialize();
+  for (int i = 0; i < 6; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_EQ(server.Post(busy, R"({"jsonrpc":"2.0","id":1,"method":"ping"})").status, 200) << i;
+  }
+}
+
+TEST_F(McpHttpTest, TooManySessionsGet503) {
+  HttpServer server(root_, {"--max-sessions", "2"});
+  server.Initialize();
+  const std::string second = server.Initialize();
+  HttpResponse third = server.Post("", std::string(kInitialize));
+  EXPECT_EQ(third.status, 503) << third;
+  EXPECT_EQ(server.client().Send("DELETE", {"Mcp-Session-Id: " + second}, "").status, 200);
+  EXPECT_EQ(server.Post("", std::string(kInitialize)).status, 200);
+}
+
+// The rules one by one.
+
+TEST(McpHttpSecurityTest, ListenAddresses) {
+  Result<HttpListenAddress> v4 = ParseHttpListenAddress("127.0.0.1:8080");
+  ASSERT_TRUE(v4.ok());
+  EXPECT_EQ(v4->host, "127.0.0.1");
+  EXPECT_EQ(v4->port, 8080);
+  Result<HttpListenAddress> v6 = ParseHttpListenAddress("[::1]:0");
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ(v6->host, "::1");
+  for (const char* bad : {"127.0.0.1", "127.0.0.1:", ":80", "127.0.0.1:65536", "host:-1", "[::1", "[::1]x:80"}) {
+    Result<HttpListenAddress> refused = ParseHttpListenAddress(bad);
+    EXPECT_FALSE(refused.ok()) << bad;
+    if (!refused.ok()) {
+      EXPECT_NE(refused.status().message().find(bad), std::string::npos) << refused.status().message();
+    }
+  }
+}
+
+TEST(McpHttpSecurityTest, LoopbackHosts) {
+  for (const char* host : {"localhost", "LOCALHOST", "127.0.0.1", "127.1.2.3", "::1", "app.localhost"}) {
+    EXPECT_TRUE(IsLoopbackHost(host)) << host;
+  }
+  for (const char* host : {"0.0.0.0", "::", "10.0.0.1", "localhost.example.com", "128.0.0.1", ""}) {
+    EXPECT_FALSE(IsLoopbackHost(host)) << host;
+  }
+}
+
+TEST(McpHttpSecurityTest, Origins) {
+  Result<OriginAllowList> list = OriginAllowList::Make({"https://App.Example.com", "http://10.0.0.2:3000"});
+  ASSERT_TRUE(list.ok());
+  EXPECT_TRUE(list->Allows(""));
+  EXPECT_TRUE(list->Allows("http://localhost:6274"));
+  EXPECT_TRUE(list->Allows("https://127.0.0.1"));
+  EXPECT_TRUE(list->Allows("http://[::1]:80"));
+  EXPECT_TRUE(list->Allows("https://app.example.com"));
+  EXPECT_TRUE(list->Allows("http://10.0.0.2:3000"));
+  EXPECT_FALSE(list->Allows("http://10.0.0.2:3001"));
+  EXPECT_FALSE(list->Allows("http://app.example.com"));
+  EXPECT_FALSE(list->Allows("http://localhost.evil.example"));
+  EXPECT_FALSE(list->Allows("http://127.0.0.1.nip.io"));
+  EXPECT_FALSE(list->Allows("null"));
+  EXPECT_FALSE(list->Allows("file://"));
+  for (const char* bad : {"*", "app.example.com", "https://app.example.com/path", "ftp://x", "https://"}) {
+    Result<OriginAllowList> refused = OriginAllowList::Make({bad});
+    EXPECT_FALSE(refused.ok()) << bad;
+  }
+}
+
+TEST(McpHttpSecurityTest, HostHeaders) {
+  EXPECT_EQ(HostOfHostHeader("localhost:8080"), "localhost");
+  EXPECT_EQ(HostOfHostHeader("[::1]:80"), "::1");
+  EXPECT_EQ(HostOfHostHeader("example.com"), "example.com");
+  EXPECT_EQ(HostOfHostHeader("example.com:port"), "");
+}
+
+TEST(McpHttpSecurityTest, BearerTokens) {
+  EXPECT_TRUE(BearerTokenMatches("Bearer abc123", "abc123"));
+  EXPECT_TRUE(BearerTokenMatches("bearer abc123", "abc123"));
+  EXPECT_FALSE(BearerTokenMatches("Bearer abc124", "abc123"));
+  EXPECT_FALSE(BearerTokenMatches("Bearer abc12", "abc123"));
+  EXPECT_FALSE(BearerTokenMatches("Bearer abc1234", "abc123"));
+  EXPECT_FALSE(BearerTokenMatches("Bearer ", "abc123"));
+  EXPECT_FALSE(BearerTokenMatches("abc123", "abc123"));
+  EXPECT_FALSE(BearerTokenMatches("", "abc123"));
+}
+
+TEST(McpHttpSecurityTest, TokenFiles) {
+  std::string pattern = (fs::temp_directory_path() / "toolvfs-token-XXXXXX").string();
+  ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+  const fs::path directory = pattern;
+  std::ofstream(directory / "good") << "  tok-en_1\n";
+  std::ofstream(directory / "empty") << "\n\n";
+  std::ofstream(directory / "two") << "one two\n";
+  Result<std::string> good = ReadBearerTokenFile((directory / "good").string());
+  ASSERT_TRUE(good.ok()) << good.status().message();
+  EXPECT_EQ(*good, "tok-en_1");
+  EXPECT_FALSE(ReadBearerTokenFile((directory / "empty").string()).ok());
+  EXPECT_FALSE(ReadBearerTokenFile((directory / "two").string()).ok());
+  Result<std::string> missing = ReadBearerTokenFile((directory / "missing").string());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("missing"), std::string::npos);
+  fs::remove_all(directory);
+}
+
+}  // namespace
+}  // namespace toolvfs
