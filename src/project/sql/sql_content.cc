@@ -9,11 +9,17 @@
 namespace toolvfs {
 namespace {
 
-constexpr const char* kFindContent = "SELECT id FROM contents WHERE hash=?1";
+constexpr const char* kFindContentInSlot = "SELECT id FROM contents WHERE id=?1 AND hash=?2";
+constexpr const char* kFindCollidedContent = "SELECT content_id FROM content_collisions WHERE hash=?1";
 constexpr const char* kAddReferences = "UPDATE contents SET reference_count=reference_count+?2 WHERE id=?1";
+// Takes id ?1 if it is free (no row back when another content holds it).
 constexpr const char* kInsertContent =
-    "INSERT INTO contents(hash, size, reference_count, data) VALUES(?1, ?2, 1, ?3) RETURNING id";
-constexpr const char* kContentState = "SELECT reference_count, CASE WHEN data IS NULL THEN 1 ELSE 0 END FROM contents WHERE id=?1";
+    "INSERT INTO contents(id, hash, size, reference_count, data) VALUES(?1, ?2, ?3, ?4, ?5) "
+    "ON CONFLICT(id) DO NOTHING RETURNING id";
+constexpr const char* kInsertCollision = "INSERT INTO content_collisions(hash, content_id) VALUES(?1, ?2)";
+constexpr const char* kDeleteCollision = "DELETE FROM content_collisions WHERE content_id=?1";
+constexpr const char* kContentState =
+    "SELECT reference_count, CASE WHEN data IS NULL THEN 1 ELSE 0 END FROM contents WHERE id=?1";
 constexpr const char* kDeleteContent = "DELETE FROM contents WHERE id=?1";
 constexpr const char* kInlineContent = "SELECT data FROM contents WHERE id=?1";
 constexpr const char* kInsertChunkLink =
@@ -26,29 +32,65 @@ constexpr const char* kChunkData =
     "WHERE cc.content_id=?1 AND cc.sequence>=?2 AND cc.sequence<=?3 ORDER BY cc.sequence";
 constexpr const char* kDeleteChunkLinks = "DELETE FROM content_chunks WHERE content_id=?1";
 
+// The id of the content with address `hash`, if it is stored: in its slot,
+// or (after a collision) wherever content_collisions says.
+Result<std::optional<int64_t>> FindContent(SqlConnection& db, const ContentHash& hash) {
+  {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement find, db.Prepare(kFindContentInSlot));
+    find.Bind(1, ContentSlot(hash)).BindBlob(2, HashBytes(hash));
+    TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
+    if (found) return std::optional<int64_t>(find.Int(0));
+  }
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement find, db.Prepare(kFindCollidedContent));
+  find.BindBlob(1, HashBytes(hash));
+  TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
+  if (!found) return std::optional<int64_t>();
+  return std::optional<int64_t>(find.Int(0));
+}
+
 // The id of the content with address `hash`, with one more reference, if
 // it is stored already.
 Result<std::optional<int64_t>> ReferenceExisting(SqlConnection& db, const ContentHash& hash) {
-  int64_t id = 0;
-  {
-    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement find, db.Prepare(kFindContent));
-    find.BindBlob(1, HashBytes(hash));
-    TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
-    if (!found) return std::optional<int64_t>();
-    id = find.Int(0);
-  }
-  TOOLVFS_RETURN_IF_ERROR(AddContentReference(db, id));
-  return std::optional<int64_t>(id);
+  TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> id, FindContent(db, hash));
+  if (id) TOOLVFS_RETURN_IF_ERROR(AddContentReference(db, *id));
+  return id;
 }
+
+}  // namespace
+
+Result<int64_t> InsertNewContent(SqlConnection& db, const ContentHash& hash, uint64_t size,
+                                 std::optional<std::string_view> data, int64_t references) {
+  const int64_t slot = ContentSlot(hash);
+  // Another content holds the slot only for crafted input; then the next
+  // free id after it, a few probes at most.
+  for (uint64_t probe = 0;; ++probe) {
+    const int64_t id = static_cast<int64_t>(static_cast<uint64_t>(slot) + probe);
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement insert, db.Prepare(kInsertContent));
+    insert.Bind(1, id).BindBlob(2, HashBytes(hash)).Bind(3, static_cast<int64_t>(size)).Bind(4, references);
+    if (data) {
+      insert.BindBlob(5, *data);
+    } else {
+      insert.BindNull(5);
+    }
+    TOOLVFS_ASSIGN_OR_RETURN(bool inserted, insert.Step());
+    if (!inserted) continue;
+    if (probe > 0) {
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement record, db.Prepare(kInsertCollision));
+      record.BindBlob(1, HashBytes(hash)).Bind(2, id);
+      TOOLVFS_RETURN_IF_ERROR(record.Run());
+    }
+    return id;
+  }
+}
+
+namespace {
 
 // Adds one reference to the content `bytes` (at most kChunkBytes) with
 // address `hash`, stored whole, inserting it if new. Returns its id.
 Result<int64_t> PutWholeContent(SqlConnection& db, std::string_view bytes, const ContentHash& hash) {
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> existing, ReferenceExisting(db, hash));
   if (existing) return *existing;
-  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement insert, db.Prepare(kInsertContent));
-  insert.BindBlob(1, HashBytes(hash)).Bind(2, static_cast<int64_t>(bytes.size())).BindBlob(3, bytes);
-  return insert.InsertedId();
+  return InsertNewContent(db, hash, bytes.size(), bytes, 1);
 }
 
 struct Chunk {
@@ -82,12 +124,7 @@ Result<int64_t> PutChunkedContent(SqlConnection& db, std::vector<Chunk> chunks, 
                                PutWholeContent(db, tail.substr(offset, kChunkBytes), chunks[i].hash));
     }
   }
-  int64_t id = 0;
-  {
-    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement insert, db.Prepare(kInsertContent));
-    insert.BindBlob(1, HashBytes(whole)).Bind(2, static_cast<int64_t>(size)).BindNull(3);
-    TOOLVFS_ASSIGN_OR_RETURN(id, insert.InsertedId());
-  }
+  TOOLVFS_ASSIGN_OR_RETURN(int64_t id, InsertNewContent(db, whole, size, std::nullopt, 1));
   for (size_t i = 0; i < chunks.size(); ++i) {
     TOOLVFS_ASSIGN_OR_RETURN(SqlStatement link, db.Prepare(kInsertChunkLink));
     link.Bind(1, id).Bind(2, static_cast<int64_t>(i)).Bind(3, chunks[i].id);
@@ -206,9 +243,12 @@ Status ReleaseContent(SqlConnection& db, int64_t content_id) {
     unlink.Bind(1, content_id);
     TOOLVFS_RETURN_IF_ERROR(unlink.Run());
   }
-  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement remove, db.Prepare(kDeleteContent));
-  remove.Bind(1, content_id);
-  return remove.Run();
+  for (const char* sql : {kDeleteContent, kDeleteCollision}) {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement remove, db.Prepare(sql));
+    remove.Bind(1, content_id);
+    TOOLVFS_RETURN_IF_ERROR(remove.Run());
+  }
+  return OkStatus();
 }
 
 Status AddContentReference(SqlConnection& db, int64_t content_id) {
@@ -218,7 +258,7 @@ Status AddContentReference(SqlConnection& db, int64_t content_id) {
 }
 
 Status DeleteContent(SqlConnection& db, int64_t content_id) {
-  for (const char* sql : {kDeleteChunkLinks, kDeleteContent}) {
+  for (const char* sql : {kDeleteChunkLinks, kDeleteContent, kDeleteCollision}) {
     TOOLVFS_ASSIGN_OR_RETURN(SqlStatement remove, db.Prepare(sql));
     remove.Bind(1, content_id);
     TOOLVFS_RETURN_IF_ERROR(remove.Run());

@@ -7,10 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "core/status.h"
+#include "project/sql/content_hash.h"
 #include "project/sql/sql_connection.h"
 
 namespace toolvfs {
@@ -27,6 +29,13 @@ Result<int64_t> AppendContent(SqlConnection& db, int64_t old, uint64_t old_size,
 // chunks the range covers.
 Result<std::string> ReadContent(SqlConnection& db, int64_t content_id, uint64_t size, uint64_t offset,
                                 uint64_t length);
+
+// Inserts a content not stored yet, with address `hash`, `size` bytes,
+// `data` (none for a chunk list, whose links the caller adds) and
+// `references`, at id ContentSlot(hash) or, if another content holds that
+// slot, the next free id after it (recorded in content_collisions). Its id.
+Result<int64_t> InsertNewContent(SqlConnection& db, const ContentHash& hash, uint64_t size,
+                                 std::optional<std::string_view> data, int64_t references);
 
 Status AddContentReference(SqlConnection& db, int64_t content_id);
 

@@ -7,12 +7,13 @@
 namespace toolvfs {
 namespace {
 
-// Fills "{BLOB}", "{KEY_TEXT}", "{INTEGER}", "{IDENTITY_KEY}" and
-// "{CLUSTERED}" in `text` with the dialect's words.
+// Fills "{BLOB}", "{KEY_TEXT}", "{INTEGER}", "{IDENTITY_KEY}",
+// "{INTEGER_KEY}" and "{CLUSTERED}" in `text` with the dialect's words.
 std::string Spell(std::string_view text, const SqlDialect& dialect) {
   const std::pair<std::string_view, std::string_view> words[] = {
       {"{BLOB}", dialect.blob_type},          {"{KEY_TEXT}", dialect.key_text_type},
       {"{INTEGER}", dialect.integer_type},    {"{IDENTITY_KEY}", dialect.identity_key},
+      {"{INTEGER_KEY}", dialect.integer_key},
       {"{CLUSTERED}", dialect.clustered_suffix}};
   std::string out;
   size_t at = 0;
@@ -34,8 +35,12 @@ std::string Spell(std::string_view text, const SqlDialect& dialect) {
 }
 
 // Paths are compared bytewise ({KEY_TEXT}), which is the order listings
-// promise.
-constexpr std::string_view kSchema = R"sql(
+// promise. Version 2 keys what a write touches so that a small write
+// dirties as few pages as possible (docs/stores.md, "Schema"): an entry is
+// found, listed and replaced through its primary key (workspace, parent,
+// name, born), with no second index on paths; a content's id is derived
+// from its hash (ContentSlot), so finding content by hash needs no index.
+constexpr std::string_view kWorkspaceTables = R"sql(
 CREATE TABLE schema_version(version {INTEGER} NOT NULL);
 CREATE TABLE workspaces(
   id {IDENTITY_KEY},
@@ -51,12 +56,18 @@ CREATE TABLE snapshots(
   created_ms {INTEGER} NOT NULL,
   PRIMARY KEY(workspace_id, id)){CLUSTERED};
 CREATE INDEX snapshots_by_generation ON snapshots(workspace_id, generation);
+)sql";
+
+constexpr std::string_view kEntryAndContentTables = R"sql(
 CREATE TABLE contents(
-  id {IDENTITY_KEY},
-  hash {BLOB} NOT NULL UNIQUE,        -- content_hash.h
+  id {INTEGER_KEY},                   -- ContentSlot(hash), or a free id near it (content_collisions)
+  hash {BLOB} NOT NULL,               -- content_hash.h
   size {INTEGER} NOT NULL,
   reference_count {INTEGER} NOT NULL, -- entry rows and chunk lists that use it
   data {BLOB});                       -- NULL for chunked content (content_chunks)
+CREATE TABLE content_collisions(      -- contents whose slot another hash held: empty but for crafted input
+  hash {BLOB} NOT NULL PRIMARY KEY,
+  content_id {INTEGER} NOT NULL){CLUSTERED};
 CREATE TABLE content_chunks(
   content_id {INTEGER} NOT NULL,
   sequence {INTEGER} NOT NULL,        -- chunk number: bytes [sequence * 64 KiB, ...)
@@ -64,27 +75,32 @@ CREATE TABLE content_chunks(
   PRIMARY KEY(content_id, sequence)){CLUSTERED};
 CREATE TABLE entries(
   workspace_id {INTEGER} NOT NULL,
-  path {KEY_TEXT} NOT NULL,
+  parent {KEY_TEXT} NOT NULL,         -- '' for the root's children
+  name {KEY_TEXT} NOT NULL,
   born {INTEGER} NOT NULL,
   died {INTEGER},                     -- NULL while live
-  parent {KEY_TEXT} NOT NULL,
-  name {KEY_TEXT} NOT NULL,
+  path {KEY_TEXT} NOT NULL,           -- parent/name, as the diff and subtree walks return it
   kind {INTEGER} NOT NULL,            -- 0 file, 1 directory
   content_id {INTEGER},               -- files only
   size {INTEGER} NOT NULL,
   version {INTEGER},                  -- files only
   created_ms {INTEGER} NOT NULL,
   modified_ms {INTEGER} NOT NULL,
-  PRIMARY KEY(workspace_id, path, born)){CLUSTERED};
-CREATE INDEX entries_by_parent ON entries(workspace_id, parent, name, died, kind);
+  PRIMARY KEY(workspace_id, parent, name, born)){CLUSTERED};
 CREATE INDEX entries_by_birth ON entries(workspace_id, born);
 CREATE INDEX entries_by_death ON entries(workspace_id, died) WHERE died IS NOT NULL;
-INSERT INTO schema_version(version) VALUES(1);
 )sql";
 
 }  // namespace
 
-std::string SqlSchemaText(const SqlDialect& dialect) { return Spell(kSchema, dialect); }
+std::string SqlSchemaText(const SqlDialect& dialect) {
+  return Spell(kWorkspaceTables, dialect) + Spell(kEntryAndContentTables, dialect) +
+         "INSERT INTO schema_version(version) VALUES(" + std::to_string(kSqlSchemaVersion) + ");\n";
+}
+
+std::string SqlEntryAndContentTablesText(const SqlDialect& dialect) {
+  return Spell(kEntryAndContentTables, dialect);
+}
 
 Status PrepareSqlSchema(SqlConnection& connection, const SqlSchemaMigration& migrate) {
   const std::string where = "The store " + Quote(connection.display());

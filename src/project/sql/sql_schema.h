@@ -21,11 +21,18 @@ namespace toolvfs {
 
 // The schema version this toolvfs writes. A database with a newer one is
 // refused; an older one is migrated in a transaction when opened.
-inline constexpr int64_t kSqlSchemaVersion = 1;
+// Version 1: the first (toolvfs of issue 17). Version 2: entries keyed by
+// (workspace, parent, name, born) without a second path index, content ids
+// derived from content hashes (fewer pages per write: docs/stores.md).
+inline constexpr int64_t kSqlSchemaVersion = 2;
 
 // The statements that create the current schema in an empty database,
 // spelled for `dialect`; they end by recording kSqlSchemaVersion.
 std::string SqlSchemaText(const SqlDialect& dialect);
+
+// The tables of entries and contents alone, as version kSqlSchemaVersion
+// has them (what a migration from version 1 creates anew).
+std::string SqlEntryAndContentTablesText(const SqlDialect& dialect);
 
 // Moves a database of schema version `from` (older than kSqlSchemaVersion)
 // to the current version, inside the caller's write transaction.

@@ -54,16 +54,17 @@ int64_t NowMs() {
 }
 
 // ----- Statements -------------------------------------------------------------
-// ?1 is the workspace id throughout; ?3 (or the last) the generation looked at.
+// ?1 is the workspace id throughout. A row is found by its primary key
+// (workspace_id, parent, name, born): ParentPath and BaseName of its path.
 
 constexpr const char* kLookUpEntry =
     "SELECT kind, born, content_id, size, version, created_ms, modified_ms FROM entries "
-    "WHERE workspace_id=?1 AND path=?2 AND born<=?3 AND (died IS NULL OR died>?3)";
+    "WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND born<=?4 AND (died IS NULL OR died>?4)";
 // A file and, when it is stored whole, its bytes, in one statement (so one
 // consistent read without a transaction: the common case of a small file).
 constexpr const char* kReadWholeEntry =
     "SELECT e.kind, e.size, c.data FROM entries e LEFT JOIN contents c ON c.id=e.content_id "
-    "WHERE e.workspace_id=?1 AND e.path=?2 AND e.born<=?3 AND (e.died IS NULL OR e.died>?3)";
+    "WHERE e.workspace_id=?1 AND e.parent=?2 AND e.name=?3 AND e.born<=?4 AND (e.died IS NULL OR e.died>?4)";
 constexpr const char* kListChildren =
     "SELECT name, kind FROM entries WHERE workspace_id=?1 AND parent=?2 AND born<=?3 "
     "AND (died IS NULL OR died>?3) ORDER BY name";
@@ -73,18 +74,22 @@ constexpr const char* kEntriesAt =
     "WHERE e.workspace_id=?1 AND e.born<=?2 AND (e.died IS NULL OR e.died>?2) ORDER BY e.path";
 constexpr const char* kHasLiveChild =
     "SELECT 1 FROM entries WHERE workspace_id=?1 AND parent=?2 AND died IS NULL LIMIT 1";
+// The live rows below directory ?4: its children (parent ?4) and theirs
+// (parent in ["?4/", "?40")), two ranges of the primary key.
 constexpr const char* kLiveSubtree =
     "SELECT path, born, kind, content_id, size, version, created_ms, modified_ms FROM entries "
-    "WHERE workspace_id=?1 AND path>=?2 AND path<?3 AND died IS NULL ORDER BY path";
+    "WHERE workspace_id=?1 AND parent=?4 AND died IS NULL "
+    "UNION ALL SELECT path, born, kind, content_id, size, version, created_ms, modified_ms FROM entries "
+    "WHERE workspace_id=?1 AND parent>=?2 AND parent<?3 AND died IS NULL ORDER BY 1";
 constexpr const char* kInsertEntry =
     "INSERT INTO entries(workspace_id, path, born, died, parent, name, kind, content_id, size, "
     "version, created_ms, modified_ms) VALUES(?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
 constexpr const char* kKillEntry =
-    "UPDATE entries SET died=?4 WHERE workspace_id=?1 AND path=?2 AND born=?3";
-constexpr const char* kDropEntry = "DELETE FROM entries WHERE workspace_id=?1 AND path=?2 AND born=?3";
+    "UPDATE entries SET died=?4 WHERE workspace_id=?1 AND parent=?2 AND name=?5 AND born=?3";
+constexpr const char* kDropEntry = "DELETE FROM entries WHERE workspace_id=?1 AND parent=?2 AND name=?4 AND born=?3";
 constexpr const char* kReplaceEntryContent =
     "UPDATE entries SET content_id=?4, size=?5, version=?6, modified_ms=?7 "
-    "WHERE workspace_id=?1 AND path=?2 AND born=?3";
+    "WHERE workspace_id=?1 AND parent=?2 AND name=?8 AND born=?3";
 
 constexpr const char* kWorkspaceState =
     "SELECT generation, next_snapshot, created_ms FROM workspaces WHERE id=?1";
@@ -145,7 +150,7 @@ Result<std::optional<Entry>> LookUp(SqlConnection& db, int64_t workspace, std::s
     return std::optional<Entry>(root);
   }
   TOOLVFS_ASSIGN_OR_RETURN(SqlStatement statement, db.Prepare(kLookUpEntry));
-  statement.Bind(1, workspace).Bind(2, path).Bind(3, at);
+  statement.Bind(1, workspace).Bind(2, ParentPath(path)).Bind(3, BaseName(path)).Bind(4, at);
   TOOLVFS_ASSIGN_OR_RETURN(bool found, statement.Step());
   if (!found) return std::optional<Entry>();
   Entry entry;
@@ -226,14 +231,18 @@ Status RetireEntry(const Change& change, std::string_view path, const Entry& ent
   if (entry.born == change.generation) {
     {
       TOOLVFS_ASSIGN_OR_RETURN(SqlStatement drop, change.db.Prepare(kDropEntry));
-      drop.Bind(1, change.workspace.id).Bind(2, path).Bind(3, entry.born);
+      drop.Bind(1, change.workspace.id).Bind(2, ParentPath(path)).Bind(3, entry.born).Bind(4, BaseName(path));
       TOOLVFS_RETURN_IF_ERROR(drop.Run());
     }
     if (entry.content_id) return ReleaseContent(change.db, *entry.content_id);
     return OkStatus();
   }
   TOOLVFS_ASSIGN_OR_RETURN(SqlStatement kill, change.db.Prepare(kKillEntry));
-  kill.Bind(1, change.workspace.id).Bind(2, path).Bind(3, entry.born).Bind(4, change.generation);
+  kill.Bind(1, change.workspace.id)
+      .Bind(2, ParentPath(path))
+      .Bind(3, entry.born)
+      .Bind(4, change.generation)
+      .Bind(5, BaseName(path));
   return kill.Run();
 }
 
@@ -242,7 +251,7 @@ Result<std::vector<std::pair<std::string, Entry>>> LiveDescendants(const Change&
   TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, change.db.Prepare(kLiveSubtree));
   const std::string first = std::string(dir) + "/";
   const std::string past = PastSubtree(dir);
-  select.Bind(1, change.workspace.id).Bind(2, first).Bind(3, past);
+  select.Bind(1, change.workspace.id).Bind(2, first).Bind(3, past).Bind(4, dir);
   std::vector<std::pair<std::string, Entry>> rows;
   while (true) {
     TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
@@ -328,7 +337,8 @@ Status ReplaceEntry(const Change& change, std::string_view path, const Entry& ol
     {
       TOOLVFS_ASSIGN_OR_RETURN(SqlStatement update, change.db.Prepare(kReplaceEntryContent));
       update.Bind(1, change.workspace.id)
-          .Bind(2, path)
+          .Bind(2, ParentPath(path))
+          .Bind(8, BaseName(path))
           .Bind(3, old.born)
           .Bind(4, next.content_id)
           .Bind(5, static_cast<int64_t>(next.size))
@@ -924,7 +934,7 @@ class SqlStore final : public ProjectFiles {
       for (const auto& [path, entry] : freed) {
         {
           TOOLVFS_ASSIGN_OR_RETURN(SqlStatement drop, change.db.Prepare(kDropEntry));
-          drop.Bind(1, workspace_->id).Bind(2, path).Bind(3, entry.born);
+          drop.Bind(1, workspace_->id).Bind(2, ParentPath(path)).Bind(3, entry.born).Bind(4, BaseName(path));
           TOOLVFS_RETURN_IF_ERROR(drop.Run());
         }
         if (entry.content_id) TOOLVFS_RETURN_IF_ERROR(ReleaseContent(change.db, *entry.content_id));
@@ -999,7 +1009,7 @@ class SqlStore final : public ProjectFiles {
       // The small-file path: one statement. Chunked files, directories and
       // missing paths go on below.
       TOOLVFS_ASSIGN_OR_RETURN(SqlStatement read, db->Prepare(kReadWholeEntry));
-      read.Bind(1, workspace.id).Bind(2, path).Bind(3, workspace.at);
+      read.Bind(1, workspace.id).Bind(2, ParentPath(path)).Bind(3, BaseName(path)).Bind(4, workspace.at);
       TOOLVFS_ASSIGN_OR_RETURN(bool found, read.Step());
       if (found && read.Int(0) == kFileKind && !read.IsNull(2)) {
         std::string_view data = read.Blob(2);
@@ -1187,7 +1197,7 @@ Result<GarbageReport> SqlStoreFile::CollectGarbage() {
     for (const DeadRow& row : dead) {
       {
         TOOLVFS_ASSIGN_OR_RETURN(SqlStatement drop, db.Prepare(kDropEntry));
-        drop.Bind(1, row.workspace_id).Bind(2, row.path).Bind(3, row.born);
+        drop.Bind(1, row.workspace_id).Bind(2, ParentPath(row.path)).Bind(3, row.born).Bind(4, BaseName(row.path));
         TOOLVFS_RETURN_IF_ERROR(drop.Run());
       }
       if (row.content_id) TOOLVFS_RETURN_IF_ERROR(ReleaseContent(db, *row.content_id));
