@@ -169,7 +169,7 @@ Result<std::optional<Entry>> LookUp(SqlConnection& db, int64_t workspace, std::s
 // What one open workspace shares with its grep trees and materialized views.
 struct Workspace {
   std::string location;     // the file or server, as messages name it
-  std::string display;      // "sqlite:FILE#WORKSPACE[@SNAPSHOT]"
+  std::string display;      // the project's URI without a password: "sqlite:FILE#WORKSPACE[@SNAPSHOT]", ...
   std::string name;
   StoreOptions options;
   int64_t id = 0;
@@ -464,12 +464,12 @@ bool CopyUnchanged(const CopiedFromTree& written, const CopiedTree& now_in_copy)
   return true;
 }
 
-class SqliteView final : public MaterializedView {
+class SqlView final : public MaterializedView {
  public:
-  SqliteView(std::shared_ptr<Workspace> workspace, std::string dir, CopiedFromTree written)
+  SqlView(std::shared_ptr<Workspace> workspace, std::string dir, CopiedFromTree written)
       : workspace_(std::move(workspace)), dir_(std::move(dir)), written_(std::move(written)) {}
 
-  ~SqliteView() override {
+  ~SqlView() override {
     if (released_) return;
     Status status = Release();
     if (!status.ok()) {
@@ -794,7 +794,7 @@ class SqlStore final : public ProjectFiles {
                     "Cannot materialize " + Quote(workspace_->display) + ": " + written.status().message());
     }
     return std::unique_ptr<MaterializedView>(
-        std::make_unique<SqliteView>(workspace_, std::move(dir), std::move(written).value()));
+        std::make_unique<SqlView>(workspace_, std::move(dir), std::move(written).value()));
   }
 
   const std::string& DisplayRoot() const override { return workspace_->display; }
