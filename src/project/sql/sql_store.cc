@@ -65,9 +65,13 @@ constexpr const char* kLookUpEntry =
 constexpr const char* kReadWholeEntry =
     "SELECT e.kind, e.size, c.data FROM entries e LEFT JOIN contents c ON c.id=e.content_id "
     "WHERE e.workspace_id=?1 AND e.parent=?2 AND e.name=?3 AND e.born<=?4 AND (e.died IS NULL OR e.died>?4)";
-constexpr const char* kListChildren =
-    "SELECT name, kind FROM entries WHERE workspace_id=?1 AND parent=?2 AND born<=?3 "
-    "AND (died IS NULL OR died>?3) ORDER BY name";
+// Directory ?4 (0: its own row, parent ?2 and name ?3) and then its
+// children (1), one statement: a listing is one consistent read.
+constexpr const char* kListDirectory =
+    "SELECT 0, kind, name FROM entries WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND born<=?5 "
+    "AND (died IS NULL OR died>?5) "
+    "UNION ALL SELECT 1, kind, name FROM entries WHERE workspace_id=?1 AND parent=?4 AND born<=?5 "
+    "AND (died IS NULL OR died>?5) ORDER BY 1, 3";
 constexpr const char* kEntriesAt =
     "SELECT e.path, e.kind, e.content_id, e.size, e.modified_ms, c.hash FROM entries e "
     "LEFT JOIN contents c ON c.id=e.content_id "
@@ -674,13 +678,7 @@ class SqlStore final : public ProjectFiles {
   Result<std::vector<DirEntry>> ListDir(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
-    // One read transaction: the directory checked is the one listed, even
-    // if another writer deletes it in between.
-    TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction,
-                             SqlTransaction::Begin(*db, SqlTransactionKind::kRead));
-    TOOLVFS_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, ListChildren(*db, path, "list"));
-    TOOLVFS_RETURN_IF_ERROR(transaction.Commit());
-    return entries;
+    return ListChildren(*db, path, "list");
   }
 
   Result<std::string> ResolvePath(std::string_view raw_path) override { return NormalizePath(raw_path); }
@@ -978,21 +976,32 @@ class SqlStore final : public ProjectFiles {
     return LookUp(db, workspace.id, path, workspace.at, workspace.created_ms);
   }
 
+  // The children of directory `path`, checked and listed in one statement
+  // (one consistent view without a transaction: the directory checked is
+  // the one listed, even if another writer deletes it meanwhile).
   static Result<std::vector<DirEntry>> ListChildrenOf(SqlConnection& db, const Workspace& workspace,
                                                       std::string_view path, std::string_view verb) {
-    TOOLVFS_ASSIGN_OR_RETURN(std::optional<toolvfs::Entry> entry, LookUpIn(db, workspace, path));
-    if (!entry) {
-      return MissingOrParentIsFile(db, workspace, path, workspace.at, verb,
-                                   verb == "list" ? "Directory" : "Path");
-    }
-    if (!entry->is_directory()) return ListFileError(path);
-    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(kListChildren));
-    select.Bind(1, workspace.id).Bind(2, path).Bind(3, workspace.at);
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(kListDirectory));
+    select.Bind(1, workspace.id)
+        .Bind(2, ParentPath(path))
+        .Bind(3, BaseName(path))
+        .Bind(4, path)
+        .Bind(5, workspace.at);
     std::vector<DirEntry> entries;
+    bool found = path.empty();  // the root always exists
     while (true) {
       TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
       if (!row) break;
-      entries.push_back(DirEntry{std::string(select.Text(0)), KindOf(select.Int(1)), std::nullopt});
+      if (select.Int(0) == 0) {  // the directory itself, first
+        if (select.Int(1) != kDirectoryKind) return ListFileError(path);
+        found = true;
+        continue;
+      }
+      if (!found) break;  // children of a path that does not exist at this generation: none
+      entries.push_back(DirEntry{std::string(select.Text(2)), KindOf(select.Int(1)), std::nullopt});
+    }
+    if (!found) {
+      return MissingOrParentIsFile(db, workspace, path, workspace.at, verb, verb == "list" ? "Directory" : "Path");
     }
     return entries;
   }
