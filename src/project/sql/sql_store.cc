@@ -56,22 +56,25 @@ int64_t NowMs() {
 // ----- Statements -------------------------------------------------------------
 // ?1 is the workspace id throughout. A row is found by its primary key
 // (workspace_id, parent, name, born): ParentPath and BaseName of its path.
+// `+born` keeps a planner without statistics (SQLite before ANALYZE) from
+// walking the birth index, i.e. the whole workspace, instead of the key;
+// a unary plus is plain SQL to every engine.
 
 constexpr const char* kLookUpEntry =
     "SELECT kind, born, content_id, size, version, created_ms, modified_ms FROM entries "
-    "WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND born<=?4 AND (died IS NULL OR died>?4)";
+    "WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND +born<=?4 AND (died IS NULL OR died>?4)";
 // A file and, when it is stored whole, its bytes, in one statement (so one
 // consistent read without a transaction: the common case of a small file).
 constexpr const char* kReadWholeEntry =
     "SELECT e.kind, e.size, c.data FROM entries e LEFT JOIN contents c ON c.id=e.content_id "
-    "WHERE e.workspace_id=?1 AND e.parent=?2 AND e.name=?3 AND e.born<=?4 AND (e.died IS NULL OR e.died>?4)";
-// Directory ?4 (0: its own row, parent ?2 and name ?3) and then its
-// children (1), one statement: a listing is one consistent read.
+    "WHERE e.workspace_id=?1 AND e.parent=?2 AND e.name=?3 AND +e.born<=?4 AND (e.died IS NULL OR e.died>?4)";
+// Directory ?4 (0: its own row, parent ?2 and name ?3) and its children
+// (1), one statement: a listing is one consistent read.
 constexpr const char* kListDirectory =
-    "SELECT 0, kind, name FROM entries WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND born<=?5 "
+    "SELECT 0, kind, name FROM entries WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND +born<=?5 "
     "AND (died IS NULL OR died>?5) "
-    "UNION ALL SELECT 1, kind, name FROM entries WHERE workspace_id=?1 AND parent=?4 AND born<=?5 "
-    "AND (died IS NULL OR died>?5) ORDER BY 1, 3";
+    "UNION ALL SELECT 1, kind, name FROM entries WHERE workspace_id=?1 AND parent=?4 AND +born<=?5 "
+    "AND (died IS NULL OR died>?5)";
 constexpr const char* kEntriesAt =
     "SELECT e.path, e.kind, e.content_id, e.size, e.modified_ms, c.hash FROM entries e "
     "LEFT JOIN contents c ON c.id=e.content_id "
@@ -989,20 +992,25 @@ class SqlStore final : public ProjectFiles {
         .Bind(5, workspace.at);
     std::vector<DirEntry> entries;
     bool found = path.empty();  // the root always exists
+    bool is_file = false;
     while (true) {
       TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
       if (!row) break;
-      if (select.Int(0) == 0) {  // the directory itself, first
-        if (select.Int(1) != kDirectoryKind) return ListFileError(path);
+      if (select.Int(0) == 0) {  // the directory itself
         found = true;
+        is_file = select.Int(1) != kDirectoryKind;
         continue;
       }
-      if (!found) break;  // children of a path that does not exist at this generation: none
       entries.push_back(DirEntry{std::string(select.Text(2)), KindOf(select.Int(1)), std::nullopt});
     }
     if (!found) {
       return MissingOrParentIsFile(db, workspace, path, workspace.at, verb, verb == "list" ? "Directory" : "Path");
     }
+    if (is_file) return ListFileError(path);
+    // Children come in key order (by name) from the engines we know; the
+    // statement does not promise it, so make sure.
+    auto by_name = [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; };
+    if (!std::is_sorted(entries.begin(), entries.end(), by_name)) std::sort(entries.begin(), entries.end(), by_name);
     return entries;
   }
 
