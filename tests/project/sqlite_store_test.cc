@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <string>
@@ -316,7 +317,109 @@ TEST_F(SqliteStoreTest, ANewerSchemaIsRefusedNamingBothVersions) {
   ASSERT_TRUE(Open("w"));
   ExecuteSql(File(), "UPDATE schema_version SET version=99");
   EXPECT_TRUE(FailsWith(OpenProject(Uri("w")), StatusCode::kUnsupported,
-                        "has schema version 99, newer than version 1"));
+                        "has schema version 99, newer than version 2"));
+}
+
+// tests/project/fixtures/schema_v1.db was written by toolvfs at schema
+// version 1 (commit e2096d9, fixtures/README.md says how): workspace
+// "main" imported a.txt ("alpha 1"), big.txt (70,000 bytes: two chunks),
+// src/main.c and an empty docs/; snapshot 1 "first"; a.txt = "alpha 2"
+// and b.txt = "beta" imported; snapshot 2 "second"; a.txt = "alpha 3"
+// imported. Workspace "other" holds a.txt = "alpha 3" (shared content).
+std::string Version1Fixture() {
+  const char* source = std::getenv("TOOLVFS_SOURCE_DIR");
+  return std::string(source != nullptr ? source : ".") + "/tests/project/fixtures/schema_v1.db";
+}
+
+std::string FixtureBigText() {
+  std::string text(70000, 'a');
+  for (size_t i = 0; i < text.size(); ++i) text[i] = static_cast<char>('a' + (i * 7) % 26);
+  return text;
+}
+
+TEST_F(SqliteStoreTest, AVersion1FileIsMigratedKeepingContentVersionsAndSnapshots) {
+  const std::string fixture = ReadRealFile(Version1Fixture());
+  ASSERT_FALSE(fixture.empty()) << "missing " << Version1Fixture() << " (TOOLVFS_SOURCE_DIR)";
+  WriteRealFile(File(), fixture);
+  ASSERT_EQ(QueryInt(File(), "SELECT version FROM schema_version"), 1);
+
+  auto main = Open("main");
+  ASSERT_TRUE(main);
+  EXPECT_EQ(QueryInt(File(), "SELECT version FROM schema_version"), 2);
+  EXPECT_EQ(QueryText(File(), "PRAGMA integrity_check"), "ok");
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM sqlite_schema WHERE name LIKE '%_v1'"), 0);
+
+  EXPECT_EQ(*main->Read("a.txt"), "alpha 3\n");
+  EXPECT_EQ(*main->Read("b.txt"), "beta\n");
+  EXPECT_EQ(*main->Read("src/main.c"), "int main() { return 0; }\n");
+  EXPECT_EQ(*main->Read("big.txt"), FixtureBigText());
+  EXPECT_EQ(main->ReadRange("big.txt", 65530, 12)->content, FixtureBigText().substr(65530, 12));
+  EXPECT_EQ(main->ListDir("docs")->size(), 0u) << "the empty directory survives";
+  Result<FileMetadata> a = main->Metadata("a.txt");
+  ASSERT_TRUE(IsOk(a));
+  EXPECT_EQ(a->version, 3u);
+  EXPECT_EQ(a->created_ms, 1795733847621);
+  EXPECT_EQ(a->modified_ms, 1795733848296);
+
+  Result<std::vector<SnapshotInfo>> snapshots = main->ListSnapshots();
+  ASSERT_TRUE(IsOk(snapshots));
+  ASSERT_EQ(snapshots->size(), 2u);
+  EXPECT_EQ((*snapshots)[0].id, "1");
+  EXPECT_EQ((*snapshots)[0].label, "first");
+  EXPECT_EQ((*snapshots)[1].id, "2");
+  EXPECT_EQ((*snapshots)[1].label, "second");
+  Result<TreeDiff> diff = main->Diff("1", "2");
+  ASSERT_TRUE(IsOk(diff));
+  EXPECT_EQ(diff->added, std::vector<std::string>{"b.txt"});
+  EXPECT_EQ(diff->modified, std::vector<std::string>{"a.txt"});
+  EXPECT_TRUE(diff->deleted.empty());
+
+  auto first = OpenProject(Uri("main@1"));
+  ASSERT_TRUE(IsOk(first));
+  EXPECT_EQ(*(*first)->Read("a.txt"), "alpha 1\n");
+  EXPECT_FALSE(*(*first)->Exists("b.txt"));
+  EXPECT_EQ(*Open("other")->Read("a.txt"), "alpha 3\n");
+
+  // The migrated file goes on as any other: counts carried over, so
+  // garbage collection finds nothing to free and restore works.
+  ASSERT_TRUE(IsOk(main->Write("a.txt", "alpha 4\n")));
+  EXPECT_EQ(main->Metadata("a.txt")->version, 4u);
+  ASSERT_TRUE(IsOk(main->Restore("1")));
+  EXPECT_EQ(*main->Read("a.txt"), "alpha 1\n");
+  EXPECT_FALSE(*main->Exists("b.txt"));
+  EXPECT_EQ(*main->Snapshot("after"), "3");
+  main.reset();
+  Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(File());
+  ASSERT_TRUE(IsOk(file));
+  Result<GarbageReport> garbage = (*file)->CollectGarbage();
+  ASSERT_TRUE(IsOk(garbage));
+  EXPECT_EQ(garbage->contents, 0u) << "reference counts survived the migration";
+  EXPECT_EQ(*Open("main")->Read("big.txt"), FixtureBigText());
+}
+
+TEST_F(SqliteStoreTest, ContentWhoseSlotAnotherHashHoldsIsStoredBesideItAndNeverMixedUp) {
+  ASSERT_TRUE(Open("w"));
+  const std::string content = "the content whose slot is taken";
+  const ContentHash hash = ContentAddress(content);
+  // A row of another hash in the content's slot, as a crafted 64-bit
+  // prefix collision would leave it.
+  const std::string occupy = "INSERT INTO contents(id, hash, size, reference_count, data) VALUES(" +
+                             std::to_string(ContentSlot(hash)) + ", zeroblob(32), 5, 1, 'other')";
+  ExecuteSql(File(), occupy.c_str());
+  auto store = Open("w");
+  ASSERT_TRUE(IsOk(store->Write("a", content)));
+  ASSERT_TRUE(IsOk(store->Write("b", content)));
+  EXPECT_EQ(*store->Read("a"), content);
+  EXPECT_EQ(*store->Read("b"), content);
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM content_collisions"), 1);
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM contents WHERE size=31"), 1) << "stored once";
+  EXPECT_EQ(QueryText(File(), ("SELECT data FROM contents WHERE id=" + std::to_string(ContentSlot(hash))).c_str()),
+            "other")
+      << "the slot's own content is untouched";
+  ASSERT_TRUE(IsOk(store->Delete("a", false)));
+  ASSERT_TRUE(IsOk(store->Delete("b", false)));
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM content_collisions"), 0);
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM contents WHERE size=31"), 0);
 }
 
 TEST_F(SqliteStoreTest, ACorruptFileGivesAClearErrorNotACrash) {

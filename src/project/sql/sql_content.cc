@@ -1,4 +1,4 @@
-#include "project/sql/sqlite_content.h"
+#include "project/sql/sql_content.h"
 
 #include <cstring>
 #include <optional>
@@ -9,11 +9,17 @@
 namespace toolvfs {
 namespace {
 
-constexpr const char* kFindContent = "SELECT id FROM contents WHERE hash=?1";
+constexpr const char* kFindContentInSlot = "SELECT id FROM contents WHERE id=?1 AND hash=?2";
+constexpr const char* kFindCollidedContent = "SELECT content_id FROM content_collisions WHERE hash=?1";
 constexpr const char* kAddReferences = "UPDATE contents SET reference_count=reference_count+?2 WHERE id=?1";
+// Takes id ?1 if it is free (no row back when another content holds it).
 constexpr const char* kInsertContent =
-    "INSERT INTO contents(hash, size, reference_count, data) VALUES(?1, ?2, 1, ?3)";
-constexpr const char* kContentState = "SELECT reference_count, data IS NULL FROM contents WHERE id=?1";
+    "INSERT INTO contents(id, hash, size, reference_count, data) VALUES(?1, ?2, ?3, ?4, ?5) "
+    "ON CONFLICT(id) DO NOTHING RETURNING id";
+constexpr const char* kInsertCollision = "INSERT INTO content_collisions(hash, content_id) VALUES(?1, ?2)";
+constexpr const char* kDeleteCollision = "DELETE FROM content_collisions WHERE content_id=?1";
+constexpr const char* kContentState =
+    "SELECT reference_count, CASE WHEN data IS NULL THEN 1 ELSE 0 END FROM contents WHERE id=?1";
 constexpr const char* kDeleteContent = "DELETE FROM contents WHERE id=?1";
 constexpr const char* kInlineContent = "SELECT data FROM contents WHERE id=?1";
 constexpr const char* kInsertChunkLink =
@@ -26,30 +32,65 @@ constexpr const char* kChunkData =
     "WHERE cc.content_id=?1 AND cc.sequence>=?2 AND cc.sequence<=?3 ORDER BY cc.sequence";
 constexpr const char* kDeleteChunkLinks = "DELETE FROM content_chunks WHERE content_id=?1";
 
+// The id of the content with address `hash`, if it is stored: in its slot,
+// or (after a collision) wherever content_collisions says.
+Result<std::optional<int64_t>> FindContent(SqlConnection& db, const ContentHash& hash) {
+  {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement find, db.Prepare(kFindContentInSlot));
+    find.Bind(1, ContentSlot(hash)).BindBlob(2, HashBytes(hash));
+    TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
+    if (found) return std::optional<int64_t>(find.Int(0));
+  }
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement find, db.Prepare(kFindCollidedContent));
+  find.BindBlob(1, HashBytes(hash));
+  TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
+  if (!found) return std::optional<int64_t>();
+  return std::optional<int64_t>(find.Int(0));
+}
+
 // The id of the content with address `hash`, with one more reference, if
 // it is stored already.
-Result<std::optional<int64_t>> ReferenceExisting(SqliteConnection& db, const ContentHash& hash) {
-  int64_t id = 0;
-  {
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement find, db.Prepare(kFindContent));
-    find.BindBlob(1, HashBytes(hash));
-    TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
-    if (!found) return std::optional<int64_t>();
-    id = find.Int(0);
-  }
-  TOOLVFS_RETURN_IF_ERROR(AddContentReference(db, id));
-  return std::optional<int64_t>(id);
+Result<std::optional<int64_t>> ReferenceExisting(SqlConnection& db, const ContentHash& hash) {
+  TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> id, FindContent(db, hash));
+  if (id) TOOLVFS_RETURN_IF_ERROR(AddContentReference(db, *id));
+  return id;
 }
+
+}  // namespace
+
+Result<int64_t> InsertNewContent(SqlConnection& db, const ContentHash& hash, uint64_t size,
+                                 std::optional<std::string_view> data, int64_t references) {
+  const int64_t slot = ContentSlot(hash);
+  // Another content holds the slot only for crafted input; then the next
+  // free id after it, a few probes at most.
+  for (uint64_t probe = 0;; ++probe) {
+    const int64_t id = static_cast<int64_t>(static_cast<uint64_t>(slot) + probe);
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement insert, db.Prepare(kInsertContent));
+    insert.Bind(1, id).BindBlob(2, HashBytes(hash)).Bind(3, static_cast<int64_t>(size)).Bind(4, references);
+    if (data) {
+      insert.BindBlob(5, *data);
+    } else {
+      insert.BindNull(5);
+    }
+    TOOLVFS_ASSIGN_OR_RETURN(bool inserted, insert.Step());
+    if (!inserted) continue;
+    if (probe > 0) {
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement record, db.Prepare(kInsertCollision));
+      record.BindBlob(1, HashBytes(hash)).Bind(2, id);
+      TOOLVFS_RETURN_IF_ERROR(record.Run());
+    }
+    return id;
+  }
+}
+
+namespace {
 
 // Adds one reference to the content `bytes` (at most kChunkBytes) with
 // address `hash`, stored whole, inserting it if new. Returns its id.
-Result<int64_t> PutWholeContent(SqliteConnection& db, std::string_view bytes, const ContentHash& hash) {
+Result<int64_t> PutWholeContent(SqlConnection& db, std::string_view bytes, const ContentHash& hash) {
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> existing, ReferenceExisting(db, hash));
   if (existing) return *existing;
-  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement insert, db.Prepare(kInsertContent));
-  insert.BindBlob(1, HashBytes(hash)).Bind(2, static_cast<int64_t>(bytes.size())).BindBlob(3, bytes);
-  TOOLVFS_RETURN_IF_ERROR(insert.Run());
-  return sqlite3_last_insert_rowid(db.handle());
+  return InsertNewContent(db, hash, bytes.size(), bytes, 1);
 }
 
 struct Chunk {
@@ -62,7 +103,7 @@ struct Chunk {
 // `stored` already exist (their ids are set; the new list takes one more
 // reference on each) and the rest are cut from `tail` in order. Returns the
 // content's id, with one reference added.
-Result<int64_t> PutChunkedContent(SqliteConnection& db, std::vector<Chunk> chunks, size_t stored,
+Result<int64_t> PutChunkedContent(SqlConnection& db, std::vector<Chunk> chunks, size_t stored,
                                   std::string_view tail, uint64_t size) {
   for (size_t offset = 0; offset < tail.size(); offset += kChunkBytes) {
     std::string_view piece = tail.substr(offset, kChunkBytes);
@@ -83,31 +124,25 @@ Result<int64_t> PutChunkedContent(SqliteConnection& db, std::vector<Chunk> chunk
                                PutWholeContent(db, tail.substr(offset, kChunkBytes), chunks[i].hash));
     }
   }
-  int64_t id = 0;
-  {
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement insert, db.Prepare(kInsertContent));
-    insert.BindBlob(1, HashBytes(whole)).Bind(2, static_cast<int64_t>(size)).BindNull(3);
-    TOOLVFS_RETURN_IF_ERROR(insert.Run());
-    id = sqlite3_last_insert_rowid(db.handle());
-  }
+  TOOLVFS_ASSIGN_OR_RETURN(int64_t id, InsertNewContent(db, whole, size, std::nullopt, 1));
   for (size_t i = 0; i < chunks.size(); ++i) {
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement link, db.Prepare(kInsertChunkLink));
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement link, db.Prepare(kInsertChunkLink));
     link.Bind(1, id).Bind(2, static_cast<int64_t>(i)).Bind(3, chunks[i].id);
     TOOLVFS_RETURN_IF_ERROR(link.Run());
   }
   return id;
 }
 
-Result<bool> IsChunked(SqliteConnection& db, int64_t content_id) {
-  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement state, db.Prepare(kContentState));
+Result<bool> IsChunked(SqlConnection& db, int64_t content_id) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement state, db.Prepare(kContentState));
   state.Bind(1, content_id);
   TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
   if (!found) return InternalError("Content " + std::to_string(content_id) + " of the store is missing");
   return state.Int(1) != 0;
 }
 
-Result<std::vector<Chunk>> ChunkList(SqliteConnection& db, int64_t content_id) {
-  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement list, db.Prepare(kChunkList));
+Result<std::vector<Chunk>> ChunkList(SqlConnection& db, int64_t content_id) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement list, db.Prepare(kChunkList));
   list.Bind(1, content_id);
   std::vector<Chunk> chunks;
   while (true) {
@@ -126,16 +161,16 @@ Result<std::vector<Chunk>> ChunkList(SqliteConnection& db, int64_t content_id) {
 
 }  // namespace
 
-Result<int64_t> PutContent(SqliteConnection& db, std::string_view bytes) {
+Result<int64_t> PutContent(SqlConnection& db, std::string_view bytes) {
   if (bytes.size() <= kChunkBytes) return PutWholeContent(db, bytes, Sha256(bytes));
   return PutChunkedContent(db, {}, 0, bytes, bytes.size());
 }
 
-Result<std::string> ReadContent(SqliteConnection& db, int64_t content_id, uint64_t size, uint64_t offset,
+Result<std::string> ReadContent(SqlConnection& db, int64_t content_id, uint64_t size, uint64_t offset,
                                 uint64_t length) {
   if (length == 0) return std::string();
   if (size <= kChunkBytes) {
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement read, db.Prepare(kInlineContent));
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement read, db.Prepare(kInlineContent));
     read.Bind(1, content_id);
     TOOLVFS_ASSIGN_OR_RETURN(bool found, read.Step());
     std::string_view data = found ? read.Blob(0) : std::string_view();
@@ -146,7 +181,7 @@ Result<std::string> ReadContent(SqliteConnection& db, int64_t content_id, uint64
   }
   const uint64_t first = offset / kChunkBytes;
   const uint64_t last = (offset + length - 1) / kChunkBytes;
-  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement read, db.Prepare(kChunkData));
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement read, db.Prepare(kChunkData));
   read.Bind(1, content_id).Bind(2, static_cast<int64_t>(first)).Bind(3, static_cast<int64_t>(last));
   std::string bytes;
   bytes.reserve(length);
@@ -166,7 +201,7 @@ Result<std::string> ReadContent(SqliteConnection& db, int64_t content_id, uint64
   return bytes;
 }
 
-Result<int64_t> AppendContent(SqliteConnection& db, int64_t old, uint64_t old_size, std::string_view extra) {
+Result<int64_t> AppendContent(SqlConnection& db, int64_t old, uint64_t old_size, std::string_view extra) {
   TOOLVFS_ASSIGN_OR_RETURN(bool chunked, IsChunked(db, old));
   if (!chunked) {
     TOOLVFS_ASSIGN_OR_RETURN(std::string joined, ReadContent(db, old, old_size, 0, old_size));
@@ -185,11 +220,11 @@ Result<int64_t> AppendContent(SqliteConnection& db, int64_t old, uint64_t old_si
   return PutChunkedContent(db, std::move(chunks), stored, tail, old_size + extra.size());
 }
 
-Status ReleaseContent(SqliteConnection& db, int64_t content_id) {
+Status ReleaseContent(SqlConnection& db, int64_t content_id) {
   int64_t references = 0;
   bool chunked = false;
   {
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement state, db.Prepare(kContentState));
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement state, db.Prepare(kContentState));
     state.Bind(1, content_id);
     TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
     if (!found) return InternalError("Content " + std::to_string(content_id) + " of the store is missing");
@@ -197,31 +232,34 @@ Status ReleaseContent(SqliteConnection& db, int64_t content_id) {
     chunked = state.Int(1) != 0;
   }
   if (references > 1) {
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement add, db.Prepare(kAddReferences));
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement add, db.Prepare(kAddReferences));
     add.Bind(1, content_id).Bind(2, int64_t{-1});
     return add.Run();
   }
   if (chunked) {
     TOOLVFS_ASSIGN_OR_RETURN(std::vector<Chunk> chunks, ChunkList(db, content_id));
     for (const Chunk& chunk : chunks) TOOLVFS_RETURN_IF_ERROR(ReleaseContent(db, chunk.id));
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement unlink, db.Prepare(kDeleteChunkLinks));
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement unlink, db.Prepare(kDeleteChunkLinks));
     unlink.Bind(1, content_id);
     TOOLVFS_RETURN_IF_ERROR(unlink.Run());
   }
-  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement remove, db.Prepare(kDeleteContent));
-  remove.Bind(1, content_id);
-  return remove.Run();
+  for (const char* sql : {kDeleteContent, kDeleteCollision}) {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement remove, db.Prepare(sql));
+    remove.Bind(1, content_id);
+    TOOLVFS_RETURN_IF_ERROR(remove.Run());
+  }
+  return OkStatus();
 }
 
-Status AddContentReference(SqliteConnection& db, int64_t content_id) {
-  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement add, db.Prepare(kAddReferences));
+Status AddContentReference(SqlConnection& db, int64_t content_id) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement add, db.Prepare(kAddReferences));
   add.Bind(1, content_id).Bind(2, int64_t{1});
   return add.Run();
 }
 
-Status DeleteContent(SqliteConnection& db, int64_t content_id) {
-  for (const char* sql : {kDeleteChunkLinks, kDeleteContent}) {
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement remove, db.Prepare(sql));
+Status DeleteContent(SqlConnection& db, int64_t content_id) {
+  for (const char* sql : {kDeleteChunkLinks, kDeleteContent, kDeleteCollision}) {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement remove, db.Prepare(sql));
     remove.Bind(1, content_id);
     TOOLVFS_RETURN_IF_ERROR(remove.Run());
   }
