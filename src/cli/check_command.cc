@@ -14,6 +14,7 @@
 #include "core/io.h"
 #include "core/text.h"
 #include "policy/tool_policy.h"
+#include "runtime/confined_launch.h"
 
 namespace toolvfs {
 namespace {
@@ -55,6 +56,21 @@ class CheckCommand final : public Command {
       }
       for (const std::string& line : ToolPolicy::ForTool(tool, config_in_project).Describe()) {
         out += "  " + line + "\n";
+      }
+      // What the tool's own process may touch directly (docs/sandbox.md).
+      const std::optional<std::string> directory = ProjectDirectory(common.project);
+      const bool own_process = runtime.ok() && (*runtime == RuntimeKind::kStdio || *runtime == RuntimeKind::kMcp);
+      if (own_process && directory) {
+        ConfinementOptions confinement;
+        confinement.config_project_path = config_in_project;
+        confinement.hidden_for_testing = HiddenSandboxMechanismsForTesting();
+        Result<std::vector<std::string>> lines = DescribeDirectAccess(
+            tool, *runtime == RuntimeKind::kMcp ? ToolKind::kMcpServer : ToolKind::kStdio, *directory, confinement);
+        if (!lines.ok()) {
+          out += "  process: cannot tell: " + lines.status().message() + "\n";
+        } else {
+          for (const std::string& line : *lines) out += "  " + line + "\n";
+        }
       }
     }
     for (const auto& [name, server] : config.mcp_servers) {

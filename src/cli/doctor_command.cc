@@ -17,6 +17,7 @@
 
 #include "cli/command.h"
 #include "cli/terminal.h"
+#include "cli/tool_invocation.h"
 #include "core/io.h"
 #include "config/config.h"
 #include "sandbox/kernel_features.h"
@@ -34,17 +35,7 @@ struct EnforcementRow {
 };
 
 // TOOLVFS_TEST_HIDE_SANDBOX, as the runs read it (docs/sandbox.md).
-std::vector<std::string> HiddenForTesting() {
-  std::vector<std::string> hidden;
-  const char* variable = getenv("TOOLVFS_TEST_HIDE_SANDBOX");
-  std::string_view list = variable == nullptr ? std::string_view() : std::string_view(variable);
-  while (!list.empty()) {
-    size_t comma = list.find(',');
-    if (std::string_view name = list.substr(0, comma); !name.empty()) hidden.emplace_back(name);
-    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
-  }
-  return hidden;
-}
+std::vector<std::string> HiddenForTesting() { return HiddenSandboxMechanismsForTesting(); }
 
 // The profile a run would build for a process of `kind` (best-effort, so a
 // missing mechanism shows instead of failing), for a trivial program.

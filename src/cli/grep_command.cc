@@ -156,6 +156,8 @@ class GrepCommand final : public Command {
     app.add_flag("-i,--ignore-case", case_insensitive_, "Match case-insensitively");
     app.add_flag("-F,--fixed-strings", fixed_strings_, "The patterns are literal text, not regular expressions");
     app.add_flag("-w,--word-regexp", word_regexp_, "Only matches with a word boundary on both sides");
+    app.add_flag("-v,--invert-match", invert_match_,
+                 "Select the lines that do not match (with -c, -l, -o, context and --json as for matches)");
     app.add_option("-C,--context", context_, "Show N lines before and after each match")->type_name("N");
     app.add_option("-A,--after-context", after_, "Show N lines after each match")->type_name("N");
     app.add_option("-B,--before-context", before_, "Show N lines before each match")->type_name("N");
@@ -231,6 +233,7 @@ class GrepCommand final : public Command {
     before_context_ = before_.value_or(context);
     options.context = std::max(after_context_, before_context_);
     options.case_insensitive = case_insensitive_;
+    options.invert_match = invert_match_;
     options.max_matches = max_matches_.value_or(0);  // 0: no limit on the command line
     options.include_ignored = include_ignored_;
     if (list_files_) return ListFiles(**store, options, selection);
@@ -242,8 +245,10 @@ class GrepCommand final : public Command {
     re_options.set_log_errors(false);
     // Where in a line the matches are (-o, colour, --json offsets): the
     // store's search says which lines match, this finds the spans again.
-    matcher_ = std::make_unique<RE2>(UnicodePerlClasses(pattern), re_options);
-    if (!matcher_->ok()) matcher_.reset();
+    // A selected line of -v has no match in it to show (like rg: no
+    // colour, an empty "matches", -o prints the whole line).
+    if (!invert_match_) matcher_ = std::make_unique<RE2>(UnicodePerlClasses(pattern), re_options);
+    if (matcher_ && !matcher_->ok()) matcher_.reset();
 
     // Each file is printed as soon as the search hands it over (in path
     // order), so memory stays bounded however large the output.
@@ -431,6 +436,10 @@ class GrepCommand final : public Command {
       } else if (only_matching_) {
         for (const GrepLine& line : file.lines) {
           if (!line.is_match) continue;
+          if (invert_match_) {
+            AppendLine(out, palette, file.path, line, nullptr);
+            continue;
+          }
           for (auto [start, end] : Matches(line.content)) {
             GrepLine part{.line_number = line.line_number,
                           .content = line.content.substr(start, end - start),
@@ -513,6 +522,7 @@ class GrepCommand final : public Command {
   bool case_insensitive_ = false;
   bool fixed_strings_ = false;
   bool word_regexp_ = false;
+  bool invert_match_ = false;
   uint32_t context_ = 0;
   std::optional<uint32_t> after_;
   std::optional<uint32_t> before_;

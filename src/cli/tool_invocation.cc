@@ -462,19 +462,23 @@ void RunServices::ConfigureRuntime(BuiltinRuntimeOptions& options) const {
   options.config_project_path = config_project_path;
 }
 
+std::vector<std::string> HiddenSandboxMechanismsForTesting() {
+  std::vector<std::string> hidden;
+  const char* variable = getenv("TOOLVFS_TEST_HIDE_SANDBOX");
+  std::string_view list = variable == nullptr ? std::string_view() : std::string_view(variable);
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    if (std::string_view name = list.substr(0, comma); !name.empty()) hidden.emplace_back(name);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+  }
+  return hidden;
+}
+
 Result<RunServices> PrepareRunServices(const CommonOptions& common,
                                        std::optional<std::string> config_path) {
   RunServices services;
   TOOLVFS_ASSIGN_OR_RETURN(services.sandbox_mode, ParseSandboxMode(common.sandbox));
-  if (const char* hidden = getenv("TOOLVFS_TEST_HIDE_SANDBOX"); hidden != nullptr) {
-    std::string_view list(hidden);
-    while (!list.empty()) {
-      size_t comma = list.find(',');
-      std::string_view name = list.substr(0, comma);
-      if (!name.empty()) services.sandbox_hidden_for_testing.emplace_back(name);
-      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
-    }
-  }
+  services.sandbox_hidden_for_testing = HiddenSandboxMechanismsForTesting();
   if (!common.no_interaction && TerminalAvailable()) services.inquirer = NewTerminalInquirer();
   services.environment = HostEnvironment();
   TOOLVFS_ASSIGN_OR_RETURN(services.audit, OpenAuditSink(common));

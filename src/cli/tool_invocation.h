@@ -82,6 +82,11 @@ struct RunServices {
   void ConfigureRuntime(McpRuntimeOptions& options) const;
 };
 
+// The sandbox mechanisms TOOLVFS_TEST_HIDE_SANDBOX (comma-separated) hides,
+// for tests (docs/sandbox.md): what runs, `doctor` and `check` treat as
+// missing.
+std::vector<std::string> HiddenSandboxMechanismsForTesting();
+
 // The terminal inquirer when a terminal is there and --no-interaction is not
 // given; the audit log at --audit PATH or .toolvfs/audit.jsonl in the
 // project directory (none for stores without a directory unless --audit,

@@ -15,6 +15,8 @@
 // Thread safety: a plain function; safe from any thread.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -47,5 +49,34 @@ Result<std::vector<std::string>> AllowedSubtrees(
     const std::string& root, const std::vector<std::string>& prefixes,
     const std::function<bool(std::string_view path, bool is_directory)>& allowed,
     const AllowedSubtreesOptions& options = {});
+
+// An entry a policy excepts from an allowed prefix: what a sandbox with mount
+// masks (sandbox/mount_masks.h) covers instead of granting around it.
+struct PolicyException {
+  std::string path;  // project path ("" = the root)
+  bool is_directory = false;
+  dev_t device = 0;
+  ino_t inode = 0;
+};
+
+// The entries below `prefixes` (project paths, "" = the root; each prefix
+// itself too) of the real directory `root` for which `allowed` fails,
+// without descending into them: the complement of AllowedSubtrees, for a
+// sandbox that grants the prefixes whole and covers these. Also listed,
+// because covering a path does not cover its inode: a directory that this
+// process cannot open or list, and every other hard link, below the
+// prefixes, of a regular file listed (`notes.txt` linked to `.env`).
+// Symlinks are never listed nor followed: a grant covers what a symlink
+// leads to only if it covers the target too. Sorted by path. Fails as
+// AllowedSubtrees does.
+Result<std::vector<PolicyException>> PolicyExceptions(
+    const std::string& root, const std::vector<std::string>& prefixes,
+    const std::function<bool(std::string_view path, bool is_directory)>& allowed,
+    const AllowedSubtreesOptions& options = {});
+
+// Whether the project path `path` names an entry (of any kind, symlinks not
+// followed) under the real directory `root`; fails naming the path when
+// that cannot be told (EACCES, EIO).
+Result<bool> ProjectEntryExists(const std::string& root, std::string_view path);
 
 }  // namespace toolvfs

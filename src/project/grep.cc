@@ -406,6 +406,7 @@ class FileSearch {
  public:
   FileSearch(const LineMatcher& matcher, const GrepOptions& options, FileMatches& matches)
       : matcher_(matcher),
+        invert_match_(options.invert_match),
         max_matches_(options.max_matches),
         matches_(matches),
         costs_(options, matches),
@@ -472,8 +473,11 @@ class FileSearch {
   // `from` (a line start), and emits the after-context that `text` holds.
   void SearchLines(std::string_view text, size_t from) {
     collector_.SetText(text);
+    // A match found for an earlier (shorter) text may lie beyond its end.
+    next_match_known_ = false;
     while (searching_) {
-      std::optional<LineMatcher::Line> line = matcher_.FindMatchingLine(text, from);
+      std::optional<LineMatcher::Line> line =
+          invert_match_ ? FindNonMatchingLine(text, from) : matcher_.FindMatchingLine(text, from);
       if (!line) break;
       if (max_matches_ != 0 && matches_.match_count == max_matches_) {
         ++matches_.match_count;
@@ -493,7 +497,31 @@ class FileSearch {
     collector_.EmitAfterContext();
   }
 
+  // The first line of `text` at or after `from` (a line start) that does not
+  // match (grep -v). The matcher still looks for matches, which skips runs
+  // of lines at its speed; the next match is kept, so each line is split
+  // off once and each match found once.
+  std::optional<LineMatcher::Line> FindNonMatchingLine(std::string_view text, size_t from) {
+    while (from < text.size()) {
+      if (!next_match_known_ || (next_match_ && next_match_->begin < from)) {
+        next_match_ = matcher_.FindMatchingLine(text, from);
+        next_match_known_ = true;
+      }
+      if (!next_match_ || next_match_->begin > from) {
+        const void* newline = std::memchr(text.data() + from, '\n', text.size() - from);
+        const size_t end =
+            newline == nullptr ? text.size() : static_cast<size_t>(static_cast<const char*>(newline) - text.data());
+        return LineMatcher::Line{from, end};
+      }
+      from = next_match_->end + 1;
+    }
+    return std::nullopt;
+  }
+
   const LineMatcher& matcher_;
+  const bool invert_match_;
+  std::optional<LineMatcher::Line> next_match_;  // for FindNonMatchingLine
+  bool next_match_known_ = false;
   const uint64_t max_matches_;
   FileMatches& matches_;
   LineCosts costs_;

@@ -128,6 +128,10 @@ struct GrepOptions {
   std::vector<std::string> extensions;
   uint32_t context = 0;          // lines of context before and after a match
   bool case_insensitive = false;
+  // Select the lines that do not match instead (grep -v): they are the
+  // result's matching lines (is_match), counted by max_matches, with their
+  // context; a file is in the result when it has one.
+  bool invert_match = false;
   uint64_t max_matches = 1000;   // matching lines returned at most; 0 = no limit
   bool include_ignored = false;  // also search .gitignore'd/.ignore'd files
   // Called with the resolved project path of each file before it is read;

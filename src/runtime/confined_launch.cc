@@ -1,8 +1,14 @@
 #include "runtime/confined_launch.h"
 
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
 #include "core/text.h"
 #include "policy/file_policy.h"
 #include "project/allowed_subtrees.h"
+#include "project/path.h"
 #include "runtime/sdk_location.h"
 #include "sandbox/private_temp_dir.h"
 
@@ -31,21 +37,126 @@ std::vector<std::string> TrustedCommandWords(const LaunchSpec& spec, const ToolC
   return spec.args;
 }
 
+// More covers than this per start fall back to the entry-by-entry grants:
+// each is a mount in the tool's namespace, made at every start.
+constexpr size_t kMaximumMountMasks = 1024;
+
+// Entries whose absence at the root of a writable project must keep the
+// root split: a tool that could create them would write the next run's
+// policy (`toolvfs.toml`) or the audit log (`.toolvfs/`), and no mount can
+// cover a path that does not exist.
+// The name MasksFor asks the policy about to learn whether a pattern covers
+// everything in a directory.
+constexpr std::string_view kAnyEntryName = "toolvfs-any-entry";
+
+constexpr std::string_view kGuardedRootEntries[] = {kProjectConfigPath, ".toolvfs"};
+
 // Narrows the project prefixes of `access` to what `policy` allows entry
 // by entry: Landlock can only allow, so exceptions inside a prefix (deny
 // rules, sensitive paths) become a finer set of grants around them.
-Status NarrowToPolicy(ToolAccessRequest& access, const FilePolicy& policy) {
-  if (access.project_root.empty()) return OkStatus();
-  auto narrow = [&](std::vector<std::string>& prefixes, FileAccess file_access) -> Status {
-    if (prefixes.empty()) return OkStatus();
-    auto allowed = [&](std::string_view path, bool) {
-      return policy.CheckEntry(file_access, path).decision == Decision::kAllow;
-    };
-    TOOLVFS_ASSIGN_OR_RETURN(prefixes, AllowedSubtrees(access.project_root, prefixes, allowed));
-    return OkStatus();
+Status SplitAroundExceptions(std::vector<std::string>& prefixes, const std::string& root,
+                             const FilePolicy& policy, FileAccess file_access) {
+  if (prefixes.empty()) return OkStatus();
+  auto allowed = [&](std::string_view path, bool) {
+    return policy.CheckEntry(file_access, path).decision == Decision::kAllow;
   };
-  TOOLVFS_RETURN_IF_ERROR(narrow(access.readable_prefixes, FileAccess::kRead));
-  return narrow(access.writable_prefixes, FileAccess::kWrite);
+  // A grant lands on an inode: another name of a denied file (`notes.txt`
+  // linked to `.env`) must not be granted either.
+  TOOLVFS_ASSIGN_OR_RETURN(std::vector<PolicyException> exceptions, PolicyExceptions(root, prefixes, allowed));
+  std::set<std::string, std::less<>> excepted;
+  for (PolicyException& exception : exceptions) excepted.insert(std::move(exception.path));
+  auto allowed_and_no_alias = [&](std::string_view path, bool is_directory) {
+    return !excepted.contains(path) && allowed(path, is_directory);
+  };
+  TOOLVFS_ASSIGN_OR_RETURN(prefixes, AllowedSubtrees(root, prefixes, allowed_and_no_alias));
+  return OkStatus();
+}
+
+bool WritesTheRoot(const std::vector<std::string>& writable_prefixes) {
+  return std::any_of(writable_prefixes.begin(), writable_prefixes.end(), [](const std::string& prefix) {
+    Result<std::string> normalized = NormalizePath(prefix);
+    return normalized.ok() && normalized->empty();
+  });
+}
+
+// The mount masks that let the prefixes of `access` be granted whole:
+// what the policy denies to read is hidden, what it denies to write (but
+// lets read) in a writable prefix is read-only. nullopt when there are
+// too many, or when the root is writable and lacks a guarded entry (then
+// the writable prefixes are split instead, in `access`).
+Result<std::optional<std::vector<MountMask>>> MasksFor(ToolAccessRequest& access, const FilePolicy& policy,
+                                                       const std::string& root) {
+  // A directory is covered whole when the policy denies whatever it holds
+  // (".toolvfs/**", "**/.git/hooks/**"), judged by an entry no pattern
+  // names: covering only the files inside would let a tool add new ones.
+  auto allowed_for = [&](FileAccess file_access) {
+    return [&policy, file_access](std::string_view path, bool is_directory) {
+      if (policy.CheckEntry(file_access, path).decision != Decision::kAllow) return false;
+      return !is_directory ||
+             policy.CheckEntry(file_access, std::string(path) + "/" + std::string(kAnyEntryName)).decision ==
+                 Decision::kAllow;
+    };
+  };
+  std::map<std::string, MountMask> masks;
+  auto add = [&](const PolicyException& exception, MountMaskKind kind) {
+    MountMask& mask = masks[exception.path];
+    if (mask.path.empty() || kind == MountMaskKind::kHidden) {
+      mask = MountMask{.path = exception.path.empty() ? root : root + "/" + exception.path,
+                       .kind = kind,
+                       .is_directory = exception.is_directory,
+                       .device = exception.device,
+                       .inode = exception.inode};
+    }
+  };
+  TOOLVFS_ASSIGN_OR_RETURN(std::vector<PolicyException> unreadable,
+                           PolicyExceptions(root, access.readable_prefixes, allowed_for(FileAccess::kRead)));
+  for (const PolicyException& exception : unreadable) add(exception, MountMaskKind::kHidden);
+
+  bool guarded = true;
+  if (WritesTheRoot(access.writable_prefixes)) {
+    for (std::string_view entry : kGuardedRootEntries) {
+      TOOLVFS_ASSIGN_OR_RETURN(bool exists, ProjectEntryExists(root, entry));
+      guarded = guarded && exists;
+    }
+  }
+  if (guarded) {
+    TOOLVFS_ASSIGN_OR_RETURN(std::vector<PolicyException> unwritable,
+                             PolicyExceptions(root, access.writable_prefixes, allowed_for(FileAccess::kWrite)));
+    for (const PolicyException& exception : unwritable) {
+      const bool readable = policy.CheckEntry(FileAccess::kRead, exception.path).decision == Decision::kAllow;
+      add(exception, readable ? MountMaskKind::kReadOnly : MountMaskKind::kHidden);
+    }
+  } else {
+    TOOLVFS_RETURN_IF_ERROR(SplitAroundExceptions(access.writable_prefixes, root, policy, FileAccess::kWrite));
+  }
+  if (masks.size() > kMaximumMountMasks) return std::optional<std::vector<MountMask>>();
+  std::vector<MountMask> result;
+  result.reserve(masks.size());
+  for (auto& [path, mask] : masks) result.push_back(std::move(mask));
+  return std::optional<std::vector<MountMask>>(std::move(result));
+}
+
+// Turns the policy's exceptions inside the prefixes of `request` into
+// what the sandbox can enforce: mount masks where the kernel allows them
+// (the prefixes then stay whole), else finer grants around them.
+Status NarrowToPolicy(SandboxRequest& request, const FilePolicy& policy) {
+  ToolAccessRequest& access = request.access;
+  if (access.project_root.empty()) return OkStatus();
+  if (MountMasksAvailable(request.hidden_for_testing)) {
+    // The child opens the covered paths without following any symlink.
+    std::error_code error;
+    const std::string root = std::filesystem::canonical(access.project_root, error).string();
+    if (error) return Status(StatusCode::kIo, "cannot resolve the project root " + Quote(access.project_root) + ": " + error.message());
+    ToolAccessRequest narrowed = access;
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<std::vector<MountMask>> masks, MasksFor(narrowed, policy, root));
+    if (masks) {
+      access = std::move(narrowed);
+      request.mount_masks = std::move(*masks);
+      return OkStatus();
+    }
+  }
+  TOOLVFS_RETURN_IF_ERROR(SplitAroundExceptions(access.readable_prefixes, access.project_root, policy, FileAccess::kRead));
+  return SplitAroundExceptions(access.writable_prefixes, access.project_root, policy, FileAccess::kWrite);
 }
 
 }  // namespace
@@ -59,6 +170,64 @@ DirectProjectAccess DirectAccessOf(const ToolConfig& tool, ToolKind kind) {
                                                                   : tool.sandbox.filesystem_writable.prefixes;
   direct.network = tool.has_sandbox_table && !tool.sandbox.network_allow.empty();
   return direct;
+}
+
+namespace {
+
+// "a, b, c" with at most `shown` of them, then "and N more".
+std::string JoinShown(const std::vector<std::string>& items, size_t shown = 20) {
+  std::string joined;
+  for (size_t index = 0; index < items.size() && index < shown; ++index) {
+    if (index > 0) joined += ", ";
+    joined += items[index].empty() ? "." : items[index];
+  }
+  if (items.size() > shown) joined += " and " + std::to_string(items.size() - shown) + " more";
+  return joined;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> DescribeDirectAccess(const ToolConfig& tool, ToolKind kind,
+                                                      const std::string& project_directory,
+                                                      const ConfinementOptions& confinement) {
+  if (kind == ToolKind::kVfs) return std::vector<std::string>{"process: nothing of the project (all through the protocol)"};
+  const DirectProjectAccess direct = DirectAccessOf(tool, kind);
+  SandboxRequest request;
+  request.tool_name = tool.name;
+  request.hidden_for_testing = confinement.hidden_for_testing;
+  request.access.kind = kind;
+  request.access.project_root = project_directory;
+  request.access.readable_prefixes = direct.readable_prefixes;
+  request.access.writable_prefixes = direct.writable_prefixes;
+  TOOLVFS_RETURN_IF_ERROR(NarrowToPolicy(request, FilePolicy::ForTool(tool, confinement.config_project_path)));
+  const ToolAccessRequest& access = request.access;
+  std::vector<std::string> lines;
+  std::string grants = "process reads " + (access.readable_prefixes.empty() ? std::string("nothing") : JoinShown(access.readable_prefixes));
+  if (!access.writable_prefixes.empty()) grants += " and writes " + JoinShown(access.writable_prefixes);
+  if (!request.mount_masks.empty()) {
+    lines.push_back(grants + " (granted whole; its own mount namespace covers " +
+                    std::to_string(request.mount_masks.size()) +
+                    (request.mount_masks.size() == 1 ? " entry)" : " entries)"));
+  } else if (MountMasksAvailable(request.hidden_for_testing)) {
+    lines.push_back(grants + (WritesTheRoot(direct.writable_prefixes)
+                                  ? " (granted entry by entry: the root lacks toolvfs.toml or .toolvfs, which a "
+                                    "tool must not create; nothing can be created at the root)"
+                                  : " (granted whole; nothing to cover)"));
+  } else {
+    lines.push_back(grants + " (granted entry by entry around the policy's exceptions: this kernel cannot cover "
+                             "paths in a mount namespace; nothing can be created where an exception lies)");
+  }
+  std::vector<std::string> hidden;
+  std::vector<std::string> read_only;
+  std::error_code error;
+  const size_t root_length = std::filesystem::canonical(project_directory, error).string().size() + 1;
+  for (const MountMask& mask : request.mount_masks) {
+    std::string path = mask.path.size() > root_length ? mask.path.substr(root_length) : "";
+    (mask.kind == MountMaskKind::kHidden ? hidden : read_only).push_back(std::move(path));
+  }
+  if (!hidden.empty()) lines.push_back("  hidden (mode 000, read-only): " + JoinShown(hidden));
+  if (!read_only.empty()) lines.push_back("  read-only: " + JoinShown(read_only));
+  return lines;
 }
 
 SandboxRequest ConfinementRequest(const LaunchSpec& spec, const ToolConfig& tool, ToolKind kind,
@@ -98,8 +267,7 @@ Result<ChildProcess> LaunchConfined(const LaunchSpec& spec, const ToolConfig& to
   SandboxRequest request = ConfinementRequest(spec, tool, kind, project_directory);
   request.hidden_for_testing = confinement.hidden_for_testing;
   if (kind != ToolKind::kVfs) {
-    Status narrowed =
-        NarrowToPolicy(request.access, FilePolicy::ForTool(tool, confinement.config_project_path));
+    Status narrowed = NarrowToPolicy(request, FilePolicy::ForTool(tool, confinement.config_project_path));
     if (!narrowed.ok()) {
       return Status(narrowed.code(), "Cannot sandbox tool " + Quote(tool.name) + ": " + narrowed.message());
     }

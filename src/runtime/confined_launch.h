@@ -43,6 +43,19 @@ struct DirectProjectAccess {
 };
 DirectProjectAccess DirectAccessOf(const ToolConfig& tool, ToolKind kind);
 
+// How the policy of `tool` maps to what its own process of `kind` may touch
+// of the project at `project_directory` directly, for `toolvfs check`: one
+// line per fact, the grants first, e.g.
+//   "process reads . and writes . (granted whole; its own mount namespace covers 5 entries)"
+//   "  hidden (mode 000, read-only): .env, .git/config, .toolvfs, alias.txt, toolvfs.toml"
+//   "  read-only: .git"
+// or, where the kernel cannot cover paths (or the root would lack
+// toolvfs.toml or .toolvfs), the entries granted one by one around the
+// exceptions. vfs tools: nothing of the project. Fails as the walk does.
+Result<std::vector<std::string>> DescribeDirectAccess(const ToolConfig& tool, ToolKind kind,
+                                                      const std::string& project_directory,
+                                                      const ConfinementOptions& confinement);
+
 // What LaunchConfined asks SandboxProfile::Build for (bench/spawn builds
 // the same profile once to time the starts alone).
 SandboxRequest ConfinementRequest(const LaunchSpec& spec, const ToolConfig& tool, ToolKind kind,

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <optional>
 
+#include "sandbox/mount_masks.h"
 #include "sandbox/process_cgroup.h"
 
 // Syscall numbers are the same on every architecture for these (the
@@ -205,6 +206,7 @@ std::vector<NamedFeatureProbe> ProbeKernelFeatures() {
   probes.push_back({"openat2", ProbeOpenat2()});
   probes.push_back({"seccomp", ProbeSeccomp()});
   probes.push_back({"user namespaces", ProbeUserNamespaces()});
+  probes.push_back({"mount masks", ProbeMountMasks()});
   probes.push_back({"clone3", ProbeClone3()});
   probes.push_back({"memfd noexec seal", ProbeMemfdNoExecSeal()});
   probes.push_back({"pids cgroup", ProbeProcessCgroups()});

@@ -19,6 +19,7 @@
 
 #include "core/io.h"
 #include "sandbox/close_fds.h"
+#include "sandbox/mount_masks.h"
 #include "sandbox/namespaces.h"
 #include "sandbox/process_cgroup.h"
 #include "sandbox/vfork_clone.h"
@@ -46,6 +47,7 @@ enum ChildStep : int {
   kUserNamespace,
   kResourceLimits,
   kNamespaces,
+  kMountMasks,
   kPidNamespaceInit,
   kForkIntoPidNamespace,
   kToolParentDeathSignal,
@@ -68,6 +70,7 @@ constexpr std::string_view kChildStepNames[kChildStepCount] = {
     "creating the user namespace",
     "setting resource limits",
     "creating the namespaces (IPC, mount, network, PID)",
+    "covering the policy's denied paths in the mount namespace",
     "starting the PID namespace's init",
     "starting the tool in the PID namespace",
     "prctl(PR_SET_PDEATHSIG) in the PID namespace",
@@ -108,6 +111,10 @@ struct ChildPlan {
   // first so everything the child starts counts against pids.max; -1: none.
   int cgroup_procs_fd;
   NamespacePlan namespaces;  // enabled == false: none
+  // Applied right after the namespaces, before the PID namespace's init
+  // and the tool start, so every process of the run sees them.
+  const MountMaskEntry* mount_masks;
+  size_t mount_mask_count;
   ResourceLimits resource_limits;
   int landlock_ruleset_fd;  // -1: none
   bool apply_seccomp;
@@ -233,6 +240,11 @@ int RunToolInPidNamespace(void* plan_pointer) {
     if (plan.namespaces.enabled) {
       if (int error = EnterNamespaces(plan.namespaces); error != 0) {
         FailChildStep(plan, kNamespaces, error);
+      }
+    }
+    if (plan.mount_mask_count > 0) {
+      if (int error = ApplyMountMasks(plan.mount_masks, plan.mount_mask_count); error != 0) {
+        FailChildStep(plan, kMountMasks, error);
       }
     }
     if (plan.namespaces.pid_namespace) {
@@ -488,6 +500,8 @@ Result<ChildProcess> Launch(const LaunchSpec& spec) {
                         ? PlanNamespaces(*spec.sandbox->namespaces(),
                                          spec.sandbox->shared_user_namespace_fd())
                         : NamespacePlan(),
+      .mount_masks = spec.sandbox != nullptr ? spec.sandbox->mount_mask_entries().data() : nullptr,
+      .mount_mask_count = spec.sandbox != nullptr ? spec.sandbox->mount_mask_entries().size() : 0,
       .resource_limits = ChildResourceLimits(spec.sandbox),
       .landlock_ruleset_fd = spec.sandbox != nullptr ? spec.sandbox->landlock_ruleset_fd() : -1,
       .apply_seccomp = spec.sandbox != nullptr && spec.sandbox->seccomp_program().has_value(),
@@ -548,6 +562,10 @@ Result<ChildProcess> Launch(const LaunchSpec& spec) {
   (void)child.Wait();  // it has _exit(127)ed; the destructor would reap it too
   std::string step_name(kChildStepNames[failure.step]);
   if (failure.step == kChdir) step_name = "chdir to '" + spec.working_directory + "'";
+  if (failure.step == kMountMasks && failure.error_number == ESTALE) {
+    return Status(StatusCode::kChanged,
+                  what + ": " + step_name + " failed: the project changed while the tool was starting; run it again");
+  }
   return ErrnoToStatus(failure.error_number, what + ": " + step_name + " failed");
 }
 

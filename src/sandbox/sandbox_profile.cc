@@ -27,6 +27,13 @@ const FeatureProbe& UserNamespaceProbe() {
   static const FeatureProbe probe = ProbeUserNamespaces();
   return probe;
 }
+// Forks too; whether masks work does not change while toolvfs runs.
+const FeatureProbe& MountMaskProbe() {
+  static const FeatureProbe probe = UserNamespaceProbe().available
+                                        ? ProbeMountMasks()
+                                        : FeatureProbe{.available = false, .detail = "no user namespaces", .version = 0};
+  return probe;
+}
 // The seccomp program depends on SeccompOptions alone and takes ~100 µs to
 // build, so each variant is built once per process (issue 5: "once per
 // tool configuration"); failures are not kept, the next build retries.
@@ -43,6 +50,13 @@ Result<std::shared_ptr<const SeccompProgram>> SharedSeccompProgram(const Seccomp
   return shared;
 }
 }  // namespace
+
+bool MountMasksAvailable(const std::vector<std::string>& hidden_for_testing) {
+  for (const std::string& mechanism : hidden_for_testing) {
+    if (mechanism == "namespaces" || mechanism == "mount-masks") return false;
+  }
+  return MountMaskProbe().available;
+}
 
 bool IsSandboxUnavailable(const Status& status) {
   return status.code() == StatusCode::kUnsupported && status.message().starts_with(kUnavailable);
@@ -160,7 +174,19 @@ Result<SandboxProfile> SandboxProfile::Build(const SandboxRequest& request, Sand
     if (limited_by_cgroup && profile.namespaces_->own_process_tree) {
       profile.process_cgroup_max_tasks_ += 2;
     }
+    if (!request.mount_masks.empty()) {
+      if (!profile.namespaces_->isolate_ipc_and_mounts || !MountMasksAvailable(request.hidden_for_testing)) {
+        return InternalError("Cannot sandbox tool " + Quote(request.tool_name) +
+                             ": mount masks were asked for where no mount namespace can carry them");
+      }
+      *profile.mount_masks_ = request.mount_masks;
+      *profile.mount_mask_entries_ = PrepareMountMasks(*profile.mount_masks_);
+    }
   } else {
+    if (!request.mount_masks.empty()) {
+      return InternalError("Cannot sandbox tool " + Quote(request.tool_name) +
+                           ": mount masks were asked for without user namespaces");
+    }
     // Not a refusal under kRequire: namespaces are a backstop "where the
     // kernel allows them"; `toolvfs doctor` shows the probe.
     if (mode == SandboxMode::kBestEffort) {

@@ -21,6 +21,7 @@
 
 #include "core/status.h"
 #include "sandbox/landlock.h"
+#include "sandbox/mount_masks.h"
 #include "sandbox/namespaces.h"
 #include "sandbox/resource_limits.h"
 #include "sandbox/seccomp_filter.h"
@@ -51,7 +52,17 @@ struct SandboxRequest {
   // kernel that has everything. The CLI fills it from the environment
   // variable TOOLVFS_TEST_HIDE_SANDBOX (comma-separated).
   std::vector<std::string> hidden_for_testing;
+  // Entries inside the granted project prefixes to cover in the tool's
+  // mount namespace (mount_masks.h). Only for a request that may create
+  // processes (it gets a mount namespace) and where MountMasksAvailable.
+  std::vector<MountMask> mount_masks;
 };
+
+// Whether mount masks can be applied here: user namespaces work and
+// ProbeMountMasks succeeded (probed once per process), and neither
+// "namespaces" nor "mount-masks" is hidden for testing. The caller decides
+// with it between masks and entry-by-entry grants before building.
+bool MountMasksAvailable(const std::vector<std::string>& hidden_for_testing);
 
 class SandboxProfile {
  public:
@@ -106,6 +117,9 @@ class SandboxProfile {
   // Its pids.max: the process limit, plus the PID namespace's supervisor
   // and init when there is one.
   uint64_t process_cgroup_max_tasks() const { return process_cgroup_max_tasks_; }
+  // For the child: the mount masks to apply after entering the mount
+  // namespace, parents first (mount_masks.h); empty: none.
+  const std::vector<MountMaskEntry>& mount_mask_entries() const { return *mount_mask_entries_; }
 
  private:
   SandboxProfile() = default;
@@ -121,6 +135,10 @@ class SandboxProfile {
   uid_t process_cgroup_uid_ = 0;
   uint64_t process_cgroup_max_tasks_ = 0;
   std::vector<std::string> unenforced_;
+  // Behind pointers so the entries' paths stay valid when the profile moves.
+  std::unique_ptr<std::vector<MountMask>> mount_masks_ = std::make_unique<std::vector<MountMask>>();
+  std::unique_ptr<std::vector<MountMaskEntry>> mount_mask_entries_ =
+      std::make_unique<std::vector<MountMaskEntry>>();
 };
 
 }  // namespace toolvfs

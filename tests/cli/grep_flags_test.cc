@@ -102,6 +102,32 @@ TEST_F(GrepFlagsTest, HiddenFilesOnlyWithHidden) {
   ExpectSameAsRipgrep({"--hidden", "foo"});
   ExpectSameAsRipgrep({"foo", ".hidden"});  // named on the command line: searched
 }
+TEST_F(GrepFlagsTest, InvertMatch) {
+  ExpectSameAsRipgrep({"-v", "foo"});
+  ExpectSameAsRipgrep({"--invert-match", "o"});
+  ExpectSameAsRipgrep({"-v", "-c", "foo"});
+  ExpectSameAsRipgrep({"-v", "-l", "foo"});
+  ExpectSameAsRipgrep({"-v", "-o", "bar"});  // the whole selected line, as rg
+  ExpectSameAsRipgrep({"-v", "-i", "-w", "foo", "src"});
+  ExpectSameAsRipgrep({"-v", "-A", "1", "foo"});
+  ExpectSameAsRipgrep({"-v", "-B", "1", "-A", "2", "o", "docs/a.txt"});
+  ExpectSameAsRipgrep({"-v", "-e", "foo", "-e", "bar"});
+  // Every line matches: nothing is selected.
+  ExpectSameAsRipgrep({"-v", "", "src"}, 1);
+}
+TEST_F(GrepFlagsTest, InvertMatchJsonHasNoSpans) {
+  ProcessResult result = Run({ToolvfsBinary(), "grep", "--no-audit", "--json", "-v", "foo", "docs/a.txt"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out,
+            R"({"path":"docs/a.txt","lines":[)"
+            R"({"line_number":1,"content":"one","is_match":true,"matches":[]},)"
+            R"({"line_number":3,"content":"three","is_match":true,"matches":[]},)"
+            R"({"line_number":4,"content":"four","is_match":true,"matches":[]},)"
+            R"({"line_number":5,"content":"five","is_match":true,"matches":[]}]})"
+            "\n"
+            R"({"truncated":false})"
+            "\n");
+}
 TEST_F(GrepFlagsTest, Files) {
   ExpectSameAsRipgrep({"--files"});
   ExpectSameAsRipgrep({"--files", "--hidden"});

@@ -114,5 +114,49 @@ TEST_F(AllowedSubtreesTest, TooManyEntriesFailWithTheLimit) {
   EXPECT_THAT(granted.status().message(), ::testing::HasSubstr("more than 3 entries"));
 }
 
+// The paths PolicyExceptions lists for `denied` (as Run's callback).
+std::vector<std::string> Exceptions(const std::string& root, std::vector<std::string> prefixes,
+                                    std::set<std::string> denied) {
+  auto allowed = [&](std::string_view path, bool) { return !denied.contains(std::string(path)); };
+  Result<std::vector<PolicyException>> exceptions = PolicyExceptions(root, prefixes, allowed);
+  EXPECT_TRUE(exceptions.ok()) << exceptions.status().message();
+  std::vector<std::string> paths;
+  if (exceptions.ok()) {
+    for (const PolicyException& exception : *exceptions) paths.push_back(exception.path);
+  }
+  return paths;
+}
+
+TEST_F(AllowedSubtreesTest, PolicyExceptionsListTheDeniedEntriesWithoutWalkingThem) {
+  EXPECT_THAT(Exceptions(dir_.path(), {""}, {}), IsEmpty());
+  EXPECT_THAT(Exceptions(dir_.path(), {""}, {".env", "src/lib/.env", ".toolvfs", ".toolvfs/audit.jsonl"}),
+              ElementsAre(".env", ".toolvfs", "src/lib/.env"));
+  EXPECT_THAT(Exceptions(dir_.path(), {"src", "docs"}, {".env", "src/lib/.env"}), ElementsAre("src/lib/.env"));
+  // A denied prefix is its own exception.
+  EXPECT_THAT(Exceptions(dir_.path(), {"config"}, {"config"}), ElementsAre("config"));
+}
+
+TEST_F(AllowedSubtreesTest, PolicyExceptionsNameTheJudgedInode) {
+  Result<std::vector<PolicyException>> exceptions =
+      PolicyExceptions(dir_.path(), {""}, [](std::string_view path, bool) { return path != "config"; });
+  ASSERT_TRUE(exceptions.ok()) << exceptions.status().message();
+  ASSERT_EQ(exceptions->size(), 1u);
+  struct stat status;
+  ASSERT_EQ(stat(dir_.Join("config").c_str(), &status), 0);
+  EXPECT_TRUE(exceptions->front().is_directory);
+  EXPECT_EQ(exceptions->front().device, status.st_dev);
+  EXPECT_EQ(exceptions->front().inode, status.st_ino);
+}
+
+TEST_F(AllowedSubtreesTest, PolicyExceptionsCoverEveryOtherNameOfADeniedFile) {
+  ASSERT_EQ(link(dir_.Join(".env").c_str(), dir_.Join("docs/notes.txt").c_str()), 0);
+  ASSERT_EQ(symlink(".env", dir_.Join("link").c_str()), 0);
+  // The symlink is never listed: a grant reaches its target only where the
+  // target itself is granted, and the target is covered.
+  EXPECT_THAT(Exceptions(dir_.path(), {""}, {".env"}), ElementsAre(".env", "docs/notes.txt"));
+  // A link outside the prefixes is not in reach anyway.
+  EXPECT_THAT(Exceptions(dir_.path(), {"src"}, {".env"}), IsEmpty());
+}
+
 }  // namespace
 }  // namespace toolvfs
