@@ -79,8 +79,10 @@ class RunCommand final : public Command {
     app.footer(
         "The tool runs in the directory of its config file. Without --json its text "
         "content goes to stdout and errors to stderr.\n"
+        "Example: toolvfs run rename_symbol --args '{\"from\": \"a\", \"to\": \"b\"}' --json\n"
         "Exit codes: 0 completed, 1 the tool reported an error or failed, 2 usage or config "
-        "error, 3 needs input, 124 timeout, 130 cancelled (Ctrl+C sends the tool `cancel`).");
+        "error, 3 needs input, 4 the OS sandbox cannot be enforced, 124 timeout, 130 cancelled "
+        "(Ctrl+C sends the tool `cancel`).");
   }
 
   int Run(const CommonOptions& common) override {

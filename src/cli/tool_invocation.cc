@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
 #include <simdjson.h>
 #include <unistd.h>
 
@@ -23,6 +25,7 @@ extern char** environ;
 #include "core/io.h"
 #include "core/text.h"
 #include "core/unique_fd.h"
+#include "host/tool_session.h"
 #include "policy/file_policy.h"
 #include "protocol/json_writer.h"
 #include "runtime/argument_validation.h"
@@ -314,10 +317,17 @@ void PrintOutcomeText(const Outcome& outcome, Verdict verdict, const ToolConfig&
   if (verdict == Verdict::kCompleted) return;
   std::string message = outcome.error ? outcome.error->message : std::string();
   if (message.empty()) message = "the tool reported an error";
+  const bool show_tail = outcome.failure != StatusCode::kOk && !outcome.stderr_tail.empty();
+  // The host's message ends with the stderr's last line for the harnesses
+  // that only read the message; here the tail follows, so it is said once.
+  if (size_t quoted = message.find(kStderrEndsWith); show_tail && quoted != std::string::npos) {
+    message.resize(quoted);
+    message += "; its stderr ends with:";
+  }
   ReportError(what + " failed", SanitizeMessage(message));
   // A run failure (crash, timeout, exit without a result): the tool's last
   // words usually say why. A tool that reported its own error said it already.
-  if (outcome.failure != StatusCode::kOk && !outcome.stderr_tail.empty()) {
+  if (show_tail) {
     std::string tail = IndentedTail(outcome.stderr_tail, kStderrTailLines);
     std::fwrite(tail.data(), 1, tail.size(), stderr);
   }
@@ -391,7 +401,14 @@ Result<LoadedConfig> LoadToolConfig(const CommonOptions& common) {
   std::string path = ConfigPath(common);
   Result<Config> config = LoadConfig(path);
   if (!config.ok()) {
-    if (named || config.status().code() != StatusCode::kNotFound) return config.status();
+    if (config.status().code() != StatusCode::kNotFound) {
+      // A config that does not parse: check lists every error, not just
+      // the first, and shows what the rest means.
+      return Status(config.status().code(),
+                    config.status().message() + " (toolvfs check --config " + ShellQuoted(path) +
+                        " lists every error)");
+    }
+    if (named) return config.status();
     return Status(StatusCode::kNotFound,
                   config.status().message() +
                       " (create it, or name a config file with --config FILE; see docs/config.md)");
@@ -403,6 +420,9 @@ Result<LoadedConfig> LoadToolConfig(const CommonOptions& common) {
   loaded.config = std::move(config).value();
   loaded.path = path;
   loaded.directory = absolute.lexically_normal().parent_path().string();
+  LogDebug("config " + absolute.lexically_normal().string() + ": " + std::to_string(loaded.config.tools.size()) +
+           " tools, " + std::to_string(loaded.config.mcp_servers.size()) + " MCP servers; tools run in " +
+           loaded.directory);
   return loaded;
 }
 
@@ -478,6 +498,24 @@ Result<RunServices> PrepareRunServices(const CommonOptions& common,
   if (!common.no_interaction && TerminalAvailable()) services.inquirer = NewTerminalInquirer();
   services.environment = HostEnvironment();
   TOOLVFS_ASSIGN_OR_RETURN(services.audit, OpenAuditSink(common));
+  if (DebugLogging()) {
+    LogDebug("project " + common.project + "; sandbox " + common.sandbox + "; questions " +
+             (services.inquirer    ? std::string("asked on the terminal")
+              : common.no_interaction ? std::string("denied (--no-interaction)")
+                                      : std::string("denied (no terminal)")) +
+             "; audit log " + (services.audit ? std::string("on") : std::string("off")));
+    // Every decided request on stderr as well, as the audit log has it.
+    std::shared_ptr<AuditSink> file(std::move(services.audit));
+    services.audit = NewCallbackAuditSink([file](const AuditRecord& record) {
+      // A run's own start and end records are logged by InvokeTool.
+      if (!record.method.starts_with("run.")) {
+        LogDebug(record.method + " " + Quote(record.target) + ": " + std::string(AuditDecisionName(record.decision)) +
+               (record.rule.empty() ? "" : " (" + record.rule + ")") + ", code " + std::to_string(record.code) +
+                 ", " + std::to_string(record.duration_us) + " us");
+      }
+      if (file) file->Record(record);
+    });
+  }
   // The config in use when it lies in the project; toolvfs.toml itself is
   // always sensitive (FilePolicy), but it may be a link to another file of
   // the project, which the policy judges by its target: with --config
@@ -505,6 +543,39 @@ void ReportConfigWarnings(const LoadedConfig& loaded, const CommonOptions& commo
 
 // --- Arguments --------------------------------------------------------------
 
+namespace {
+
+// "Invalid JSON on the command line at line 1, column 9: Missing a name
+// for object member (near '{"a": 1,,}')": where the text breaks, which
+// simdjson does not say. RapidJSON parses the text again only to find the
+// position of the error, so the user sees which character to fix.
+std::string JsonSyntaxError(std::string_view text, std::string_view where) {
+  rapidjson::Document document;
+  document.Parse<rapidjson::kParseStopWhenDoneFlag>(text.data(), text.size());
+  std::string message = "Invalid JSON " + std::string(where);
+  if (!document.HasParseError()) return message + ": the text is not valid JSON";
+  const size_t offset = std::min(document.GetErrorOffset(), text.size());
+  size_t line = 1;
+  size_t line_start = 0;
+  for (size_t index = 0; index < offset; ++index) {
+    if (text[index] == '\n') {
+      ++line;
+      line_start = index + 1;
+    }
+  }
+  message += " at line " + std::to_string(line) + ", column " + std::to_string(offset - line_start + 1) +
+             ": " + std::string(rapidjson::GetParseError_En(document.GetParseError()));
+  if (message.ends_with('.')) message.pop_back();  // RapidJSON's sentences end with one
+  // A little of the text around the spot, one line.
+  constexpr size_t kContext = 12;
+  const size_t from = offset > kContext ? offset - kContext : 0;
+  message += " (at " + Quote(text.substr(offset, kContext)) + ", after " +
+             Quote(text.substr(from, offset - from)) + ")";
+  return message;
+}
+
+}  // namespace
+
 Result<std::string> ReadArgumentsJson(std::string_view value) {
   std::string where = "on the command line";
   std::string text;
@@ -524,9 +595,7 @@ Result<std::string> ReadArgumentsJson(std::string_view value) {
   simdjson::dom::parser parser;
   simdjson::dom::element root;
   simdjson::error_code error = parser.parse(text).get(root);
-  if (error != simdjson::SUCCESS) {
-    return InvalidArgumentError("Invalid JSON " + where + ": " + simdjson::error_message(error));
-  }
+  if (error != simdjson::SUCCESS) return InvalidArgumentError(JsonSyntaxError(text, where));
   if (root.type() != simdjson::dom::element_type::OBJECT) {
     return InvalidArgumentError("The arguments " + where +
                                 " must be a JSON object ({\"NAME\": VALUE, ...}), got " +
@@ -840,6 +909,16 @@ int InvokeTool(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& too
   ToolCall identified = call;
   if (identified.id.empty()) identified.id = NewCallId();
   const auto started = std::chrono::steady_clock::now();
+  if (DebugLogging()) {
+    std::string command;
+    if (tool.command) {
+      command = ShellQuoted(tool.command->program);
+      for (const std::string& argument : tool.command->args) command += " " + ShellQuoted(argument);
+    }
+    LogDebug("run " + identified.id + ": tool " + Quote(tool.name) + ", runtime " +
+             std::string(RuntimeKindName(output.runtime)) + (command.empty() ? "" : ", command " + command) +
+             ", arguments " + identified.arguments_json);
+  }
   if (output.audit != nullptr) {
     AuditRecord start = RunRecord(kRunStartMethod, tool, identified.id);
     start.target = std::string(RuntimeKindName(output.runtime));
@@ -847,6 +926,12 @@ int InvokeTool(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& too
   }
   RunEnd end;
   const int exit_code = RunAndReport(runtime, identified, tool, output, end);
+  LogDebug("run " + identified.id + " ended: " + end.status + (end.kind.empty() ? "" : " (" + end.kind + ")") +
+           ", exit code " + std::to_string(exit_code) + " after " +
+           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - started)
+                              .count()) +
+           " ms");
   if (output.audit != nullptr) {
     AuditRecord finished = RunRecord(kRunEndMethod, tool, identified.id);
     finished.target = end.status;

@@ -42,7 +42,7 @@ Status AccessGate::Authorize(RequestScope& scope, std::string_view operation, st
     case Decision::kDeny: {
       record(AuditDecision::kDeny, decision.rule);
       std::string why = "denied by " + decision.rule;
-      if (!decision.hint.empty()) why += "; " + decision.hint;
+      if (!decision.hint.empty()) why += "; " + (policy_.ad_hoc ? ExecFlagHint(decision.hint) : decision.hint);
       return denial(why);
     }
     case Decision::kUncovered:
@@ -61,7 +61,8 @@ Status AccessGate::Authorize(RequestScope& scope, std::string_view operation, st
   };
   if (std::optional<Status> answer = remembered()) return *answer;
 
-  Inquiry inquiry{policy_.tool_name, std::string(operation), std::string(target), decision.hint};
+  Inquiry inquiry{policy_.tool_name, std::string(operation), std::string(target),
+                  policy_.ad_hoc ? ExecFlagHint(decision.hint) : decision.hint, policy_.ad_hoc};
   if (!inquirer_.asks_user()) {
     record(AuditDecision::kDeny, "not covered, no interaction");
     return Status(StatusCode::kPermissionDenied, NonInteractiveDenial(inquiry, scope.method()));

@@ -105,7 +105,8 @@ std::string Prompt(const Inquiry& inquiry) {
                        "', which its policy does not cover\n";
   if (!inquiry.hint.empty()) {
     prompt += "  (to allow it without asking: " +
-              EscapeForTerminal(QualifyPolicyHint(inquiry.tool, inquiry.hint)) + ")\n";
+              EscapeForTerminal(inquiry.ad_hoc ? inquiry.hint : QualifyPolicyHint(inquiry.tool, inquiry.hint)) +
+              ")\n";
   }
   prompt += "  y: allow once   a: allow for this run   n: deny once   d: deny for this run\n";
   prompt += kQuestion;
@@ -298,6 +299,74 @@ std::string QualifyPolicyHint(std::string_view tool_name, std::string_view hint)
   return out;
 }
 
+namespace {
+
+// A value as a word for the shell: bare when it is plainly one word, else
+// in single quotes.
+std::string ShellWordFor(std::string_view value) {
+  bool plain = !value.empty();
+  for (char c : value) {
+    plain = plain && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == '+' || c == '@');
+  }
+  if (plain) return std::string(value);
+  std::string quoted = "'";
+  for (char c : value) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+// The first TOML basic string in `text` ("a\"b" -> a"b), or nullopt.
+std::optional<std::string> FirstTomlString(std::string_view text) {
+  size_t open = text.find('"');
+  if (open == std::string_view::npos) return std::nullopt;
+  std::string value;
+  for (size_t index = open + 1; index < text.size(); ++index) {
+    char c = text[index];
+    if (c == '"') return value;
+    if (c == '\\' && index + 1 < text.size()) c = text[++index];
+    value += c;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string ExecFlagHint(std::string_view hint) {
+  // The config key the hint names decides the flag; the value is the
+  // hint's quoted path or URL ("." is the whole project).
+  struct KeyFlag {
+    std::string_view key;
+    std::string_view flag;
+  };
+  constexpr KeyFlag kFlags[] = {{"filesystem.writable", "--allow-write"},
+                                {"filesystem.allow", "--allow-read"},
+                                {"network.allow", "--allow-net"}};
+  for (const KeyFlag& entry : kFlags) {
+    if (hint.find(entry.key) == std::string_view::npos) continue;
+    std::optional<std::string> value = FirstTomlString(hint);
+    if (!value) break;
+    return "pass " + std::string(entry.flag) + " " + ShellWordFor(*value);
+  }
+  // "add a commands.rg rule": any arguments of the program.
+  if (size_t key = hint.find("commands."); key != std::string_view::npos) {
+    std::string_view rest = hint.substr(key + 9);
+    std::string program;
+    if (rest.starts_with('"')) {
+      program = FirstTomlString(rest).value_or("");
+    } else {
+      program = std::string(rest.substr(0, rest.find_first_of(" .")));
+    }
+    if (!program.empty()) return "pass --allow-cmd " + ShellWordFor(program);
+  }
+  return std::string(hint);
+}
+
 std::string NonInteractiveDenial(const Inquiry& inquiry, std::string_view method) {
   std::string message = EscapeForTerminal(method) + " of '" + EscapeForTerminal(inquiry.target) +
                         "' was not covered by the policy of tool '" + EscapeForTerminal(inquiry.tool) +
@@ -305,6 +374,8 @@ std::string NonInteractiveDenial(const Inquiry& inquiry, std::string_view method
   if (inquiry.hint.empty()) {
     message += "add a rule for it to " + EscapeForTerminal(SandboxTableKey(inquiry.tool)) +
                " in toolvfs.toml, or run on a terminal without --no-interaction to be asked";
+  } else if (inquiry.ad_hoc) {
+    message += EscapeForTerminal(inquiry.hint);
   } else {
     message += EscapeForTerminal(QualifyPolicyHint(inquiry.tool, inquiry.hint));
   }

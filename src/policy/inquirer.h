@@ -21,6 +21,9 @@ struct Inquiry {
   std::string operation;  // "read", "write", "GET", "POST", "run"
   std::string target;     // exact: a project path, a URL, a command line
   std::string hint;       // PolicyDecision::hint, for the denial message
+  // The tool runs under `toolvfs exec`: `hint` names exec's --allow-*
+  // flags already (ExecFlagHint) and is shown as it is.
+  bool ad_hoc = false;
 };
 
 enum class InquiryAnswer {
@@ -94,6 +97,13 @@ std::string NonInteractiveDenial(const Inquiry& inquiry, std::string_view method
 // sandbox table's: filesystem.*, network.*, commands.*, sensitive_paths,
 // limits.*; anything else in the hint is kept as it is.
 std::string QualifyPolicyHint(std::string_view tool_name, std::string_view hint);
+
+// A PolicyDecision hint for a tool of `toolvfs exec`, which has no config
+// to add a rule to: `add "todo.txt" to filesystem.writable` becomes `pass
+// --allow-write todo.txt`, filesystem.allow --allow-read, a network.allow
+// prefix --allow-net, a commands rule --allow-cmd. A hint of another kind
+// is returned as it is.
+std::string ExecFlagHint(std::string_view hint);
 
 // `text` with control characters shown as \xNN (backslash itself as \\),
 // so what the user reads is exactly what would be granted: every C0
