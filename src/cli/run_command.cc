@@ -66,8 +66,7 @@ class RunCommand final : public Command {
     app.add_option("--args", arguments_,
                    "The tool's arguments: a JSON object, @FILE to read it from a file, @- from stdin")
         ->type_name("JSON|@FILE");
-    app.add_option("--answer", answers_,
-                   "Answer the tool's question ID with VALUE (repeatable; typed by the question: true/false/yes/no, text, or one of its options)")
+    app.add_option("--answer", answers_, kAnswerOptionHelp)
         ->type_name("ID=VALUE")
         ->allow_extra_args(false);  // one value per --answer, so TOOL may follow
     app.add_option("--session", session_id_,

@@ -21,6 +21,7 @@ extern char** environ;
 #include <utility>
 #include <vector>
 
+#include "cli/rule_writer.h"
 #include "cli/terminal.h"
 #include "core/io.h"
 #include "core/text.h"
@@ -54,9 +55,17 @@ std::atomic<CancelToken*> g_interrupt_target{nullptr};
 static_assert(std::atomic<CancelToken*>::is_always_lock_free,
               "the signal handler needs a lock-free pointer");
 volatile sig_atomic_t g_interrupt_signal = 0;
+// What the first signal prints on a terminal (built before the run: a
+// handler cannot format), or null.
+std::atomic<const std::string*> g_interrupt_notice{nullptr};
 
 extern "C" void OnInterrupt(int signal_number) {
+  const bool first = g_interrupt_signal == 0;
   g_interrupt_signal = signal_number;
+  // The user pressed Ctrl+C and the tool may take its grace period to stop:
+  // say so at once rather than seem to hang. write(2) is async-signal-safe.
+  const std::string* notice = g_interrupt_notice.load(std::memory_order_acquire);
+  if (first && notice != nullptr) static_cast<void>(::write(STDERR_FILENO, notice->data(), notice->size()));
   // Cancel() is async-signal-safe (an atomic store and a write(2)); a second
   // Ctrl+C lands here again and changes nothing, so cleanup is never cut short.
   CancelToken* token = g_interrupt_target.load(std::memory_order_acquire);
@@ -71,8 +80,17 @@ extern "C" void OnInterrupt(int signal_number) {
 // its default in the tool process, so none of this leaks into the tool.
 class InterruptScope {
  public:
-  explicit InterruptScope(CancelToken& token) {
+  // `tool`: named in the notice the first signal prints when stderr is a
+  // terminal ("waiting up to 5 s for tool 'x' to stop...").
+  InterruptScope(CancelToken& token, const ToolConfig& tool) {
     g_interrupt_signal = 0;
+    if (isatty(STDERR_FILENO) == 1) {
+      // The line starts afresh: ^C was echoed where the cursor stood.
+      notice_ = "\ntoolvfs: cancelling tool " + Quote(tool.name) + ": waiting up to " +
+                std::to_string(tool.sandbox.limits.cancel_grace_s) +
+                " s for it to stop, then it is terminated (SIGTERM, then SIGKILL)\n";
+      g_interrupt_notice.store(&notice_, std::memory_order_release);
+    }
     g_interrupt_target.store(&token, std::memory_order_release);
     struct sigaction action {};
     action.sa_handler = OnInterrupt;
@@ -98,6 +116,7 @@ class InterruptScope {
       if (saved.installed) sigaction(saved.signal, &saved.previous, nullptr);
     }
     g_interrupt_target.store(nullptr, std::memory_order_release);
+    g_interrupt_notice.store(nullptr, std::memory_order_release);
   }
 
   // The signal that arrived during the scope, or 0.
@@ -110,6 +129,7 @@ class InterruptScope {
     bool installed = false;
   };
   Saved saved_[3] = {{SIGINT}, {SIGTERM}, {SIGPIPE}};
+  std::string notice_;
 };
 
 // --- Printing --------------------------------------------------------------
@@ -495,7 +515,10 @@ Result<RunServices> PrepareRunServices(const CommonOptions& common,
       list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
     }
   }
-  if (!common.no_interaction && TerminalAvailable()) services.inquirer = NewTerminalInquirer();
+  if (!common.no_interaction && TerminalAvailable()) {
+    // With a config file, "s" at a question saves the rule in it.
+    services.inquirer = NewTerminalInquirer(config_path ? NewConfigRuleWriter(*config_path) : nullptr);
+  }
   services.environment = HostEnvironment();
   TOOLVFS_ASSIGN_OR_RETURN(services.audit, OpenAuditSink(common));
   if (DebugLogging()) {
@@ -847,7 +870,7 @@ int RunAndReport(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& t
   std::optional<Result<AnsweredRun>> executed;
   int interrupt_signal = 0;
   {
-    InterruptScope interrupts(cancel);
+    InterruptScope interrupts(cancel, tool);
     executed.emplace(tool.stateful ? DriveStateful(runtime, call, tool, sources, cancel)
                                    : RunAnswering(runtime, call, tool, sources, cancel));
     interrupt_signal = interrupts.signal();
