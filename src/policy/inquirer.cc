@@ -355,6 +355,9 @@ class TerminalInquirer final : public Inquirer {
       TOOLVFS_ASSIGN_OR_RETURN(std::optional<char> key, ReadByte());
       if (!key) return std::optional<std::string>();
       if (*key == '\n' || *key == '\r' || *key == ' ' || *key == '\t') continue;
+      // Ctrl+D (the terminal's end-of-input key) ends the input as it does
+      // in line mode.
+      if (static_cast<cc_t>(*key) == raw_terminal.saved.c_cc[VEOF]) return std::optional<std::string>();
       // An arrow or function key sends ESC [ A and the like: its letters
       // must not answer ("A" would allow for the run). Its bytes arrive
       // together; they are dropped up to the sequence's final byte.

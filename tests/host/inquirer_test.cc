@@ -210,7 +210,7 @@ TEST(TerminalInquirerTest, TypeAheadIsDiscardedOnATerminal) {
   std::unique_ptr<Inquirer> inquirer = NewTerminalInquirer(terminal.DupSlave(), terminal.DupSlave());
   std::optional<Result<InquiryAnswer>> answer;
   std::thread asking([&] { answer = inquirer->Ask(WriteInquiry()); });
-  std::string prompt = terminal.ReadUntil("[y/a/n/d] ");
+  std::string prompt = terminal.ReadUntil("Allow? [");
   EXPECT_THAT(prompt, HasSubstr("'src/gen/a.rs'"));
   terminal.Type("n\n");
   asking.join();
@@ -225,7 +225,7 @@ TEST(TerminalInquirerTest, ATerminalClosedWhileAskingFails) {
   std::unique_ptr<Inquirer> inquirer = NewTerminalInquirer(terminal.DupSlave(), terminal.DupSlave());
   std::optional<Result<InquiryAnswer>> answer;
   std::thread asking([&] { answer = inquirer->Ask(WriteInquiry()); });
-  terminal.ReadUntil("[y/a/n/d] ");
+  terminal.ReadUntil("Allow? [");
   terminal.Type("\x04");  // Ctrl+D at the start of a line: end of input
   asking.join();
   ASSERT_TRUE(answer.has_value());
