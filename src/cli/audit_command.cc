@@ -54,8 +54,11 @@ class AuditCommand final : public Command {
         "  2026-11-21 08:30:00.140  gen  fs.write  src/gen/a.rs  asked-allow (user)  12 µs\n"
         "  2026-11-21 08:30:01.002  gen  run.end  completed  run 9f2c...  exit 0  877 ms\n"
         "Malformed lines are reported on stderr with their line number and skipped.\n"
+        "Example: toolvfs audit --tool rename_symbol --since 1h\n"
         "Exit codes: 0 the log was read, 2 no log, an unreadable log or malformed lines.");
   }
+
+  unsigned UsedCommonOptions() const override { return kOptionProject | kOptionAudit; }
 
   int Run(const CommonOptions& common) override {
     if (since_) {

@@ -41,10 +41,23 @@ struct CommonOptions {
   std::string log_level = "warn";     // --log-level error|warn|info|debug
 };
 
+// The common options, as bits: which of them a command reads.
+enum CommonOption : unsigned {
+  kOptionProject = 1u << 0,      // --project
+  kOptionConfig = 1u << 1,       // --config
+  kOptionInteraction = 1u << 2,  // --no-interaction
+  kOptionSandbox = 1u << 3,      // --sandbox
+  kOptionAudit = 1u << 4,        // --audit, --no-audit
+  kOptionLogLevel = 1u << 5,     // --log-level
+  kAllCommonOptions = (1u << 6) - 1,
+};
+
 // Declares the common options on `app`, bound to `options`. Called for
 // the root and for every command, so they may appear before or after the
-// command name.
-void AddCommonOptions(CLI::App& app, CommonOptions& options);
+// command name. Every one is accepted everywhere (a harness may pass the
+// same ones to every command), but only those in `shown` are in the
+// command's --help: the others have no effect on it.
+void AddCommonOptions(CLI::App& app, CommonOptions& options, unsigned shown = kAllCommonOptions);
 
 class Command {
  public:
@@ -53,6 +66,10 @@ class Command {
   // Declares the command's own options and positionals on `app` (the
   // command's CLI11 subcommand), bound to members of this object.
   virtual void AddOptions(CLI::App& app) = 0;
+
+  // The common options this command reads (CommonOption bits); the rest
+  // are hidden from its --help.
+  virtual unsigned UsedCommonOptions() const { return kAllCommonOptions; }
 
   // Runs the command after a successful parse and returns the exit code.
   // Prints its own output and errors (see ReportError); never throws.

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <iterator>
 #include <memory>
 #include <cstdlib>
 #include <optional>
@@ -20,6 +21,7 @@
 #include "cli/tool_invocation.h"
 #include "core/io.h"
 #include "config/config.h"
+#include "protocol/json_writer.h"
 #include "sandbox/kernel_features.h"
 #include "sandbox/landlock.h"
 #include "sandbox/sandbox_profile.h"
@@ -131,12 +133,19 @@ std::vector<EnforcementRow> EnforcementTable() {
 class DoctorCommand final : public Command {
  public:
   void AddOptions(CLI::App& app) override {
+    app.add_flag("--json", json_,
+                 "Print one JSON object: {\"version\",\"kernel\",\"features\",\"enforced\"}");
     app.footer(
         "Each feature is probed with the syscall itself, never inferred from the kernel version.\n"
-        "The second table is read off the sandbox profiles a run would build here.");
+        "The second table is read off the sandbox profiles a run would build here.\n"
+        "Example: toolvfs doctor --json\n"
+        "Exit codes: 0 printed (whatever the kernel offers), 2 the output could not be written.");
   }
 
+  unsigned UsedCommonOptions() const override { return 0; }
+
   int Run(const CommonOptions&) override {
+    if (json_) return PrintJson();
     Palette palette = MakePalette(ColorEnabled(STDOUT_FILENO));
     std::string out = "toolvfs " TOOLVFS_VERSION;
     struct utsname system;
@@ -207,6 +216,67 @@ class DoctorCommand final : public Command {
     if (!written.ok()) return ReportError("doctor", written.message());
     return kExitOk;
   }
+
+ private:
+  // --json: the two tables as data, one object on one line. An enforced
+  // cell is "yes" or "yes: HOW", a missing one "no (WHY)", one that does
+  // not apply to that kind of process "n/a: WHY", exactly as the text.
+  int PrintJson() {
+    rapidjson::StringBuffer buffer;
+    JsonWriter writer(buffer);
+    writer.StartObject();
+    WriteJsonKey(writer, "version");
+    writer.String(TOOLVFS_VERSION);
+    struct utsname system;
+    if (uname(&system) == 0) {
+      WriteJsonKey(writer, "kernel");
+      writer.StartObject();
+      WriteJsonKey(writer, "sysname");
+      writer.String(system.sysname);
+      WriteJsonKey(writer, "release");
+      writer.String(system.release);
+      WriteJsonKey(writer, "machine");
+      writer.String(system.machine);
+      writer.EndObject();
+    }
+    WriteJsonKey(writer, "uid");
+    writer.Uint(geteuid());
+    WriteJsonKey(writer, "features");
+    writer.StartArray();
+    for (const NamedFeatureProbe& probe : ProbeKernelFeatures()) {
+      writer.StartObject();
+      WriteJsonKey(writer, "name");
+      writer.String(probe.name);
+      WriteJsonKey(writer, "available");
+      writer.Bool(probe.probe.available);
+      WriteJsonKey(writer, "detail");
+      writer.String(probe.probe.detail);
+      writer.EndObject();
+    }
+    writer.EndArray();
+    WriteJsonKey(writer, "enforced");
+    writer.StartArray();
+    constexpr std::string_view kKinds[] = {"vfs_tool", "stdio_tool", "process_run_child"};
+    for (const EnforcementRow& row : EnforcementTable()) {
+      writer.StartObject();
+      WriteJsonKey(writer, "mechanism");
+      writer.String(row.mechanism);
+      for (size_t index = 0; index < row.cells.size() && index < std::size(kKinds); ++index) {
+        WriteJsonKey(writer, kKinds[index]);
+        writer.String(row.cells[index]);
+      }
+      writer.EndObject();
+    }
+    writer.EndArray();
+    writer.EndObject();
+    std::string out(buffer.GetString(), buffer.GetSize());
+    out += '\n';
+    Status written = WriteFull(STDOUT_FILENO, out, "standard output");
+    if (!written.ok()) return ReportError("doctor", written.message());
+    return kExitOk;
+  }
+
+  bool json_ = false;
 };
 
 }  // namespace

@@ -23,6 +23,42 @@
 namespace toolvfs {
 namespace {
 
+// Interpreters whose first non-option argument is the program that runs:
+// an ad-hoc tool is named after that script, not after `python3`.
+bool IsInterpreter(std::string_view name) {
+  constexpr std::string_view kInterpreters[] = {"python", "pypy", "node", "bash", "sh", "dash", "zsh",
+                                                "perl", "ruby", "php", "lua", "Rscript", "tclsh"};
+  for (std::string_view interpreter : kInterpreters) {
+    if (!name.starts_with(interpreter)) continue;
+    // python3, python3.11, lua5.4: a version may follow the name.
+    std::string_view version = name.substr(interpreter.size());
+    if (version.find_first_not_of("0123456789.") == std::string_view::npos) return true;
+  }
+  return false;
+}
+
+std::string FileNameOf(const std::string& path) {
+  std::string name = std::filesystem::path(path).filename().string();
+  return name.empty() ? path : name;
+}
+
+// The ad-hoc tool's name: the script's file name for an interpreter
+// (`python3 tools/rename_symbol.py` is `rename_symbol.py`, `python3 -m
+// pkg.tool` is `pkg.tool`), else the program's file name.
+std::string AdHocToolName(const std::vector<std::string>& command) {
+  const std::string program = FileNameOf(command.front());
+  if (!IsInterpreter(program)) return program;
+  for (size_t index = 1; index < command.size(); ++index) {
+    const std::string& argument = command[index];
+    if (argument == "-m" && index + 1 < command.size()) return command[index + 1];
+    // -c CODE and -e CODE: inline code, no file to name the tool after.
+    if (argument == "-c" || argument == "-e") return program;
+    if (argument.empty() || argument.starts_with('-')) continue;
+    return FileNameOf(argument);
+  }
+  return program;
+}
+
 class ExecCommand final : public Command {
  public:
   void AddOptions(CLI::App& app) override {
@@ -38,6 +74,9 @@ class ExecCommand final : public Command {
     app.add_option("--args", arguments_,
                    "The tool's arguments: a JSON object, @FILE to read it from a file, @- from stdin")
         ->type_name("JSON|@FILE");
+    app.add_option("--answer", answers_, kAnswerOptionHelp)
+        ->type_name("ID=VALUE")
+        ->allow_extra_args(false);
     app.add_flag("--json", json_,
                  "Print one JSON object: {\"status\",\"content\",\"error\"?,\"question\"?}");
     app.add_option("--allow-read", allow_read_,
@@ -58,11 +97,15 @@ class ExecCommand final : public Command {
         ->allow_extra_args(false);
     app.footer(
         "Options go before PROGRAM (or before --); everything after PROGRAM is passed to it.\n"
-        "The tool runs in the current directory, named after PROGRAM's file name, with the "
-        "default limits.\n"
+        "The tool runs in the current directory, named after its script (python3 tools/x.py is "
+        "x.py) or else PROGRAM's file name, with the default limits.\n"
+        "Example: toolvfs exec --allow-write todo.txt -- python3 tools/todo.py\n"
         "Exit codes: 0 completed, 1 the tool reported an error or failed, 2 usage error or the "
-        "program could not start, 3 needs input, 124 timeout, 130 cancelled.");
+        "program could not start, 3 needs input, 4 the OS sandbox cannot be enforced, 124 timeout, "
+        "130 cancelled.");
   }
+
+  unsigned UsedCommonOptions() const override { return kOptionProject | kOptionInteraction | kOptionSandbox | kOptionAudit | kOptionLogLevel; }
 
   int Run(const CommonOptions& common) override {
     if (command_.empty() || command_.front().empty()) {
@@ -88,8 +131,8 @@ class ExecCommand final : public Command {
     if (error) return ReportError("exec", "Cannot get the current directory: " + error.message());
 
     ToolConfig tool;
-    std::string name = std::filesystem::path(command_.front()).filename().string();
-    tool.name = name.empty() ? command_.front() : name;
+    tool.name = AdHocToolName(command_);
+    tool.ad_hoc = true;
     const bool stdio = runtime_ == "stdio";
     tool.runtime = stdio ? RuntimeKind::kStdio : RuntimeKind::kVfs;
     tool.command = CommandSpec{.program = command_.front(),
@@ -105,7 +148,10 @@ class ExecCommand final : public Command {
 
     Result<RunServices> services = PrepareRunServices(common, std::nullopt);
     if (!services.ok()) return ReportError("exec", services.status().message());
+    auto answers = ParseAnswerFlags(answers_);  // typed when the tool asks (runtime/answers.h)
+    if (!answers.ok()) return ReportError("--answer", answers.status().message());
     const InvocationOutput output{.json = json_,
+                                  .answers = std::move(answers).value(),
                                   .interactive = !common.no_interaction,
                                   .audit = services->audit.get(),
                                   .runtime = *tool.runtime};
@@ -177,6 +223,7 @@ class ExecCommand final : public Command {
   std::string runtime_ = "vfs";
   std::optional<std::string> arguments_;
   bool json_ = false;
+  std::vector<std::string> answers_;
   std::vector<std::string> allow_read_;
   std::vector<std::string> allow_write_;
   std::vector<std::string> allow_net_;

@@ -189,8 +189,11 @@ class GrepCommand final : public Command {
         "\"--\" between groups (with context); --json prints NDJSON instead.\n"
         "Skips .git/, .toolvfs/, hidden files (unless --hidden), binary files and ignored files "
         "(unless --include-ignored).\n"
+        "Example: toolvfs grep -w -t py 'def \\w+' src\n"
         "Exit codes: 0 matches found, 1 no match, 2 error.");
   }
+
+  unsigned UsedCommonOptions() const override { return kOptionProject; }
 
   int Run(const CommonOptions& common) override {
     if (max_matches_ && *max_matches_ == 0) {

@@ -130,20 +130,22 @@ int RunMain(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(info.name, info.summary);
     std::unique_ptr<Command> command = info.create();
     command->AddOptions(*sub);
-    AddCommonOptions(*sub, common);
+    const unsigned used = command->UsedCommonOptions();
+    AddCommonOptions(*sub, common, used);
     // A command with subcommands of its own (workspace): they take the
     // common options too, after their name as well as before it.
     for (CLI::App* nested : sub->get_subcommands([](CLI::App*) { return true; })) {
-      AddCommonOptions(*nested, common);
+      AddCommonOptions(*nested, common, used);
     }
     registered.push_back({sub, std::move(command)});
   }
   // After the commands: a subcommand inherits the footer it is created with.
   app.footer(
       "Run 'toolvfs COMMAND --help' for the options of a command.\n"
+      "Example: toolvfs run todo_report --project examples/project\n"
       "Exit codes: 0 success (grep: matches found), 1 no result or the tool reported an "
       "error (grep: no match), 2 usage, config or other error, 3 the tool needs input, "
-      "124 timeout, 130 cancelled.");
+      "4 the OS sandbox cannot be enforced, 124 timeout, 130 cancelled.");
 
   // Hidden (no group): the build runs it to make the man page and the
   // completions from this very tree (cli_reference.h).
@@ -162,6 +164,7 @@ int RunMain(int argc, char** argv) {
     return ReportParseError(app, error, argc, argv);
   }
 
+  SetLogLevel(common.log_level);
   if (generate->parsed()) {
     std::string text = generate_what == "man"    ? ManPage(app)
                        : generate_what == "bash" ? BashCompletion(app)

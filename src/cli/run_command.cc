@@ -66,8 +66,7 @@ class RunCommand final : public Command {
     app.add_option("--args", arguments_,
                    "The tool's arguments: a JSON object, @FILE to read it from a file, @- from stdin")
         ->type_name("JSON|@FILE");
-    app.add_option("--answer", answers_,
-                   "Answer the tool's question ID with VALUE (repeatable; typed by the question: true/false/yes/no, text, or one of its options)")
+    app.add_option("--answer", answers_, kAnswerOptionHelp)
         ->type_name("ID=VALUE")
         ->allow_extra_args(false);  // one value per --answer, so TOOL may follow
     app.add_option("--session", session_id_,
@@ -79,8 +78,10 @@ class RunCommand final : public Command {
     app.footer(
         "The tool runs in the directory of its config file. Without --json its text "
         "content goes to stdout and errors to stderr.\n"
+        "Example: toolvfs run rename_symbol --args '{\"from\": \"a\", \"to\": \"b\"}' --json\n"
         "Exit codes: 0 completed, 1 the tool reported an error or failed, 2 usage or config "
-        "error, 3 needs input, 124 timeout, 130 cancelled (Ctrl+C sends the tool `cancel`).");
+        "error, 3 needs input, 4 the OS sandbox cannot be enforced, 124 timeout, 130 cancelled "
+        "(Ctrl+C sends the tool `cancel`).");
   }
 
   int Run(const CommonOptions& common) override {

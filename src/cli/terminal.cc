@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "cli/command.h"
+#include "core/text.h"
 
 namespace toolvfs {
 namespace {
@@ -43,6 +45,19 @@ int ReportError(std::string_view what, std::string_view why) {
 }
 
 void ReportNote(std::string_view what, std::string_view why) { PrintLine(what, why); }
+
+namespace {
+std::atomic<bool> debug_logging{false};
+}  // namespace
+
+void SetLogLevel(std::string_view level) { debug_logging.store(level == "debug"); }
+
+bool DebugLogging() { return debug_logging.load(); }
+
+void LogDebug(std::string_view message) {
+  if (!DebugLogging()) return;
+  PrintLine("debug", EscapeForDisplay(message));
+}
 
 bool ColorEnabled(int fd) {
   const char* no_color = std::getenv("NO_COLOR");

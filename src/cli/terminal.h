@@ -14,6 +14,17 @@ int ReportError(std::string_view what, std::string_view why);
 // know that is not a failure.
 void ReportNote(std::string_view what, std::string_view why);
 
+// --log-level, set once by main() after parsing: "error", "warn", "info"
+// or "debug".
+void SetLogLevel(std::string_view level);
+bool DebugLogging();
+
+// With --log-level debug, prints "toolvfs: debug: <message>" on stderr
+// (control characters escaped, one line); nothing otherwise. For what a
+// user needs to see why a run went as it did: the config file used, the
+// tool's command and directory, the sandbox mode, each request's decision.
+void LogDebug(std::string_view message);
+
 // Whether output on `fd` may use ANSI colour: only a terminal, never when
 // NO_COLOR is set to a non-empty value (no-color.org) or TERM is "dumb".
 bool ColorEnabled(int fd);

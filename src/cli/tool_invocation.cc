@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
 #include <simdjson.h>
 #include <unistd.h>
 
@@ -19,10 +21,12 @@ extern char** environ;
 #include <utility>
 #include <vector>
 
+#include "cli/rule_writer.h"
 #include "cli/terminal.h"
 #include "core/io.h"
 #include "core/text.h"
 #include "core/unique_fd.h"
+#include "host/tool_session.h"
 #include "policy/file_policy.h"
 #include "protocol/json_writer.h"
 #include "runtime/argument_validation.h"
@@ -51,9 +55,17 @@ std::atomic<CancelToken*> g_interrupt_target{nullptr};
 static_assert(std::atomic<CancelToken*>::is_always_lock_free,
               "the signal handler needs a lock-free pointer");
 volatile sig_atomic_t g_interrupt_signal = 0;
+// What the first signal prints on a terminal (built before the run: a
+// handler cannot format), or null.
+std::atomic<const std::string*> g_interrupt_notice{nullptr};
 
 extern "C" void OnInterrupt(int signal_number) {
+  const bool first = g_interrupt_signal == 0;
   g_interrupt_signal = signal_number;
+  // The user pressed Ctrl+C and the tool may take its grace period to stop:
+  // say so at once rather than seem to hang. write(2) is async-signal-safe.
+  const std::string* notice = g_interrupt_notice.load(std::memory_order_acquire);
+  if (first && notice != nullptr) static_cast<void>(::write(STDERR_FILENO, notice->data(), notice->size()));
   // Cancel() is async-signal-safe (an atomic store and a write(2)); a second
   // Ctrl+C lands here again and changes nothing, so cleanup is never cut short.
   CancelToken* token = g_interrupt_target.load(std::memory_order_acquire);
@@ -68,8 +80,17 @@ extern "C" void OnInterrupt(int signal_number) {
 // its default in the tool process, so none of this leaks into the tool.
 class InterruptScope {
  public:
-  explicit InterruptScope(CancelToken& token) {
+  // `tool`: named in the notice the first signal prints when stderr is a
+  // terminal ("waiting up to 5 s for tool 'x' to stop...").
+  InterruptScope(CancelToken& token, const ToolConfig& tool) {
     g_interrupt_signal = 0;
+    if (isatty(STDERR_FILENO) == 1) {
+      // The line starts afresh: ^C was echoed where the cursor stood.
+      notice_ = "\ntoolvfs: cancelling tool " + Quote(tool.name) + ": waiting up to " +
+                std::to_string(tool.sandbox.limits.cancel_grace_s) +
+                " s for it to stop, then it is terminated (SIGTERM, then SIGKILL)\n";
+      g_interrupt_notice.store(&notice_, std::memory_order_release);
+    }
     g_interrupt_target.store(&token, std::memory_order_release);
     struct sigaction action {};
     action.sa_handler = OnInterrupt;
@@ -95,6 +116,7 @@ class InterruptScope {
       if (saved.installed) sigaction(saved.signal, &saved.previous, nullptr);
     }
     g_interrupt_target.store(nullptr, std::memory_order_release);
+    g_interrupt_notice.store(nullptr, std::memory_order_release);
   }
 
   // The signal that arrived during the scope, or 0.
@@ -107,6 +129,7 @@ class InterruptScope {
     bool installed = false;
   };
   Saved saved_[3] = {{SIGINT}, {SIGTERM}, {SIGPIPE}};
+  std::string notice_;
 };
 
 // --- Printing --------------------------------------------------------------
@@ -314,10 +337,17 @@ void PrintOutcomeText(const Outcome& outcome, Verdict verdict, const ToolConfig&
   if (verdict == Verdict::kCompleted) return;
   std::string message = outcome.error ? outcome.error->message : std::string();
   if (message.empty()) message = "the tool reported an error";
+  const bool show_tail = outcome.failure != StatusCode::kOk && !outcome.stderr_tail.empty();
+  // The host's message ends with the stderr's last line for the harnesses
+  // that only read the message; here the tail follows, so it is said once.
+  if (size_t quoted = message.find(kStderrEndsWith); show_tail && quoted != std::string::npos) {
+    message.resize(quoted);
+    message += "; its stderr ends with:";
+  }
   ReportError(what + " failed", SanitizeMessage(message));
   // A run failure (crash, timeout, exit without a result): the tool's last
   // words usually say why. A tool that reported its own error said it already.
-  if (outcome.failure != StatusCode::kOk && !outcome.stderr_tail.empty()) {
+  if (show_tail) {
     std::string tail = IndentedTail(outcome.stderr_tail, kStderrTailLines);
     std::fwrite(tail.data(), 1, tail.size(), stderr);
   }
@@ -391,7 +421,14 @@ Result<LoadedConfig> LoadToolConfig(const CommonOptions& common) {
   std::string path = ConfigPath(common);
   Result<Config> config = LoadConfig(path);
   if (!config.ok()) {
-    if (named || config.status().code() != StatusCode::kNotFound) return config.status();
+    if (config.status().code() != StatusCode::kNotFound) {
+      // A config that does not parse: check lists every error, not just
+      // the first, and shows what the rest means.
+      return Status(config.status().code(),
+                    config.status().message() + " (toolvfs check --config " + ShellQuoted(path) +
+                        " lists every error)");
+    }
+    if (named) return config.status();
     return Status(StatusCode::kNotFound,
                   config.status().message() +
                       " (create it, or name a config file with --config FILE; see docs/config.md)");
@@ -403,6 +440,9 @@ Result<LoadedConfig> LoadToolConfig(const CommonOptions& common) {
   loaded.config = std::move(config).value();
   loaded.path = path;
   loaded.directory = absolute.lexically_normal().parent_path().string();
+  LogDebug("config " + absolute.lexically_normal().string() + ": " + std::to_string(loaded.config.tools.size()) +
+           " tools, " + std::to_string(loaded.config.mcp_servers.size()) + " MCP servers; tools run in " +
+           loaded.directory);
   return loaded;
 }
 
@@ -479,9 +519,30 @@ Result<RunServices> PrepareRunServices(const CommonOptions& common,
   RunServices services;
   TOOLVFS_ASSIGN_OR_RETURN(services.sandbox_mode, ParseSandboxMode(common.sandbox));
   services.sandbox_hidden_for_testing = HiddenSandboxMechanismsForTesting();
-  if (!common.no_interaction && TerminalAvailable()) services.inquirer = NewTerminalInquirer();
+  if (!common.no_interaction && TerminalAvailable()) {
+    // With a config file, "s" at a question saves the rule in it.
+    services.inquirer = NewTerminalInquirer(config_path ? NewConfigRuleWriter(*config_path) : nullptr);
+  }
   services.environment = HostEnvironment();
   TOOLVFS_ASSIGN_OR_RETURN(services.audit, OpenAuditSink(common));
+  if (DebugLogging()) {
+    LogDebug("project " + common.project + "; sandbox " + common.sandbox + "; questions " +
+             (services.inquirer    ? std::string("asked on the terminal")
+              : common.no_interaction ? std::string("denied (--no-interaction)")
+                                      : std::string("denied (no terminal)")) +
+             "; audit log " + (services.audit ? std::string("on") : std::string("off")));
+    // Every decided request on stderr as well, as the audit log has it.
+    std::shared_ptr<AuditSink> file(std::move(services.audit));
+    services.audit = NewCallbackAuditSink([file](const AuditRecord& record) {
+      // A run's own start and end records are logged by InvokeTool.
+      if (!record.method.starts_with("run.")) {
+        LogDebug(record.method + " " + Quote(record.target) + ": " + std::string(AuditDecisionName(record.decision)) +
+               (record.rule.empty() ? "" : " (" + record.rule + ")") + ", code " + std::to_string(record.code) +
+                 ", " + std::to_string(record.duration_us) + " us");
+      }
+      if (file) file->Record(record);
+    });
+  }
   // The config in use when it lies in the project; toolvfs.toml itself is
   // always sensitive (FilePolicy), but it may be a link to another file of
   // the project, which the policy judges by its target: with --config
@@ -509,6 +570,39 @@ void ReportConfigWarnings(const LoadedConfig& loaded, const CommonOptions& commo
 
 // --- Arguments --------------------------------------------------------------
 
+namespace {
+
+// "Invalid JSON on the command line at line 1, column 9: Missing a name
+// for object member (near '{"a": 1,,}')": where the text breaks, which
+// simdjson does not say. RapidJSON parses the text again only to find the
+// position of the error, so the user sees which character to fix.
+std::string JsonSyntaxError(std::string_view text, std::string_view where) {
+  rapidjson::Document document;
+  document.Parse<rapidjson::kParseStopWhenDoneFlag>(text.data(), text.size());
+  std::string message = "Invalid JSON " + std::string(where);
+  if (!document.HasParseError()) return message + ": the text is not valid JSON";
+  const size_t offset = std::min(document.GetErrorOffset(), text.size());
+  size_t line = 1;
+  size_t line_start = 0;
+  for (size_t index = 0; index < offset; ++index) {
+    if (text[index] == '\n') {
+      ++line;
+      line_start = index + 1;
+    }
+  }
+  message += " at line " + std::to_string(line) + ", column " + std::to_string(offset - line_start + 1) +
+             ": " + std::string(rapidjson::GetParseError_En(document.GetParseError()));
+  if (message.ends_with('.')) message.pop_back();  // RapidJSON's sentences end with one
+  // A little of the text around the spot, one line.
+  constexpr size_t kContext = 12;
+  const size_t from = offset > kContext ? offset - kContext : 0;
+  message += " (at " + Quote(text.substr(offset, kContext)) + ", after " +
+             Quote(text.substr(from, offset - from)) + ")";
+  return message;
+}
+
+}  // namespace
+
 Result<std::string> ReadArgumentsJson(std::string_view value) {
   std::string where = "on the command line";
   std::string text;
@@ -528,9 +622,7 @@ Result<std::string> ReadArgumentsJson(std::string_view value) {
   simdjson::dom::parser parser;
   simdjson::dom::element root;
   simdjson::error_code error = parser.parse(text).get(root);
-  if (error != simdjson::SUCCESS) {
-    return InvalidArgumentError("Invalid JSON " + where + ": " + simdjson::error_message(error));
-  }
+  if (error != simdjson::SUCCESS) return InvalidArgumentError(JsonSyntaxError(text, where));
   if (root.type() != simdjson::dom::element_type::OBJECT) {
     return InvalidArgumentError("The arguments " + where +
                                 " must be a JSON object ({\"NAME\": VALUE, ...}), got " +
@@ -782,7 +874,7 @@ int RunAndReport(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& t
   std::optional<Result<AnsweredRun>> executed;
   int interrupt_signal = 0;
   {
-    InterruptScope interrupts(cancel);
+    InterruptScope interrupts(cancel, tool);
     executed.emplace(tool.stateful ? DriveStateful(runtime, call, tool, sources, cancel)
                                    : RunAnswering(runtime, call, tool, sources, cancel));
     interrupt_signal = interrupts.signal();
@@ -844,6 +936,16 @@ int InvokeTool(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& too
   ToolCall identified = call;
   if (identified.id.empty()) identified.id = NewCallId();
   const auto started = std::chrono::steady_clock::now();
+  if (DebugLogging()) {
+    std::string command;
+    if (tool.command) {
+      command = ShellQuoted(tool.command->program);
+      for (const std::string& argument : tool.command->args) command += " " + ShellQuoted(argument);
+    }
+    LogDebug("run " + identified.id + ": tool " + Quote(tool.name) + ", runtime " +
+             std::string(RuntimeKindName(output.runtime)) + (command.empty() ? "" : ", command " + command) +
+             ", arguments " + identified.arguments_json);
+  }
   if (output.audit != nullptr) {
     AuditRecord start = RunRecord(kRunStartMethod, tool, identified.id);
     start.target = std::string(RuntimeKindName(output.runtime));
@@ -851,6 +953,12 @@ int InvokeTool(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& too
   }
   RunEnd end;
   const int exit_code = RunAndReport(runtime, identified, tool, output, end);
+  LogDebug("run " + identified.id + " ended: " + end.status + (end.kind.empty() ? "" : " (" + end.kind + ")") +
+           ", exit code " + std::to_string(exit_code) + " after " +
+           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - started)
+                              .count()) +
+           " ms");
   if (output.audit != nullptr) {
     AuditRecord finished = RunRecord(kRunEndMethod, tool, identified.id);
     finished.target = end.status;

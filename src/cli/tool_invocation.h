@@ -100,6 +100,11 @@ Result<RunServices> PrepareRunServices(const CommonOptions& common,
 // project directory of --project (a sensitive path for every tool).
 std::optional<std::string> ConfigPathInProject(const CommonOptions& common, const std::string& config_path);
 
+// The help of --answer, for run and exec alike.
+inline constexpr const char* kAnswerOptionHelp =
+    "Answer the tool's question ID with VALUE (repeatable; typed by the question: true/false/yes/no, text, or "
+    "one of its options)";
+
 // The value of --args: inline JSON, "@FILE" (read the file) or "@-" (read
 // standard input). Returns the object as compact JSON text ("{}" for an
 // empty value). InvalidArgument, naming where the text came from, for text

@@ -164,8 +164,11 @@ class ToolsCommand final : public Command {
                  "Print a JSON array: [{\"name\",\"runtime\",\"source\",\"description\",\"input_schema\",...}]");
     app.footer(
         "Lists the tools of --config FILE, else of toolvfs.toml in the project directory.\n"
+        "Example: toolvfs tools --json --project examples/project\n"
         "Exit codes: 0 listed (also when there are none), 2 the config is missing or invalid.");
   }
+
+  unsigned UsedCommonOptions() const override { return kOptionProject | kOptionConfig | kOptionLogLevel; }
 
   int Run(const CommonOptions& common) override {
     Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project);

@@ -40,8 +40,11 @@ class VfsdCommand final : public Command {
     app.footer(
         "Frames: a 4-byte big-endian length, then that many bytes of UTF-8 JSON. Ops: ping, init, open_read, "
         "open_write, read, write, close, stat, list, make_pipe, temp, seek (docs/vfsd.md).\n"
+        "Example: toolvfs vfsd --project . --allow src (a client on stdin/stdout)\n"
         "Exit codes: 0 when the client closes the channel, 1 when the channel fails, 2 usage or setup error.");
   }
+
+  unsigned UsedCommonOptions() const override { return kOptionProject | kOptionAudit; }
 
   int Run(const CommonOptions& common) override {
     if (max_frame_ == 0) return ReportError("--max-frame", "must be at least 1 byte");

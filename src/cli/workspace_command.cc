@@ -172,6 +172,7 @@ class WorkspaceCommand final : public Command {
     app.footer(
         "--project names the workspace: sqlite:FILE#WORKSPACE (a snapshot read-only as "
         "sqlite:FILE#WORKSPACE@SNAPSHOT). Every subcommand but init needs an existing workspace.\n"
+        "Example: toolvfs workspace init --from . --project sqlite:agents.db#demo\n"
         "Exit codes: 0 done, 2 usage or any other error.");
 
     CLI::App* init = Add(app, "init", "Create a workspace, optionally importing a directory", &WorkspaceCommand::Init);

@@ -123,6 +123,9 @@ struct ToolConfig {
   // below holds only defaults.
   bool has_sandbox_table = false;
   SandboxConfig sandbox;
+  // `toolvfs exec`: a tool without a config file, whose policy comes from
+  // exec's --allow-* flags; hints then name those flags, not config keys.
+  bool ad_hoc = false;
 };
 
 // `[mcp_servers.NAME]`.

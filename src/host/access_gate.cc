@@ -42,7 +42,7 @@ Status AccessGate::Authorize(RequestScope& scope, std::string_view operation, st
     case Decision::kDeny: {
       record(AuditDecision::kDeny, decision.rule);
       std::string why = "denied by " + decision.rule;
-      if (!decision.hint.empty()) why += "; " + decision.hint;
+      if (!decision.hint.empty()) why += "; " + (policy_.ad_hoc ? ExecFlagHint(decision.hint) : decision.hint);
       return denial(why);
     }
     case Decision::kUncovered:
@@ -54,14 +54,27 @@ Status AccessGate::Authorize(RequestScope& scope, std::string_view operation, st
   auto remembered = [&]() -> std::optional<Status> {
     std::lock_guard lock(answers_mutex_);
     auto it = run_answers_.find(key);
-    if (it == run_answers_.end()) return std::nullopt;
+    if (it == run_answers_.end()) {
+      const PatternAnswer* found = nullptr;
+      for (const PatternAnswer& answer : pattern_answers_) {
+        if (answer.operation != operation || !answer.pattern.Matches(target)) continue;
+        if (found == nullptr || !answer.allowed) found = &answer;
+        if (!answer.allowed) break;
+      }
+      if (found == nullptr) return std::nullopt;
+      record(found->allowed ? AuditDecision::kAskedAllow : AuditDecision::kAskedDeny,
+             "user, for this run: " + found->text);
+      if (found->allowed) return Status();
+      return denial("denied by the user for the rest of this run (" + found->text + ")");
+    }
     record(it->second ? AuditDecision::kAskedAllow : AuditDecision::kAskedDeny, "user, for this run");
     if (it->second) return Status();
     return denial("denied by the user for the rest of this run");
   };
   if (std::optional<Status> answer = remembered()) return *answer;
 
-  Inquiry inquiry{policy_.tool_name, std::string(operation), std::string(target), decision.hint};
+  Inquiry inquiry{policy_.tool_name, std::string(operation), std::string(target),
+                  policy_.ad_hoc ? ExecFlagHint(decision.hint) : decision.hint, policy_.ad_hoc};
   if (!inquirer_.asks_user()) {
     record(AuditDecision::kDeny, "not covered, no interaction");
     return Status(StatusCode::kPermissionDenied, NonInteractiveDenial(inquiry, scope.method()));
@@ -78,17 +91,23 @@ Status AccessGate::Authorize(RequestScope& scope, std::string_view operation, st
     pending_sender_(scope.id(), "asking the user to allow " + std::string(operation) + " of '" +
                                     std::string(target) + "'");
   }
-  Result<InquiryAnswer> answer = inquirer_.Ask(inquiry);
-  if (!answer.ok()) {
+  Result<InquiryReply> reply = inquirer_.AskWithScope(inquiry);
+  if (!reply.ok()) {
     record(AuditDecision::kAskedDeny, "user (no answer)");
-    return denial("was not answered: " + answer.status().message());
+    return denial("was not answered: " + reply.status().message());
   }
-  bool allowed = *answer == InquiryAnswer::kAllowOnce || *answer == InquiryAnswer::kAllowForRun;
-  if (*answer == InquiryAnswer::kAllowForRun || *answer == InquiryAnswer::kDenyForRun) {
+  const InquiryAnswer answer = reply->answer;
+  bool allowed = answer == InquiryAnswer::kAllowOnce || answer == InquiryAnswer::kAllowForRun;
+  if (answer == InquiryAnswer::kAllowForRun || answer == InquiryAnswer::kDenyForRun) {
     std::lock_guard lock(answers_mutex_);
     run_answers_[key] = allowed;
+    if (!reply->pattern.empty()) {
+      pattern_answers_.push_back(
+          {std::string(operation), PathGlob::Pattern(reply->pattern), reply->pattern, allowed});
+    }
   }
-  record(allowed ? AuditDecision::kAskedAllow : AuditDecision::kAskedDeny, "user");
+  record(allowed ? AuditDecision::kAskedAllow : AuditDecision::kAskedDeny,
+         reply->pattern.empty() ? std::string("user") : "user: " + reply->pattern);
   if (allowed) return Status();
   return denial("denied by the user");
 }

@@ -23,11 +23,13 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "core/status.h"
 #include "policy/audit.h"
 #include "policy/decision.h"
 #include "policy/inquirer.h"
+#include "policy/path_glob.h"
 #include "policy/tool_policy.h"
 #include "protocol/jsonrpc.h"
 
@@ -120,6 +122,15 @@ class AccessGate {
   std::mutex answers_mutex_;
   // (operation, target) -> allowed for the rest of the run?
   std::map<std::pair<std::string, std::string>, bool> run_answers_;
+  // Wider answers for the rest of the run (a directory, a pattern, a saved
+  // rule): a denying one wins over an allowing one that also matches.
+  struct PatternAnswer {
+    std::string operation;
+    PathGlob pattern;
+    std::string text;  // as the user gave it, for the audit rule
+    bool allowed;
+  };
+  std::vector<PatternAnswer> pattern_answers_;
 };
 
 }  // namespace toolvfs

@@ -273,6 +273,13 @@ class Session {
   void KillTool();
   std::optional<Clock::time_point> NextDeadline() const;
   std::string Name() const { return "Tool " + Quote(setup_.tool_name); }
+  // "; its stdout began with something that is not protocol JSON: 'hello'
+  // (...)" once such a line came, else empty.
+  std::string StrayOutputNote() const {
+    if (first_stray_line_.empty()) return {};
+    return "; its stdout had a line that is not protocol JSON: " + Quote(first_stray_line_) +
+           " (a tool's own messages belong on stderr)";
+  }
 
   ChildProcess& child_;
   const SessionSetup& setup_;
@@ -309,6 +316,8 @@ class Session {
   std::unordered_map<const std::atomic<bool>*, size_t> cancelled_by_tool_;
 
   int protocol_errors_in_a_row_ = 0;
+  // The first bytes of the first stdout line that was not protocol JSON.
+  std::string first_stray_line_;
 
   Clock::time_point started_ = Clock::now();
   Clock::time_point last_activity_ = started_;
@@ -593,6 +602,13 @@ void Session::HandleLine(std::string_view line) {
   ParsedLine parsed = parser_.ParsePadded(line);
   if (parsed.is_blank()) return;
   if (parsed.is_error()) {
+    // The first stray line is the likeliest clue to a tool that printed
+    // to stdout what belongs on stderr: its first bytes go into the end
+    // message.
+    if (first_stray_line_.empty()) {
+      first_stray_line_ = std::string(line.substr(0, kQuotedStrayOutputBytes));
+      if (line.size() > kQuotedStrayOutputBytes) first_stray_line_ += "...";
+    }
     HandleProtocolError(parsed.error());
     return;
   }
@@ -612,7 +628,8 @@ void Session::HandleProtocolError(const ProtocolError& error) {
   if (++protocol_errors_in_a_row_ >= kProtocolErrorsToStop) {
     End(SessionResult::End::kProtocolErrors,
         Name() + " sent " + std::to_string(kProtocolErrorsToStop) +
-            " invalid protocol lines in a row and was stopped; the last: " + error.message);
+            " invalid protocol lines in a row and was stopped; the last: " + error.message +
+            StrayOutputNote());
   }
 }
 
@@ -908,8 +925,9 @@ void Session::OnChildExit() {
   }
   const ExitStatus& status = *result_.exit_status;
   std::string message = Name() + " " + status.Describe() + " without sending a result";
+  message += StrayOutputNote();
   std::string last = LastLine(stderr_tail_.Tail());
-  if (!last.empty()) message += "; stderr ends with: " + EscapeForDisplay(last);
+  if (!last.empty()) message += std::string(kStderrEndsWith) + EscapeForDisplay(last);
   End(status.signaled() ? SessionResult::End::kSignaled : SessionResult::End::kExited,
       std::move(message));
 }

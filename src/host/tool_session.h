@@ -47,6 +47,15 @@ namespace toolvfs {
 
 inline constexpr size_t kStderrTailBytes = size_t{64} << 10;
 
+// How SessionResult::message quotes the last line of the tool's stderr
+// ("...without sending a result; stderr ends with: ValueError: x"), so a
+// front end that prints the whole tail can drop the repeat.
+inline constexpr std::string_view kStderrEndsWith = "; stderr ends with: ";
+
+// How many bytes of the first stdout line that is not protocol JSON the
+// end message quotes: enough to recognise a stray print().
+inline constexpr size_t kQuotedStrayOutputBytes = 80;
+
 struct SessionLimits {
   std::chrono::milliseconds total_timeout{600'000};
   std::chrono::milliseconds idle_timeout{60'000};  // no line from the tool

@@ -5,13 +5,17 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <signal.h>
+
 #include <atomic>
 #include <cerrno>
+#include <iterator>
 #include <mutex>
 #include <optional>
 
 #include "core/io.h"
 #include "core/text.h"
+#include "policy/path_glob.h"
 
 namespace toolvfs {
 namespace {
@@ -19,8 +23,6 @@ namespace {
 // An answer line longer than this is not an answer; the rest of it is read
 // and dropped so the next line is read cleanly.
 constexpr size_t kMaxAnswerBytes = 256;
-
-constexpr std::string_view kQuestion = "Allow? [y/a/n/d] ";
 
 // The sandbox table's keys, as PolicyDecision hints name them.
 constexpr std::string_view kSandboxKeys[] = {"filesystem.", "network.", "commands.",
@@ -99,18 +101,152 @@ std::optional<InquiryAnswer> ParseAnswer(std::string_view line) {
   }
 }
 
-std::string Prompt(const Inquiry& inquiry) {
+bool IsFileOperation(std::string_view operation) { return operation == "read" || operation == "write"; }
+
+// The directory of a project path target, "" for the root.
+std::string DirectoryOf(std::string_view target) {
+  size_t slash = target.rfind('/');
+  return slash == std::string_view::npos ? std::string() : std::string(target.substr(0, slash));
+}
+
+// The pattern of everything below the target's directory.
+std::string DirectoryPattern(std::string_view target) {
+  std::string directory = DirectoryOf(target);
+  return directory.empty() ? std::string("**") : directory + "/**";
+}
+
+std::string DirectoryShown(std::string_view target) {
+  std::string directory = DirectoryOf(target);
+  return directory.empty() ? std::string("the whole project") : "all of '" + EscapeForTerminal(directory) + "/'";
+}
+
+// The answer keys the question offers, in the order shown.
+std::string AnswerKeys(const Inquiry& inquiry, bool can_save) {
+  std::string keys = "y/a/n/d";
+  if (IsFileOperation(inquiry.operation)) keys += "/t/x/p";
+  if (can_save) keys += "/s";
+  return keys;
+}
+
+std::string Prompt(const Inquiry& inquiry, bool can_save) {
   std::string prompt = "toolvfs: tool '" + EscapeForTerminal(inquiry.tool) + "' asks to " +
                        EscapeForTerminal(inquiry.operation) + " '" + EscapeForTerminal(inquiry.target) +
                        "', which its policy does not cover\n";
   if (!inquiry.hint.empty()) {
     prompt += "  (to allow it without asking: " +
-              EscapeForTerminal(QualifyPolicyHint(inquiry.tool, inquiry.hint)) + ")\n";
+              EscapeForTerminal(inquiry.ad_hoc ? inquiry.hint : QualifyPolicyHint(inquiry.tool, inquiry.hint)) +
+              ")\n";
   }
   prompt += "  y: allow once   a: allow for this run   n: deny once   d: deny for this run\n";
-  prompt += kQuestion;
+  if (IsFileOperation(inquiry.operation)) {
+    prompt += "  t: allow " + DirectoryShown(inquiry.target) + " for this run   x: deny it for this run\n";
+    prompt += "  p: allow or deny a pattern for this run\n";
+  }
+  if (can_save) prompt += "  s: save a rule allowing it in the config file (shown first)\n";
+  prompt += "Allow? [" + AnswerKeys(inquiry, can_save) + "] ";
   return prompt;
 }
+
+// The terminal's settings while toolvfs waits for one key press, and a way
+// back to the user's settings from a signal handler: a stop (Ctrl+Z), a
+// quit (Ctrl+\\) or a hang-up must not leave the shell without echo.
+// Ctrl+C and SIGTERM are the run's (they cancel the question, and the
+// guard below restores on the way out).
+struct RawTerminal {
+  std::atomic<int> fd{-1};
+  struct termios saved {};
+  struct termios raw {};
+};
+RawTerminal raw_terminal;
+constexpr int kRestoringSignals[] = {SIGTSTP, SIGQUIT, SIGHUP, SIGCONT};
+struct sigaction previous_actions[std::size(kRestoringSignals)];
+
+extern "C" void RestoreTerminalOnSignal(int signal_number);
+
+// Installs the restoring handler for every signal of kRestoringSignals,
+// keeping what was there before in previous_actions only the first time
+// (after a stop, the handlers are put back without forgetting the
+// dispositions toolvfs had before the question).
+void InstallRestoringHandlers(bool keep_previous) {
+  struct sigaction action {};
+  action.sa_handler = RestoreTerminalOnSignal;
+  sigemptyset(&action.sa_mask);
+  for (size_t index = 0; index < std::size(kRestoringSignals); ++index) {
+    ::sigaction(kRestoringSignals[index], &action, keep_previous ? &previous_actions[index] : nullptr);
+  }
+}
+
+extern "C" void RestoreTerminalOnSignal(int signal_number) {
+  const int saved_errno = errno;
+  const int fd = raw_terminal.fd.load();
+  if (signal_number == SIGCONT) {
+    // Back from a stop: the question is still on the screen, keys again.
+    if (fd >= 0) ::tcsetattr(fd, TCSANOW, &raw_terminal.raw);
+    InstallRestoringHandlers(/*keep_previous=*/false);
+    errno = saved_errno;
+    return;
+  }
+  if (fd >= 0) ::tcsetattr(fd, TCSANOW, &raw_terminal.saved);
+  // The signal's own effect (stop, end), as if toolvfs had no handler: the
+  // previous disposition, then the signal again once this handler returns.
+  for (size_t index = 0; index < std::size(kRestoringSignals); ++index) {
+    if (kRestoringSignals[index] == signal_number) ::sigaction(signal_number, &previous_actions[index], nullptr);
+  }
+  ::raise(signal_number);
+  errno = saved_errno;
+}
+
+// One question's key-press mode: non-canonical input without echo, one
+// byte per read; the user's settings back in the destructor. Nothing
+// changes when `fd` is no terminal (answers are then lines).
+class KeyPressMode {
+ public:
+  explicit KeyPressMode(int fd) {
+    if (::tcgetattr(fd, &raw_terminal.saved) != 0) return;
+    raw_terminal.raw = raw_terminal.saved;
+    raw_terminal.raw.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);
+    raw_terminal.raw.c_cc[VMIN] = 1;
+    raw_terminal.raw.c_cc[VTIME] = 0;
+    raw_terminal.fd.store(fd);
+    InstallRestoringHandlers(/*keep_previous=*/true);
+    handlers_installed_ = true;
+    if (::tcsetattr(fd, TCSANOW, &raw_terminal.raw) != 0) {
+      Restore();
+      return;
+    }
+    fd_ = fd;
+  }
+  KeyPressMode(const KeyPressMode&) = delete;
+  KeyPressMode& operator=(const KeyPressMode&) = delete;
+  ~KeyPressMode() { Restore(); }
+
+  bool active() const { return fd_ >= 0; }
+
+  // The user's own settings for a moment (a pattern typed as a line, with
+  // echo and editing), then keys again.
+  void Suspend() {
+    if (fd_ >= 0) ::tcsetattr(fd_, TCSANOW, &raw_terminal.saved);
+  }
+  void Resume() {
+    if (fd_ >= 0) ::tcsetattr(fd_, TCSANOW, &raw_terminal.raw);
+  }
+
+ private:
+  void Restore() {
+    const int fd = raw_terminal.fd.exchange(-1);
+    if (fd >= 0) ::tcsetattr(fd, TCSANOW, &raw_terminal.saved);
+    if (handlers_installed_) {
+      for (size_t index = 0; index < std::size(kRestoringSignals); ++index) {
+        ::sigaction(kRestoringSignals[index], &previous_actions[index], nullptr);
+      }
+    }
+    handlers_installed_ = false;
+    fd_ = -1;
+  }
+
+  int fd_ = -1;
+  bool handlers_installed_ = false;
+};
 
 }  // namespace
 
@@ -123,7 +259,8 @@ namespace {
 
 class TerminalInquirer final : public Inquirer {
  public:
-  TerminalInquirer(UniqueFd input, UniqueFd output) : input_(std::move(input)), output_(std::move(output)) {
+  TerminalInquirer(UniqueFd input, UniqueFd output, std::unique_ptr<RuleWriter> rules)
+      : input_(std::move(input)), output_(std::move(output)), rules_(std::move(rules)) {
     int ends[2];
     // Without the pipe Cancel still works, between answer bytes only.
     if (::pipe2(ends, O_CLOEXEC | O_NONBLOCK) == 0) {
@@ -136,21 +273,50 @@ class TerminalInquirer final : public Inquirer {
   explicit TerminalInquirer(Status open_error) : open_error_(std::move(open_error)) {}
 
   Result<InquiryAnswer> Ask(const Inquiry& inquiry) override {
+    TOOLVFS_ASSIGN_OR_RETURN(InquiryReply reply, AskWithScope(inquiry));
+    return reply.answer;
+  }
+
+  Result<InquiryReply> AskWithScope(const Inquiry& inquiry) override {
     if (!open_error_.ok()) return open_error_;
     if (!input_.valid() || !output_.valid()) return InvalidArgumentError("The inquirer has no terminal");
     std::lock_guard question(TerminalPromptMutex());
     if (cancelled_.load()) return CancelledError("Cancelled while asking the user");
+    const bool file_operation = IsFileOperation(inquiry.operation);
+    const bool can_save = rules_ != nullptr && !inquiry.ad_hoc && inquiry.operation != "run";
     // Keys pressed before the question was on the screen answer nothing:
     // a stray "y" typed earlier must not grant what the user never read.
     // Fails harmlessly (ENOTTY) when the input is not a terminal.
     static_cast<void>(::tcflush(input_.get(), TCIFLUSH));
-    TOOLVFS_RETURN_IF_ERROR(WriteFull(output_.get(), Prompt(inquiry), "Cannot ask on the terminal"));
+    KeyPressMode keys(input_.get());
+    const std::string ask_again = "Allow? [" + AnswerKeys(inquiry, can_save) + "] ";
+    TOOLVFS_RETURN_IF_ERROR(Say(Prompt(inquiry, can_save)));
     while (true) {
-      TOOLVFS_ASSIGN_OR_RETURN(std::optional<std::string> line, ReadLine());
-      if (!line) return CancelledError("No answer: the terminal reached end of input");
-      if (std::optional<InquiryAnswer> answer = ParseAnswer(*line)) return *answer;
-      std::string again = "Please answer y, a, n or d. " + std::string(kQuestion);
-      TOOLVFS_RETURN_IF_ERROR(WriteFull(output_.get(), again, "Cannot ask on the terminal"));
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<std::string> typed, ReadAnswer(keys));
+      if (!typed) return CancelledError("No answer: the terminal reached end of input");
+      std::string_view answer = TrimAnswer(*typed);
+      if (std::optional<InquiryAnswer> plain = ParseAnswer(answer)) {
+        TOOLVFS_RETURN_IF_ERROR(Echo(keys, answer));
+        return InquiryReply{*plain, {}};
+      }
+      if (file_operation && (answer == "t" || answer == "T" || answer == "x" || answer == "X")) {
+        TOOLVFS_RETURN_IF_ERROR(Echo(keys, answer));
+        const bool allow = answer == "t" || answer == "T";
+        return InquiryReply{allow ? InquiryAnswer::kAllowForRun : InquiryAnswer::kDenyForRun,
+                            DirectoryPattern(inquiry.target)};
+      }
+      if (file_operation && (answer == "p" || answer == "P")) {
+        TOOLVFS_RETURN_IF_ERROR(Echo(keys, answer));
+        TOOLVFS_ASSIGN_OR_RETURN(std::optional<InquiryReply> reply, AskPattern(inquiry, keys));
+        if (reply) return *reply;
+      } else if (can_save && (answer == "s" || answer == "S")) {
+        TOOLVFS_RETURN_IF_ERROR(Echo(keys, answer));
+        TOOLVFS_ASSIGN_OR_RETURN(std::optional<InquiryReply> reply, SaveRule(inquiry, keys));
+        if (reply) return *reply;
+      } else {
+        TOOLVFS_RETURN_IF_ERROR(Say("\nPlease answer one of " + AnswerKeys(inquiry, can_save) + ". "));
+      }
+      TOOLVFS_RETURN_IF_ERROR(Say(ask_again));
     }
   }
 
@@ -165,25 +331,159 @@ class TerminalInquirer final : public Inquirer {
   }
 
  private:
-  // One line of input without its '\n' (at most kMaxAnswerBytes kept),
-  // nullopt at end of input (also for a last line without '\n': it was
-  // never confirmed with Enter). One byte per read(2), so nothing after
-  // the answer's line is consumed.
-  Result<std::optional<std::string>> ReadLine() {
-    std::string line;
+  Status Say(std::string_view text) { return WriteFull(output_.get(), text, "Cannot ask on the terminal"); }
+
+  // Shows the key pressed (the terminal does not echo it), so the screen
+  // keeps the answer; a line answer was echoed by the terminal itself.
+  Status Echo(const KeyPressMode& keys, std::string_view answer) {
+    if (!keys.active()) return OkStatus();
+    return Say(std::string(answer) + "\n");
+  }
+
+  static std::string_view TrimAnswer(std::string_view line) {
+    auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+    while (!line.empty() && is_space(line.front())) line.remove_prefix(1);
+    while (!line.empty() && is_space(line.back())) line.remove_suffix(1);
+    return line;
+  }
+
+  // One key in key-press mode (line breaks and spaces skipped: a habitual
+  // Enter answers nothing), else one line.
+  Result<std::optional<std::string>> ReadAnswer(const KeyPressMode& keys) {
+    if (!keys.active()) return ReadLine();
+    while (true) {
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<char> key, ReadByte());
+      if (!key) return std::optional<std::string>();
+      if (*key == '\n' || *key == '\r' || *key == ' ' || *key == '\t') continue;
+      // Ctrl+D (the terminal's end-of-input key) ends the input as it does
+      // in line mode.
+      if (static_cast<cc_t>(*key) == raw_terminal.saved.c_cc[VEOF]) return std::optional<std::string>();
+      // An arrow or function key sends ESC [ A and the like: its letters
+      // must not answer ("A" would allow for the run). Its bytes arrive
+      // together; they are dropped up to the sequence's final byte.
+      if (*key == '\x1b') {
+        TOOLVFS_RETURN_IF_ERROR(DropEscapeSequence());
+        continue;
+      }
+      return std::optional<std::string>(std::string(1, *key));
+    }
+  }
+
+  // "p": a pattern typed as a line (with the terminal's own echo and
+  // editing), which must match the target, then a or d. nullopt: ask the
+  // first question again.
+  Result<std::optional<InquiryReply>> AskPattern(const Inquiry& inquiry, KeyPressMode& keys) {
+    keys.Suspend();
+    Status said = Say("  Pattern (gitignore style, e.g. " + EscapeForTerminal(DirectoryPattern(inquiry.target)) +
+                      "; empty to go back): ");
+    Result<std::optional<std::string>> line = said.ok() ? ReadLine() : Result<std::optional<std::string>>(said);
+    keys.Resume();
+    if (!line.ok()) return line.status();
+    if (!*line) return CancelledError("No answer: the terminal reached end of input");
+    std::string pattern(TrimAnswer(**line));
+    if (pattern.empty()) return std::optional<InquiryReply>();
+    if (!PathGlob::Pattern(pattern).Matches(inquiry.target)) {
+      TOOLVFS_RETURN_IF_ERROR(Say("  '" + EscapeForTerminal(pattern) + "' does not match '" +
+                                  EscapeForTerminal(inquiry.target) + "'; nothing was decided.\n"));
+      return std::optional<InquiryReply>();
+    }
+    TOOLVFS_RETURN_IF_ERROR(Say("  a: allow '" + EscapeForTerminal(pattern) + "' for this run   d: deny it for this run\n"
+                                "Allow or deny? [a/d] "));
+    while (true) {
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<std::string> typed, ReadAnswer(keys));
+      if (!typed) return CancelledError("No answer: the terminal reached end of input");
+      std::string_view answer = TrimAnswer(*typed);
+      if (answer == "a" || answer == "A" || answer == "d" || answer == "D") {
+        TOOLVFS_RETURN_IF_ERROR(Echo(keys, answer));
+        const bool allow = answer == "a" || answer == "A";
+        return std::optional<InquiryReply>(
+            InquiryReply{allow ? InquiryAnswer::kAllowForRun : InquiryAnswer::kDenyForRun, pattern});
+      }
+      TOOLVFS_RETURN_IF_ERROR(Say("\nPlease answer a or d. Allow or deny? [a/d] "));
+    }
+  }
+
+  // "s": the rule as a diff, confirmed with y before it is written. The
+  // current request and what the rule covers are then allowed for the
+  // rest of the run (the policy in force was read before the edit).
+  Result<std::optional<InquiryReply>> SaveRule(const Inquiry& inquiry, KeyPressMode& keys) {
+    Result<RuleWriter::Proposal> proposal = rules_->Propose(inquiry);
+    if (!proposal.ok()) {
+      TOOLVFS_RETURN_IF_ERROR(Say("  Cannot save a rule: " + EscapeForTerminal(proposal.status().message()) + "\n"));
+      return std::optional<InquiryReply>();
+    }
+    std::string shown;
+    for (size_t start = 0; start < proposal->diff.size();) {
+      size_t end = proposal->diff.find('\n', start);
+      if (end == std::string::npos) end = proposal->diff.size();
+      shown += "  " + EscapeForTerminal(std::string_view(proposal->diff).substr(start, end - start)) + "\n";
+      start = end + 1;
+    }
+    TOOLVFS_RETURN_IF_ERROR(Say(shown + "Write this change? [y/n] "));
+    while (true) {
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<std::string> typed, ReadAnswer(keys));
+      if (!typed) return CancelledError("No answer: the terminal reached end of input");
+      std::string_view answer = TrimAnswer(*typed);
+      if (answer == "n" || answer == "N") {
+        TOOLVFS_RETURN_IF_ERROR(Echo(keys, answer));
+        return std::optional<InquiryReply>();
+      }
+      if (answer == "y" || answer == "Y") {
+        TOOLVFS_RETURN_IF_ERROR(Echo(keys, answer));
+        Status applied = rules_->Apply();
+        if (!applied.ok()) {
+          TOOLVFS_RETURN_IF_ERROR(Say("  Cannot save the rule: " + EscapeForTerminal(applied.message()) + "\n"));
+          return std::optional<InquiryReply>();
+        }
+        TOOLVFS_RETURN_IF_ERROR(Say("  Saved.\n"));
+        return std::optional<InquiryReply>(InquiryReply{InquiryAnswer::kAllowForRun, proposal->pattern});
+      }
+      TOOLVFS_RETURN_IF_ERROR(Say("\nPlease answer y or n. Write this change? [y/n] "));
+    }
+  }
+
+  // The rest of an escape sequence whose ESC was read: bytes that follow
+  // within 50 ms, up to a final byte (a letter or '~' after "[" or "O").
+  Status DropEscapeSequence() {
+    for (size_t index = 0; index < 16; ++index) {
+      struct pollfd ready = {input_.get(), POLLIN, 0};
+      if (::poll(&ready, 1, 50) != 1) return OkStatus();
+      char byte;
+      if (::read(input_.get(), &byte, 1) != 1) return OkStatus();
+      const bool introducer = index == 0 && (byte == '[' || byte == 'O');
+      if (!introducer && byte >= 0x40 && byte <= 0x7E) return OkStatus();
+    }
+    return OkStatus();
+  }
+
+  // One byte of input, nullopt at its end.
+  Result<std::optional<char>> ReadByte() {
     while (true) {
       TOOLVFS_RETURN_IF_ERROR(WaitForInput());
       char byte;
       ssize_t got = ::read(input_.get(), &byte, 1);
       if (got < 0) {
         if (errno == EINTR || errno == EAGAIN) continue;
-        // A pseudo-terminal whose other side closed reads EIO: the end too.
-        if (errno == EIO) return std::optional<std::string>();
+        if (errno == EIO) return std::optional<char>();
         return ErrnoToStatus(errno, "Cannot read the answer from the terminal");
       }
-      if (got == 0) return std::optional<std::string>();
-      if (byte == '\n') return std::optional<std::string>(std::move(line));
-      if (line.size() <= kMaxAnswerBytes) line += byte;
+      if (got == 0) return std::optional<char>();
+      return std::optional<char>(byte);
+    }
+  }
+
+  // One line of input without its '\n' (at most kMaxAnswerBytes kept),
+  // nullopt at end of input (also for a last line without '\n': it was
+  // never confirmed with Enter). One byte per read(2), so nothing after
+  // the answer's line is consumed.
+  // A pseudo-terminal whose other side closed reads EIO: the end too.
+  Result<std::optional<std::string>> ReadLine() {
+    std::string line;
+    while (true) {
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<char> byte, ReadByte());
+      if (!byte) return std::optional<std::string>();
+      if (*byte == '\n') return std::optional<std::string>(std::move(line));
+      if (line.size() <= kMaxAnswerBytes) line += *byte;
     }
   }
 
@@ -204,6 +504,7 @@ class TerminalInquirer final : public Inquirer {
   UniqueFd output_;
   UniqueFd wake_read_;
   UniqueFd wake_write_;
+  std::unique_ptr<RuleWriter> rules_;
   std::atomic<bool> cancelled_{false};
 };
 
@@ -252,7 +553,7 @@ Result<UniqueFd> OpenTerminal() {
 
 }  // namespace
 
-std::unique_ptr<Inquirer> NewTerminalInquirer() {
+std::unique_ptr<Inquirer> NewTerminalInquirer(std::unique_ptr<RuleWriter> rules) {
   Result<UniqueFd> terminal = OpenTerminal();
   if (!terminal.ok()) return std::make_unique<TerminalInquirer>(terminal.status());
   UniqueFd output(::fcntl(terminal->get(), F_DUPFD_CLOEXEC, 0));
@@ -260,11 +561,11 @@ std::unique_ptr<Inquirer> NewTerminalInquirer() {
     return std::make_unique<TerminalInquirer>(
         ErrnoToStatus(errno, "Cannot duplicate the terminal descriptor"));
   }
-  return std::make_unique<TerminalInquirer>(std::move(*terminal), std::move(output));
+  return std::make_unique<TerminalInquirer>(std::move(*terminal), std::move(output), std::move(rules));
 }
 
-std::unique_ptr<Inquirer> NewTerminalInquirer(UniqueFd input, UniqueFd output) {
-  return std::make_unique<TerminalInquirer>(std::move(input), std::move(output));
+std::unique_ptr<Inquirer> NewTerminalInquirer(UniqueFd input, UniqueFd output, std::unique_ptr<RuleWriter> rules) {
+  return std::make_unique<TerminalInquirer>(std::move(input), std::move(output), std::move(rules));
 }
 
 bool TerminalAvailable() { return OpenTerminal().ok(); }
@@ -298,6 +599,74 @@ std::string QualifyPolicyHint(std::string_view tool_name, std::string_view hint)
   return out;
 }
 
+namespace {
+
+// A value as a word for the shell: bare when it is plainly one word, else
+// in single quotes.
+std::string ShellWordFor(std::string_view value) {
+  bool plain = !value.empty();
+  for (char c : value) {
+    plain = plain && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == '+' || c == '@');
+  }
+  if (plain) return std::string(value);
+  std::string quoted = "'";
+  for (char c : value) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+// The first TOML basic string in `text` ("a\"b" -> a"b), or nullopt.
+std::optional<std::string> FirstTomlString(std::string_view text) {
+  size_t open = text.find('"');
+  if (open == std::string_view::npos) return std::nullopt;
+  std::string value;
+  for (size_t index = open + 1; index < text.size(); ++index) {
+    char c = text[index];
+    if (c == '"') return value;
+    if (c == '\\' && index + 1 < text.size()) c = text[++index];
+    value += c;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string ExecFlagHint(std::string_view hint) {
+  // The config key the hint names decides the flag; the value is the
+  // hint's quoted path or URL ("." is the whole project).
+  struct KeyFlag {
+    std::string_view key;
+    std::string_view flag;
+  };
+  constexpr KeyFlag kFlags[] = {{"filesystem.writable", "--allow-write"},
+                                {"filesystem.allow", "--allow-read"},
+                                {"network.allow", "--allow-net"}};
+  for (const KeyFlag& entry : kFlags) {
+    if (hint.find(entry.key) == std::string_view::npos) continue;
+    std::optional<std::string> value = FirstTomlString(hint);
+    if (!value) break;
+    return "pass " + std::string(entry.flag) + " " + ShellWordFor(*value);
+  }
+  // "add a commands.rg rule": any arguments of the program.
+  if (size_t key = hint.find("commands."); key != std::string_view::npos) {
+    std::string_view rest = hint.substr(key + 9);
+    std::string program;
+    if (rest.starts_with('"')) {
+      program = FirstTomlString(rest).value_or("");
+    } else {
+      program = std::string(rest.substr(0, rest.find_first_of(" .")));
+    }
+    if (!program.empty()) return "pass --allow-cmd " + ShellWordFor(program);
+  }
+  return std::string(hint);
+}
+
 std::string NonInteractiveDenial(const Inquiry& inquiry, std::string_view method) {
   std::string message = EscapeForTerminal(method) + " of '" + EscapeForTerminal(inquiry.target) +
                         "' was not covered by the policy of tool '" + EscapeForTerminal(inquiry.tool) +
@@ -305,6 +674,8 @@ std::string NonInteractiveDenial(const Inquiry& inquiry, std::string_view method
   if (inquiry.hint.empty()) {
     message += "add a rule for it to " + EscapeForTerminal(SandboxTableKey(inquiry.tool)) +
                " in toolvfs.toml, or run on a terminal without --no-interaction to be asked";
+  } else if (inquiry.ad_hoc) {
+    message += EscapeForTerminal(inquiry.hint);
   } else {
     message += EscapeForTerminal(QualifyPolicyHint(inquiry.tool, inquiry.hint));
   }

@@ -21,6 +21,9 @@ struct Inquiry {
   std::string operation;  // "read", "write", "GET", "POST", "run"
   std::string target;     // exact: a project path, a URL, a command line
   std::string hint;       // PolicyDecision::hint, for the denial message
+  // The tool runs under `toolvfs exec`: `hint` names exec's --allow-*
+  // flags already (ExecFlagHint) and is shown as it is.
+  bool ad_hoc = false;
 };
 
 enum class InquiryAnswer {
@@ -30,9 +33,44 @@ enum class InquiryAnswer {
   kDenyForRun,   // d
 };
 
+// An answer with its reach.
+struct InquiryReply {
+  InquiryAnswer answer = InquiryAnswer::kDenyOnce;
+  // With kAllowForRun / kDenyForRun: empty for the exact target, else a
+  // path pattern (PathGlob syntax: "src/gen/**") that gets the same answer
+  // for every target it matches, for the rest of the run. Only for file
+  // operations (read, write), whose targets are project paths.
+  std::string pattern;
+};
+
+// Saves an allow rule in the tool configuration for an inquiry (the "s"
+// answer), given to the terminal inquirer by the front end that knows the
+// config file.
+class RuleWriter {
+ public:
+  struct Proposal {
+    std::string diff;     // the change as a unified diff, shown before asking
+    std::string pattern;  // what the rule covers, as InquiryReply::pattern
+  };
+  virtual ~RuleWriter() = default;
+  // The rule that would allow the inquiry's operation on its target from
+  // now on, or why none can be written (the file's layout, an operation
+  // without a rule key). Reads the file afresh each time.
+  virtual Result<Proposal> Propose(const Inquiry& inquiry) = 0;
+  // Writes the change Propose returned last (atomically: the file is
+  // replaced whole, never left half-written).
+  virtual Status Apply() = 0;
+};
+
 class Inquirer {
  public:
   virtual ~Inquirer() = default;
+  // Like Ask, with the wider answers an inquirer may offer (a directory or
+  // a pattern for the rest of the run). The default asks with Ask.
+  virtual Result<InquiryReply> AskWithScope(const Inquiry& inquiry) {
+    TOOLVFS_ASSIGN_OR_RETURN(InquiryAnswer answer, Ask(inquiry));
+    return InquiryReply{answer, {}};
+  }
   // Blocks until the user answers. A failure (no terminal any more, EOF) is
   // returned as a Status and treated by the caller as a denial.
   virtual Result<InquiryAnswer> Ask(const Inquiry& inquiry) = 0;
@@ -49,12 +87,19 @@ class Inquirer {
 
 // Prompts on /dev/tty: shows tool, operation and target with every control
 // character (C0, DEL, C1, and ESC of ANSI sequences) shown escaped as \xNN,
-// discards type-ahead before prompting (tcflush), reads one answer line;
-// repeats the question on anything but y/a/n/d (either case, spaces
-// around ignored). End of input is a failed Ask (a denial). If /dev/tty
-// cannot be opened, every Ask fails with the reason — callers check
-// TerminalAvailable() first.
-std::unique_ptr<Inquirer> NewTerminalInquirer();
+// discards type-ahead before prompting (tcflush), and takes the answer as
+// one key press (the terminal in non-canonical mode without echo for the
+// question, restored on every way out, signals that stop or end toolvfs
+// included), or as a line where the input is no terminal. Answers:
+// y/a/n/d (either case); for file operations also t/x (allow/deny the
+// target's directory and everything below it for the run) and p (a
+// pattern, typed as a line, then a/d); s (save an allow rule in the
+// config, shown as a diff and confirmed first) when `rules` is given and
+// the operation has a rule key. Anything else repeats the question. End
+// of input is a failed Ask (a denial). If /dev/tty cannot be opened,
+// every Ask fails with the reason — callers check TerminalAvailable()
+// first.
+std::unique_ptr<Inquirer> NewTerminalInquirer(std::unique_ptr<RuleWriter> rules = nullptr);
 bool TerminalAvailable();
 
 // Held by whoever has a question on the terminal: this inquirer and a
@@ -67,7 +112,8 @@ std::mutex& TerminalPromptMutex();
 // tests, or an embedder's own terminal): reads answers from `input`,
 // writes questions to `output` (both may be dups of one terminal fd).
 // Type-ahead is discarded only when `input` is a terminal.
-std::unique_ptr<Inquirer> NewTerminalInquirer(UniqueFd input, UniqueFd output);
+std::unique_ptr<Inquirer> NewTerminalInquirer(UniqueFd input, UniqueFd output,
+                                              std::unique_ptr<RuleWriter> rules = nullptr);
 
 // For tests and embedders: answers with `answers` in order and appends
 // every inquiry to `*asked` (if not null; it must outlive the inquirer).
@@ -94,6 +140,13 @@ std::string NonInteractiveDenial(const Inquiry& inquiry, std::string_view method
 // sandbox table's: filesystem.*, network.*, commands.*, sensitive_paths,
 // limits.*; anything else in the hint is kept as it is.
 std::string QualifyPolicyHint(std::string_view tool_name, std::string_view hint);
+
+// A PolicyDecision hint for a tool of `toolvfs exec`, which has no config
+// to add a rule to: `add "todo.txt" to filesystem.writable` becomes `pass
+// --allow-write todo.txt`, filesystem.allow --allow-read, a network.allow
+// prefix --allow-net, a commands rule --allow-cmd. A hint of another kind
+// is returned as it is.
+std::string ExecFlagHint(std::string_view hint);
 
 // `text` with control characters shown as \xNN (backslash itself as \\),
 // so what the user reads is exactly what would be granted: every C0

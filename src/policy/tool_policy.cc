@@ -7,6 +7,7 @@ ToolPolicy ToolPolicy::ForTool(const ToolConfig& tool,
   ToolPolicy policy{
       .tool_name = tool.name,
       .has_sandbox_table = tool.has_sandbox_table,
+      .ad_hoc = tool.ad_hoc,
       .files = FilePolicy::ForTool(tool, std::move(config_project_path)),
       .network = NetworkPolicy::ForTool(tool),
       .commands = CommandPolicy::ForTool(tool),

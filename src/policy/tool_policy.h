@@ -16,6 +16,7 @@ namespace toolvfs {
 struct ToolPolicy {
   std::string tool_name;
   bool has_sandbox_table = false;
+  bool ad_hoc = false;  // ToolConfig::ad_hoc: hints name exec's --allow-* flags
   FilePolicy files;
   NetworkPolicy network;
   CommandPolicy commands;

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <system_error>
 
 #include "core/text.h"
 #include "policy/file_policy.h"
@@ -260,9 +261,36 @@ SandboxRequest ConfinementRequest(const LaunchSpec& spec, const ToolConfig& tool
   return request;
 }
 
+namespace {
+
+// A program that is not there is the user's typo or a missing package, not
+// a sandbox failure: said as such before the sandbox is built (which would
+// fail on it with "Cannot sandbox ...").
+Status CheckProgramExists(const LaunchSpec& spec) {
+  if (spec.program.find('/') != std::string::npos) {
+    std::filesystem::path program(spec.program);
+    if (program.is_relative() && !spec.working_directory.empty()) {
+      program = std::filesystem::path(spec.working_directory) / program;
+    }
+    std::error_code error;
+    if (std::filesystem::is_regular_file(program, error)) return OkStatus();
+    return NotFoundError("program " + Quote(spec.program) + " does not exist (looked for " + Quote(program.lexically_normal().string()) + ")");
+  }
+  std::string search_path(kFixedPath);
+  for (const std::string& entry : spec.environment) {
+    if (entry.starts_with("PATH=")) search_path = entry.substr(5);
+  }
+  if (FindProgramOnPath(spec.program, search_path).ok()) return OkStatus();
+  return NotFoundError("program " + Quote(spec.program) + " was not found on the PATH tools get (" + search_path +
+                       "): install it there, or give its full path in the tool's command");
+}
+
+}  // namespace
+
 Result<ChildProcess> LaunchConfined(const LaunchSpec& spec, const ToolConfig& tool, ToolKind kind,
                                     const std::string& project_directory,
                                     const ConfinementOptions& confinement) {
+  TOOLVFS_RETURN_IF_ERROR(CheckProgramExists(spec));
   if (!confinement.sandbox) return Launch(spec);
   SandboxRequest request = ConfinementRequest(spec, tool, kind, project_directory);
   request.hidden_for_testing = confinement.hidden_for_testing;

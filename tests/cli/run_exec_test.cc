@@ -629,11 +629,11 @@ TEST_F(RunExecTest, BadArgsAreOneLineErrorsNamingWhere) {
     std::string expected;
   };
   for (const Case& bad : std::vector<Case>{
-           {{"--args", "{\"a\":"}, "Invalid JSON on the command line: "},
+           {{"--args", "{\"a\":"}, "Invalid JSON on the command line at line 1, column 6: "},
            {{"--args", "[1]"}, "on the command line must be a JSON object"},
            {{"--args", "\"text\""}, "got a string"},
            {{"--args", "@list.json"}, "in 'list.json' must be a JSON object"},
-           {{"--args", "@broken.json"}, "Invalid JSON in 'broken.json': "},
+           {{"--args", "@broken.json"}, "Invalid JSON in 'broken.json' at line 1, column 7: "},
            {{"--args", "@missing.json"}, "'missing.json'"},
            {{"--args", "@"}, "@FILE"},
        }) {
@@ -780,7 +780,7 @@ TEST_F(RunExecTest, ExecRunsAProgramWithoutAConfig) {
   EXPECT_EQ(result.err, "");
   rapidjson::Document report = ParseJson(result.out);
   ASSERT_TRUE(report.IsObject());
-  EXPECT_STREQ(report["name"].GetString(), "python3");  // basename(PROGRAM)
+  EXPECT_STREQ(report["name"].GetString(), "echo.py");  // the script's file name
   EXPECT_STREQ(report["argv"][0].GetString(), "one");
   EXPECT_EQ(fs::path(report["cwd"].GetString()), fs::canonical(root_ + "/noconfig"));
 }
@@ -804,7 +804,7 @@ TEST_F(RunExecTest, ExecJsonAndExitCodes) {
 
   ProcessResult fail = Toolvfs({"exec", "--", "python3", "fail.py"});
   EXPECT_EQ(fail.exit_code, 1);
-  EXPECT_EQ(fail.err, "toolvfs: tool 'python3' failed: boom\n");
+  EXPECT_EQ(fail.err, "toolvfs: tool 'fail.py' failed: boom\n");
 
   ProcessResult vfs = Toolvfs({"exec", "--runtime", "vfs", "--", "python3", "hello.py"});
   EXPECT_EQ(vfs.exit_code, 0) << vfs.err;
@@ -893,7 +893,7 @@ TEST_F(RunExecTest, ExecAllowOptionsAreThePolicy) {
   // the rule that made them.
   ProcessResult denied = Toolvfs({"audit", "--denied"});
   EXPECT_EQ(denied.exit_code, 0) << denied.err;
-  EXPECT_THAT(denied.out, AllOf(HasSubstr("python3  fs.read  other/b.txt  deny (not covered, no interaction)"),
+  EXPECT_THAT(denied.out, AllOf(HasSubstr("probe.py  fs.read  other/b.txt  deny (not covered, no interaction)"),
                                 HasSubstr("fs.read  .env  deny (sensitive path \"**/.env\")"),
                                 HasSubstr("fs.write  src/d.txt  deny"), Not(HasSubstr("allow"))));
   ProcessResult all = Toolvfs({"audit", "--json"});
@@ -1166,6 +1166,193 @@ TEST_F(RunExecTest, ConfigWarningsGoToStderr) {
   EXPECT_THAT(result.err, AllOf(StartsWith("toolvfs: warning: "), HasSubstr("toolvfs.toml:3:")));
   ProcessResult quiet = Toolvfs({"tools", "--project", root_ + "/warn", "--log-level", "error"});
   EXPECT_EQ(quiet.err, "");
+}
+
+}  // namespace
+}  // namespace toolvfs
+
+// --- Words: messages that say what happened (issue 22 item 10) ---------------
+
+namespace toolvfs {
+namespace {
+
+// Writes todo.txt and hands back the host's refusal as its error.
+constexpr const char* kTodoWriter = R"(send({"jsonrpc": "2.0", "id": 1, "method": "fs.write",
+      "params": {"path": "todo.txt", "content": "x"}})
+answer = json.loads(sys.stdin.readline())
+notify("error", {"message": answer.get("error", {}).get("message", "written")})
+)";
+
+size_t Occurrences(const std::string& text, const std::string& part) {
+  size_t count = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++count;
+  return count;
+}
+
+TEST_F(RunExecTest, ACrashsStderrIsShownOnce) {
+  ProcessResult result = Toolvfs({"run", "crash"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(Occurrences(result.err, "ValueError: bad thing"), 1u) << result.err;
+  EXPECT_THAT(result.err, StartsWith("toolvfs: tool 'crash' failed: Tool 'crash' exited with status 1 without "
+                                     "sending a result; its stderr ends with:\n"));
+  // --json keeps the last line in the message, for harnesses that read only it.
+  ProcessResult json = Toolvfs({"run", "crash", "--json"});
+  EXPECT_THAT(ParseJson(json.out)["error"]["message"].GetString(), HasSubstr("stderr ends with: ValueError"));
+}
+
+TEST_F(RunExecTest, StrayStdoutIsQuotedInTheFailure) {
+  Write("chatty.py", "import sys\nsys.stdin.readline()\nprint('Loading model weights...')\n");
+  ProcessResult result = Toolvfs({"exec", "--", "python3", "chatty.py"});
+  EXPECT_EQ(result.exit_code, 1);
+  ExpectOneLineError(result);
+  EXPECT_THAT(result.err, HasSubstr("without sending a result; its stdout had a line that is not protocol JSON: "
+                                    "'Loading model weights...' (a tool's own messages belong on stderr)"));
+}
+
+TEST_F(RunExecTest, AMissingProgramIsNotASandboxFailure) {
+  Write("toolvfs.toml", std::string(kConfig) + R"(
+[tools.typo]
+command = "pyhton3 hello.py"
+runtime = "vfs"
+
+[tools.gone]
+command = "./not-there.sh"
+)");
+  ProcessResult typo = Toolvfs({"run", "typo"});
+  EXPECT_EQ(typo.exit_code, 2);
+  ExpectOneLineError(typo);
+  EXPECT_THAT(typo.err, StartsWith("toolvfs: tool 'typo' could not start: program 'pyhton3' was not found on the "
+                                   "PATH tools get (/usr/local/bin:/usr/bin:/bin)"));
+  EXPECT_THAT(typo.err, Not(HasSubstr("sandbox")));
+  ProcessResult gone = Toolvfs({"run", "gone"});
+  EXPECT_EQ(gone.exit_code, 2);
+  EXPECT_THAT(gone.err, HasSubstr("program './not-there.sh' does not exist (looked for '" + root_ + "/not-there.sh')"));
+  EXPECT_THAT(gone.err, Not(HasSubstr("sandbox")));
+}
+
+TEST_F(RunExecTest, ABrokenConfigPointsToCheck) {
+  Write("toolvfs.toml", "[tools.a]\ncommand = 3\n");
+  ProcessResult result = Toolvfs({"run", "a"});
+  EXPECT_EQ(result.exit_code, 2);
+  ExpectOneLineError(result);
+  EXPECT_THAT(result.err, EndsWith("(toolvfs check --config 'toolvfs.toml' lists every error)\n"));
+}
+
+TEST_F(RunExecTest, BadArgsJsonNamesThePosition) {
+  ProcessResult result = Toolvfs({"run", "echo", "--args", "{\"path\": \"a\",\n \"depth\": tru}"});
+  EXPECT_EQ(result.exit_code, 2);
+  ExpectOneLineError(result);
+  EXPECT_THAT(result.err, HasSubstr("Invalid JSON on the command line at line 2, column "));
+  EXPECT_THAT(result.err, HasSubstr("Invalid value (at '}', after "));
+}
+
+TEST_F(RunExecTest, HelpListsOnlyTheOptionsACommandUsesWithAnExampleAndEveryExitCode) {
+  ProcessResult check = Toolvfs({"check", "--help"});
+  EXPECT_EQ(check.exit_code, 0);
+  EXPECT_THAT(check.out, AllOf(HasSubstr("--config"), HasSubstr("--json"), HasSubstr("\nExample: toolvfs check"),
+                               Not(HasSubstr("--sandbox")), Not(HasSubstr("--no-interaction")),
+                               Not(HasSubstr("--audit"))));
+  ProcessResult exec = Toolvfs({"exec", "--help"});
+  EXPECT_THAT(exec.out, AllOf(HasSubstr("--answer"), HasSubstr("--sandbox"), Not(HasSubstr("--config")),
+                              HasSubstr("\nExample: toolvfs exec")));
+  for (const char* command : {"run", "exec"}) {
+    ProcessResult help = Toolvfs({command, "--help"});
+    EXPECT_THAT(help.out, AllOf(HasSubstr("0 completed"), HasSubstr("1 the tool"), HasSubstr("2 usage"),
+                                HasSubstr("3 needs input"), HasSubstr("4 the OS sandbox cannot be enforced"),
+                                HasSubstr("124 timeout"), HasSubstr("130 cancelled")))
+        << command;
+  }
+  ProcessResult doctor = Toolvfs({"doctor", "--help"});
+  EXPECT_THAT(doctor.out, AllOf(Not(HasSubstr("--project")), HasSubstr("Exit codes:")));
+  // Options a command does not use are still accepted (a harness may pass
+  // the same ones to every command).
+  EXPECT_EQ(Toolvfs({"doctor", "--no-interaction"}).exit_code, 0);
+}
+
+TEST_F(RunExecTest, CheckJsonHasErrorsToolsAndPolicies) {
+  ProcessResult valid = Toolvfs({"check", "--json"});
+  // The config has a wasm tool: valid TOML, but a runtime this build does not run.
+  EXPECT_EQ(valid.exit_code, 2);
+  rapidjson::Document document = ParseJson(valid.out);
+  EXPECT_FALSE(document["valid"].GetBool());
+  EXPECT_STREQ(document["config"].GetString(), "toolvfs.toml");
+  bool saw_reader = false;
+  for (const auto& tool : document["tools"].GetArray()) {
+    if (std::string(tool["name"].GetString()) == "wasm_tool") {
+      EXPECT_TRUE(tool["runtime"].IsNull());
+      EXPECT_THAT(tool["runtime_error"].GetString(), HasSubstr("wasm"));
+    }
+    if (std::string(tool["name"].GetString()) != "reader") continue;
+    saw_reader = true;
+    EXPECT_STREQ(tool["runtime"].GetString(), "vfs");
+    std::string policy;
+    for (const auto& line : tool["policy"].GetArray()) policy += std::string(line.GetString()) + "\n";
+    EXPECT_THAT(policy, HasSubstr("read and write \"private\": deny (filesystem.deny)"));
+  }
+  EXPECT_TRUE(saw_reader);
+
+  Write("toolvfs.toml", "[tools.a]\ncommand = 3\n");
+  ProcessResult broken = Toolvfs({"check", "--json"});
+  EXPECT_EQ(broken.exit_code, 2);
+  rapidjson::Document errors = ParseJson(broken.out);
+  EXPECT_FALSE(errors["valid"].GetBool());
+  ASSERT_EQ(errors["errors"].Size(), 1u);
+  EXPECT_THAT(errors["errors"][0].GetString(), StartsWith("toolvfs.toml:2:"));
+}
+
+TEST_F(RunExecTest, DoctorJsonHasTheFeaturesAndTheEnforcementTable) {
+  ProcessResult result = Toolvfs({"doctor", "--json"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  rapidjson::Document document = ParseJson(result.out);
+  ASSERT_TRUE(document["features"].IsArray());
+  bool saw_landlock = false;
+  for (const auto& feature : document["features"].GetArray()) {
+    EXPECT_TRUE(feature["available"].IsBool());
+    saw_landlock = saw_landlock || std::string(feature["name"].GetString()) == "landlock";
+  }
+  EXPECT_TRUE(saw_landlock);
+  bool saw_seccomp = false;
+  for (const auto& row : document["enforced"].GetArray()) {
+    EXPECT_TRUE(row["vfs_tool"].IsString() && row["stdio_tool"].IsString() && row["process_run_child"].IsString());
+    saw_seccomp = saw_seccomp || std::string(row["mechanism"].GetString()) == "seccomp filter";
+  }
+  EXPECT_TRUE(saw_seccomp);
+}
+
+TEST_F(RunExecTest, DebugLogLevelTellsTheConfigTheCommandAndEachRequest) {
+  ProcessResult quiet = Toolvfs({"run", "reader"});
+  EXPECT_THAT(quiet.err, Not(HasSubstr("debug")));
+  ProcessResult result = Toolvfs({"run", "reader", "--log-level", "debug"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.err, HasSubstr("toolvfs: debug: config " + root_ + "/toolvfs.toml: "));
+  EXPECT_THAT(result.err, HasSubstr("tool 'reader', runtime vfs, command 'python3' 'reader.py', arguments {}"));
+  EXPECT_THAT(result.err, HasSubstr("toolvfs: debug: fs.read 'private/secret.txt': deny (filesystem.deny \"private\")"));
+  EXPECT_THAT(result.err, HasSubstr("ended: error (denied), exit code 1 after "));
+}
+
+TEST_F(RunExecTest, ExecTakesAnswers) {
+  ProcessResult result = Toolvfs({"exec", "--runtime", "stdio", "--answer", "go=yes", "--", "python3",
+                                  "stdio_ask.py", "{{ tool.answers | tojson }}"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "went: true\n");
+}
+
+TEST_F(RunExecTest, ExecNamesTheToolAfterItsScriptAndHintsNameTheFlag) {
+  WriteTool("todo_writer.py", kTodoWriter);
+  ProcessResult result = Toolvfs({"exec", "--no-interaction", "--", "python3", "todo_writer.py"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.err, StartsWith("toolvfs: tool 'todo_writer.py' failed: fs.write of 'todo.txt' was not "
+                                     "covered by the policy of tool 'todo_writer.py' and was denied without "
+                                     "asking (no interaction); to allow it, pass --allow-write todo.txt\n"));
+  EXPECT_THAT(result.err, Not(HasSubstr("tools.")));
+  // The flag it names does allow it.
+  ProcessResult allowed =
+      Toolvfs({"exec", "--no-interaction", "--allow-write", "todo.txt", "--", "python3", "todo_writer.py"});
+  EXPECT_THAT(allowed.err, HasSubstr("failed: written"));
+  // A denial by a rule names the flag too; a program that is no interpreter keeps its name.
+  ProcessResult sensitive = Toolvfs({"exec", "--no-interaction", "--args", "{}", "--", "python3", "-u",
+                                     "reader.py"});
+  EXPECT_THAT(sensitive.err, HasSubstr("tool 'reader.py' failed"));
 }
 
 }  // namespace

@@ -92,7 +92,12 @@ TEST(TerminalInquirerTest, PromptShowsToolOperationExactTargetAndTheFullConfigKe
   EXPECT_THAT(asked.prompt, HasSubstr("add \"src/gen\" to tools.gen.sandbox.filesystem.writable"));
   EXPECT_THAT(asked.prompt, HasSubstr("y: allow once"));
   EXPECT_THAT(asked.prompt, HasSubstr("d: deny for this run"));
-  EXPECT_THAT(asked.prompt, testing::EndsWith("Allow? [y/a/n/d] "));
+  EXPECT_THAT(asked.prompt, HasSubstr("t: allow all of 'src/gen/' for this run   x: deny it for this run"));
+  EXPECT_THAT(asked.prompt, testing::EndsWith("Allow? [y/a/n/d/t/x/p] "));
+  // No rule writer: no "s". Not a file operation: no directory or pattern.
+  EXPECT_THAT(asked.prompt, Not(HasSubstr("s: save")));
+  Asked url = AskWithInput("y\n", Inquiry{"gen", "GET", "https://example.com/a", ""});
+  EXPECT_THAT(url.prompt, testing::EndsWith("Allow? [y/a/n/d] "));
 }
 
 TEST(TerminalInquirerTest, WaitsWhileAnotherQuestionHoldsTheTerminal) {
@@ -118,8 +123,30 @@ TEST(TerminalInquirerTest, WaitsWhileAnotherQuestionHoldsTheTerminal) {
   EXPECT_TRUE(answered.load());
 }
 
+TEST(TerminalInquirerTest, DirectoryAndPatternAnswersReachBeyondTheTarget) {
+  struct Case {
+    std::string typed;
+    InquiryAnswer expected;
+    std::string pattern;
+  };
+  for (const Case& c : {Case{"t\n", InquiryAnswer::kAllowForRun, "src/gen/**"},
+                        Case{"X\n", InquiryAnswer::kDenyForRun, "src/gen/**"},
+                        Case{"p\nsrc/**/*.rs\nd\n", InquiryAnswer::kDenyForRun, "src/**/*.rs"},
+                        Case{"p\n\ny\n", InquiryAnswer::kAllowOnce, ""}}) {
+    Pipe input = MakePipe();
+    Pipe output = MakePipe();
+    ASSERT_TRUE(WriteFull(input.write.get(), c.typed, "input").ok());
+    input.write.reset();
+    std::unique_ptr<Inquirer> inquirer = NewTerminalInquirer(std::move(input.read), std::move(output.write));
+    Result<InquiryReply> reply = inquirer->AskWithScope(WriteInquiry());
+    ASSERT_TRUE(reply.ok()) << c.typed << ": " << reply.status().ToString();
+    EXPECT_EQ(reply->answer, c.expected) << c.typed;
+    EXPECT_EQ(reply->pattern, c.pattern) << c.typed;
+  }
+}
+
 TEST(TerminalInquirerTest, AnythingElseAsksAgain) {
-  Asked asked = AskWithInput("yes\n\nx\nyy\ny\n");
+  Asked asked = AskWithInput("yes\n\nq\nyy\ny\n");
   ASSERT_TRUE(asked.answer.ok()) << asked.answer.status().ToString();
   EXPECT_EQ(*asked.answer, InquiryAnswer::kAllowOnce);
   size_t again = 0;
@@ -183,7 +210,7 @@ TEST(TerminalInquirerTest, TypeAheadIsDiscardedOnATerminal) {
   std::unique_ptr<Inquirer> inquirer = NewTerminalInquirer(terminal.DupSlave(), terminal.DupSlave());
   std::optional<Result<InquiryAnswer>> answer;
   std::thread asking([&] { answer = inquirer->Ask(WriteInquiry()); });
-  std::string prompt = terminal.ReadUntil("[y/a/n/d] ");
+  std::string prompt = terminal.ReadUntil("Allow? [");
   EXPECT_THAT(prompt, HasSubstr("'src/gen/a.rs'"));
   terminal.Type("n\n");
   asking.join();
@@ -198,7 +225,7 @@ TEST(TerminalInquirerTest, ATerminalClosedWhileAskingFails) {
   std::unique_ptr<Inquirer> inquirer = NewTerminalInquirer(terminal.DupSlave(), terminal.DupSlave());
   std::optional<Result<InquiryAnswer>> answer;
   std::thread asking([&] { answer = inquirer->Ask(WriteInquiry()); });
-  terminal.ReadUntil("[y/a/n/d] ");
+  terminal.ReadUntil("Allow? [");
   terminal.Type("\x04");  // Ctrl+D at the start of a line: end of input
   asking.join();
   ASSERT_TRUE(answer.has_value());

@@ -381,7 +381,7 @@ TEST_F(McpTest, ACommandThatCannotStartIsOneLine) {
   outcome = Call(*runtime, Tool("nope", "x"));
   ASSERT_FALSE(outcome.ok());
   EXPECT_THAT(outcome.status().message(), HasSubstr("MCP server 'nope' cannot start: "));
-  EXPECT_THAT(outcome.status().message(), HasSubstr("'no-such-mcp-server-program' is not on PATH"));
+  EXPECT_THAT(outcome.status().message(), HasSubstr("program 'no-such-mcp-server-program' was not found on the PATH"));
 }
 
 TEST_F(McpTest, OnlyListedHostVariablesReachTheServer) {
