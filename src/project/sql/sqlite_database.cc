@@ -1,5 +1,7 @@
 #include "project/sql/sqlite_database.h"
 
+#include <sys/stat.h>
+
 #include <utility>
 
 #include "core/text.h"
@@ -45,18 +47,7 @@ Status SqliteStatus(int code, std::string_view what, std::string_view detail) {
   }
 }
 
-// ----- SqliteStatement ------------------------------------------------------
-
-SqliteStatement::~SqliteStatement() {
-  if (statement_ == nullptr) return;
-  sqlite3_reset(statement_);
-  sqlite3_clear_bindings(statement_);
-}
-
-SqliteStatement& SqliteStatement::Bind(int index, int64_t value) {
-  sqlite3_bind_int64(statement_, index, value);
-  return *this;
-}
+// ----- The cursor -------------------------------------------------------------
 
 namespace {
 // A zero-length value, not NULL, for empty text or bytes: SQLite binds NULL
@@ -67,63 +58,71 @@ const char* NonNullData(std::string_view bytes) {
 }
 }  // namespace
 
-SqliteStatement& SqliteStatement::Bind(int index, std::string_view text) {
-  // SQLITE_STATIC: the caller's bytes outlive the step (every caller binds
-  // and steps within one scope); SQLite does not copy them.
-  sqlite3_bind_text64(statement_, index, NonNullData(text), text.size(), SQLITE_STATIC, SQLITE_UTF8);
-  return *this;
-}
+class SqliteConnection::Cursor final : public SqlCursor {
+ public:
+  Cursor(SqliteConnection& connection, sqlite3_stmt* statement)
+      : connection_(connection), statement_(statement) {}
+  Cursor(const Cursor&) = delete;
+  Cursor& operator=(const Cursor&) = delete;
+  ~Cursor() override { sqlite3_finalize(statement_); }
 
-SqliteStatement& SqliteStatement::BindBlob(int index, std::string_view bytes) {
-  sqlite3_bind_blob64(statement_, index, NonNullData(bytes), bytes.size(), SQLITE_STATIC);
-  return *this;
-}
-
-SqliteStatement& SqliteStatement::BindNull(int index) {
-  sqlite3_bind_null(statement_, index);
-  return *this;
-}
-
-Result<bool> SqliteStatement::Step() {
-  int code = sqlite3_step(statement_);
-  if (code == SQLITE_ROW) return true;
-  if (code == SQLITE_DONE) return false;
-  return connection_->LastError("Cannot use the store " + Quote(connection_->display()));
-}
-
-Status SqliteStatement::Run() {
-  while (true) {
-    TOOLVFS_ASSIGN_OR_RETURN(bool row, Step());
-    if (!row) return OkStatus();
+  void BindInt(int index, int64_t value) override { sqlite3_bind_int64(statement_, index, value); }
+  // SQLITE_STATIC: the caller's bytes outlive the step (the contract of
+  // SqlCursor); SQLite does not copy them.
+  void BindText(int index, std::string_view text) override {
+    sqlite3_bind_text64(statement_, index, NonNullData(text), text.size(), SQLITE_STATIC, SQLITE_UTF8);
   }
-}
+  void BindBytes(int index, std::string_view bytes) override {
+    sqlite3_bind_blob64(statement_, index, NonNullData(bytes), bytes.size(), SQLITE_STATIC);
+  }
+  void BindNull(int index) override { sqlite3_bind_null(statement_, index); }
 
-bool SqliteStatement::IsNull(int column) const {
-  return sqlite3_column_type(statement_, column) == SQLITE_NULL;
-}
+  Result<bool> Step() override {
+    int code = sqlite3_step(statement_);
+    if (code == SQLITE_ROW) return true;
+    if (code == SQLITE_DONE) return false;
+    return connection_.LastError("Cannot use the store " + Quote(connection_.display()));
+  }
 
-int64_t SqliteStatement::Int(int column) const { return sqlite3_column_int64(statement_, column); }
+  bool IsNull(int column) const override { return sqlite3_column_type(statement_, column) == SQLITE_NULL; }
+  int64_t Int(int column) const override { return sqlite3_column_int64(statement_, column); }
+  std::string_view Text(int column) const override {
+    const unsigned char* text = sqlite3_column_text(statement_, column);
+    int size = sqlite3_column_bytes(statement_, column);
+    if (text == nullptr) return {};
+    return std::string_view(reinterpret_cast<const char*>(text), static_cast<size_t>(size));
+  }
+  std::string_view Bytes(int column) const override {
+    const void* blob = sqlite3_column_blob(statement_, column);
+    int size = sqlite3_column_bytes(statement_, column);
+    if (blob == nullptr) return {};
+    return std::string_view(static_cast<const char*>(blob), static_cast<size_t>(size));
+  }
+  void Reset() override {
+    sqlite3_reset(statement_);
+    sqlite3_clear_bindings(statement_);
+  }
 
-std::optional<int64_t> SqliteStatement::OptionalInt(int column) const {
-  if (IsNull(column)) return std::nullopt;
-  return Int(column);
-}
+ private:
+  SqliteConnection& connection_;
+  sqlite3_stmt* statement_;
+};
 
-std::string_view SqliteStatement::Text(int column) const {
-  const unsigned char* text = sqlite3_column_text(statement_, column);
-  int size = sqlite3_column_bytes(statement_, column);
-  if (text == nullptr) return {};
-  return std::string_view(reinterpret_cast<const char*>(text), static_cast<size_t>(size));
-}
-
-std::string_view SqliteStatement::Blob(int column) const {
-  const void* blob = sqlite3_column_blob(statement_, column);
-  int size = sqlite3_column_bytes(statement_, column);
-  if (blob == nullptr) return {};
-  return std::string_view(static_cast<const char*>(blob), static_cast<size_t>(size));
+const SqlDialect& SqliteDialect() {
+  static const SqlDialect kDialect{
+      .blob_type = "BLOB",
+      .key_text_type = "TEXT",  // BINARY collation: memcmp, the bytewise order listings promise
+      .integer_type = "INTEGER",
+      .identity_key = "INTEGER PRIMARY KEY",
+      .clustered_suffix = " WITHOUT ROWID",
+  };
+  return kDialect;
 }
 
 // ----- SqliteConnection -----------------------------------------------------
+
+SqliteConnection::SqliteConnection(sqlite3* database, std::string display)
+    : database_(database), display_(std::move(display)) {}
 
 Result<std::unique_ptr<SqliteConnection>> SqliteConnection::Open(const std::string& file, bool create,
                                                                  bool read_only, bool sync_writes,
@@ -152,25 +151,28 @@ Result<std::unique_ptr<SqliteConnection>> SqliteConnection::Open(const std::stri
 }
 
 SqliteConnection::~SqliteConnection() {
-  for (auto& [sql, statement] : statements_) sqlite3_finalize(statement);
+  statements_.clear();  // finalized before the connection closes
   sqlite3_close_v2(database_);
 }
 
-Result<SqliteStatement> SqliteConnection::Prepare(const char* sql) {
+Result<SqlStatement> SqliteConnection::Prepare(const char* sql) {
   auto cached = statements_.find(sql);
-  if (cached != statements_.end()) return SqliteStatement(*this, cached->second);
+  if (cached != statements_.end()) return SqlStatement(*cached->second);
   sqlite3_stmt* statement = nullptr;
   int code = sqlite3_prepare_v3(database_, sql, -1, SQLITE_PREPARE_PERSISTENT, &statement, nullptr);
   if (code != SQLITE_OK) {
     return SqliteStatus(code, "Cannot use the store " + Quote(display_), sqlite3_errmsg(database_));
   }
-  statements_.emplace(sql, statement);
-  return SqliteStatement(*this, statement);
+  auto cursor = std::make_unique<Cursor>(*this, statement);
+  Cursor& kept = *cursor;
+  statements_.emplace(sql, std::move(cursor));
+  return SqlStatement(kept);
 }
 
-Status SqliteConnection::Execute(const char* sql) {
+Status SqliteConnection::Execute(std::string_view sql) {
+  const std::string text(sql);
   char* error = nullptr;
-  int code = sqlite3_exec(database_, sql, nullptr, nullptr, &error);
+  int code = sqlite3_exec(database_, text.c_str(), nullptr, nullptr, &error);
   if (code == SQLITE_OK) return OkStatus();
   std::string detail = error != nullptr ? error : sqlite3_errstr(code);
   sqlite3_free(error);
@@ -182,35 +184,90 @@ Status SqliteConnection::LastError(std::string_view what) const {
   return SqliteStatus(sqlite3_extended_errcode(database_), what, sqlite3_errmsg(database_));
 }
 
-// ----- SqliteTransaction ----------------------------------------------------
-
 // BEGIN, COMMIT and ROLLBACK run as cached prepared statements: through
 // sqlite3_exec they were parsed again on every call, 39 % of a small
 // read's instructions (store_bench).
-namespace {
-Status RunCached(SqliteConnection& connection, const char* sql) {
-  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement statement, connection.Prepare(sql));
+Status SqliteConnection::RunCached(const char* sql) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement statement, Prepare(sql));
   return statement.Run();
 }
-}  // namespace
 
-Result<SqliteTransaction> SqliteTransaction::Begin(SqliteConnection& connection, Kind kind) {
-  TOOLVFS_RETURN_IF_ERROR(RunCached(connection, kind == Kind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN"));
-  return SqliteTransaction(connection);
+Status SqliteConnection::Begin(SqlTransactionKind kind) {
+  return RunCached(kind == SqlTransactionKind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN");
 }
 
-SqliteTransaction::~SqliteTransaction() {
-  if (connection_ == nullptr) return;
-  // A failed statement may have rolled back already; ROLLBACK then fails
-  // harmlessly, and there is nothing else to do with its error.
-  if (!sqlite3_get_autocommit(connection_->handle())) (void)RunCached(*connection_, "ROLLBACK");
+Status SqliteConnection::Commit() { return RunCached("COMMIT"); }
+
+void SqliteConnection::Rollback() {
+  // A failed statement may have rolled back already; then there is nothing
+  // to do, and nothing to do with ROLLBACK's own error either.
+  if (!sqlite3_get_autocommit(database_)) (void)RunCached("ROLLBACK");
 }
 
-Status SqliteTransaction::Commit() {
-  SqliteConnection* connection = connection_;
-  Status status = RunCached(*connection, "COMMIT");
-  if (status.ok()) connection_ = nullptr;
-  return status;
+Result<bool> SqliteConnection::HasTable(std::string_view name) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement statement,
+                           Prepare("SELECT 1 FROM sqlite_schema WHERE type='table' AND name=?1"));
+  statement.Bind(1, name);
+  return statement.Step();
+}
+
+Result<bool> SqliteConnection::HasAnyTable() {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement statement, Prepare("SELECT 1 FROM sqlite_schema LIMIT 1"));
+  return statement.Step();
+}
+
+// ----- SqliteDatabase ---------------------------------------------------------
+
+Result<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::string& file, bool create,
+                                                             bool sync_writes, std::string display) {
+  if (!create) {
+    struct stat info;
+    if (::stat(file.c_str(), &info) != 0) return ErrnoToStatus(errno, "Cannot open the store " + Quote(file));
+  }
+  TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<SqliteConnection> connection,
+                           SqliteConnection::Open(file, create, /*read_only=*/false, sync_writes, display));
+  // Incremental auto-vacuum lets `workspace gc` give freed pages back to
+  // the file system; it must be chosen before the first table exists.
+  TOOLVFS_RETURN_IF_ERROR(connection->Execute("PRAGMA auto_vacuum=INCREMENTAL"));
+  TOOLVFS_RETURN_IF_ERROR(connection->Execute("PRAGMA journal_mode=WAL"));
+  std::unique_ptr<SqliteDatabase> database(new SqliteDatabase(file, std::move(display), sync_writes));
+  database->idle_.push_back(std::move(connection));
+  return database;
+}
+
+Result<SqlLease> SqliteDatabase::Connect() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!idle_.empty()) {
+      std::unique_ptr<SqlConnection> connection = std::move(idle_.back());
+      idle_.pop_back();
+      return SqlLease(*this, std::move(connection));
+    }
+  }
+  TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<SqliteConnection> connection,
+                           SqliteConnection::Open(file_, /*create=*/false, /*read_only=*/false, sync_writes_,
+                                                  display_));
+  return SqlLease(*this, std::move(connection));
+}
+
+void SqliteDatabase::GiveBack(std::unique_ptr<SqlConnection> connection) {
+  std::lock_guard lock(mutex_);
+  if (idle_.size() < kMaxIdle) idle_.push_back(std::move(connection));
+}
+
+Status SqliteDatabase::Compact() {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlLease connection, Connect());
+  TOOLVFS_RETURN_IF_ERROR(connection->Execute("PRAGMA incremental_vacuum"));
+  return connection->Execute("PRAGMA wal_checkpoint(TRUNCATE)");
+}
+
+uint64_t SqliteDatabase::StorageBytes() {
+  uint64_t total = 0;
+  for (const std::string& path : {file_, file_ + "-wal"}) {
+    struct stat info;
+    if (::stat(path.c_str(), &info) == 0) total += static_cast<uint64_t>(info.st_size);
+  }
+  return total;
 }
 
 }  // namespace toolvfs

@@ -1,16 +1,17 @@
-// A thin RAII layer over SQLite's C API: a connection that owns its cached
-// prepared statements, a statement lease that resets the statement when it
-// goes out of scope, and a transaction guard that rolls back unless
-// committed. Every SQLite result code becomes a Status here, in one place
-// (SqliteStatus), so the store above never sees an int return code.
+// The SQLite engine of the SQL stores (sql_connection.h): a thin RAII layer
+// over SQLite's C API. A connection owns its cached prepared statements
+// (prepared once, SQLITE_PREPARE_PERSISTENT); transactions are BEGIN
+// (reads) and BEGIN IMMEDIATE (writes: the write lock at once, so two
+// writers never deadlock upgrading from read to write); every SQLite
+// result code becomes a Status in one place (SqliteStatus).
 //
 // Why our own layer and not SQLiteCpp: it is a few hundred lines, it maps
 // errors straight to our status codes with the file's name in the message,
 // and it keeps statements prepared once per connection, which is where the
 // small-file speed of the store comes from.
 //
-// Threading: a connection is used by one thread at a time (the store keeps
-// a pool and lends each connection to one call).
+// Threading: a connection is used by one thread at a time; SqliteDatabase
+// lends connections to any thread.
 #pragma once
 
 #include <sqlite3.h>
@@ -18,11 +19,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <optional>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
+#include "project/sql/sql_connection.h"
 
 namespace toolvfs {
 
@@ -33,104 +36,75 @@ namespace toolvfs {
 // database Io, a constraint Internal (it is a bug of ours); the rest Io.
 Status SqliteStatus(int code, std::string_view what, std::string_view detail = {});
 
-class SqliteConnection;
+// SQLite's spelling of the shared schema.
+const SqlDialect& SqliteDialect();
 
-// A prepared statement lent by a connection. Binding indexes are 1-based as
-// in SQLite. The lease resets the statement and clears its bindings when
-// destroyed, so the next user of the cached statement starts fresh.
-class SqliteStatement {
- public:
-  SqliteStatement(SqliteConnection& connection, sqlite3_stmt* statement)
-      : connection_(&connection), statement_(statement) {}
-  SqliteStatement(const SqliteStatement&) = delete;
-  SqliteStatement& operator=(const SqliteStatement&) = delete;
-  SqliteStatement(SqliteStatement&& other) noexcept
-      : connection_(other.connection_), statement_(other.statement_) {
-    other.statement_ = nullptr;
-  }
-  SqliteStatement& operator=(SqliteStatement&&) = delete;
-  ~SqliteStatement();
-
-  SqliteStatement& Bind(int index, int64_t value);
-  SqliteStatement& Bind(int index, std::string_view text);  // as TEXT
-  SqliteStatement& BindBlob(int index, std::string_view bytes);
-  SqliteStatement& BindNull(int index);
-  SqliteStatement& Bind(int index, std::optional<int64_t> value) {
-    return value ? Bind(index, *value) : BindNull(index);
-  }
-
-  // Runs the statement to its next row: true with a row to read, false when
-  // it is done. An error names what the connection was doing.
-  Result<bool> Step();
-  // Runs a statement that returns no row (or whose rows are not needed).
-  Status Run();
-
-  bool IsNull(int column) const;
-  int64_t Int(int column) const;
-  std::optional<int64_t> OptionalInt(int column) const;
-  // TEXT or BLOB bytes, valid until the next Step or the end of the lease.
-  std::string_view Text(int column) const;
-  std::string_view Blob(int column) const;
-
- private:
-  SqliteConnection* connection_;
-  sqlite3_stmt* statement_;
-};
-
-class SqliteConnection {
+class SqliteConnection final : public SqlConnection {
  public:
   // Opens `file` (created if `create`), applies the connection settings:
-  // busy timeout, synchronous=FULL or NORMAL. `display` names the file in
-  // every message. The caller sets journal_mode once per file.
-  static Result<std::unique_ptr<SqliteConnection>> Open(const std::string& file, bool create,
-                                                        bool read_only, bool sync_writes,
-                                                        std::string display);
+  // busy timeout, synchronous=FULL or NORMAL, a memory map for reads.
+  // `display` names the file in every message. SqliteDatabase sets the
+  // per-file settings (WAL, auto-vacuum) once.
+  static Result<std::unique_ptr<SqliteConnection>> Open(const std::string& file, bool create, bool read_only,
+                                                        bool sync_writes, std::string display);
   SqliteConnection(const SqliteConnection&) = delete;
   SqliteConnection& operator=(const SqliteConnection&) = delete;
-  ~SqliteConnection();
+  ~SqliteConnection() override;
 
-  // The cached statement for `sql` (a string literal: the cache is keyed by
-  // its address), prepared on first use.
-  Result<SqliteStatement> Prepare(const char* sql);
-
-  // Runs one or more statements without results (schema, pragmas).
-  Status Execute(const char* sql);
+  Result<SqlStatement> Prepare(const char* sql) override;
+  Status Execute(std::string_view sql) override;
+  Status Begin(SqlTransactionKind kind) override;
+  Status Commit() override;
+  void Rollback() override;
+  Result<bool> HasTable(std::string_view name) override;
+  Result<bool> HasAnyTable() override;
+  const SqlDialect& dialect() const override { return SqliteDialect(); }
+  const std::string& display() const override { return display_; }
 
   // The error of the last call on this connection, as SqliteStatus does.
   Status LastError(std::string_view what) const;
-
-  const std::string& display() const { return display_; }
   sqlite3* handle() const { return database_; }
 
  private:
-  SqliteConnection(sqlite3* database, std::string display)
-      : database_(database), display_(std::move(display)) {}
+  class Cursor;
+  SqliteConnection(sqlite3* database, std::string display);
+  Status RunCached(const char* sql);
 
   sqlite3* database_;
   std::string display_;
-  std::map<const char*, sqlite3_stmt*> statements_;
+  std::map<const char*, std::unique_ptr<Cursor>> statements_;
 };
 
-// BEGIN (deferred, for a consistent read of several statements) or BEGIN
-// IMMEDIATE (a write: takes the write lock at once, so two writers never
-// deadlock upgrading from read to write); ROLLBACK when destroyed unless
-// Commit() succeeded.
-class SqliteTransaction {
+// A store file: its connections, lent one operation at a time, so reads
+// run in parallel (WAL lets readers go on while one connection writes).
+class SqliteDatabase final : public SqlDatabase {
  public:
-  enum class Kind { kRead, kWrite };
-  static Result<SqliteTransaction> Begin(SqliteConnection& connection, Kind kind);
-  SqliteTransaction(SqliteTransaction&& other) noexcept : connection_(other.connection_) {
-    other.connection_ = nullptr;
-  }
-  SqliteTransaction& operator=(SqliteTransaction&&) = delete;
-  SqliteTransaction(const SqliteTransaction&) = delete;
-  ~SqliteTransaction();
+  // Opens `file` (created if `create`; else it must exist), sets WAL and
+  // incremental auto-vacuum, and returns the database with that first
+  // connection kept. The schema is not looked at here (PrepareSqliteSchema).
+  static Result<std::unique_ptr<SqliteDatabase>> Open(const std::string& file, bool create, bool sync_writes,
+                                                      std::string display);
 
-  Status Commit();
+  Result<SqlLease> Connect() override;
+  Status Compact() override;
+  uint64_t StorageBytes() override;
+  const std::string& display() const override { return display_; }
+
+ protected:
+  void GiveBack(std::unique_ptr<SqlConnection> connection) override;
 
  private:
-  explicit SqliteTransaction(SqliteConnection& connection) : connection_(&connection) {}
-  SqliteConnection* connection_;
+  SqliteDatabase(std::string file, std::string display, bool sync_writes)
+      : file_(std::move(file)), display_(std::move(display)), sync_writes_(sync_writes) {}
+
+  // Idle connections kept: enough for grep's threads; more are closed.
+  static constexpr size_t kMaxIdle = 16;
+
+  const std::string file_;
+  const std::string display_;
+  const bool sync_writes_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<SqlConnection>> idle_;
 };
 
 }  // namespace toolvfs

@@ -1,4 +1,4 @@
-#include "project/sql/sqlite_content.h"
+#include "project/sql/sql_content.h"
 
 #include <cstring>
 #include <optional>
@@ -12,8 +12,8 @@ namespace {
 constexpr const char* kFindContent = "SELECT id FROM contents WHERE hash=?1";
 constexpr const char* kAddReferences = "UPDATE contents SET reference_count=reference_count+?2 WHERE id=?1";
 constexpr const char* kInsertContent =
-    "INSERT INTO contents(hash, size, reference_count, data) VALUES(?1, ?2, 1, ?3)";
-constexpr const char* kContentState = "SELECT reference_count, data IS NULL FROM contents WHERE id=?1";
+    "INSERT INTO contents(hash, size, reference_count, data) VALUES(?1, ?2, 1, ?3) RETURNING id";
+constexpr const char* kContentState = "SELECT reference_count, CASE WHEN data IS NULL THEN 1 ELSE 0 END FROM contents WHERE id=?1";
 constexpr const char* kDeleteContent = "DELETE FROM contents WHERE id=?1";
 constexpr const char* kInlineContent = "SELECT data FROM contents WHERE id=?1";
 constexpr const char* kInsertChunkLink =
@@ -28,10 +28,10 @@ constexpr const char* kDeleteChunkLinks = "DELETE FROM content_chunks WHERE cont
 
 // The id of the content with address `hash`, with one more reference, if
 // it is stored already.
-Result<std::optional<int64_t>> ReferenceExisting(SqliteConnection& db, const ContentHash& hash) {
+Result<std::optional<int64_t>> ReferenceExisting(SqlConnection& db, const ContentHash& hash) {
   int64_t id = 0;
   {
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement find, db.Prepare(kFindContent));
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement find, db.Prepare(kFindContent));
     find.BindBlob(1, HashBytes(hash));
     TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
     if (!found) return std::optional<int64_t>();
@@ -43,13 +43,12 @@ Result<std::optional<int64_t>> ReferenceExisting(SqliteConnection& db, const Con
 
 // Adds one reference to the content `bytes` (at most kChunkBytes) with
 // address `hash`, stored whole, inserting it if new. Returns its id.
-Result<int64_t> PutWholeContent(SqliteConnection& db, std::string_view bytes, const ContentHash& hash) {
+Result<int64_t> PutWholeContent(SqlConnection& db, std::string_view bytes, const ContentHash& hash) {
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> existing, ReferenceExisting(db, hash));
   if (existing) return *existing;
-  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement insert, db.Prepare(kInsertContent));
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement insert, db.Prepare(kInsertContent));
   insert.BindBlob(1, HashBytes(hash)).Bind(2, static_cast<int64_t>(bytes.size())).BindBlob(3, bytes);
-  TOOLVFS_RETURN_IF_ERROR(insert.Run());
-  return sqlite3_last_insert_rowid(db.handle());
+  return insert.InsertedId();
 }
 
 struct Chunk {
@@ -62,7 +61,7 @@ struct Chunk {
 // `stored` already exist (their ids are set; the new list takes one more
 // reference on each) and the rest are cut from `tail` in order. Returns the
 // content's id, with one reference added.
-Result<int64_t> PutChunkedContent(SqliteConnection& db, std::vector<Chunk> chunks, size_t stored,
+Result<int64_t> PutChunkedContent(SqlConnection& db, std::vector<Chunk> chunks, size_t stored,
                                   std::string_view tail, uint64_t size) {
   for (size_t offset = 0; offset < tail.size(); offset += kChunkBytes) {
     std::string_view piece = tail.substr(offset, kChunkBytes);
@@ -85,29 +84,28 @@ Result<int64_t> PutChunkedContent(SqliteConnection& db, std::vector<Chunk> chunk
   }
   int64_t id = 0;
   {
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement insert, db.Prepare(kInsertContent));
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement insert, db.Prepare(kInsertContent));
     insert.BindBlob(1, HashBytes(whole)).Bind(2, static_cast<int64_t>(size)).BindNull(3);
-    TOOLVFS_RETURN_IF_ERROR(insert.Run());
-    id = sqlite3_last_insert_rowid(db.handle());
+    TOOLVFS_ASSIGN_OR_RETURN(id, insert.InsertedId());
   }
   for (size_t i = 0; i < chunks.size(); ++i) {
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement link, db.Prepare(kInsertChunkLink));
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement link, db.Prepare(kInsertChunkLink));
     link.Bind(1, id).Bind(2, static_cast<int64_t>(i)).Bind(3, chunks[i].id);
     TOOLVFS_RETURN_IF_ERROR(link.Run());
   }
   return id;
 }
 
-Result<bool> IsChunked(SqliteConnection& db, int64_t content_id) {
-  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement state, db.Prepare(kContentState));
+Result<bool> IsChunked(SqlConnection& db, int64_t content_id) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement state, db.Prepare(kContentState));
   state.Bind(1, content_id);
   TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
   if (!found) return InternalError("Content " + std::to_string(content_id) + " of the store is missing");
   return state.Int(1) != 0;
 }
 
-Result<std::vector<Chunk>> ChunkList(SqliteConnection& db, int64_t content_id) {
-  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement list, db.Prepare(kChunkList));
+Result<std::vector<Chunk>> ChunkList(SqlConnection& db, int64_t content_id) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement list, db.Prepare(kChunkList));
   list.Bind(1, content_id);
   std::vector<Chunk> chunks;
   while (true) {
@@ -126,16 +124,16 @@ Result<std::vector<Chunk>> ChunkList(SqliteConnection& db, int64_t content_id) {
 
 }  // namespace
 
-Result<int64_t> PutContent(SqliteConnection& db, std::string_view bytes) {
+Result<int64_t> PutContent(SqlConnection& db, std::string_view bytes) {
   if (bytes.size() <= kChunkBytes) return PutWholeContent(db, bytes, Sha256(bytes));
   return PutChunkedContent(db, {}, 0, bytes, bytes.size());
 }
 
-Result<std::string> ReadContent(SqliteConnection& db, int64_t content_id, uint64_t size, uint64_t offset,
+Result<std::string> ReadContent(SqlConnection& db, int64_t content_id, uint64_t size, uint64_t offset,
                                 uint64_t length) {
   if (length == 0) return std::string();
   if (size <= kChunkBytes) {
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement read, db.Prepare(kInlineContent));
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement read, db.Prepare(kInlineContent));
     read.Bind(1, content_id);
     TOOLVFS_ASSIGN_OR_RETURN(bool found, read.Step());
     std::string_view data = found ? read.Blob(0) : std::string_view();
@@ -146,7 +144,7 @@ Result<std::string> ReadContent(SqliteConnection& db, int64_t content_id, uint64
   }
   const uint64_t first = offset / kChunkBytes;
   const uint64_t last = (offset + length - 1) / kChunkBytes;
-  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement read, db.Prepare(kChunkData));
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement read, db.Prepare(kChunkData));
   read.Bind(1, content_id).Bind(2, static_cast<int64_t>(first)).Bind(3, static_cast<int64_t>(last));
   std::string bytes;
   bytes.reserve(length);
@@ -166,7 +164,7 @@ Result<std::string> ReadContent(SqliteConnection& db, int64_t content_id, uint64
   return bytes;
 }
 
-Result<int64_t> AppendContent(SqliteConnection& db, int64_t old, uint64_t old_size, std::string_view extra) {
+Result<int64_t> AppendContent(SqlConnection& db, int64_t old, uint64_t old_size, std::string_view extra) {
   TOOLVFS_ASSIGN_OR_RETURN(bool chunked, IsChunked(db, old));
   if (!chunked) {
     TOOLVFS_ASSIGN_OR_RETURN(std::string joined, ReadContent(db, old, old_size, 0, old_size));
@@ -185,11 +183,11 @@ Result<int64_t> AppendContent(SqliteConnection& db, int64_t old, uint64_t old_si
   return PutChunkedContent(db, std::move(chunks), stored, tail, old_size + extra.size());
 }
 
-Status ReleaseContent(SqliteConnection& db, int64_t content_id) {
+Status ReleaseContent(SqlConnection& db, int64_t content_id) {
   int64_t references = 0;
   bool chunked = false;
   {
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement state, db.Prepare(kContentState));
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement state, db.Prepare(kContentState));
     state.Bind(1, content_id);
     TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
     if (!found) return InternalError("Content " + std::to_string(content_id) + " of the store is missing");
@@ -197,31 +195,31 @@ Status ReleaseContent(SqliteConnection& db, int64_t content_id) {
     chunked = state.Int(1) != 0;
   }
   if (references > 1) {
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement add, db.Prepare(kAddReferences));
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement add, db.Prepare(kAddReferences));
     add.Bind(1, content_id).Bind(2, int64_t{-1});
     return add.Run();
   }
   if (chunked) {
     TOOLVFS_ASSIGN_OR_RETURN(std::vector<Chunk> chunks, ChunkList(db, content_id));
     for (const Chunk& chunk : chunks) TOOLVFS_RETURN_IF_ERROR(ReleaseContent(db, chunk.id));
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement unlink, db.Prepare(kDeleteChunkLinks));
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement unlink, db.Prepare(kDeleteChunkLinks));
     unlink.Bind(1, content_id);
     TOOLVFS_RETURN_IF_ERROR(unlink.Run());
   }
-  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement remove, db.Prepare(kDeleteContent));
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement remove, db.Prepare(kDeleteContent));
   remove.Bind(1, content_id);
   return remove.Run();
 }
 
-Status AddContentReference(SqliteConnection& db, int64_t content_id) {
-  TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement add, db.Prepare(kAddReferences));
+Status AddContentReference(SqlConnection& db, int64_t content_id) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement add, db.Prepare(kAddReferences));
   add.Bind(1, content_id).Bind(2, int64_t{1});
   return add.Run();
 }
 
-Status DeleteContent(SqliteConnection& db, int64_t content_id) {
+Status DeleteContent(SqlConnection& db, int64_t content_id) {
   for (const char* sql : {kDeleteChunkLinks, kDeleteContent}) {
-    TOOLVFS_ASSIGN_OR_RETURN(SqliteStatement remove, db.Prepare(sql));
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement remove, db.Prepare(sql));
     remove.Bind(1, content_id);
     TOOLVFS_RETURN_IF_ERROR(remove.Run());
   }

@@ -1,4 +1,4 @@
-// Content storage of the sqlite store (docs/stores.md, content_hash.h):
+// Content storage of the SQL stores (docs/stores.md, content_hash.h):
 // each distinct content is one row of `contents`, stored whole up to
 // kChunkBytes and as a list of shared chunks beyond, with a reference
 // count kept in the same transaction as the rows that use it.
@@ -11,31 +11,31 @@
 #include <string_view>
 
 #include "core/status.h"
-#include "project/sql/sqlite_database.h"
+#include "project/sql/sql_connection.h"
 
 namespace toolvfs {
 
 // Adds one reference to `bytes` as content, inserting it if new; its id.
-Result<int64_t> PutContent(SqliteConnection& db, std::string_view bytes);
+Result<int64_t> PutContent(SqlConnection& db, std::string_view bytes);
 
 // Adds one reference to the content `old` (of `old_size` bytes) followed
 // by `extra`, rewriting no chunk of `old` but its last, partial one.
-Result<int64_t> AppendContent(SqliteConnection& db, int64_t old, uint64_t old_size, std::string_view extra);
+Result<int64_t> AppendContent(SqlConnection& db, int64_t old, uint64_t old_size, std::string_view extra);
 
 // The bytes [offset, offset + length) of content `content_id` of `size`
 // bytes; the caller has clamped the range to the content. Loads only the
 // chunks the range covers.
-Result<std::string> ReadContent(SqliteConnection& db, int64_t content_id, uint64_t size, uint64_t offset,
+Result<std::string> ReadContent(SqlConnection& db, int64_t content_id, uint64_t size, uint64_t offset,
                                 uint64_t length);
 
-Status AddContentReference(SqliteConnection& db, int64_t content_id);
+Status AddContentReference(SqlConnection& db, int64_t content_id);
 
 // Drops one reference to content `content_id`, deleting it (and its chunk
 // list's references) when none is left.
-Status ReleaseContent(SqliteConnection& db, int64_t content_id);
+Status ReleaseContent(SqlConnection& db, int64_t content_id);
 
 // Deletes content `content_id` and its chunk list whatever its count says
 // (garbage collection, after it found nothing refers to it).
-Status DeleteContent(SqliteConnection& db, int64_t content_id);
+Status DeleteContent(SqlConnection& db, int64_t content_id);
 
 }  // namespace toolvfs

@@ -1,0 +1,41 @@
+// The schema of the SQL stores and its versions (docs/stores.md), one text
+// for every engine, spelled per engine by its SqlDialect.
+//
+// Entries are versioned rows: a row is born in a generation of its
+// workspace and dies in a later one (NULL: it is live). A snapshot records
+// the generation it froze and starts a new one, so it costs one row; a
+// write in the current generation replaces a row born in it in place, and
+// otherwise marks the old row dead and adds a new one, so what a snapshot
+// sees never changes. The state at generation g is the rows with
+// born <= g < died; the live state is the rows with died NULL.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core/status.h"
+#include "project/sql/sql_connection.h"
+
+namespace toolvfs {
+
+// The schema version this toolvfs writes. A database with a newer one is
+// refused; an older one is migrated in a transaction when opened.
+inline constexpr int64_t kSqlSchemaVersion = 1;
+
+// The statements that create the current schema in an empty database,
+// spelled for `dialect`; they end by recording kSqlSchemaVersion.
+std::string SqlSchemaText(const SqlDialect& dialect);
+
+// Moves a database of schema version `from` (older than kSqlSchemaVersion)
+// to the current version, inside the caller's write transaction.
+// Migrations are the engine's: only SQLite files exist in older versions.
+using SqlSchemaMigration = std::function<Status(SqlConnection&, int64_t from)>;
+
+// Creates the schema in an empty database, or checks and migrates the one
+// there, in one write transaction. InvalidArgument when the database holds
+// another program's tables; Unsupported for a newer schema, naming both
+// versions; Unsupported for an older one when `migrate` is empty.
+Status PrepareSqlSchema(SqlConnection& connection, const SqlSchemaMigration& migrate);
+
+}  // namespace toolvfs

@@ -1,0 +1,1240 @@
+// The shared store of the SQL engines (sql_store.h; schema in sql_schema.*).
+//
+// Concurrency. Each call borrows a connection from the engine
+// (SqlDatabase::Connect), so reads run in parallel. Writers of this
+// process take the workspace's write mutex, then run their change through
+// SqlDatabase::RunWriteTransaction, which orders them against other
+// processes (SQLite: BEGIN IMMEDIATE and the busy timeout; PostgreSQL: its
+// isolation, with retries of lost races: so a change's body only touches
+// the database). Everything a write does is one transaction: a write, a
+// delete of a directory with all below it, a rename of one, a snapshot, a
+// restore.
+//
+// Reading a row of a past state (a snapshot project, a restore, a diff)
+// uses the same statements as the live state, with the generation to look
+// at: kLive for the live state, where `died > kLive` is never true and only
+// `died IS NULL` rows match.
+#include "project/sql/sql_store.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "core/text.h"
+#include "core/unique_fd.h"
+#include "project/grep.h"
+#include "project/materialized_copy.h"
+#include "project/path.h"
+#include "project/sql/content_hash.h"
+#include "project/sql/sql_content.h"
+#include "project/sql/workspace_uri.h"
+#include "project/store_errors.h"
+
+namespace toolvfs {
+namespace {
+
+constexpr int64_t kLive = std::numeric_limits<int64_t>::max();
+constexpr int64_t kFileKind = 0;
+constexpr int64_t kDirectoryKind = 1;
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// ----- Statements -------------------------------------------------------------
+// ?1 is the workspace id throughout; ?3 (or the last) the generation looked at.
+
+constexpr const char* kLookUpEntry =
+    "SELECT kind, born, content_id, size, version, created_ms, modified_ms FROM entries "
+    "WHERE workspace_id=?1 AND path=?2 AND born<=?3 AND (died IS NULL OR died>?3)";
+// A file and, when it is stored whole, its bytes, in one statement (so one
+// consistent read without a transaction: the common case of a small file).
+constexpr const char* kReadWholeEntry =
+    "SELECT e.kind, e.size, c.data FROM entries e LEFT JOIN contents c ON c.id=e.content_id "
+    "WHERE e.workspace_id=?1 AND e.path=?2 AND e.born<=?3 AND (e.died IS NULL OR e.died>?3)";
+constexpr const char* kListChildren =
+    "SELECT name, kind FROM entries WHERE workspace_id=?1 AND parent=?2 AND born<=?3 "
+    "AND (died IS NULL OR died>?3) ORDER BY name";
+constexpr const char* kEntriesAt =
+    "SELECT e.path, e.kind, e.content_id, e.size, e.modified_ms, c.hash FROM entries e "
+    "LEFT JOIN contents c ON c.id=e.content_id "
+    "WHERE e.workspace_id=?1 AND e.born<=?2 AND (e.died IS NULL OR e.died>?2) ORDER BY e.path";
+constexpr const char* kHasLiveChild =
+    "SELECT 1 FROM entries WHERE workspace_id=?1 AND parent=?2 AND died IS NULL LIMIT 1";
+constexpr const char* kLiveSubtree =
+    "SELECT path, born, kind, content_id, size, version, created_ms, modified_ms FROM entries "
+    "WHERE workspace_id=?1 AND path>=?2 AND path<?3 AND died IS NULL ORDER BY path";
+constexpr const char* kInsertEntry =
+    "INSERT INTO entries(workspace_id, path, born, died, parent, name, kind, content_id, size, "
+    "version, created_ms, modified_ms) VALUES(?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+constexpr const char* kKillEntry =
+    "UPDATE entries SET died=?4 WHERE workspace_id=?1 AND path=?2 AND born=?3";
+constexpr const char* kDropEntry = "DELETE FROM entries WHERE workspace_id=?1 AND path=?2 AND born=?3";
+constexpr const char* kReplaceEntryContent =
+    "UPDATE entries SET content_id=?4, size=?5, version=?6, modified_ms=?7 "
+    "WHERE workspace_id=?1 AND path=?2 AND born=?3";
+
+constexpr const char* kWorkspaceState =
+    "SELECT generation, next_snapshot, created_ms FROM workspaces WHERE id=?1";
+constexpr const char* kFindWorkspace = "SELECT id FROM workspaces WHERE name=?1";
+constexpr const char* kInsertWorkspace =
+    "INSERT INTO workspaces(name, generation, next_snapshot, created_ms) VALUES(?1, 1, 1, ?2) RETURNING id";
+constexpr const char* kAdvanceGeneration =
+    "UPDATE workspaces SET generation=generation+1, next_snapshot=next_snapshot+1 WHERE id=?1";
+constexpr const char* kInsertSnapshot =
+    "INSERT INTO snapshots(workspace_id, id, generation, label, created_ms) VALUES(?1, ?2, ?3, ?4, ?5)";
+constexpr const char* kSnapshotById = "SELECT id, generation FROM snapshots WHERE workspace_id=?1 AND id=?2";
+constexpr const char* kSnapshotsByLabel =
+    "SELECT id, generation FROM snapshots WHERE workspace_id=?1 AND label=?2 LIMIT 2";
+constexpr const char* kListSnapshots =
+    "SELECT id, label, created_ms FROM snapshots WHERE workspace_id=?1 ORDER BY id";
+constexpr const char* kDeleteSnapshot = "DELETE FROM snapshots WHERE workspace_id=?1 AND id=?2";
+constexpr const char* kPreviousSnapshotGeneration =
+    "SELECT max(generation) FROM snapshots WHERE workspace_id=?1 AND generation<?2";
+constexpr const char* kNextSnapshotGeneration =
+    "SELECT min(generation) FROM snapshots WHERE workspace_id=?1 AND generation>?2";
+// Paths with a row born or dead in (?2, ?3]: every path whose entry may
+// differ between the states at generations ?2 and ?3.
+constexpr const char* kChangedPaths =
+    "SELECT path FROM entries WHERE workspace_id=?1 AND born>?2 AND born<=?3 "
+    "UNION SELECT path FROM entries WHERE workspace_id=?1 AND died>?2 AND died<=?3 ORDER BY path";
+// Dead rows seen by no state but those in (?2, ?3]: born after ?2, dead by ?4.
+constexpr const char* kRowsSeenOnlyBetween =
+    "SELECT path, born, content_id FROM entries WHERE workspace_id=?1 AND died>?3 AND died<=?4 "
+    "AND born>?2 AND born<=?3";
+
+// ----- Rows ---------------------------------------------------------------------
+
+struct Entry {
+  EntryKind kind = EntryKind::kDirectory;
+  int64_t born = 0;
+  std::optional<int64_t> content_id;
+  uint64_t size = 0;
+  std::optional<int64_t> version;
+  int64_t created_ms = 0;
+  int64_t modified_ms = 0;
+
+  bool is_directory() const { return kind == EntryKind::kDirectory; }
+};
+
+EntryKind KindOf(int64_t stored) { return stored == kDirectoryKind ? EntryKind::kDirectory : EntryKind::kFile; }
+
+// "dir0" just past every "dir/..." path ('0' follows '/'): the end of a
+// subtree's key range.
+std::string PastSubtree(std::string_view dir) { return std::string(dir) + "0"; }
+
+// ----- Reading rows -------------------------------------------------------------
+
+Result<std::optional<Entry>> LookUp(SqlConnection& db, int64_t workspace, std::string_view path,
+                                    int64_t at, int64_t root_created_ms) {
+  if (path.empty()) {
+    Entry root;
+    root.created_ms = root.modified_ms = root_created_ms;
+    return std::optional<Entry>(root);
+  }
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement statement, db.Prepare(kLookUpEntry));
+  statement.Bind(1, workspace).Bind(2, path).Bind(3, at);
+  TOOLVFS_ASSIGN_OR_RETURN(bool found, statement.Step());
+  if (!found) return std::optional<Entry>();
+  Entry entry;
+  entry.kind = KindOf(statement.Int(0));
+  entry.born = statement.Int(1);
+  entry.content_id = statement.OptionalInt(2);
+  entry.size = static_cast<uint64_t>(statement.Int(3));
+  entry.version = statement.OptionalInt(4);
+  entry.created_ms = statement.Int(5);
+  entry.modified_ms = statement.Int(6);
+  return std::optional<Entry>(entry);
+}
+
+// ----- Workspace state ------------------------------------------------------------
+
+// What one open workspace shares with its grep trees and materialized views.
+struct Workspace {
+  std::string location;     // the file or server, as messages name it
+  std::string display;      // "sqlite:FILE#WORKSPACE[@SNAPSHOT]"
+  std::string name;
+  StoreOptions options;
+  int64_t id = 0;
+  int64_t created_ms = 0;
+  int64_t at = kLive;       // the generation looked at: kLive, or a snapshot's
+  std::string snapshot;     // the snapshot's id when read-only
+  std::shared_ptr<SqlDatabase> database;  // lends connections: using one changes nothing of the workspace
+  std::mutex write_mutex;   // one writer of this process at a time
+
+  Workspace(std::shared_ptr<SqlDatabase> sql_database, std::string location_name, std::string display_name,
+            const StoreOptions& store_options)
+      : location(std::move(location_name)),
+        display(std::move(display_name)),
+        options(store_options),
+        database(std::move(sql_database)) {}
+
+  bool read_only() const { return at != kLive; }
+};
+
+// A write transaction on the live state of a workspace, with its current
+// generation and the time of the change.
+struct Change {
+  SqlConnection& db;
+  const Workspace& workspace;
+  int64_t generation;
+  int64_t now;
+};
+
+Result<int64_t> CurrentGeneration(SqlConnection& db, int64_t workspace_id, std::string_view display) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement state, db.Prepare(kWorkspaceState));
+  state.Bind(1, workspace_id);
+  TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
+  if (!found) {
+    return NotFoundError("The workspace " + Quote(display) + " was deleted while it was open");
+  }
+  return state.Int(0);
+}
+
+Status InsertEntry(const Change& change, std::string_view path, const Entry& entry) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement insert, change.db.Prepare(kInsertEntry));
+  insert.Bind(1, change.workspace.id)
+      .Bind(2, path)
+      .Bind(3, change.generation)
+      .Bind(4, ParentPath(path))
+      .Bind(5, BaseName(path))
+      .Bind(6, entry.is_directory() ? kDirectoryKind : kFileKind)
+      .Bind(7, entry.content_id)
+      .Bind(8, static_cast<int64_t>(entry.size))
+      .Bind(9, entry.version)
+      .Bind(10, entry.created_ms)
+      .Bind(11, entry.modified_ms);
+  return insert.Run();
+}
+
+// Ends the live row `entry` at `path`: a row born in this generation is
+// seen by no snapshot and goes (with its content reference); an older one
+// is marked dead, for the snapshots that see it.
+Status RetireEntry(const Change& change, std::string_view path, const Entry& entry) {
+  if (entry.born == change.generation) {
+    {
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement drop, change.db.Prepare(kDropEntry));
+      drop.Bind(1, change.workspace.id).Bind(2, path).Bind(3, entry.born);
+      TOOLVFS_RETURN_IF_ERROR(drop.Run());
+    }
+    if (entry.content_id) return ReleaseContent(change.db, *entry.content_id);
+    return OkStatus();
+  }
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement kill, change.db.Prepare(kKillEntry));
+  kill.Bind(1, change.workspace.id).Bind(2, path).Bind(3, entry.born).Bind(4, change.generation);
+  return kill.Run();
+}
+
+// The live rows strictly below directory `dir` (not the root), by path.
+Result<std::vector<std::pair<std::string, Entry>>> LiveDescendants(const Change& change, std::string_view dir) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, change.db.Prepare(kLiveSubtree));
+  const std::string first = std::string(dir) + "/";
+  const std::string past = PastSubtree(dir);
+  select.Bind(1, change.workspace.id).Bind(2, first).Bind(3, past);
+  std::vector<std::pair<std::string, Entry>> rows;
+  while (true) {
+    TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    Entry entry;
+    entry.born = select.Int(1);
+    entry.kind = KindOf(select.Int(2));
+    entry.content_id = select.OptionalInt(3);
+    entry.size = static_cast<uint64_t>(select.Int(4));
+    entry.version = select.OptionalInt(5);
+    entry.created_ms = select.Int(6);
+    entry.modified_ms = select.Int(7);
+    rows.emplace_back(std::string(select.Text(0)), entry);
+  }
+  return rows;
+}
+
+Result<bool> HasLiveChildren(const Change& change, std::string_view dir) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, change.db.Prepare(kHasLiveChild));
+  select.Bind(1, change.workspace.id).Bind(2, dir);
+  return select.Step();
+}
+
+// The first ancestor of `path` that is a file at generation `at`, if any.
+// Every ancestor of an entry is a directory, so the deepest existing
+// ancestor is the only one that can be a file.
+Result<std::optional<std::string>> FileAncestor(SqlConnection& db, const Workspace& workspace,
+                                                std::string_view path, int64_t at) {
+  std::string_view ancestor = ParentPath(path);
+  while (!ancestor.empty()) {
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> entry,
+                             LookUp(db, workspace.id, ancestor, at, workspace.created_ms));
+    if (entry) {
+      if (entry->is_directory()) return std::optional<std::string>();
+      return std::optional<std::string>(std::string(ancestor));
+    }
+    ancestor = ParentPath(ancestor);
+  }
+  return std::optional<std::string>();
+}
+
+// NotDirectory if an ancestor of the missing `path` is a file, else
+// NotFound (the wording of store_errors.h).
+Status MissingOrParentIsFile(SqlConnection& db, const Workspace& workspace, std::string_view path,
+                             int64_t at, std::string_view verb, std::string_view noun) {
+  TOOLVFS_ASSIGN_OR_RETURN(std::optional<std::string> file, FileAncestor(db, workspace, path, at));
+  if (file) return ParentIsFileError(CannotDo(verb, path), *file);
+  return MissingError(noun, path);
+}
+
+// Creates the missing ancestors of `path`; NotDirectory (worded with
+// `what`) if one is a file.
+Status CreateParents(const Change& change, std::string_view path, const std::string& what) {
+  std::vector<std::string_view> missing;
+  std::string_view ancestor = ParentPath(path);
+  while (!ancestor.empty()) {
+    TOOLVFS_ASSIGN_OR_RETURN(
+        std::optional<Entry> entry,
+        LookUp(change.db, change.workspace.id, ancestor, kLive, change.workspace.created_ms));
+    if (entry) {
+      if (!entry->is_directory()) return ParentIsFileError(what, ancestor);
+      break;
+    }
+    missing.push_back(ancestor);
+    ancestor = ParentPath(ancestor);
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    Entry directory;
+    directory.created_ms = directory.modified_ms = change.now;
+    TOOLVFS_RETURN_IF_ERROR(InsertEntry(change, *it, directory));
+  }
+  return OkStatus();
+}
+
+Result<std::optional<Entry>> LookUpLive(const Change& change, std::string_view path) {
+  return LookUp(change.db, change.workspace.id, path, kLive, change.workspace.created_ms);
+}
+
+// Replaces the live row `old` at `path` with `next` (same path): in place
+// when no snapshot saw `old`, else as a new row.
+Status ReplaceEntry(const Change& change, std::string_view path, const Entry& old, const Entry& next) {
+  if (old.born == change.generation) {
+    {
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement update, change.db.Prepare(kReplaceEntryContent));
+      update.Bind(1, change.workspace.id)
+          .Bind(2, path)
+          .Bind(3, old.born)
+          .Bind(4, next.content_id)
+          .Bind(5, static_cast<int64_t>(next.size))
+          .Bind(6, next.version)
+          .Bind(7, next.modified_ms);
+      TOOLVFS_RETURN_IF_ERROR(update.Run());
+    }
+    if (old.content_id) return ReleaseContent(change.db, *old.content_id);
+    return OkStatus();
+  }
+  TOOLVFS_RETURN_IF_ERROR(RetireEntry(change, path, old));
+  return InsertEntry(change, path, next);
+}
+
+// ProjectFiles::Write of normalized, non-root `path` inside `change`.
+Status WriteFile(const Change& change, const std::string& path, std::string_view content, WriteMode mode) {
+  TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> existing, LookUpLive(change, path));
+  if (!existing) {
+    TOOLVFS_RETURN_IF_ERROR(CreateParents(change, path, CannotDo("write", path)));
+    Entry file;
+    file.kind = EntryKind::kFile;
+    TOOLVFS_ASSIGN_OR_RETURN(file.content_id, PutContent(change.db, content));
+    file.size = content.size();
+    file.version = 1;
+    file.created_ms = file.modified_ms = change.now;
+    return InsertEntry(change, path, file);
+  }
+  if (mode == WriteMode::kCreate) return CreateExistsError(path);
+  if (existing->is_directory()) return IsDirectoryActionError("write", path);
+  Entry next = *existing;
+  if (mode == WriteMode::kAppend) {
+    TOOLVFS_ASSIGN_OR_RETURN(next.content_id,
+                             AppendContent(change.db, *existing->content_id, existing->size, content));
+    next.size = existing->size + content.size();
+  } else {
+    TOOLVFS_ASSIGN_OR_RETURN(next.content_id, PutContent(change.db, content));
+    next.size = content.size();
+  }
+  next.version = existing->version.value_or(0) + 1;
+  next.modified_ms = change.now;
+  return ReplaceEntry(change, path, *existing, next);
+}
+
+// Creates the directory `path` and its missing parents inside `change`;
+// nothing if it exists; NotDirectory if it or a parent is a file.
+Status CreateDirectory(const Change& change, const std::string& path) {
+  TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> existing, LookUpLive(change, path));
+  if (existing) {
+    if (existing->is_directory()) return OkStatus();
+    return NotDirectoryError("Cannot create directory " + DisplayPath(path) + ": it is a file");
+  }
+  const std::string what = CannotDo("create directory", path);
+  TOOLVFS_RETURN_IF_ERROR(CreateParents(change, path, what));
+  Entry directory;
+  directory.created_ms = directory.modified_ms = change.now;
+  return InsertEntry(change, path, directory);
+}
+
+// Runs `body` in a write transaction of the live state of `workspace`;
+// commits if it returns OK, rolls back otherwise.
+template <typename Body>
+Status InWriteTransaction(Workspace& workspace, Body&& body) {
+  std::lock_guard lock(workspace.write_mutex);
+  return workspace.database->RunWriteTransaction([&](SqlConnection& db) -> Status {
+    TOOLVFS_ASSIGN_OR_RETURN(int64_t generation, CurrentGeneration(db, workspace.id, workspace.display));
+    Change change{db, workspace, generation, NowMs()};
+    return body(change);
+  });
+}
+
+// ----- Materialize ------------------------------------------------------------------
+
+// What a materialized copy was written from, per path.
+struct CopiedFrom {
+  EntryKind kind = EntryKind::kFile;
+  std::optional<int64_t> content_id;  // files
+  ContentHash hash{};                 // files: the content's address
+};
+using CopiedFromTree = std::map<std::string, CopiedFrom, std::less<>>;
+
+// Applies what changed in the copy (`now_in_copy` against `written`) to the
+// live state inside `change`, as the memory store does: a change made in
+// the store since the copy was written wins over a deletion in the copy.
+Status ApplyCopyChanges(const Change& change, const CopiedFromTree& written, const CopiedTree& now_in_copy) {
+  // Deletions first, deepest first, so a directory is empty when reached
+  // and a path can change kind (deleted, then added).
+  for (auto it = written.rbegin(); it != written.rend(); ++it) {
+    const auto& [path, node] = *it;
+    auto in_copy = now_in_copy.find(path);
+    if (in_copy != now_in_copy.end() && in_copy->second.kind == node.kind) continue;
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> live, LookUpLive(change, path));
+    if (!live || live->kind != node.kind) continue;  // gone already
+    if (live->is_directory()) {
+      TOOLVFS_ASSIGN_OR_RETURN(bool has_children, HasLiveChildren(change, path));
+      if (has_children) continue;  // the store gained entries here since: keep them
+    } else if (live->content_id != node.content_id) {
+      continue;  // changed in the store since the copy was made: keep that change
+    }
+    TOOLVFS_RETURN_IF_ERROR(RetireEntry(change, path, *live));
+  }
+  // Additions and modifications, parents first.
+  for (const auto& [path, entry] : now_in_copy) {
+    auto before = written.find(path);
+    const bool existed = before != written.end() && before->second.kind == entry.kind;
+    if (entry.kind == EntryKind::kDirectory) {
+      if (!existed) TOOLVFS_RETURN_IF_ERROR(CreateDirectory(change, path));
+      continue;
+    }
+    if (existed && ContentAddress(entry.content) == before->second.hash) continue;  // unchanged
+    TOOLVFS_RETURN_IF_ERROR(WriteFile(change, path, entry.content, WriteMode::kOverwrite));
+  }
+  return OkStatus();
+}
+
+// Whether the copy holds exactly what it was written with.
+bool CopyUnchanged(const CopiedFromTree& written, const CopiedTree& now_in_copy) {
+  if (written.size() != now_in_copy.size()) return false;
+  for (const auto& [path, entry] : now_in_copy) {
+    auto before = written.find(path);
+    if (before == written.end() || before->second.kind != entry.kind) return false;
+    if (entry.kind == EntryKind::kFile && ContentAddress(entry.content) != before->second.hash) return false;
+  }
+  return true;
+}
+
+class SqliteView final : public MaterializedView {
+ public:
+  SqliteView(std::shared_ptr<Workspace> workspace, std::string dir, CopiedFromTree written)
+      : workspace_(std::move(workspace)), dir_(std::move(dir)), written_(std::move(written)) {}
+
+  ~SqliteView() override {
+    if (released_) return;
+    Status status = Release();
+    if (!status.ok()) {
+      // The message names the kept directory.
+      std::fprintf(stderr, "toolvfs: %s\n", EscapeForDisplay(status.message()).c_str());
+    }
+  }
+
+  const std::string& path() const override { return dir_; }
+
+  Status Release() override {
+    if (released_) return OkStatus();
+    released_ = true;
+    Status status = Sync();
+    if (!status.ok()) {
+      return Status(status.code(), "Cannot sync the materialized copy " + Quote(dir_) +
+                                       " back (nothing was synced; the copy is kept): " + status.message());
+    }
+    written_.clear();
+    Status removed = RemoveTree(dir_);
+    if (!removed.ok()) {
+      return Status(removed.code(), "Synced the materialized copy back, but it is kept: " + removed.message());
+    }
+    return OkStatus();
+  }
+
+ private:
+  Status Sync() {
+    TOOLVFS_ASSIGN_OR_RETURN(CopiedTree now_in_copy, ReadCopy(dir_));
+    if (workspace_->read_only()) {
+      if (CopyUnchanged(written_, now_in_copy)) return OkStatus();
+      return PermissionDeniedError("the project " + Quote(workspace_->display) + " is snapshot " +
+                                   Quote(workspace_->snapshot) + ", which is read-only");
+    }
+    // One transaction: the sync applies whole or not at all.
+    return InWriteTransaction(*workspace_, [&](const Change& change) {
+      return ApplyCopyChanges(change, written_, now_in_copy);
+    });
+  }
+
+  std::shared_ptr<Workspace> workspace_;
+  std::string dir_;
+  CopiedFromTree written_;
+  bool released_ = false;
+};
+
+// Writes the state of `workspace` at its generation into the empty
+// directory `dir`, in one read transaction; returns what it wrote.
+Result<CopiedFromTree> WriteCopy(const Workspace& workspace, const std::string& dir) {
+  UniqueFd root(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!root) return ErrnoToStatus(errno, "Cannot open " + Quote(dir));
+  TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace.database->Connect());
+  TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction, SqlTransaction::Begin(*db, SqlTransactionKind::kRead));
+  struct Row {
+    std::string path;
+    CopiedFrom from;
+    uint64_t size = 0;
+    int64_t modified_ms = 0;
+  };
+  std::vector<Row> rows;
+  {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db->Prepare(kEntriesAt));
+    select.Bind(1, workspace.id).Bind(2, workspace.at);
+    while (true) {
+      TOOLVFS_ASSIGN_OR_RETURN(bool found, select.Step());
+      if (!found) break;
+      Row row;
+      row.path = std::string(select.Text(0));
+      row.from.kind = KindOf(select.Int(1));
+      row.from.content_id = select.OptionalInt(2);
+      row.size = static_cast<uint64_t>(select.Int(3));
+      row.modified_ms = select.Int(4);
+      std::string_view hash = select.Blob(5);
+      if (hash.size() == row.from.hash.size()) std::memcpy(row.from.hash.data(), hash.data(), hash.size());
+      rows.push_back(std::move(row));
+    }
+  }
+  CopiedFromTree written;
+  for (const Row& row : rows) {
+    if (row.from.kind == EntryKind::kDirectory) {
+      TOOLVFS_RETURN_IF_ERROR(WriteCopiedDirectory(root.get(), dir, row.path));
+    } else {
+      TOOLVFS_ASSIGN_OR_RETURN(std::string content, ReadContent(*db, *row.from.content_id, row.size, 0, row.size));
+      TOOLVFS_RETURN_IF_ERROR(WriteCopiedFile(root.get(), dir, row.path, content, row.modified_ms));
+    }
+    written.emplace(row.path, row.from);
+  }
+  // Directory times last, deepest first: creating children changes them.
+  for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
+    if (it->from.kind != EntryKind::kDirectory) continue;
+    TOOLVFS_RETURN_IF_ERROR(SetCopiedDirectoryTime(root.get(), dir, it->path, it->modified_ms));
+  }
+  TOOLVFS_RETURN_IF_ERROR(transaction.Commit());
+  return written;
+}
+
+// ----- Snapshots ---------------------------------------------------------------------
+
+struct SnapshotRef {
+  int64_t id = 0;
+  int64_t generation = 0;
+};
+
+// Finds a snapshot by its id (the canonical decimal form, ParseSnapshotId)
+// or, when `labels` (a URI's @SNAPSHOT), by a label no other snapshot has.
+// NotFound worded as every store words it (SnapshotNotFoundError).
+Result<SnapshotRef> FindSnapshot(SqlConnection& db, int64_t workspace_id, std::string_view reference,
+                                 bool labels) {
+  if (std::optional<uint64_t> id = ParseSnapshotId(reference)) {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement by_id, db.Prepare(kSnapshotById));
+    by_id.Bind(1, workspace_id).Bind(2, static_cast<int64_t>(*id));
+    TOOLVFS_ASSIGN_OR_RETURN(bool found, by_id.Step());
+    if (found) return SnapshotRef{by_id.Int(0), by_id.Int(1)};
+  }
+  if (!labels) return SnapshotNotFoundError(reference);
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement by_label, db.Prepare(kSnapshotsByLabel));
+  by_label.Bind(1, workspace_id).Bind(2, reference);
+  TOOLVFS_ASSIGN_OR_RETURN(bool found, by_label.Step());
+  if (!found) return SnapshotNotFoundError(reference);
+  SnapshotRef ref{by_label.Int(0), by_label.Int(1)};
+  TOOLVFS_ASSIGN_OR_RETURN(bool another, by_label.Step());
+  if (another) {
+    return InvalidArgumentError("Snapshot label " + Quote(reference) +
+                                " names more than one snapshot; use its id (toolvfs workspace snapshots)");
+  }
+  return ref;
+}
+
+Result<std::vector<std::string>> ChangedPaths(SqlConnection& db, int64_t workspace_id, int64_t from,
+                                              int64_t to) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(kChangedPaths));
+  select.Bind(1, workspace_id).Bind(2, from).Bind(3, to);
+  std::vector<std::string> paths;
+  while (true) {
+    TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    paths.emplace_back(select.Text(0));
+  }
+  return paths;
+}
+
+Result<std::optional<int64_t>> NeighbourGeneration(SqlConnection& db, const char* sql, int64_t workspace_id,
+                                                   int64_t generation) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(sql));
+  select.Bind(1, workspace_id).Bind(2, generation);
+  TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+  if (!row) return std::optional<int64_t>();
+  return select.OptionalInt(0);
+}
+
+// ----- Grep -----------------------------------------------------------------------------
+
+class OwnedContentReader final : public GrepFileReader {
+ public:
+  explicit OwnedContentReader(std::string content) : content_(std::move(content)) {}
+  Result<size_t> Read(char* data, size_t size) override {
+    size_t count = std::min(size, content_.size() - position_);
+    std::memcpy(data, content_.data() + position_, count);
+    position_ += count;
+    return count;
+  }
+
+ private:
+  std::string content_;
+  size_t position_ = 0;
+};
+
+// ----- The store --------------------------------------------------------------------
+
+class SqlStore final : public ProjectFiles {
+ public:
+  explicit SqlStore(std::shared_ptr<Workspace> workspace) : workspace_(std::move(workspace)) {}
+
+  Result<std::string> Read(std::string_view raw_path) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    TOOLVFS_ASSIGN_OR_RETURN(FileRange range, ReadFile(path, 0, std::nullopt, /*whole=*/true));
+    return std::move(range.content);
+  }
+
+  Result<FileRange> ReadRange(std::string_view raw_path, uint64_t offset,
+                              std::optional<uint64_t> length) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    return ReadFile(path, offset, length, /*whole=*/false);
+  }
+
+  Status Write(std::string_view raw_path, std::string_view content, WriteMode mode) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    if (path.empty()) return ProjectRootError("write");
+    TOOLVFS_RETURN_IF_ERROR(RefuseWrite("write", path));
+    return InWriteTransaction(*workspace_, [&](const Change& change) {
+      return WriteFile(change, path, content, mode);
+    });
+  }
+
+  Result<bool> Exists(std::string_view raw_path) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> entry, LookUpAt(*db, path));
+    return entry.has_value();
+  }
+
+  Result<std::vector<DirEntry>> ListDir(std::string_view raw_path) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
+    // One read transaction: the directory checked is the one listed, even
+    // if another writer deletes it in between.
+    TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction,
+                             SqlTransaction::Begin(*db, SqlTransactionKind::kRead));
+    TOOLVFS_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, ListChildren(*db, path, "list"));
+    TOOLVFS_RETURN_IF_ERROR(transaction.Commit());
+    return entries;
+  }
+
+  Result<std::string> ResolvePath(std::string_view raw_path) override { return NormalizePath(raw_path); }
+
+  Result<FileMetadata> Metadata(std::string_view raw_path) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> entry, LookUpAt(*db, path));
+    if (!entry) {
+      return MissingOrParentIsFile(*db, *workspace_, path, workspace_->at, "get metadata of", "Path");
+    }
+    FileMetadata metadata{entry->kind, entry->size, entry->modified_ms};
+    if (entry->version) metadata.version = static_cast<uint64_t>(*entry->version);
+    metadata.created_ms = entry->created_ms;
+    return metadata;
+  }
+
+  Status Delete(std::string_view raw_path, bool recursive) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    if (path.empty()) return ProjectRootError("delete");
+    TOOLVFS_RETURN_IF_ERROR(RefuseWrite("delete", path));
+    return InWriteTransaction(*workspace_, [&](const Change& change) -> Status {
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> existing, LookUpLive(change, path));
+      if (!existing) return MissingOrParentIsFile(change.db, *workspace_, path, kLive, "delete", "Path");
+      if (existing->is_directory()) {
+        TOOLVFS_ASSIGN_OR_RETURN(bool has_children, HasLiveChildren(change, path));
+        if (has_children && !recursive) return DeleteNotEmptyError(path);
+        if (has_children) {
+          TOOLVFS_ASSIGN_OR_RETURN(auto descendants, LiveDescendants(change, path));
+          for (const auto& [descendant, entry] : descendants) {
+            TOOLVFS_RETURN_IF_ERROR(RetireEntry(change, descendant, entry));
+          }
+        }
+      }
+      return RetireEntry(change, path, *existing);
+    });
+  }
+
+  Status Rename(std::string_view raw_from, std::string_view raw_to, bool overwrite) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string from, NormalizePath(raw_from));
+    TOOLVFS_ASSIGN_OR_RETURN(std::string to, NormalizePath(raw_to));
+    const std::string what = CannotRename(from, to);
+    if (from.empty() || to.empty()) return RenameRootError(from, to);
+    if (from != to && PathContains(from, to)) return RenameIntoItselfError(from, to);
+    TOOLVFS_RETURN_IF_ERROR(RefuseWrite("rename", from));
+    return InWriteTransaction(*workspace_, [&](const Change& change) -> Status {
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> source, LookUpLive(change, from));
+      if (!source) {
+        TOOLVFS_ASSIGN_OR_RETURN(std::optional<std::string> file, FileAncestor(change.db, *workspace_, from, kLive));
+        if (file) return ParentIsFileError(what, *file);
+        return RenameSourceMissingError(from, to);
+      }
+      if (from == to) return OkStatus();
+      {
+        TOOLVFS_ASSIGN_OR_RETURN(std::optional<std::string> file, FileAncestor(change.db, *workspace_, to, kLive));
+        if (file) return ParentIsFileError(what, *file);
+      }
+      const bool moving_directory = source->is_directory();
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> target, LookUpLive(change, to));
+      std::optional<toolvfs::Entry> replaced;
+      if (target) {
+        if (!overwrite) return RenameTargetExistsError(from, to);
+        if (PathContains(to, from)) return RenameTargetNotEmptyError(from, to);
+        if (!moving_directory && target->is_directory()) return RenameTargetIsDirectoryError(from, to);
+        if (moving_directory && !target->is_directory()) return RenameTargetIsFileError(from, to);
+        if (moving_directory) {
+          TOOLVFS_ASSIGN_OR_RETURN(bool has_children, HasLiveChildren(change, to));
+          if (has_children) return RenameTargetNotEmptyError(from, to);
+        }
+        replaced = target;
+        TOOLVFS_RETURN_IF_ERROR(RetireEntry(change, to, *target));
+      }
+      TOOLVFS_RETURN_IF_ERROR(CreateParents(change, to, what));
+
+      std::vector<std::pair<std::string, Entry>> moved;
+      moved.emplace_back(from, *source);
+      if (moving_directory) {
+        TOOLVFS_ASSIGN_OR_RETURN(auto descendants, LiveDescendants(change, from));
+        for (auto& row : descendants) moved.push_back(std::move(row));
+      }
+      // New rows first: they take a reference on each content before the
+      // old rows may drop theirs.
+      for (const auto& [old_path, entry] : moved) {
+        Entry copy = entry;
+        if (old_path == from && replaced && !replaced->is_directory()) {
+          // To anyone reading `to` this was an overwrite: the version
+          // continues the replaced file's count and its created time stays.
+          copy.version = replaced->version.value_or(0) + 1;
+          copy.created_ms = replaced->created_ms;
+          copy.modified_ms = change.now;
+        }
+        if (copy.content_id) TOOLVFS_RETURN_IF_ERROR(AddContentReference(change.db, *copy.content_id));
+        TOOLVFS_RETURN_IF_ERROR(InsertEntry(change, to + old_path.substr(from.size()), copy));
+      }
+      for (const auto& [old_path, entry] : moved) TOOLVFS_RETURN_IF_ERROR(RetireEntry(change, old_path, entry));
+      return OkStatus();
+    });
+  }
+
+  Result<GrepResult> Grep(std::string_view pattern, const GrepOptions& options) override {
+    StoreGrepTree tree(workspace_);
+    return RunGrep(tree, pattern, options);
+  }
+
+  Result<std::unique_ptr<MaterializedView>> Materialize() override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string dir, MakeMaterializedDirectory(workspace_->display));
+    Result<CopiedFromTree> written = WriteCopy(*workspace_, dir);
+    if (!written.ok()) {
+      (void)RemoveTree(dir);
+      return Status(written.status().code(),
+                    "Cannot materialize " + Quote(workspace_->display) + ": " + written.status().message());
+    }
+    return std::unique_ptr<MaterializedView>(
+        std::make_unique<SqliteView>(workspace_, std::move(dir), std::move(written).value()));
+  }
+
+  const std::string& DisplayRoot() const override { return workspace_->display; }
+
+  // ----- Snapshots ----------------------------------------------------------------
+
+  Result<std::string> Snapshot(std::optional<std::string_view> label) override {
+    if (label) TOOLVFS_RETURN_IF_ERROR(CheckSnapshotLabel(*label));
+    TOOLVFS_RETURN_IF_ERROR(RefuseWrite("snapshot", ""));
+    int64_t id = 0;
+    Status taken = InWriteTransaction(*workspace_, [&](const Change& change) -> Status {
+      {
+        TOOLVFS_ASSIGN_OR_RETURN(SqlStatement state, change.db.Prepare(kWorkspaceState));
+        state.Bind(1, workspace_->id);
+        TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
+        if (!found) return InternalError("The workspace row vanished inside a transaction");
+        id = state.Int(1);
+      }
+      {
+        TOOLVFS_ASSIGN_OR_RETURN(SqlStatement insert, change.db.Prepare(kInsertSnapshot));
+        insert.Bind(1, workspace_->id).Bind(2, id).Bind(3, change.generation).Bind(5, change.now);
+        if (label) insert.Bind(4, *label);
+        TOOLVFS_RETURN_IF_ERROR(insert.Run());
+      }
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement advance, change.db.Prepare(kAdvanceGeneration));
+      advance.Bind(1, workspace_->id);
+      return advance.Run();
+    });
+    if (!taken.ok()) return taken;
+    return std::to_string(id);
+  }
+
+  Status Restore(std::string_view id) override {
+    TOOLVFS_RETURN_IF_ERROR(RefuseWrite("restore", ""));
+    return InWriteTransaction(*workspace_, [&](const Change& change) -> Status {
+      TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef snapshot, Find(change.db, id));
+      TOOLVFS_ASSIGN_OR_RETURN(std::vector<std::string> paths,
+                               ChangedPaths(change.db, workspace_->id, snapshot.generation, kLive));
+      for (const std::string& path : paths) {
+        TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> wanted,
+                                 LookUp(change.db, workspace_->id, path, snapshot.generation, workspace_->created_ms));
+        TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> live, LookUpLive(change, path));
+        if (wanted && live && wanted->born == live->born) continue;  // the same row: unchanged
+        if (live) TOOLVFS_RETURN_IF_ERROR(RetireEntry(change, path, *live));
+        if (wanted) {
+          if (wanted->content_id) TOOLVFS_RETURN_IF_ERROR(AddContentReference(change.db, *wanted->content_id));
+          TOOLVFS_RETURN_IF_ERROR(InsertEntry(change, path, *wanted));
+        }
+      }
+      return OkStatus();
+    });
+  }
+
+  Result<std::vector<SnapshotInfo>> ListSnapshots() override {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db->Prepare(kListSnapshots));
+    select.Bind(1, workspace_->id);
+    std::vector<SnapshotInfo> snapshots;
+    while (true) {
+      TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+      if (!row) break;
+      SnapshotInfo info;
+      info.id = std::to_string(select.Int(0));
+      if (!select.IsNull(1)) info.label = std::string(select.Text(1));
+      info.created_ms = select.Int(2);
+      snapshots.push_back(std::move(info));
+    }
+    return snapshots;
+  }
+
+  Result<TreeDiff> Diff(std::string_view from, std::optional<std::string_view> to) override {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
+    TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction,
+                             SqlTransaction::Begin(*db, SqlTransactionKind::kRead));
+    TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef first, Find(*db, from));
+    int64_t second = workspace_->at;
+    if (to) {
+      TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef named, Find(*db, *to));
+      second = named.generation;
+    }
+    const bool reversed = second < first.generation;
+    const int64_t low = reversed ? second : first.generation;
+    const int64_t high = reversed ? first.generation : second;
+    TOOLVFS_ASSIGN_OR_RETURN(std::vector<std::string> paths, ChangedPaths(*db, workspace_->id, low, high));
+    TreeDiff diff;
+    for (const std::string& path : paths) {
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> before,
+                               LookUp(*db, workspace_->id, path, low, workspace_->created_ms));
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> after,
+                               LookUp(*db, workspace_->id, path, high, workspace_->created_ms));
+      if (before && after) {
+        if (before->kind != after->kind || before->content_id != after->content_id) diff.modified.push_back(path);
+      } else if (after) {
+        diff.added.push_back(path);
+      } else if (before) {
+        diff.deleted.push_back(path);
+      }
+    }
+    if (reversed) std::swap(diff.added, diff.deleted);
+    TOOLVFS_RETURN_IF_ERROR(transaction.Commit());
+    return diff;
+  }
+
+  Status DeleteSnapshot(std::string_view id) override {
+    TOOLVFS_RETURN_IF_ERROR(RefuseWrite("delete a snapshot of", ""));
+    return InWriteTransaction(*workspace_, [&](const Change& change) -> Status {
+      TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef snapshot, Find(change.db, id));
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> previous,
+                               NeighbourGeneration(change.db, kPreviousSnapshotGeneration, workspace_->id,
+                                                   snapshot.generation));
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> next,
+                               NeighbourGeneration(change.db, kNextSnapshotGeneration, workspace_->id,
+                                                   snapshot.generation));
+      {
+        TOOLVFS_ASSIGN_OR_RETURN(SqlStatement remove, change.db.Prepare(kDeleteSnapshot));
+        remove.Bind(1, workspace_->id).Bind(2, snapshot.id);
+        TOOLVFS_RETURN_IF_ERROR(remove.Run());
+      }
+      // Rows only this snapshot saw: born after the previous snapshot,
+      // dead by the next one (or by now).
+      std::vector<std::pair<std::string, Entry>> freed;
+      {
+        TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, change.db.Prepare(kRowsSeenOnlyBetween));
+        select.Bind(1, workspace_->id)
+            .Bind(2, previous.value_or(0))
+            .Bind(3, snapshot.generation)
+            .Bind(4, next.value_or(change.generation));
+        while (true) {
+          TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+          if (!row) break;
+          Entry entry;
+          entry.born = select.Int(1);
+          entry.content_id = select.OptionalInt(2);
+          freed.emplace_back(std::string(select.Text(0)), entry);
+        }
+      }
+      for (const auto& [path, entry] : freed) {
+        {
+          TOOLVFS_ASSIGN_OR_RETURN(SqlStatement drop, change.db.Prepare(kDropEntry));
+          drop.Bind(1, workspace_->id).Bind(2, path).Bind(3, entry.born);
+          TOOLVFS_RETURN_IF_ERROR(drop.Run());
+        }
+        if (entry.content_id) TOOLVFS_RETURN_IF_ERROR(ReleaseContent(change.db, *entry.content_id));
+      }
+      return OkStatus();
+    });
+  }
+
+ private:
+  // GrepTree over the workspace's state at the store's generation; each
+  // call borrows its own connection, so the engine's threads read in
+  // parallel.
+  class StoreGrepTree final : public GrepTree {
+   public:
+    explicit StoreGrepTree(std::shared_ptr<Workspace> workspace) : workspace_(std::move(workspace)) {}
+
+    Result<std::vector<Entry>> List(std::string_view path) override {
+      TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
+      return ListChildrenOf(*db, *workspace_, path, "search");
+    }
+
+    Result<EntryKind> Resolve(std::string_view path) override {
+      TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<toolvfs::Entry> entry, LookUpIn(*db, *workspace_, path));
+      if (!entry) return MissingOrParentIsFile(*db, *workspace_, path, workspace_->at, "search", "Path");
+      return entry->kind;
+    }
+
+    Result<File> OpenFile(std::string_view path, bool /*follow_symlinks*/) override {
+      TOOLVFS_ASSIGN_OR_RETURN(FileRange range, ReadFileOf(*workspace_, path, 0, std::nullopt,
+                                                           /*whole=*/false, /*limit=*/false));
+      return File{std::make_unique<OwnedContentReader>(std::move(range.content)), {}};
+    }
+
+   private:
+    std::shared_ptr<Workspace> workspace_;
+  };
+
+  static Result<std::optional<toolvfs::Entry>> LookUpIn(SqlConnection& db, const Workspace& workspace,
+                                                       std::string_view path) {
+    return LookUp(db, workspace.id, path, workspace.at, workspace.created_ms);
+  }
+
+  static Result<std::vector<DirEntry>> ListChildrenOf(SqlConnection& db, const Workspace& workspace,
+                                                      std::string_view path, std::string_view verb) {
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<toolvfs::Entry> entry, LookUpIn(db, workspace, path));
+    if (!entry) {
+      return MissingOrParentIsFile(db, workspace, path, workspace.at, verb,
+                                   verb == "list" ? "Directory" : "Path");
+    }
+    if (!entry->is_directory()) return ListFileError(path);
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(kListChildren));
+    select.Bind(1, workspace.id).Bind(2, path).Bind(3, workspace.at);
+    std::vector<DirEntry> entries;
+    while (true) {
+      TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+      if (!row) break;
+      entries.push_back(DirEntry{std::string(select.Text(0)), KindOf(select.Int(1)), std::nullopt});
+    }
+    return entries;
+  }
+
+  // Reads [offset, offset + length) of the file at `path` (the whole file
+  // when `whole`) in one read transaction, so content and size come from
+  // one version. `limit`: apply the read limit (grep reads whole files of
+  // any size, like the other stores' grep trees).
+  static Result<FileRange> ReadFileOf(const Workspace& workspace, std::string_view path, uint64_t offset,
+                                      std::optional<uint64_t> length, bool whole, bool limit = true) {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace.database->Connect());
+    const uint64_t max = workspace.options.max_read_bytes;
+    if (!path.empty()) {
+      // The small-file path: one statement. Chunked files, directories and
+      // missing paths go on below.
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement read, db->Prepare(kReadWholeEntry));
+      read.Bind(1, workspace.id).Bind(2, path).Bind(3, workspace.at);
+      TOOLVFS_ASSIGN_OR_RETURN(bool found, read.Step());
+      if (found && read.Int(0) == kFileKind && !read.IsNull(2)) {
+        std::string_view data = read.Blob(2);
+        const uint64_t size = data.size();
+        if (whole && limit && size > max) return ReadLimitError(path, size, max);
+        const uint64_t available = offset < size ? size - offset : 0;
+        const uint64_t wanted = std::min(available, length.value_or(available));
+        if (!whole && limit && wanted > max) return ReadRangeLimitError(path, offset, wanted, max);
+        return FileRange{std::string(data.substr(wanted == 0 ? 0 : offset, wanted)), size};
+      }
+    }
+    TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction,
+                             SqlTransaction::Begin(*db, SqlTransactionKind::kRead));
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<toolvfs::Entry> entry, LookUpIn(*db, workspace, path));
+    if (!entry) return MissingOrParentIsFile(*db, workspace, path, workspace.at, "read", "File");
+    if (entry->is_directory()) return IsDirectoryActionError("read", path);
+    const uint64_t size = entry->size;
+    if (whole && limit && size > max) return ReadLimitError(path, size, max);
+    const uint64_t available = offset < size ? size - offset : 0;
+    const uint64_t wanted = std::min(available, length.value_or(available));
+    if (!whole && limit && wanted > max) return ReadRangeLimitError(path, offset, wanted, max);
+    TOOLVFS_ASSIGN_OR_RETURN(std::string content,
+                             ReadContent(*db, *entry->content_id, size, wanted == 0 ? 0 : offset, wanted));
+    TOOLVFS_RETURN_IF_ERROR(transaction.Commit());
+    return FileRange{std::move(content), size};
+  }
+
+  Result<FileRange> ReadFile(std::string_view path, uint64_t offset, std::optional<uint64_t> length, bool whole) {
+    return ReadFileOf(*workspace_, path, offset, length, whole);
+  }
+
+  Result<std::vector<DirEntry>> ListChildren(SqlConnection& db, std::string_view path, std::string_view verb) {
+    return ListChildrenOf(db, *workspace_, path, verb);
+  }
+
+  Result<std::optional<toolvfs::Entry>> LookUpAt(SqlConnection& db, std::string_view path) {
+    return LookUpIn(db, *workspace_, path);
+  }
+
+  Result<SnapshotRef> Find(SqlConnection& db, std::string_view reference) {
+    return FindSnapshot(db, workspace_->id, reference,
+                        /*labels=*/false);
+  }
+
+  // PermissionDenied for a write to a snapshot project.
+  Status RefuseWrite(std::string_view verb, std::string_view path) const {
+    if (!workspace_->read_only()) return OkStatus();
+    return PermissionDeniedError(CannotDo(verb, path) + ": the project " + Quote(workspace_->display) +
+                                 " is snapshot " + Quote(workspace_->snapshot) + ", which is read-only");
+  }
+
+  std::shared_ptr<Workspace> workspace_;
+};
+
+// ----- Opening ------------------------------------------------------------------------
+
+// The workspace's id and creation time, creating it if `create`.
+Status FindOrCreateWorkspace(SqlConnection& db, Workspace& workspace, bool create) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction,
+                           SqlTransaction::Begin(db, create ? SqlTransactionKind::kWrite
+                                                               : SqlTransactionKind::kRead));
+  {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement find, db.Prepare(kFindWorkspace));
+    find.Bind(1, workspace.name);
+    TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
+    if (found) workspace.id = find.Int(0);
+  }
+  if (workspace.id == 0) {
+    if (!create) {
+      return NotFoundError("Workspace " + Quote(workspace.name) + " does not exist in the store " +
+                           Quote(workspace.location));
+    }
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement insert, db.Prepare(kInsertWorkspace));
+    insert.Bind(1, workspace.name).Bind(2, NowMs());
+    TOOLVFS_ASSIGN_OR_RETURN(workspace.id, insert.InsertedId());
+  }
+  {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement state, db.Prepare(kWorkspaceState));
+    state.Bind(1, workspace.id);
+    TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
+    if (!found) return InternalError("The workspace row vanished inside a transaction");
+    workspace.created_ms = state.Int(2);
+  }
+  return transaction.Commit();
+}
+
+// ----- The store file -----------------------------------------------------------------
+
+constexpr const char* kWorkspaceSummaries =
+    "SELECT w.id, w.name, w.created_ms, "
+    "(SELECT count(*) FROM entries e WHERE e.workspace_id=w.id AND e.died IS NULL AND e.kind=0), "
+    "(SELECT coalesce(sum(size), 0) FROM entries e WHERE e.workspace_id=w.id AND e.died IS NULL AND e.kind=0), "
+    "(SELECT count(*) FROM snapshots s WHERE s.workspace_id=w.id) "
+    "FROM workspaces w ORDER BY w.name";
+constexpr const char* kWorkspaceContentUses =
+    "SELECT content_id, count(*) FROM entries WHERE workspace_id=?1 AND content_id IS NOT NULL GROUP BY content_id";
+constexpr const char* kDeleteWorkspaceEntries = "DELETE FROM entries WHERE workspace_id=?1";
+constexpr const char* kDeleteWorkspaceSnapshots = "DELETE FROM snapshots WHERE workspace_id=?1";
+constexpr const char* kDeleteWorkspaceRow = "DELETE FROM workspaces WHERE id=?1";
+// Dead rows that no snapshot's state includes (born <= generation < died).
+constexpr const char* kUnseenDeadRows =
+    "SELECT e.workspace_id, e.path, e.born, e.content_id FROM entries e WHERE e.died IS NOT NULL "
+    "AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.workspace_id=e.workspace_id "
+    "AND s.generation>=e.born AND s.generation<e.died)";
+// Contents nothing refers to, whatever their reference counts say: the
+// truth is recomputed, so a count gone wrong cannot keep garbage forever.
+constexpr const char* kUnreferencedContents =
+    "SELECT id, size FROM contents WHERE id IN (SELECT id FROM contents EXCEPT SELECT content_id FROM entries "
+    "EXCEPT SELECT chunk_id FROM content_chunks)";
+
+}  // namespace
+
+Result<std::vector<WorkspaceSummary>> SqlStoreFile::ListWorkspaces() {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, database_->Connect());
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db->Prepare(kWorkspaceSummaries));
+  std::vector<WorkspaceSummary> workspaces;
+  while (true) {
+    TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    WorkspaceSummary summary;
+    summary.name = std::string(select.Text(1));
+    summary.created_ms = select.Int(2);
+    summary.files = static_cast<uint64_t>(select.Int(3));
+    summary.bytes = static_cast<uint64_t>(select.Int(4));
+    summary.snapshots = static_cast<uint64_t>(select.Int(5));
+    workspaces.push_back(std::move(summary));
+  }
+  return workspaces;
+}
+
+Status SqlStoreFile::DeleteWorkspace(std::string_view name) {
+  return database_->RunWriteTransaction([&](SqlConnection& db) -> Status {
+    int64_t id = 0;
+    {
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement find, db.Prepare(kFindWorkspace));
+      find.Bind(1, name);
+      TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
+      if (!found) {
+        return NotFoundError("Workspace " + Quote(name) + " does not exist in the store " + Quote(location_));
+      }
+      id = find.Int(0);
+    }
+    std::vector<std::pair<int64_t, int64_t>> uses;
+    {
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(kWorkspaceContentUses));
+      select.Bind(1, id);
+      while (true) {
+        TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+        if (!row) break;
+        uses.emplace_back(select.Int(0), select.Int(1));
+      }
+    }
+    for (const char* sql : {kDeleteWorkspaceEntries, kDeleteWorkspaceSnapshots, kDeleteWorkspaceRow}) {
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement remove, db.Prepare(sql));
+      remove.Bind(1, id);
+      TOOLVFS_RETURN_IF_ERROR(remove.Run());
+    }
+    for (const auto& [content_id, count] : uses) {
+      for (int64_t i = 0; i < count; ++i) TOOLVFS_RETURN_IF_ERROR(ReleaseContent(db, content_id));
+    }
+    return OkStatus();
+  });
+}
+
+Result<GarbageReport> SqlStoreFile::CollectGarbage() {
+  GarbageReport report;
+  report.file_bytes_before = database_->StorageBytes();
+  Status collected = database_->RunWriteTransaction([&](SqlConnection& db) -> Status {
+    report.entries = report.contents = report.bytes = 0;  // the body may run again
+    struct DeadRow {
+      int64_t workspace_id;
+      std::string path;
+      int64_t born;
+      std::optional<int64_t> content_id;
+    };
+    std::vector<DeadRow> dead;
+    {
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(kUnseenDeadRows));
+      while (true) {
+        TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+        if (!row) break;
+        dead.push_back(DeadRow{select.Int(0), std::string(select.Text(1)), select.Int(2), select.OptionalInt(3)});
+      }
+    }
+    for (const DeadRow& row : dead) {
+      {
+        TOOLVFS_ASSIGN_OR_RETURN(SqlStatement drop, db.Prepare(kDropEntry));
+        drop.Bind(1, row.workspace_id).Bind(2, row.path).Bind(3, row.born);
+        TOOLVFS_RETURN_IF_ERROR(drop.Run());
+      }
+      if (row.content_id) TOOLVFS_RETURN_IF_ERROR(ReleaseContent(db, *row.content_id));
+    }
+    report.entries = dead.size();
+    // Anything still unreferenced, chunk lists first so their chunks
+    // become unreferenced in the next round.
+    for (int round = 0; round < 2; ++round) {
+      std::vector<std::pair<int64_t, uint64_t>> unreferenced;
+      {
+        TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(kUnreferencedContents));
+        while (true) {
+          TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+          if (!row) break;
+          unreferenced.emplace_back(select.Int(0), static_cast<uint64_t>(select.Int(1)));
+        }
+      }
+      for (const auto& [content_id, size] : unreferenced) {
+        TOOLVFS_RETURN_IF_ERROR(DeleteContent(db, content_id));
+        report.contents += 1;
+        report.bytes += size;
+      }
+    }
+    return OkStatus();
+  });
+  TOOLVFS_RETURN_IF_ERROR(collected);
+  TOOLVFS_RETURN_IF_ERROR(database_->Compact());
+  report.file_bytes_after = database_->StorageBytes();
+  return report;
+}
+
+Result<std::unique_ptr<ProjectFiles>> OpenSqlStore(std::shared_ptr<SqlDatabase> database, std::string location,
+                                                  const WorkspaceAddress& address, std::string display,
+                                                  const StoreOptions& options) {
+  auto workspace = std::make_shared<Workspace>(std::move(database), std::move(location), std::move(display), options);
+  workspace->name = address.workspace;
+  const bool create = !address.snapshot;
+  TOOLVFS_ASSIGN_OR_RETURN(SqlLease connection, workspace->database->Connect());
+  TOOLVFS_RETURN_IF_ERROR(FindOrCreateWorkspace(*connection, *workspace, create));
+  if (address.snapshot) {
+    const std::string reference = *address.snapshot;
+    TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef snapshot,
+                             FindSnapshot(*connection, workspace->id, reference, /*labels=*/true));
+    workspace->at = snapshot.generation;
+    workspace->snapshot = std::to_string(snapshot.id);
+  }
+  return std::unique_ptr<ProjectFiles>(std::make_unique<SqlStore>(std::move(workspace)));
+}
+
+}  // namespace toolvfs
