@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -157,6 +158,14 @@ std::string DescribeTransfer(const TransferReport& report, std::string_view plac
     if (left_out.size() > 1) text += ", " + left_out.back();
   }
   return text;
+}
+
+// "key": count for each pair, in order.
+void WriteCounts(JsonWriter& writer, std::initializer_list<std::pair<const char*, uint64_t>> counts) {
+  for (const auto& [key, count] : counts) {
+    WriteJsonKey(writer, key);
+    writer.Uint64(count);
+  }
 }
 
 void WriteTransferFields(JsonWriter& writer, const TransferReport& report) {
@@ -1032,16 +1041,11 @@ class WorkspaceCommand final : public Command {
           writer.EndObject();
         }
         writer.EndArray();
-        WriteJsonKey(writer, "files_written");
-        writer.Uint64(report->files_written);
-        WriteJsonKey(writer, "bytes_written");
-        writer.Uint64(report->bytes_written);
-        WriteJsonKey(writer, "directories_created");
-        writer.Uint64(report->directories_created);
-        WriteJsonKey(writer, "paths_deleted");
-        writer.Uint64(report->paths_deleted);
-        WriteJsonKey(writer, "symlinks_skipped");
-        writer.Uint64(report->symlinks_skipped);
+        WriteCounts(writer, {{"files_written", report->files_written},
+                             {"bytes_written", report->bytes_written},
+                             {"directories_created", report->directories_created},
+                             {"paths_deleted", report->paths_deleted},
+                             {"symlinks_skipped", report->symlinks_skipped}});
         writer.EndObject();
       }));
     }
@@ -1100,16 +1104,11 @@ class WorkspaceCommand final : public Command {
     if (json_) {
       return Print(JsonOf([&](JsonWriter& writer) {
         writer.StartObject();
-        WriteJsonKey(writer, "entries");
-        writer.Uint64(report->entries);
-        WriteJsonKey(writer, "contents");
-        writer.Uint64(report->contents);
-        WriteJsonKey(writer, "bytes");
-        writer.Uint64(report->bytes);
-        WriteJsonKey(writer, "file_bytes_before");
-        writer.Uint64(report->file_bytes_before);
-        WriteJsonKey(writer, "file_bytes_after");
-        writer.Uint64(report->file_bytes_after);
+        WriteCounts(writer, {{"entries", report->entries},
+                             {"contents", report->contents},
+                             {"bytes", report->bytes},
+                             {"file_bytes_before", report->file_bytes_before},
+                             {"file_bytes_after", report->file_bytes_after}});
         writer.EndObject();
       }));
     }

@@ -25,6 +25,7 @@
 #include "project/sql/postgres_database.h"
 #include "project/test_util.h"
 #include "project/workspace_copy.h"
+#include "read_tree.h"
 #include "store_stress.h"
 
 namespace toolvfs {
@@ -228,24 +229,7 @@ TEST(PostgresRestartTest, AServerRestartMidRunIsUnavailableThenTheStoreReconnect
 std::string Describe(const std::string& uri) {
   std::string text;
   auto describe_tree = [&](ProjectFiles& store) {
-    std::vector<std::string> pending = {""};
-    std::map<std::string, std::string> lines;
-    while (!pending.empty()) {
-      std::string directory = pending.back();
-      pending.pop_back();
-      Result<std::vector<DirEntry>> entries = store.ListDir(directory);
-      if (!entries.ok()) return;
-      for (const DirEntry& entry : *entries) {
-        std::string path = directory.empty() ? entry.name : directory + "/" + entry.name;
-        if (entry.kind == EntryKind::kDirectory) {
-          lines[path] = "dir";
-          pending.push_back(path);
-        } else {
-          lines[path] = "file " + store.Read(path).value();
-        }
-      }
-    }
-    for (const auto& [path, line] : lines) text += "  " + path + ": " + line + "\n";
+    for (const auto& [path, entry] : ReadTree(store)) text += "  " + path + ": " + entry + "\n";
   };
   Result<std::unique_ptr<ProjectFiles>> store = OpenProject(uri);
   EXPECT_TRUE(store.ok()) << store.status().ToString();

@@ -13,36 +13,12 @@
 
 #include "project/memory_store.h"
 #include "project/test_util.h"
+#include "read_tree.h"
 
 namespace toolvfs {
 namespace {
 
-// A state of a workspace: path -> "dir" or the file's content.
-using Tree = std::map<std::string, std::string>;
-
-Tree ReadTree(ProjectFiles& store) {
-  Tree tree;
-  std::vector<std::string> pending = {""};
-  while (!pending.empty()) {
-    std::string directory = pending.back();
-    pending.pop_back();
-    Result<std::vector<DirEntry>> entries = store.ListDir(directory);
-    EXPECT_TRUE(entries.ok()) << entries.status().ToString();
-    if (!entries.ok()) return tree;
-    for (const DirEntry& entry : *entries) {
-      std::string path = directory.empty() ? entry.name : directory + "/" + entry.name;
-      if (entry.kind == EntryKind::kDirectory) {
-        tree[path] = "dir";
-        pending.push_back(path);
-      } else {
-        Result<std::string> content = store.Read(path);
-        EXPECT_TRUE(content.ok()) << content.status().ToString();
-        tree[path] = content.ok() ? "file:" + *content : "?";
-      }
-    }
-  }
-  return tree;
-}
+using Tree = TreeState;
 
 void ExpectOk(const Status& status) { ASSERT_TRUE(status.ok()) << status.ToString(); }
 
