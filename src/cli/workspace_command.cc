@@ -37,7 +37,7 @@
 #include "project/project_files.h"
 #include "project/store_errors.h"
 #include "project/workspace_copy.h"
-#include "project/sql/postgres_database.h"
+#include "project/sql/postgres_uri.h"
 #include "project/sql/postgres_store.h"
 #include "project/sql/sqlite_store.h"
 #include "project/sql/workspace_uri.h"

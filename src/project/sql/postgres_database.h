@@ -23,12 +23,9 @@
 #include <vector>
 
 #include "core/status.h"
+#include "project/sql/postgres_uri.h"
 
 namespace toolvfs {
-
-// `uri` as it may be shown: the password of a postgres:// URI (user:PASSWORD@)
-// and a `password=` parameter are replaced by "***".
-std::string RedactPostgresUri(std::string_view uri);
 
 // Whether SQLSTATE `state` says the transaction lost a race and may simply
 // be run again: serialization_failure (40001) or deadlock_detected (40P01).
