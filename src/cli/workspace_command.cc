@@ -324,28 +324,28 @@ class WorkspaceCommand final : public Command {
     if (IsSqlProject(common.project)) {
       Result<WorkspaceAddress> address = ParseSqlProject(common.project);
       if (!address.ok()) {
-        ReportError("--project", address.status().message());
+        open_exit_code_ = ReportError("--project", address.status().message());
         return nullptr;
       }
       if (!StoreExists(*address)) {
-        ReportError(what_, "the store file " + Quote(Shown(*address)) +
+        open_exit_code_ = ReportError(what_, "the store file " + Quote(Shown(*address)) +
                                " does not exist; create a workspace in it with toolvfs workspace init");
         return nullptr;
       }
       Result<std::unique_ptr<SqlStoreFile>> file = OpenStoreFile(*address);
       if (!file.ok()) {
-        ReportError("--project", file.status().message());
+        open_exit_code_ = ReportStatus("--project", file.status());
         return nullptr;
       }
       Result<std::vector<WorkspaceSummary>> workspaces = (*file)->ListWorkspaces();
       if (!workspaces.ok()) {
-        ReportError("--project", workspaces.status().message());
+        open_exit_code_ = ReportStatus("--project", workspaces.status());
         return nullptr;
       }
       bool found = std::any_of(workspaces->begin(), workspaces->end(),
                                [&](const WorkspaceSummary& summary) { return summary.name == address->workspace; });
       if (!found) {
-        ReportError(what_, "workspace " + Quote(address->workspace) + " does not exist in " +
+        open_exit_code_ = ReportError(what_, "workspace " + Quote(address->workspace) + " does not exist in " +
                                Quote(Shown(*address)) + "; create it with toolvfs workspace init");
         return nullptr;
       }
@@ -354,7 +354,7 @@ class WorkspaceCommand final : public Command {
     options.max_read_bytes = kMaxFileBytes;
     Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project, options);
     if (!store.ok()) {
-      ReportStatus("--project", store.status());
+      open_exit_code_ = ReportStatus("--project", store.status());
       return nullptr;
     }
     return std::move(store).value();
@@ -388,9 +388,9 @@ class WorkspaceCommand final : public Command {
     if (!address) return kExitUsage;
     if (StoreExists(*address)) {
       Result<std::unique_ptr<SqlStoreFile>> file = OpenStoreFile(*address);
-      if (!file.ok()) return ReportError("--project", file.status().message());
+      if (!file.ok()) return ReportStatus("--project", file.status());
       Result<std::vector<WorkspaceSummary>> workspaces = (*file)->ListWorkspaces();
-      if (!workspaces.ok()) return ReportError("--project", workspaces.status().message());
+      if (!workspaces.ok()) return ReportStatus("--project", workspaces.status());
       for (const WorkspaceSummary& summary : *workspaces) {
         if (summary.name != address->workspace) continue;
         return ReportError(what_, "workspace " + Quote(summary.name) + " already exists in " +
@@ -494,7 +494,7 @@ class WorkspaceCommand final : public Command {
 
   int List(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     if (recursive_ && path_.empty()) {
       // A session's own view: every file with its session metadata.
       Result<bool> is_session = SessionWorkspace::IsSession(*store);
@@ -646,7 +646,7 @@ class WorkspaceCommand final : public Command {
 
   int Reset(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     std::unique_ptr<SessionWorkspace> session = OpenSession(*store);
     if (!session) return kExitUsage;
     if (Status reset = session->Reset(); !reset.ok()) return Fail(reset);
@@ -664,7 +664,7 @@ class WorkspaceCommand final : public Command {
 
   int Prompt(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     std::unique_ptr<SessionWorkspace> session = OpenSession(*store);
     if (!session) return kExitUsage;
     Result<std::string> guidance = SessionGuidance(*session);
@@ -680,7 +680,7 @@ class WorkspaceCommand final : public Command {
 
   int Materialize(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     std::unique_ptr<SessionWorkspace> session = OpenSession(*store);
     if (!session) return kExitUsage;
     Result<std::unique_ptr<SessionDirectory>> directory = session->Materialize();
@@ -726,7 +726,7 @@ class WorkspaceCommand final : public Command {
 
   int Cat(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     if (!json_) {
       Result<std::string> content = store->Read(path_);
       if (!content.ok()) return Fail(content.status());
@@ -763,7 +763,7 @@ class WorkspaceCommand final : public Command {
 
   int TakeSnapshot(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     std::optional<std::string_view> label;
     if (label_) label = *label_;
     Result<std::string> id = store->Snapshot(label);
@@ -781,7 +781,7 @@ class WorkspaceCommand final : public Command {
 
   int ListSnapshots(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     Result<std::vector<SnapshotInfo>> snapshots = store->ListSnapshots();
     if (!snapshots.ok()) return Fail(snapshots.status());
     if (json_) {
@@ -838,7 +838,7 @@ class WorkspaceCommand final : public Command {
 
   int Restore(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     // A session restores through its own rules (it keeps the materialized
     // directory's path, which describes the disk now, not the snapshot).
     Result<bool> is_session = SessionWorkspace::IsSession(*store);
@@ -853,14 +853,14 @@ class WorkspaceCommand final : public Command {
 
   int DeleteSnapshot(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     if (Status deleted = store->DeleteSnapshot(SnapshotIdOf(*store, first_id_)); !deleted.ok()) return Fail(deleted);
     return PrintDone("deleted", "Deleted snapshot " + Quote(first_id_) + " of " + store->DisplayRoot());
   }
 
   int Diff(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     std::optional<std::string> to;
     if (second_id_) to = SnapshotIdOf(*store, *second_id_);
     Result<bool> is_session = SessionWorkspace::IsSession(*store);
@@ -905,7 +905,7 @@ class WorkspaceCommand final : public Command {
 
   int Export(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     struct stat status;
     if (::stat(directory_.c_str(), &status) != 0) {
       if (errno != ENOENT) return Fail(ErrnoToStatus(errno, "Cannot export to " + Quote(directory_)));
@@ -954,7 +954,7 @@ class WorkspaceCommand final : public Command {
       }
     }
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     Result<TransferReport> report = ImportDirectory(*store, directory_, include_ignored_);
     if (!report.ok()) return Fail(report.status());
     if (!json_) {
@@ -974,7 +974,7 @@ class WorkspaceCommand final : public Command {
     CommonOptions source_common = common;
     source_common.project = from_uri_;
     std::unique_ptr<ProjectFiles> source = OpenExisting(source_common);
-    if (source == nullptr) return kExitUsage;
+    if (source == nullptr) return open_exit_code_;
 
     WorkspaceCopyOptions options;
     StoreOptions store_options;
@@ -1074,7 +1074,7 @@ class WorkspaceCommand final : public Command {
       return ReportError(what_, "the store file " + Quote(Shown(*address)) + " does not exist");
     }
     Result<std::unique_ptr<SqlStoreFile>> file = OpenStoreFile(*address);
-    if (!file.ok()) return ReportError("--project", file.status().message());
+    if (!file.ok()) return ReportStatus("--project", file.status());
     if (Status deleted = (*file)->DeleteWorkspace(address->workspace); !deleted.ok()) return Fail(deleted);
     if (!json_) {
       return Print("Deleted workspace " + Quote(address->workspace) + " from " + Quote(Shown(*address)) + "\n");
@@ -1098,7 +1098,7 @@ class WorkspaceCommand final : public Command {
       return ReportError(what_, "the store file " + Quote(Shown(*address)) + " does not exist");
     }
     Result<std::unique_ptr<SqlStoreFile>> file = OpenStoreFile(*address);
-    if (!file.ok()) return ReportError("--project", file.status().message());
+    if (!file.ok()) return ReportStatus("--project", file.status());
     Result<GarbageReport> report = (*file)->CollectGarbage();
     if (!report.ok()) return Fail(report.status());
     if (json_) {
@@ -1125,6 +1125,7 @@ class WorkspaceCommand final : public Command {
   bool recursive_ = false;
   std::optional<std::string> label_;
   std::string first_id_;
+  int open_exit_code_ = kExitUsage;  // what OpenExisting reported, for its callers to return
   std::string from_uri_;  // copy
   std::string to_uri_;
   std::optional<std::string> second_id_;
