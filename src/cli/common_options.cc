@@ -7,7 +7,8 @@ namespace toolvfs {
 void AddCommonOptions(CLI::App& app, CommonOptions& options) {
   constexpr const char* kGroup = "Common options";
   app.add_option("--project", options.project,
-                 "Project store: a directory, fs:DIR, memory:, sqlite:FILE#WORKSPACE[@SNAPSHOT] or null: (default: the current directory)")
+                 "Project store: a directory, fs:DIR, memory:, sqlite:FILE#WORKSPACE[@SNAPSHOT], "
+                 "postgres://...#WORKSPACE[@SNAPSHOT] or null: (default: the current directory)")
       ->type_name("DIR|URI")
       ->group(kGroup);
   app.add_option("--config", options.config,
