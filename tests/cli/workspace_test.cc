@@ -521,7 +521,8 @@ TEST_F(WorkspaceTest, BadStoresAndProjectsAreOneLineErrors) {
     ProcessResult result = Workspace({subcommand}, source_);
     EXPECT_EQ(result.exit_code, 2) << subcommand;
     EXPECT_EQ(result.err, "toolvfs: workspace " + std::string(subcommand) +
-                              ": needs a sqlite: project (--project sqlite:FILE#WORKSPACE), got '" + source_ + "'\n");
+                              ": needs a sqlite: or postgres:// project (--project sqlite:FILE#WORKSPACE or "
+                              "postgres://...#WORKSPACE), got '" + source_ + "'\n");
   }
   EXPECT_TRUE(fs::exists(source_ + "/src/a.py"));
 }
