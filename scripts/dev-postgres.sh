@@ -11,9 +11,10 @@
 #
 # The cluster lives in $TOOLVFS_DEV_POSTGRES (default
 # /var/tmp/toolvfs-dev-postgres-UID: under /var/tmp, because as root the
-# server runs as `nobody`, which cannot enter /root). It listens only on a
-# Unix socket in that directory, with trust authentication for the user
-# `toolvfs`: a developer's server, not one to share.
+# server runs as `nobody`, which cannot enter /root). It listens on a Unix
+# socket in that directory and on a loopback TCP port (DIR/port), with
+# trust authentication for the user `toolvfs`: a developer's server, not
+# one to share.
 set -euo pipefail
 
 action=${1:?usage: dev-postgres.sh start|stop|url [WORKSPACE]|destroy}
@@ -41,13 +42,13 @@ case "$action" in
       "$here/test-postgres.sh" start "$dir"
     fi
     # The default database of user `toolvfs` is `toolvfs`; initdb made only `postgres`.
-    exists=$("$bindir/psql" -h "$dir" -U toolvfs -d postgres -At \
+    exists=$("$bindir/psql" -h "$dir" -p "$(cat "$dir/port")" -U toolvfs -d postgres -At \
       -c "SELECT 1 FROM pg_database WHERE datname = 'toolvfs'")
     if [[ "$exists" != 1 ]]; then
-      "$bindir/psql" -h "$dir" -U toolvfs -d postgres -q -c "CREATE DATABASE toolvfs" ||
+      "$bindir/psql" -h "$dir" -p "$(cat "$dir/port")" -U toolvfs -d postgres -q -c "CREATE DATABASE toolvfs" ||
         { echo "dev-postgres: could not create database 'toolvfs' in $dir" >&2; exit 1; }
     fi
-    echo "dev-postgres: running in $dir; URI: postgresql:///toolvfs?host=$dir&user=toolvfs#default"
+    echo "dev-postgres: running in $dir; URI: postgresql:///toolvfs?host=$dir&port=$(cat "$dir/port")&user=toolvfs#default"
     ;;
   url)
     workspace=${2:-default}
@@ -60,7 +61,7 @@ case "$action" in
       echo "dev-postgres: no server running in $dir; run scripts/dev-postgres.sh start" >&2
       exit 1
     fi
-    echo "postgresql:///toolvfs?host=$dir&user=toolvfs#$workspace"
+    echo "postgresql:///toolvfs?host=$dir&port=$(cat "$dir/port")&user=toolvfs#$workspace"
     ;;
   stop)
     if running; then

@@ -26,6 +26,7 @@ enum ExitCode : int {
   kExitUsage = 2,       // usage, config or any other error the user must fix
   kExitNeedsInput = 3,  // run/exec: the tool asks a question that was not answered
   kExitSandbox = 4,     // the OS sandbox cannot be enforced (--sandbox=require)
+  kExitUnavailable = 69,  // the store's server is down or unreachable; try again (EX_UNAVAILABLE)
   kExitTimeout = 124,   // run/exec: idle or total timeout (like timeout(1))
   kExitCancelled = 130, // run/exec: cancelled by Ctrl+C or SIGTERM (128 + SIGINT)
 };

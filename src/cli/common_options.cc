@@ -8,7 +8,8 @@ void AddCommonOptions(CLI::App& app, CommonOptions& options, unsigned shown) {
   // CLI11 hides the options of the empty group from --help.
   auto group = [shown](unsigned option) { return (shown & option) != 0 ? "Common options" : ""; };
   app.add_option("--project", options.project,
-                 "Project store: a directory, fs:DIR, memory:, sqlite:FILE#WORKSPACE[@SNAPSHOT] or null: (default: the current directory)")
+                 "Project store: a directory, fs:DIR, memory:, sqlite:FILE#WORKSPACE[@SNAPSHOT], "
+                 "postgres://...#WORKSPACE[@SNAPSHOT] or null: (default: the current directory)")
       ->type_name("DIR|URI")
       ->group(group(kOptionProject));
   app.add_option("--config", options.config,

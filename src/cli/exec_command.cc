@@ -114,7 +114,7 @@ class ExecCommand final : public Command {
     if (int code = CheckAllowOptions(); code != kExitOk) return code;
 
     Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project);
-    if (!store.ok()) return ReportError("--project", store.status().message());
+    if (!store.ok()) return ReportStatus("--project", store.status());
 
     ToolCall call;
     if (arguments_) {

@@ -215,7 +215,7 @@ class GrepCommand final : public Command {
       types.push_back(found);
     }
     Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project);
-    if (!store.ok()) return ReportError("--project", store.status().message());
+    if (!store.ok()) return ReportStatus("--project", store.status());
 
     std::vector<std::string> named;
     for (const std::string& path : paths) {

@@ -343,7 +343,7 @@ class McpCommand final : public Command {
   int Run(const CommonOptions& common) override {
     if (http_options_.listen) return RunHttp(common);
     Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project);
-    if (!store.ok()) return ReportError("--project", store.status().message());
+    if (!store.ok()) return ReportStatus("--project", store.status());
     Result<Serving> serving = PrepareServing(common);
     if (!serving.ok()) return ReportError("mcp", serving.status().message());
 

@@ -44,6 +44,11 @@ int ReportError(std::string_view what, std::string_view why) {
   return kExitUsage;
 }
 
+int ReportStatus(std::string_view what, const Status& status) {
+  PrintLine(what, status.message());
+  return status.code() == StatusCode::kUnavailable ? kExitUnavailable : kExitUsage;
+}
+
 void ReportNote(std::string_view what, std::string_view why) { PrintLine(what, why); }
 
 namespace {

@@ -4,11 +4,18 @@
 
 #include <string_view>
 
+#include "core/status.h"
+
 namespace toolvfs {
 
 // Prints "toolvfs: <what>: <why>" as one line on stderr (newlines in `why`
 // are folded) and returns kExitUsage, so callers can `return ReportError(...)`.
 int ReportError(std::string_view what, std::string_view why);
+
+// The one place a store's Status becomes an exit code: prints
+// "toolvfs: <what>: <message>" like ReportError and returns kExitUnavailable
+// for Unavailable (a script may retry), kExitUsage for the rest.
+int ReportStatus(std::string_view what, const Status& status);
 
 // Prints "toolvfs: <what>: <why>" on stderr for something the user should
 // know that is not a failure.

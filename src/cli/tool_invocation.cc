@@ -28,6 +28,7 @@ extern char** environ;
 #include "core/unique_fd.h"
 #include "host/tool_session.h"
 #include "policy/file_policy.h"
+#include "project/sql/postgres_store.h"
 #include "protocol/json_writer.h"
 #include "runtime/argument_validation.h"
 #include "runtime/outcome_json.h"
@@ -404,7 +405,8 @@ std::optional<std::string> ProjectDirectory(std::string_view project_uri) {
   if (project_uri.starts_with("fs:")) return std::string(project_uri.substr(3));
   // Workspaces in a database have no directory: their config and audit log
   // come from the current directory or --config / --audit, like memory:.
-  if (project_uri.starts_with("memory:") || project_uri == "null:" || project_uri.starts_with("sqlite:")) {
+  if (project_uri.starts_with("memory:") || project_uri == "null:" || project_uri.starts_with("sqlite:") ||
+      IsPostgresUri(project_uri)) {
     return std::nullopt;
   }
   return std::string(project_uri);

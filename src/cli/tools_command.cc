@@ -172,7 +172,7 @@ class ToolsCommand final : public Command {
 
   int Run(const CommonOptions& common) override {
     Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project);
-    if (!store.ok()) return ReportError("--project", store.status().message());
+    if (!store.ok()) return ReportStatus("--project", store.status());
     Result<LoadedConfig> loaded = LoadToolConfig(common);
     if (!loaded.ok()) return ReportError("tools", loaded.status().message());
     ReportConfigWarnings(*loaded, common);

@@ -52,7 +52,7 @@ class VfsdCommand final : public Command {
       return ReportError("--fd", "descriptor " + std::to_string(*fd_) + " is not open in this process");
     }
     Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project);
-    if (!store.ok()) return ReportError("--project", store.status().message());
+    if (!store.ok()) return ReportStatus("--project", store.status());
 
     Result<std::unique_ptr<AuditSink>> audit = OpenAuditSink(common);
     if (!audit.ok()) return ReportError("--audit", audit.status().message());

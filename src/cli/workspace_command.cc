@@ -1,7 +1,7 @@
 // `toolvfs workspace`: durable workspaces on the command line (SPEC.md
 // §2.4, §7, §10). Each subcommand is a thin front end over ProjectFiles
 // (files and snapshots of the --project store) or, for what concerns a
-// whole store file (init's existence check, rm, gc), over SqliteStoreFile.
+// whole store (init's existence check, rm, gc), over SqlStoreFile.
 //
 // Workspaces other than the one being created must exist: OpenProject
 // creates a sqlite workspace on first use, which is right for tools but
@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +36,9 @@
 #include "project/path.h"
 #include "project/project_files.h"
 #include "project/store_errors.h"
+#include "project/workspace_copy.h"
+#include "project/sql/postgres_uri.h"
+#include "project/sql/postgres_store.h"
 #include "project/sql/sqlite_store.h"
 #include "project/sql/workspace_uri.h"
 #include "protocol/base64.h"
@@ -59,15 +63,40 @@ constexpr std::string_view kSqliteScheme = "sqlite:";
 // this much per file back, so import and export agree on one limit.
 constexpr uint64_t kMaxFileBytes = uint64_t{1} << 30;
 
-bool IsSqliteProject(std::string_view project) { return project.starts_with(kSqliteScheme); }
+// A project of a SQL store, sqlite: or postgres://: one with workspaces.
+bool IsSqlProject(std::string_view project) { return project.starts_with(kSqliteScheme) || IsPostgresUri(project); }
 
-Result<WorkspaceAddress> ParseSqliteProject(std::string_view project) {
+Result<WorkspaceAddress> ParseSqlProject(std::string_view project) {
+  if (IsPostgresUri(project)) return ParseWorkspaceAddress(RedactPostgresUri(project), project);
   return ParseWorkspaceAddress(project, project.substr(kSqliteScheme.size()));
+}
+
+// A project URI as messages show it: a postgres URI without its password.
+std::string ShownProject(std::string_view project) {
+  return IsPostgresUri(project) ? RedactPostgresUri(project) : std::string(project);
+}
+
+bool IsPostgresAddress(const WorkspaceAddress& address) { return IsPostgresUri(address.location); }
+
+// The store's location as messages show it: a postgres URI without its password.
+std::string Shown(const WorkspaceAddress& address) {
+  return IsPostgresAddress(address) ? RedactPostgresUri(address.location) : address.location;
 }
 
 bool FileExists(const std::string& path) {
   struct stat status;
   return ::stat(path.c_str(), &status) == 0;
+}
+
+// Whether the store of `address` is there: a sqlite file exists (a server
+// database is asked when opened).
+bool StoreExists(const WorkspaceAddress& address) { return IsPostgresAddress(address) || FileExists(address.location); }
+
+// The whole store of `address` (never creates a sqlite file).
+Result<std::unique_ptr<SqlStoreFile>> OpenStoreFile(const WorkspaceAddress& address) {
+  if (IsPostgresAddress(address)) return OpenPostgresStoreFile(address.location);
+  TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<SqliteStoreFile> file, SqliteStoreFile::Open(address.location));
+  return std::unique_ptr<SqlStoreFile>(std::move(file));
 }
 
 std::string JsonOf(const std::function<void(JsonWriter&)>& write) {
@@ -129,6 +158,14 @@ std::string DescribeTransfer(const TransferReport& report, std::string_view plac
     if (left_out.size() > 1) text += ", " + left_out.back();
   }
   return text;
+}
+
+// "key": count for each pair, in order.
+void WriteCounts(JsonWriter& writer, std::initializer_list<std::pair<const char*, uint64_t>> counts) {
+  for (const auto& [key, count] : counts) {
+    WriteJsonKey(writer, key);
+    writer.Uint64(count);
+  }
 }
 
 void WriteTransferFields(JsonWriter& writer, const TransferReport& report) {
@@ -244,6 +281,13 @@ class WorkspaceCommand final : public Command {
     imported->add_option("DIR", directory_, "The directory to import")->required();
     imported->add_flag("--include-ignored", include_ignored_, "Also import ignored files");
 
+    CLI::App* copy = Add(app, "copy",
+                         "Copy workspace FROM_URI with its snapshots into a new workspace TO_URI of any store "
+                         "(docs/stores.md#workspace-copy)",
+                         &WorkspaceCommand::Copy);
+    copy->add_option("FROM_URI", from_uri_, "The workspace to copy (sqlite:FILE#WS, a directory, ...)")->required();
+    copy->add_option("TO_URI", to_uri_, "A new or empty workspace (sqlite:FILE#WS, ...)")->required();
+
     Add(app, "rm", "Delete the workspace with its snapshots", &WorkspaceCommand::Remove);
     Add(app, "gc", "Free the content nothing refers to any more, in the whole store file", &WorkspaceCommand::CollectGarbage);
   }
@@ -271,7 +315,7 @@ class WorkspaceCommand final : public Command {
     return sub;
   }
 
-  int Fail(const Status& status) const { return ReportError(what_, status.message()); }
+  int Fail(const Status& status) const { return ReportStatus(what_, status); }
 
   int Print(std::string_view text) const {
     Status written = WriteFull(STDOUT_FILENO, text, "standard output");
@@ -282,32 +326,32 @@ class WorkspaceCommand final : public Command {
   // The workspace of --project, which must exist when it is a sqlite one.
   // nullptr after reporting why it cannot be opened.
   std::unique_ptr<ProjectFiles> OpenExisting(const CommonOptions& common) {
-    if (IsSqliteProject(common.project)) {
-      Result<WorkspaceAddress> address = ParseSqliteProject(common.project);
+    if (IsSqlProject(common.project)) {
+      Result<WorkspaceAddress> address = ParseSqlProject(common.project);
       if (!address.ok()) {
-        ReportError("--project", address.status().message());
+        open_exit_code_ = ReportError("--project", address.status().message());
         return nullptr;
       }
-      if (!FileExists(address->location)) {
-        ReportError(what_, "the store file " + Quote(address->location) +
+      if (!StoreExists(*address)) {
+        open_exit_code_ = ReportError(what_, "the store file " + Quote(Shown(*address)) +
                                " does not exist; create a workspace in it with toolvfs workspace init");
         return nullptr;
       }
-      Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(address->location);
+      Result<std::unique_ptr<SqlStoreFile>> file = OpenStoreFile(*address);
       if (!file.ok()) {
-        ReportError("--project", file.status().message());
+        open_exit_code_ = ReportStatus("--project", file.status());
         return nullptr;
       }
       Result<std::vector<WorkspaceSummary>> workspaces = (*file)->ListWorkspaces();
       if (!workspaces.ok()) {
-        ReportError("--project", workspaces.status().message());
+        open_exit_code_ = ReportStatus("--project", workspaces.status());
         return nullptr;
       }
       bool found = std::any_of(workspaces->begin(), workspaces->end(),
                                [&](const WorkspaceSummary& summary) { return summary.name == address->workspace; });
       if (!found) {
-        ReportError(what_, "workspace " + Quote(address->workspace) + " does not exist in " +
-                               Quote(address->location) + "; create it with toolvfs workspace init");
+        open_exit_code_ = ReportError(what_, "workspace " + Quote(address->workspace) + " does not exist in " +
+                               Quote(Shown(*address)) + "; create it with toolvfs workspace init");
         return nullptr;
       }
     }
@@ -315,7 +359,7 @@ class WorkspaceCommand final : public Command {
     options.max_read_bytes = kMaxFileBytes;
     Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project, options);
     if (!store.ok()) {
-      ReportError("--project", store.status().message());
+      open_exit_code_ = ReportStatus("--project", store.status());
       return nullptr;
     }
     return std::move(store).value();
@@ -324,17 +368,18 @@ class WorkspaceCommand final : public Command {
   // The address of a sqlite --project, for the subcommands that act on the
   // store file itself; nullopt after reporting why there is none.
   std::optional<WorkspaceAddress> SqliteAddress(const CommonOptions& common, bool allow_snapshot) const {
-    if (!IsSqliteProject(common.project)) {
-      ReportError(what_, "needs a sqlite: project (--project sqlite:FILE#WORKSPACE), got " + Quote(common.project));
+    if (!IsSqlProject(common.project)) {
+      ReportError(what_, "needs a sqlite: or postgres:// project (--project sqlite:FILE#WORKSPACE or "
+                         "postgres://...#WORKSPACE), got " + Quote(ShownProject(common.project)));
       return std::nullopt;
     }
-    Result<WorkspaceAddress> address = ParseSqliteProject(common.project);
+    Result<WorkspaceAddress> address = ParseSqlProject(common.project);
     if (!address.ok()) {
       ReportError("--project", address.status().message());
       return std::nullopt;
     }
     if (address->snapshot && !allow_snapshot) {
-      ReportError(what_, "--project " + Quote(common.project) +
+      ReportError(what_, "--project " + Quote(ShownProject(common.project)) +
                              " names a snapshot; name the workspace only (sqlite:FILE#WORKSPACE)");
       return std::nullopt;
     }
@@ -367,20 +412,20 @@ class WorkspaceCommand final : public Command {
     if (project.starts_with("memory:")) {
       const std::string_view named = std::string_view(project).substr(std::string_view("memory:").size());
       if (!named.empty() && named != init_name_) {
-        return InvalidArgumentError("NAME " + Quote(init_name_) + " and --project " + Quote(project) +
+        return InvalidArgumentError("NAME " + Quote(init_name_) + " and --project " + Quote(RedactPostgresUri(project)) +
                                     " name different workspaces; give the name once");
       }
       return "memory:" + init_name_;
     }
-    if (!IsSqliteProject(project)) {
-      return InvalidArgumentError("workspace init " + Quote(init_name_) + " creates it in a sqlite:FILE or memory: "
-                                  "store, got --project " + Quote(project));
+    if (!IsSqlProject(project)) {
+      return InvalidArgumentError("workspace init " + Quote(init_name_) + " creates it in a sqlite:FILE, "
+                                  "postgres://… or memory: store, got --project " + Quote(project));
     }
     const size_t hash = project.find('#');
     if (hash == std::string::npos) return project + "#" + init_name_;
     const std::string_view named = std::string_view(project).substr(hash + 1);
     if (named != init_name_) {
-      return InvalidArgumentError("NAME " + Quote(init_name_) + " and --project " + Quote(project) +
+      return InvalidArgumentError("NAME " + Quote(init_name_) + " and --project " + Quote(RedactPostgresUri(project)) +
                                   " name different workspaces; give the name once (NAME with --project "
                                   "sqlite:FILE, or --project sqlite:FILE#NAME alone)");
     }
@@ -433,15 +478,15 @@ class WorkspaceCommand final : public Command {
     if (common.project.starts_with("memory:")) return InitMemorySession(common);
     std::optional<WorkspaceAddress> address = SqliteAddress(common, /*allow_snapshot=*/false);
     if (!address) return kExitUsage;
-    if (FileExists(address->location)) {
-      Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(address->location);
-      if (!file.ok()) return ReportError("--project", file.status().message());
+    if (StoreExists(*address)) {
+      Result<std::unique_ptr<SqlStoreFile>> file = OpenStoreFile(*address);
+      if (!file.ok()) return ReportStatus("--project", file.status());
       Result<std::vector<WorkspaceSummary>> workspaces = (*file)->ListWorkspaces();
-      if (!workspaces.ok()) return ReportError("--project", workspaces.status().message());
+      if (!workspaces.ok()) return ReportStatus("--project", workspaces.status());
       for (const WorkspaceSummary& summary : *workspaces) {
         if (summary.name != address->workspace) continue;
         return ReportError(what_, "workspace " + Quote(summary.name) + " already exists in " +
-                                      Quote(address->location) + " (" + Plural(summary.files, "file", "files") +
+                                      Quote(Shown(*address)) + " (" + Plural(summary.files, "file", "files") +
                                       "); add files with toolvfs workspace import, or delete it first with "
                                       "toolvfs workspace rm");
       }
@@ -467,7 +512,7 @@ class WorkspaceCommand final : public Command {
       if (!S_ISDIR(status.st_mode)) return ReportError(what_, "Cannot import " + Quote(directory_) + ": not a directory");
     }
     Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project);
-    if (!store.ok()) return ReportError("--project", store.status().message());
+    if (!store.ok()) return ReportStatus("--project", store.status());
 
     TransferReport report;
     if (!directory_.empty()) {
@@ -476,7 +521,7 @@ class WorkspaceCommand final : public Command {
         // A failed init leaves no half-filled workspace behind, so running
         // it again after fixing the cause just works.
         store->reset();
-        Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(address->location);
+        Result<std::unique_ptr<SqlStoreFile>> file = OpenStoreFile(*address);
         Status removed = file.ok() ? (*file)->DeleteWorkspace(address->workspace) : file.status();
         std::string why = imported.status().message();
         if (!removed.ok()) why += "; the workspace was created and could not be removed: " + removed.message();
@@ -488,7 +533,7 @@ class WorkspaceCommand final : public Command {
       Result<std::unique_ptr<SessionWorkspace>> session = SessionWorkspace::Create(**store, std::move(*session_settings));
       if (!session.ok()) {
         store->reset();
-        Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(address->location);
+        Result<std::unique_ptr<SqlStoreFile>> file = OpenStoreFile(*address);
         Status removed = file.ok() ? (*file)->DeleteWorkspace(address->workspace) : file.status();
         std::string why = session.status().message();
         if (!removed.ok()) why += "; the workspace was created and could not be removed: " + removed.message();
@@ -501,14 +546,14 @@ class WorkspaceCommand final : public Command {
         WriteJsonKey(writer, "workspace");
         writer.String(address->workspace);
         WriteJsonKey(writer, "file");
-        writer.String(ToValidUtf8(address->location));
+        writer.String(ToValidUtf8(Shown(*address)));
         WriteTransferFields(writer, report);
         WriteJsonKey(writer, "session");
         writer.Bool(session_);
         writer.EndObject();
       }));
     }
-    std::string text = std::string(session_ ? "Created session workspace " : "Created workspace ") + Quote(address->workspace) + " in " + Quote(address->location);
+    std::string text = std::string(session_ ? "Created session workspace " : "Created workspace ") + Quote(address->workspace) + " in " + Quote(Shown(*address));
     if (!directory_.empty()) text += "; imported " + DescribeTransfer(report, "from " + Quote(directory_));
     return Print(text + "\n");
   }
@@ -541,7 +586,7 @@ class WorkspaceCommand final : public Command {
 
   int List(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     if (recursive_ && path_.empty()) {
       // A session's own view: every file with its session metadata.
       Result<bool> is_session = SessionWorkspace::IsSession(*store);
@@ -693,7 +738,7 @@ class WorkspaceCommand final : public Command {
 
   int Reset(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     std::unique_ptr<SessionWorkspace> session = OpenSession(*store);
     if (!session) return kExitUsage;
     if (Status reset = session->Reset(); !reset.ok()) return Fail(reset);
@@ -711,7 +756,7 @@ class WorkspaceCommand final : public Command {
 
   int Prompt(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     std::unique_ptr<SessionWorkspace> session = OpenSession(*store);
     if (!session) return kExitUsage;
     Result<std::string> guidance = SessionGuidance(*session);
@@ -727,7 +772,7 @@ class WorkspaceCommand final : public Command {
 
   int Materialize(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     std::unique_ptr<SessionWorkspace> session = OpenSession(*store);
     if (!session) return kExitUsage;
     Result<std::unique_ptr<SessionDirectory>> directory = session->Materialize();
@@ -773,7 +818,7 @@ class WorkspaceCommand final : public Command {
 
   int Cat(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     if (!json_) {
       Result<std::string> content = store->Read(path_);
       if (!content.ok()) return Fail(content.status());
@@ -810,7 +855,7 @@ class WorkspaceCommand final : public Command {
 
   int TakeSnapshot(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     std::optional<std::string_view> label;
     if (label_) label = *label_;
     Result<std::string> id = store->Snapshot(label);
@@ -828,7 +873,7 @@ class WorkspaceCommand final : public Command {
 
   int ListSnapshots(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     Result<std::vector<SnapshotInfo>> snapshots = store->ListSnapshots();
     if (!snapshots.ok()) return Fail(snapshots.status());
     if (json_) {
@@ -885,7 +930,7 @@ class WorkspaceCommand final : public Command {
 
   int Restore(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     // A session restores through its own rules (it keeps the materialized
     // directory's path, which describes the disk now, not the snapshot).
     Result<bool> is_session = SessionWorkspace::IsSession(*store);
@@ -900,14 +945,14 @@ class WorkspaceCommand final : public Command {
 
   int DeleteSnapshot(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     if (Status deleted = store->DeleteSnapshot(SnapshotIdOf(*store, first_id_)); !deleted.ok()) return Fail(deleted);
     return PrintDone("deleted", "Deleted snapshot " + Quote(first_id_) + " of " + store->DisplayRoot());
   }
 
   int Diff(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     std::optional<std::string> to;
     if (second_id_) to = SnapshotIdOf(*store, *second_id_);
     Result<bool> is_session = SessionWorkspace::IsSession(*store);
@@ -952,7 +997,7 @@ class WorkspaceCommand final : public Command {
 
   int Export(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     struct stat status;
     if (::stat(directory_.c_str(), &status) != 0) {
       if (errno != ENOENT) return Fail(ErrnoToStatus(errno, "Cannot export to " + Quote(directory_)));
@@ -990,18 +1035,18 @@ class WorkspaceCommand final : public Command {
   }
 
   int Import(const CommonOptions& common) {
-    if (IsSqliteProject(common.project)) {
+    if (IsSqlProject(common.project)) {
       // Refused up front: the store would refuse only the sync at the end,
       // after copying everything, and keep the copy on disk.
-      Result<WorkspaceAddress> address = ParseSqliteProject(common.project);
+      Result<WorkspaceAddress> address = ParseSqlProject(common.project);
       if (address.ok() && address->snapshot) {
-        return ReportError(what_, "--project " + Quote(common.project) +
+        return ReportError(what_, "--project " + Quote(ShownProject(common.project)) +
                                       " names a snapshot, which is read-only; import into the workspace "
                                       "(sqlite:FILE#WORKSPACE)");
       }
     }
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
-    if (!store) return kExitUsage;
+    if (!store) return open_exit_code_;
     Result<TransferReport> report = ImportDirectory(*store, directory_, include_ignored_);
     if (!report.ok()) return Fail(report.status());
     if (!json_) {
@@ -1015,26 +1060,123 @@ class WorkspaceCommand final : public Command {
     }));
   }
 
+  // ----- copy -----
+
+  int Copy(const CommonOptions& common) {
+    CommonOptions source_common = common;
+    source_common.project = from_uri_;
+    std::unique_ptr<ProjectFiles> source = OpenExisting(source_common);
+    if (source == nullptr) return open_exit_code_;
+
+    WorkspaceCopyOptions options;
+    StoreOptions store_options;
+    store_options.max_read_bytes = kMaxFileBytes;
+    if (IsSqlProject(from_uri_)) {
+      Result<WorkspaceAddress> address = ParseSqlProject(from_uri_);
+      if (!address.ok()) return ReportError("FROM_URI", address.status().message());
+      // A snapshot project is one state: copied as the live state alone.
+      options.snapshots = !address->snapshot.has_value();
+      options.open_snapshot = SnapshotOpenerForUri(from_uri_, store_options);
+    }
+
+    // A sqlite or postgres workspace the copy creates is removed again if the copy
+    // fails, so running it again after fixing the cause just works.
+    std::optional<WorkspaceAddress> created;
+    if (IsSqlProject(to_uri_)) {
+      Result<WorkspaceAddress> address = ParseSqlProject(to_uri_);
+      if (!address.ok()) return ReportError("TO_URI", address.status().message());
+      if (address->snapshot) {
+        return ReportError(what_, "TO_URI " + Quote(ShownProject(to_uri_)) + " names a snapshot, which is read-only; name a workspace");
+      }
+      bool exists = false;
+      if (StoreExists(*address)) {
+        Result<std::unique_ptr<SqlStoreFile>> file = OpenStoreFile(*address);
+        if (!file.ok()) return ReportStatus("TO_URI", file.status());
+        Result<std::vector<WorkspaceSummary>> workspaces = (*file)->ListWorkspaces();
+        if (!workspaces.ok()) return ReportStatus("TO_URI", workspaces.status());
+        exists = std::any_of(workspaces->begin(), workspaces->end(),
+                             [&](const WorkspaceSummary& summary) { return summary.name == address->workspace; });
+      }
+      if (!exists) created = std::move(address).value();
+    }
+    Result<std::unique_ptr<ProjectFiles>> target = OpenProject(to_uri_, store_options);
+    if (!target.ok()) return ReportStatus("TO_URI", target.status());
+
+    Result<WorkspaceCopyReport> report = CopyWorkspace(*source, **target, options);
+    if (!report.ok()) {
+      std::string why = report.status().message();
+      if (created) {
+        target->reset();
+        Result<std::unique_ptr<SqlStoreFile>> file = OpenStoreFile(*created);
+        Status removed = file.ok() ? (*file)->DeleteWorkspace(created->workspace) : file.status();
+        if (!removed.ok()) why += "; the half-copied workspace could not be removed: " + removed.message();
+      }
+      return ReportStatus(what_, Status(report.status().code(), why));
+    }
+    if (json_) {
+      return Print(JsonOf([&](JsonWriter& writer) {
+        writer.StartObject();
+        WriteJsonKey(writer, "from");
+        writer.String(ToValidUtf8(ShownProject(from_uri_)));
+        WriteJsonKey(writer, "to");
+        writer.String(ToValidUtf8(ShownProject(to_uri_)));
+        WriteJsonKey(writer, "snapshots");
+        writer.StartArray();
+        for (const CopiedSnapshot& snapshot : report->snapshots) {
+          writer.StartObject();
+          WriteJsonKey(writer, "from");
+          writer.String(snapshot.source_id);
+          WriteJsonKey(writer, "to");
+          writer.String(snapshot.target_id);
+          WriteJsonKey(writer, "label");
+          WriteOptionalString(writer, snapshot.label);
+          writer.EndObject();
+        }
+        writer.EndArray();
+        WriteCounts(writer, {{"files_written", report->files_written},
+                             {"bytes_written", report->bytes_written},
+                             {"directories_created", report->directories_created},
+                             {"paths_deleted", report->paths_deleted},
+                             {"symlinks_skipped", report->symlinks_skipped}});
+        writer.EndObject();
+      }));
+    }
+    std::string text = "Copied " + Quote(ShownProject(from_uri_)) + " to " + Quote(ShownProject(to_uri_)) + ": " +
+                       Plural(report->snapshots.size(), "snapshot", "snapshots") + ", " +
+                       Plural(report->files_written, "file write", "file writes") + " (" +
+                       FormatBytes(report->bytes_written) + ")";
+    if (report->symlinks_skipped > 0) {
+      text += "; left out: " + Plural(report->symlinks_skipped, "symbolic link", "symbolic links");
+    }
+    text += "\n";
+    for (const CopiedSnapshot& snapshot : report->snapshots) {
+      text += "  snapshot " + snapshot.source_id + " -> " + snapshot.target_id;
+      if (snapshot.label) text += "  " + *snapshot.label;
+      text += "\n";
+    }
+    return Print(text);
+  }
+
   // ----- rm, gc -----
 
   int Remove(const CommonOptions& common) {
     std::optional<WorkspaceAddress> address = SqliteAddress(common, /*allow_snapshot=*/false);
     if (!address) return kExitUsage;
-    if (!FileExists(address->location)) {
-      return ReportError(what_, "the store file " + Quote(address->location) + " does not exist");
+    if (!StoreExists(*address)) {
+      return ReportError(what_, "the store file " + Quote(Shown(*address)) + " does not exist");
     }
-    Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(address->location);
-    if (!file.ok()) return ReportError("--project", file.status().message());
+    Result<std::unique_ptr<SqlStoreFile>> file = OpenStoreFile(*address);
+    if (!file.ok()) return ReportStatus("--project", file.status());
     if (Status deleted = (*file)->DeleteWorkspace(address->workspace); !deleted.ok()) return Fail(deleted);
     if (!json_) {
-      return Print("Deleted workspace " + Quote(address->workspace) + " from " + Quote(address->location) + "\n");
+      return Print("Deleted workspace " + Quote(address->workspace) + " from " + Quote(Shown(*address)) + "\n");
     }
     return Print(JsonOf([&](JsonWriter& writer) {
       writer.StartObject();
       WriteJsonKey(writer, "deleted");
       writer.String(address->workspace);
       WriteJsonKey(writer, "file");
-      writer.String(ToValidUtf8(address->location));
+      writer.String(ToValidUtf8(Shown(*address)));
       writer.EndObject();
     }));
   }
@@ -1044,32 +1186,27 @@ class WorkspaceCommand final : public Command {
     // only part of the address and does not narrow it.
     std::optional<WorkspaceAddress> address = SqliteAddress(common, /*allow_snapshot=*/true);
     if (!address) return kExitUsage;
-    if (!FileExists(address->location)) {
-      return ReportError(what_, "the store file " + Quote(address->location) + " does not exist");
+    if (!StoreExists(*address)) {
+      return ReportError(what_, "the store file " + Quote(Shown(*address)) + " does not exist");
     }
-    Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(address->location);
-    if (!file.ok()) return ReportError("--project", file.status().message());
+    Result<std::unique_ptr<SqlStoreFile>> file = OpenStoreFile(*address);
+    if (!file.ok()) return ReportStatus("--project", file.status());
     Result<GarbageReport> report = (*file)->CollectGarbage();
     if (!report.ok()) return Fail(report.status());
     if (json_) {
       return Print(JsonOf([&](JsonWriter& writer) {
         writer.StartObject();
-        WriteJsonKey(writer, "entries");
-        writer.Uint64(report->entries);
-        WriteJsonKey(writer, "contents");
-        writer.Uint64(report->contents);
-        WriteJsonKey(writer, "bytes");
-        writer.Uint64(report->bytes);
-        WriteJsonKey(writer, "file_bytes_before");
-        writer.Uint64(report->file_bytes_before);
-        WriteJsonKey(writer, "file_bytes_after");
-        writer.Uint64(report->file_bytes_after);
+        WriteCounts(writer, {{"entries", report->entries},
+                             {"contents", report->contents},
+                             {"bytes", report->bytes},
+                             {"file_bytes_before", report->file_bytes_before},
+                             {"file_bytes_after", report->file_bytes_after}});
         writer.EndObject();
       }));
     }
     return Print("Freed " + Plural(report->entries, "old entry version", "old entry versions") + " and " +
                  Plural(report->contents, "content", "contents") + " (" + FormatBytes(report->bytes) + ") in " +
-                 Quote(address->location) + "; the file went from " + FormatBytes(report->file_bytes_before) +
+                 Quote(Shown(*address)) + "; the file went from " + FormatBytes(report->file_bytes_before) +
                  " to " + FormatBytes(report->file_bytes_after) + "\n");
   }
 
@@ -1080,6 +1217,9 @@ class WorkspaceCommand final : public Command {
   bool recursive_ = false;
   std::optional<std::string> label_;
   std::string first_id_;
+  int open_exit_code_ = kExitUsage;  // what OpenExisting reported, for its callers to return
+  std::string from_uri_;  // copy
+  std::string to_uri_;
   std::optional<std::string> second_id_;
   std::string directory_;
   bool force_ = false;

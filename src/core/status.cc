@@ -24,6 +24,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kInternal: return "internal";
     case StatusCode::kUnsupported: return "unsupported";
     case StatusCode::kChanged: return "changed";
+    case StatusCode::kUnavailable: return "unavailable";
   }
   return "unknown";
 }
@@ -55,6 +56,7 @@ Status IoError(std::string m) { return {StatusCode::kIo, std::move(m)}; }
 Status InternalError(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 Status UnsupportedError(std::string m) { return {StatusCode::kUnsupported, std::move(m)}; }
 Status ChangedError(std::string m) { return {StatusCode::kChanged, std::move(m)}; }
+Status UnavailableError(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
 
 Status ErrnoToStatus(int error_number, std::string_view what) {
   std::string message(what);

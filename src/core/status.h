@@ -36,6 +36,9 @@ enum class StatusCode {
   kChanged,            // the target changed between the policy's check and the act
                        // (a symlink appeared on a path judged without one); a
                        // retry judges it again
+  kUnavailable,        // the store's server is down, restarting or unreachable:
+                       // nothing was done, and the same request may succeed
+                       // once it is back (a store reconnects by itself)
 };
 
 // Stable lower-case name of a code, e.g. "not_found"; used in logs and JSON.
@@ -77,6 +80,7 @@ Status IoError(std::string message);
 Status InternalError(std::string message);
 Status UnsupportedError(std::string message);
 Status ChangedError(std::string message);
+Status UnavailableError(std::string message);
 
 // Converts an errno value into a Status with the matching code, with the
 // message "<what>: <strerror>" (e.g. "Cannot read 'a.txt': No such file...").

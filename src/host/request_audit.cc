@@ -90,6 +90,7 @@ std::string RefusalRule(int code) {
     case kJsonRpcAlreadyExists: return "not performed: already exists";
     case kJsonRpcTimeout: return "not performed: timed out";
     case kJsonRpcCancelled: return "not performed: cancelled";
+    case kJsonRpcUnavailable: return "not performed: store unavailable";
     case kJsonRpcInternalError: return "not performed: internal error";
     default: return "not performed: error " + std::to_string(code);
   }

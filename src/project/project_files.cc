@@ -8,6 +8,7 @@
 #include "project/fs_store.h"
 #include "project/memory_store.h"
 #include "project/null_store.h"
+#include "project/sql/postgres_store.h"
 #include "project/sql/sqlite_store.h"
 #include "project/path.h"
 
@@ -54,7 +55,7 @@ Result<FileRange> ProjectFiles::ReadAuthorized(std::string_view path, std::optio
 namespace {
 Status SnapshotsUnsupported(const ProjectFiles& store) {
   return UnsupportedError("The project " + Quote(store.DisplayRoot()) +
-                          " does not keep snapshots; a memory: or sqlite: workspace does");
+                          " does not keep snapshots; a memory:, sqlite: or postgres:// workspace does");
 }
 }  // namespace
 
@@ -95,6 +96,7 @@ Result<std::unique_ptr<ProjectFiles>> OpenProject(std::string_view uri,
   }
   if (uri == "null:") return std::unique_ptr<ProjectFiles>(NewNullStore());
   if (uri.starts_with("sqlite:")) return OpenSqliteStore(uri, options);
+  if (IsPostgresUri(uri)) return OpenPostgresStore(uri, options);
   // "scheme:rest" with an RFC 3986 scheme (a letter, then letters, digits,
   // '+', '-', '.') before any slash names a store we do not know; anything
   // else is a directory ("./a:b", "/srv/a:b").
@@ -108,7 +110,7 @@ Result<std::unique_ptr<ProjectFiles>> OpenProject(std::string_view uri,
   if (is_scheme) {
     return InvalidArgumentError("Invalid project " + Quote(uri) + ": unknown store '" +
                                 std::string(scheme) +
-                                ":'; expected fs:DIR, a directory, memory:, sqlite:FILE#WORKSPACE or null:");
+                                ":'; expected fs:DIR, a directory, memory:, sqlite:FILE#WORKSPACE, postgres://...#WORKSPACE or null:");
   }
   return OpenFsStore(uri, options);
 }

@@ -405,7 +405,8 @@ struct StoreOptions {
 };
 
 // Opens the store named by `uri`: "fs:DIR" or a bare directory path,
-// "memory:" or "memory:NAME", "null:". InvalidArgument for an unknown
+// "memory:" or "memory:NAME", "null:", "sqlite:FILE#WS" (sqlite_store.h),
+// "postgres://...#WS" (postgres_store.h). InvalidArgument for an unknown
 // scheme; NotFound / NotDirectory for a missing fs root.
 Result<std::unique_ptr<ProjectFiles>> OpenProject(std::string_view uri,
                                                   const StoreOptions& options = {});

@@ -47,6 +47,7 @@ inline constexpr int kJsonRpcNotFound = -32002;
 inline constexpr int kJsonRpcAlreadyExists = -32003;
 inline constexpr int kJsonRpcTimeout = -32004;
 inline constexpr int kJsonRpcCancelled = -32005;
+inline constexpr int kJsonRpcUnavailable = -32006;
 
 // A request id: a string, an integer, or null (only in error answers to
 // lines whose id could not be read). Fractional and out-of-range numbers

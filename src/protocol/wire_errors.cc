@@ -18,6 +18,7 @@ int JsonRpcErrorCode(StatusCode code) {
     case StatusCode::kAlreadyExists: return kJsonRpcAlreadyExists;
     case StatusCode::kTimeout: return kJsonRpcTimeout;
     case StatusCode::kCancelled: return kJsonRpcCancelled;
+    case StatusCode::kUnavailable: return kJsonRpcUnavailable;
     case StatusCode::kUnsupported: return kJsonRpcMethodNotFound;
     case StatusCode::kIo:
     case StatusCode::kChanged:  // only after every retry: a racing writer, not the request

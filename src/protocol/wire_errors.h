@@ -14,6 +14,8 @@ namespace toolvfs {
 //   PermissionDenied -> -32001   NotFound, NoProject -> -32002
 //   AlreadyExists -> -32003      Timeout -> -32004   Cancelled -> -32005
 //   Unsupported -> -32601        Io, Internal (and kOk, a caller bug) -> -32603
+//   Unavailable -> -32006 (the store's server is down or unreachable: the
+//   same request may succeed later, unlike -32603)
 // NoProject is -32002: with the null store there are no project files, so a
 // tool sees what it would see for a missing file and can handle it alike.
 int JsonRpcErrorCode(StatusCode code);

@@ -49,7 +49,10 @@ VfsdError VfsdError::FromStatus(const Status& status) {
     case StatusCode::kCancelled:
     case StatusCode::kIo:
     case StatusCode::kInternal:
-    case StatusCode::kChanged: code = VfsdErrorCode::kIo; break;
+    case StatusCode::kChanged:
+    // vfsd's set has no code of its own for it; the message says the
+    // server is unavailable and that a retry may succeed.
+    case StatusCode::kUnavailable: code = VfsdErrorCode::kIo; break;
   }
   return VfsdError{code, status.message()};
 }

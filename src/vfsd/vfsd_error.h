@@ -34,7 +34,8 @@ struct VfsdError {
   // InvalidArgument, AlreadyExists, IsDirectory, NotDirectory, NotEmpty ->
   // E_ARG; PermissionDenied -> E_PERM; NotFound, NoProject -> E_NOENT;
   // TooLarge -> E_RANGE; ResourceExhausted -> E_LIMIT; Unsupported ->
-  // E_UNSUPPORTED; the rest (Io, Timeout, Cancelled, Internal, Changed) ->
+  // E_UNSUPPORTED; the rest (Io, Timeout, Cancelled, Internal, Changed,
+  // Unavailable) ->
   // E_IO. `status` must not be OK.
   static VfsdError FromStatus(const Status& status);
 };

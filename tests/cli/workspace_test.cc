@@ -4,6 +4,7 @@
 #include <rapidjson/document.h>
 
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -242,6 +243,102 @@ TEST_F(WorkspaceTest, SnapshotRestoreAndDiffRoundTrip) {
   EXPECT_EQ(Workspace({"cat", "src/a.py"}).out, "print('alpha')\n");
 }
 
+// The snapshots of `project` as "label" (or "-") per line, and each
+// snapshot's tree as `ls -r` paths with `cat` contents of its files.
+std::string HistoryOf(const std::function<ProcessResult(std::vector<std::string>, const std::string&)>& workspace,
+                      const std::string& project) {
+  ProcessResult listed = workspace({"snapshots", "--json"}, project);
+  EXPECT_EQ(listed.exit_code, 0) << listed;
+  rapidjson::Document snapshots = ParseJson(listed.out);
+  std::string history;
+  auto describe_state = [&](const std::string& state) {
+    ProcessResult tree = workspace({"ls", "-r", "--json"}, state);
+    EXPECT_EQ(tree.exit_code, 0) << tree;
+    rapidjson::Document entries = ParseJson(tree.out);
+    if (!entries.IsArray()) return;
+    for (const auto& entry : entries.GetArray()) {
+      const std::string path = entry["path"].GetString();
+      const std::string kind = entry["kind"].GetString();
+      history += "  " + kind + " " + path;
+      if (kind == "file") history += " = " + workspace({"cat", path}, state).out;
+      history += "\n";
+    }
+  };
+  if (!snapshots.IsArray()) return history;
+  for (const auto& snapshot : snapshots.GetArray()) {
+    history += std::string("snapshot ") + (snapshot["label"].IsNull() ? "-" : snapshot["label"].GetString()) + "\n";
+    describe_state(project + "@" + snapshot["id"].GetString());
+  }
+  history += "live\n";
+  describe_state(project);
+  return history;
+}
+
+TEST_F(WorkspaceTest, CopyMovesTheHistoryToAnotherStoreFileAndBack) {
+  Init();
+  ASSERT_EQ(Workspace({"snapshot", "--label", "imported"}).exit_code, 0);
+  const std::string changes = dir_.Join("changes");
+  WriteRealFile(changes + "/src/a.py", "print('changed')\n");
+  WriteRealFile(changes + "/new/deep.txt", "deep\n");
+  ASSERT_EQ(Workspace({"import", changes}).exit_code, 0);
+  ASSERT_EQ(Workspace({"snapshot"}).exit_code, 0);  // no label
+  ASSERT_EQ(Workspace({"snapshot", "--label", "third"}).exit_code, 0);
+  const std::string changes_again = dir_.Join("changes-again");
+  WriteRealFile(changes_again + "/src/a.py", "print('live')\n");
+  ASSERT_EQ(Workspace({"import", changes_again}).exit_code, 0);
+  auto workspace = [&](std::vector<std::string> arguments, const std::string& project) {
+    return Workspace(std::move(arguments), project);
+  };
+  const std::string original = HistoryOf(workspace, project_);
+  ASSERT_THAT(original, HasSubstr("dir docs/empty"));
+
+  const std::string moved = "sqlite:" + dir_.Join("moved.db") + "#elsewhere";
+  ProcessResult copied = Toolvfs({"workspace", "copy", project_, moved});
+  ASSERT_EQ(copied.exit_code, 0) << copied;
+  EXPECT_THAT(copied.out, StartsWith("Copied '" + project_ + "' to '" + moved + "': 3 snapshots, "));
+  EXPECT_THAT(copied.out, HasSubstr("\n  snapshot 1 -> 1  imported\n  snapshot 2 -> 2\n  snapshot 3 -> 3  third\n"));
+  EXPECT_EQ(HistoryOf(workspace, moved), original);
+  EXPECT_EQ(HistoryOf(workspace, project_), original) << "the source is unchanged";
+  ProcessResult source_snapshots = Workspace({"snapshots", "--json"});
+  EXPECT_EQ(ParseJson(source_snapshots.out).Size(), 3u) << "the temporary snapshot is gone";
+
+  const std::string back = "sqlite:" + dir_.Join("back.db") + "#main";
+  ProcessResult returned = Toolvfs({"workspace", "copy", moved, back, "--json"});
+  ASSERT_EQ(returned.exit_code, 0) << returned;
+  rapidjson::Document json = ParseJson(returned.out);
+  ASSERT_TRUE(json.IsObject());
+  EXPECT_EQ(json["snapshots"].Size(), 3u);
+  EXPECT_STREQ(json["snapshots"][0]["label"].GetString(), "imported");
+  EXPECT_TRUE(json["snapshots"][1]["label"].IsNull());
+  EXPECT_EQ(HistoryOf(workspace, back), original);
+
+  // Into a workspace that holds something: refused, and left as it was.
+  ProcessResult refused = Toolvfs({"workspace", "copy", project_, back});
+  EXPECT_EQ(refused.exit_code, 2);
+  ExpectOneLineError(refused);
+  EXPECT_THAT(refused.err, AllOf(StartsWith("toolvfs: workspace copy: Cannot copy into '" + back + "': it is not empty"),
+                                 HasSubstr("copy into a new workspace")));
+  EXPECT_EQ(HistoryOf(workspace, back), original);
+
+  // A missing source creates nothing.
+  const std::string nowhere = "sqlite:" + dir_.Join("nowhere.db") + "#w";
+  ProcessResult missing = Toolvfs({"workspace", "copy", nowhere, "sqlite:" + dir_.Join("new.db") + "#w"});
+  EXPECT_EQ(missing.exit_code, 2);
+  ExpectOneLineError(missing);
+  EXPECT_THAT(missing.err, HasSubstr("does not exist"));
+  EXPECT_FALSE(RealPathExists(dir_.Join("new.db")));
+
+  // Snapshots cannot go into a directory; the live tree of one snapshot can.
+  MakeDirectory(dir_.Join("plain"));
+  ProcessResult into_directory = Toolvfs({"workspace", "copy", project_, dir_.Join("plain")});
+  EXPECT_EQ(into_directory.exit_code, 2);
+  EXPECT_THAT(into_directory.err, HasSubstr("keeps no snapshots"));
+  ProcessResult one_state = Toolvfs({"workspace", "copy", project_ + "@third", dir_.Join("plain")});
+  ASSERT_EQ(one_state.exit_code, 0) << one_state;
+  EXPECT_EQ(ReadRealFile(dir_.Join("plain/new/deep.txt")), "deep\n");
+  EXPECT_EQ(ReadRealFile(dir_.Join("plain/src/a.py")), "print('changed')\n");
+}
+
 TEST_F(WorkspaceTest, SnapshotsListAndSnapshotRmDeletes) {
   Init();
   EXPECT_EQ(Workspace({"snapshots"}).out, "No snapshots of " + project_ + ".\n");
@@ -424,7 +521,8 @@ TEST_F(WorkspaceTest, BadStoresAndProjectsAreOneLineErrors) {
     ProcessResult result = Workspace({subcommand}, source_);
     EXPECT_EQ(result.exit_code, 2) << subcommand;
     EXPECT_EQ(result.err, "toolvfs: workspace " + std::string(subcommand) +
-                              ": needs a sqlite: project (--project sqlite:FILE#WORKSPACE), got '" + source_ + "'\n");
+                              ": needs a sqlite: or postgres:// project (--project sqlite:FILE#WORKSPACE or "
+                              "postgres://...#WORKSPACE), got '" + source_ + "'\n");
   }
   EXPECT_TRUE(fs::exists(source_ + "/src/a.py"));
 }
@@ -454,7 +552,7 @@ TEST_F(WorkspaceTest, LsCatAndExportWorkOnADirectoryProjectToo) {
 
 TEST(WorkspaceUsageTest, EverySubcommandHasHelpWithTheCommonOptions) {
   for (const char* subcommand : {"init", "ls", "cat", "snapshot", "snapshots", "restore", "snapshot-rm", "diff",
-                                 "export", "import", "rm", "gc"}) {
+                                 "export", "import", "rm", "gc", "copy"}) {
     ProcessResult help = Toolvfs({"workspace", subcommand, "--help"});
     EXPECT_EQ(help.exit_code, 0) << subcommand;
     EXPECT_EQ(help.err, "") << subcommand;

@@ -59,7 +59,7 @@ TEST(StatusTest, ErrnoMapsToPreciseCodes) {
 }
 
 TEST(StatusTest, EveryCodeHasAName) {
-  for (int code = 0; code <= static_cast<int>(StatusCode::kUnsupported); ++code) {
+  for (int code = 0; code <= static_cast<int>(StatusCode::kUnavailable); ++code) {
     EXPECT_NE(StatusCodeName(static_cast<StatusCode>(code)), "unknown") << code;
   }
 }

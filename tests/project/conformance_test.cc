@@ -30,6 +30,7 @@
 #include "project/fault_injecting_store.h"
 #include "project/forwarding_store.h"
 #include "project/memory_store.h"
+#include "postgres_test_server.h"
 #include "project/null_store.h"
 #include "project/project_files.h"
 #include "project/test_util.h"
@@ -86,12 +87,18 @@ class StoreConformance : public ::testing::TestWithParam<std::string> {
       if (!dir_) dir_.emplace();
       return OpenProject(SqliteUri(), options);
     }
+    if (backend == "postgres") {
+      // Every store of a test opens the same new workspace on the test server.
+      if (postgres_workspace_.empty()) postgres_workspace_ = NewTestPostgresWorkspace();
+      return OpenProject(PostgresUri(), options);
+    }
     if (!dir_) dir_.emplace();
     return OpenProject("fs:" + dir_->path(), options);
   }
 
   bool IsFs() const { return GetParam().ends_with("fs"); }
   std::string SqliteUri() const { return "sqlite:" + dir_->path() + "/store.db#test"; }
+  std::string PostgresUri() const { return TestPostgresUri() + "#" + postgres_workspace_; }
 
   // Writes each file; a path ending in '/' becomes an (empty) directory,
   // made by writing a file into it and deleting that again.
@@ -130,6 +137,7 @@ class StoreConformance : public ::testing::TestWithParam<std::string> {
   }
 
   std::optional<TempDir> dir_;  // declared first: outlives the store
+  std::string postgres_workspace_;
   // The stores behind wrappers (forwarding_*, faults_*): outlive them.
   std::vector<std::unique_ptr<ProjectFiles>> targets_;
   std::unique_ptr<ProjectFiles> store_;
@@ -1065,6 +1073,8 @@ TEST_P(StoreConformance, DisplayRoot) {
     EXPECT_EQ(store_->DisplayRoot(), dir_->path());
   } else if (GetParam().ends_with("sqlite")) {
     EXPECT_EQ(store_->DisplayRoot(), SqliteUri());
+  } else if (GetParam().ends_with("postgres")) {
+    EXPECT_EQ(store_->DisplayRoot(), PostgresUri());
   } else {
     EXPECT_EQ(store_->DisplayRoot(), "memory:test");
   }
@@ -1151,11 +1161,11 @@ TEST_P(StoreConformance, ConcurrentWritersAndReadersSeeWholeContents) {
 std::string BackendName(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreConformance,
-                         ::testing::Values("memory", "fs", "sqlite", "forwarding_memory", "forwarding_fs",
-                                           "faults_fs", "faults_sqlite"),
+                         ::testing::Values("memory", "fs", "sqlite", "postgres", "forwarding_memory",
+                                           "forwarding_fs", "faults_fs", "faults_sqlite"),
                          BackendName);
 INSTANTIATE_TEST_SUITE_P(Backends, StoreGrepConformance,
-                         ::testing::Values("memory", "fs", "sqlite", "forwarding_fs"),
+                         ::testing::Values("memory", "fs", "sqlite", "postgres", "forwarding_fs"),
                          BackendName);
 TEST_P(StoreWithSymlinks, ReadAuthorizedJudgesTheSymlinksTarget) {
   Populate({{"real/f.txt", "through the link"}});
@@ -1369,7 +1379,7 @@ TEST(OpenProjectTest, UrisPickTheBackend) {
     Result<std::unique_ptr<ProjectFiles>> opened = OpenProject(uri);
     EXPECT_TRUE(IsError(opened, StatusCode::kInvalidArgument,
                         "Invalid project '" + uri + "': unknown store '" + uri.substr(0, uri.find(':')) +
-                            ":'; expected fs:DIR, a directory, memory:, sqlite:FILE#WORKSPACE or null:"))
+                            ":'; expected fs:DIR, a directory, memory:, sqlite:FILE#WORKSPACE, postgres://...#WORKSPACE or null:"))
         << uri;
   }
   EXPECT_EQ(OpenProject("fs:" + dir.path() + "/missing").status().code(), StatusCode::kNotFound);

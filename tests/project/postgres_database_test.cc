@@ -59,10 +59,15 @@ TEST(PostgresDatabaseTest, ErrorsAreOneLineWithTheirCode) {
   EXPECT_EQ(PostgresStatus("40001", "x", "m").code(), StatusCode::kChanged);
   EXPECT_EQ(PostgresStatus("40P01", "x", "m").code(), StatusCode::kChanged);
   EXPECT_EQ(PostgresStatus("53100", "x", "m").code(), StatusCode::kResourceExhausted);
+  // The server going away is not the request's fault: Unavailable.
+  for (const char* state : {"08006", "08001", "57P01", "57P02", "57P03"}) {
+    EXPECT_EQ(PostgresStatus(state, "x", "m").code(), StatusCode::kUnavailable) << state;
+  }
+  EXPECT_EQ(PostgresStatus("57014", "x", "m").code(), StatusCode::kCancelled);
 }
 
 TEST(PostgresDatabaseTest, AFailedConnectionNamesTheServerButNeverThePassword) {
-  const std::string uri = "postgresql://toolvfs:s3cret-pass@/no_such_database?host=" + TestPostgresSocketDirectory();
+  const std::string uri = "postgresql://toolvfs:s3cret-pass@/no_such_database?host=" + TestPostgresSocketDirectory() + "&port=" + TestPostgresPort();
   Result<std::unique_ptr<PostgresConnection>> connection =
       PostgresConnection::Open(uri, RedactPostgresUri(uri));
   ASSERT_FALSE(connection.ok());
@@ -70,6 +75,7 @@ TEST(PostgresDatabaseTest, AFailedConnectionNamesTheServerButNeverThePassword) {
   EXPECT_NE(message.find("no_such_database"), std::string::npos) << message;
   EXPECT_EQ(message.find("s3cret-pass"), std::string::npos) << message;
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  EXPECT_EQ(connection.status().code(), StatusCode::kNotFound) << message;
 }
 
 // A TCP socket on a free loopback port; listening, it accepts connections
@@ -107,7 +113,7 @@ TEST(PostgresDatabaseTest, AClosedPortFailsAtOnceWithOneLineNamingTheServer) {
   Result<std::unique_ptr<PostgresConnection>> connection = PostgresConnection::Open(uri, uri);
   ASSERT_FALSE(connection.ok());
   const std::string& message = connection.status().message();
-  EXPECT_EQ(connection.status().code(), StatusCode::kIo);
+  EXPECT_EQ(connection.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(message.find(std::to_string(closed.port())), std::string::npos) << message;
   EXPECT_NE(message.find("refused"), std::string::npos) << message;
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
@@ -131,6 +137,7 @@ TEST(PostgresDatabaseTest, ASilentServerIsGivenUpAfterTheConnectTimeout) {
   if (saved != nullptr) ::setenv("PGCONNECT_TIMEOUT", saved_value.c_str(), 1);
   ASSERT_FALSE(defaulted.ok());
   EXPECT_NE(defaulted.status().message().find("timeout"), std::string::npos) << defaulted.status().message();
+  EXPECT_EQ(defaulted.status().code(), StatusCode::kUnavailable);
 }
 
 // A table both connections of a test see (temporary tables are private to

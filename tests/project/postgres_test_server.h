@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <string_view>
 
@@ -44,9 +45,70 @@ inline std::string TestPostgresSocketDirectory() {
   return directory;
 }
 
-// A URI of database `database` on the test server, as user toolvfs.
-inline std::string TestPostgresUri(std::string_view database = "postgres") {
-  return "postgresql://toolvfs@/" + std::string(database) + "?host=" + TestPostgresSocketDirectory();
+// The server's port: its loopback TCP port, which also names its socket
+// in TestPostgresSocketDirectory() (.s.PGSQL.PORT).
+inline std::string TestPostgresPort(const std::string& directory = TestPostgresSocketDirectory()) {
+  std::ifstream file(directory + "/port");
+  std::string port;
+  if (!(file >> port)) ADD_FAILURE() << "the test server in " << directory << " wrote no port file";
+  return port;
 }
+
+// A URI of database `database` on the test server, as user toolvfs,
+// through its Unix socket.
+inline std::string TestPostgresUri(std::string_view database = "postgres") {
+  const std::string directory = TestPostgresSocketDirectory();
+  return "postgresql://toolvfs@/" + std::string(database) + "?host=" + directory + "&port=" + TestPostgresPort(directory);
+}
+
+// A workspace name no other test of any run on the test server used, so
+// a test starts from an empty workspace without cleaning up after others.
+inline std::string NewTestPostgresWorkspace() {
+  static int count = 0;
+  return "test-" + std::to_string(::getpid()) + "-" + std::to_string(++count);
+}
+
+// The same over loopback TCP.
+inline std::string TestPostgresTcpUri(std::string_view database = "postgres") {
+  return "postgresql://toolvfs@127.0.0.1:" + TestPostgresPort() + "/" + std::string(database);
+}
+
+// A server of its own for a test that stops and starts it (a restart
+// mid-run), so the shared one stays up for the tests running beside it.
+// Started by the constructor, stopped and deleted by the destructor.
+class PrivatePostgresServer {
+ public:
+  PrivatePostgresServer() {
+    static int count = 0;
+    directory_ = "/tmp/toolvfs-test-postgres-" + std::to_string(::getpid()) + "-" + std::to_string(++count);
+    started_ = Run("start");
+    if (started_) port_ = TestPostgresPort(directory_);
+  }
+  PrivatePostgresServer(const PrivatePostgresServer&) = delete;
+  PrivatePostgresServer& operator=(const PrivatePostgresServer&) = delete;
+  ~PrivatePostgresServer() { (void)Run("stop"); }
+
+  bool started() const { return started_; }
+  // Stops the server; its data and port stay, so Start() brings it back.
+  bool Stop() { return Run("halt"); }
+  bool Start() { return Run("start"); }
+  std::string Uri(std::string_view database = "postgres") const {
+    return "postgresql://toolvfs@/" + std::string(database) + "?host=" + directory_ + "&port=" + port_;
+  }
+  std::string TcpUri(std::string_view database = "postgres") const {
+    return "postgresql://toolvfs@127.0.0.1:" + port_ + "/" + std::string(database);
+  }
+
+ private:
+  bool Run(const char* action) {
+    std::string command = std::string(TOOLVFS_TEST_SOURCE_DIR) + "/scripts/test-postgres.sh " + action + " " + directory_;
+    if (std::system(command.c_str()) == 0) return true;
+    ADD_FAILURE() << "failed: " << command;
+    return false;
+  }
+  std::string directory_;
+  std::string port_;
+  bool started_ = false;
+};
 
 }  // namespace toolvfs

@@ -30,6 +30,7 @@
 #include "project/project_files.h"
 #include "project/test_util.h"
 #include "project/status_assertions.h"
+#include "postgres_test_server.h"
 
 namespace toolvfs {
 namespace {
@@ -73,6 +74,7 @@ class SnapshotTest : public ::testing::TestWithParam<std::string> {
   Result<std::unique_ptr<ProjectFiles>> OpenBackend(std::string_view backend) {
     if (backend == "memory") return OpenProject("memory:snapshots");
     if (backend == "sqlite") return OpenProject("sqlite:" + directory_.path() + "/store.db#snapshots");
+    if (backend == "postgres") return OpenProject(TestPostgresUri() + "#" + NewTestPostgresWorkspace());
     return InvalidArgumentError("no such backend in this suite: " + std::string(backend));
   }
 
@@ -621,7 +623,7 @@ std::string BackendName(const ::testing::TestParamInfo<std::string>& info) { ret
 // behind a ForwardingProjectFiles and a FaultInjectingProjectFiles with no
 // fault set: both must pass unchanged.
 INSTANTIATE_TEST_SUITE_P(Stores, SnapshotTest,
-                         ::testing::Values("memory", "sqlite", "forwarding_memory", "faults_memory",
+                         ::testing::Values("memory", "sqlite", "postgres", "forwarding_memory", "faults_memory",
                                            "faults_sqlite"),
                          BackendName);
 
@@ -634,7 +636,7 @@ TEST(SnapshotsUnsupportedTest, FsAndNullStoresAnswerUnsupportedNamingTheStore) {
   std::unique_ptr<ProjectFiles> null = NewNullStore();
   for (ProjectFiles* store : {fs->get(), null.get()}) {
     const std::string message = "The project '" + store->DisplayRoot() +
-                                "' does not keep snapshots; a memory: or sqlite: workspace does";
+                                "' does not keep snapshots; a memory:, sqlite: or postgres:// workspace does";
     EXPECT_TRUE(IsError(store->Snapshot("label"), StatusCode::kUnsupported, message));
     EXPECT_TRUE(IsError(store->Restore("1"), StatusCode::kUnsupported, message));
     EXPECT_TRUE(IsError(store->ListSnapshots(), StatusCode::kUnsupported, message));

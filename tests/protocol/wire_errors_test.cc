@@ -15,12 +15,13 @@ TEST(WireErrorsTest, StatusCodeTable) {
       {StatusCode::kNoProject, -32002},         {StatusCode::kAlreadyExists, -32003},
       {StatusCode::kTimeout, -32004},           {StatusCode::kCancelled, -32005},
       {StatusCode::kIo, -32603},                {StatusCode::kInternal, -32603},
-      {StatusCode::kUnsupported, -32601},
+      {StatusCode::kUnsupported, -32601},       {StatusCode::kChanged, -32603},
+      {StatusCode::kUnavailable, -32006},
   };
   for (const auto& [code, wire] : table) {
     EXPECT_EQ(JsonRpcErrorCode(code), wire) << StatusCodeName(code);
   }
-  EXPECT_EQ(std::size(table), static_cast<size_t>(StatusCode::kUnsupported))
+  EXPECT_EQ(std::size(table), static_cast<size_t>(StatusCode::kUnavailable))
       << "every status code but kOk is in the table";
 }
 

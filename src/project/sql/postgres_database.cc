@@ -1,5 +1,7 @@
 #include "project/sql/postgres_database.h"
 
+#include <poll.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
@@ -29,6 +31,22 @@ std::string OneLine(std::string_view message) {
 
 }  // namespace
 
+Status ConnectionFailure(std::string_view display, std::string_view message) {
+  // libpq gives no SQLSTATE for a refused connection, only the server's
+  // text; these two phrases are the server's own (English, as the server's
+  // lc_messages are at connection time) and name what the user must fix.
+  const std::string text = "Cannot connect to " + Quote(display) + ": " + OneLine(message);
+  if (message.find("password authentication failed") != std::string_view::npos ||
+      message.find("no password supplied") != std::string_view::npos) {
+    return PermissionDeniedError(text + "; check the user and password");
+  }
+  if (message.find("does not exist") != std::string_view::npos &&
+      message.find("database") != std::string_view::npos) {
+    return NotFoundError(text + "; create it or name another database");
+  }
+  return UnavailableError(text);
+}
+
 std::string RedactPostgresUri(std::string_view uri) {
   std::string redacted(uri);
   // postgres://user:PASSWORD@host: the password sits between the first ':'
@@ -56,10 +74,17 @@ std::string RedactPostgresUri(std::string_view uri) {
 
 bool IsRetryableSqlState(std::string_view state) { return state == "40001" || state == "40P01"; }
 
+bool IsUnavailableSqlState(std::string_view state) {
+  // Class 08: connection exception; 57P01 admin_shutdown, 57P02
+  // crash_shutdown, 57P03 cannot_connect_now (starting up or shutting down).
+  return state.starts_with("08") || state == "57P01" || state == "57P02" || state == "57P03";
+}
+
 Status PostgresStatus(std::string_view sql_state, std::string_view what, std::string_view message) {
   std::string text = std::string(what) + ": " + OneLine(message);
   if (!sql_state.empty()) text += " (SQLSTATE " + std::string(sql_state) + ")";
   if (IsRetryableSqlState(sql_state)) return ChangedError(std::move(text));
+  if (IsUnavailableSqlState(sql_state)) return UnavailableError(text + "; the server is unavailable, try again once it is back");
   if (sql_state == "53100") return ResourceExhaustedError(text + "; the server's disk is full");
   if (sql_state == "53200" || sql_state == "53300") return ResourceExhaustedError(std::move(text));
   if (sql_state == "42501" || sql_state == "25006") return PermissionDeniedError(std::move(text));
@@ -124,7 +149,7 @@ Result<std::unique_ptr<PostgresConnection>> PostgresConnection::Open(const std::
   if (PQstatus(connection) != CONNECTION_OK) {
     std::string message = PQerrorMessage(connection);
     PQfinish(connection);
-    return PostgresStatus("", "Cannot connect to " + Quote(display), message);
+    return ConnectionFailure(display, message);
   }
   // libpq prints the server's notices and warnings (e.g. "no transaction
   // in progress" after a failed COMMIT) on stderr, which belongs to the
@@ -156,8 +181,44 @@ Result<PostgresResult> PostgresConnection::Execute(const char* sql, const std::v
       values.push_back(texts.back().c_str());
     }
   }
-  PGresult* raw = PQexecParams(connection_, sql, static_cast<int>(parameters.size()), nullptr, values.data(),
-                               lengths.data(), formats.data(), /*resultFormat=*/0);
+  return Finish(PQexecParams(connection_, sql, static_cast<int>(parameters.size()), nullptr, values.data(),
+                             lengths.data(), formats.data(), /*resultFormat=*/0));
+}
+
+Status PostgresConnection::ExecuteScript(const std::string& sql) {
+  Result<PostgresResult> result = Finish(PQexec(connection_, sql.c_str()));
+  return result.ok() ? OkStatus() : result.status();
+}
+
+Status PostgresConnection::Prepare(const char* key, const std::string& sql) {
+  std::string name = "toolvfs_" + std::to_string(prepared_.size() + 1);
+  Result<PostgresResult> result = Finish(PQprepare(connection_, name.c_str(), sql.c_str(), 0, nullptr));
+  if (!result.ok()) return result.status();
+  prepared_.emplace(key, std::move(name));
+  return OkStatus();
+}
+
+Result<PostgresResult> PostgresConnection::ExecutePrepared(const char* key, int count, const char* const* values,
+                                                           const int* lengths, const int* formats) {
+  auto found = prepared_.find(key);
+  if (found == prepared_.end()) return InternalError("A statement was run before it was prepared");
+  return Finish(PQexecPrepared(connection_, found->second.c_str(), count, values, lengths, formats,
+                               /*resultFormat=*/0));
+}
+
+bool PostgresConnection::StillConnected() {
+  if (PQstatus(connection_) != CONNECTION_OK) return false;
+  pollfd descriptor{.fd = PQsocket(connection_), .events = POLLIN, .revents = 0};
+  if (descriptor.fd < 0) return false;
+  // Nothing waiting: as it was left. Anything else arrived unasked, and
+  // what a server sends an idle session unasked is almost always its
+  // goodbye (a shutdown, a terminated backend) before the end of the
+  // stream, which libpq would notice only on the next query: the
+  // connection is not trusted, and a fresh one costs one connect.
+  return ::poll(&descriptor, 1, 0) == 0;
+}
+
+Result<PostgresResult> PostgresConnection::Finish(PGresult* raw) {
   PostgresResult result(raw);
   ExecStatusType status = PQresultStatus(raw);  // PGRES_FATAL_ERROR for NULL (out of memory)
   last_sql_state_.clear();
@@ -166,6 +227,12 @@ Result<PostgresResult> PostgresConnection::Execute(const char* sql, const std::v
   if (state != nullptr) last_sql_state_ = state;
   const char* message = raw != nullptr ? PQresultErrorMessage(raw) : "";
   if (message == nullptr || message[0] == '\0') message = PQerrorMessage(connection_);
+  if (state == nullptr && PQstatus(connection_) == CONNECTION_BAD) {
+    // The server went away (restart, crash, network): nothing of this
+    // operation was committed, and the pool opens a fresh connection next.
+    return UnavailableError("Cannot use the store " + Quote(display_) + ": " + OneLine(message) +
+                            "; the server is unavailable, try again once it is back");
+  }
   return PostgresStatus(state != nullptr ? state : "", "Cannot use the store " + Quote(display_), message);
 }
 

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,24 +23,34 @@
 #include <vector>
 
 #include "core/status.h"
+#include "project/sql/postgres_uri.h"
 
 namespace toolvfs {
-
-// `uri` as it may be shown: the password of a postgres:// URI (user:PASSWORD@)
-// and a `password=` parameter are replaced by "***".
-std::string RedactPostgresUri(std::string_view uri);
 
 // Whether SQLSTATE `state` says the transaction lost a race and may simply
 // be run again: serialization_failure (40001) or deadlock_detected (40P01).
 bool IsRetryableSqlState(std::string_view state);
 
+// Whether SQLSTATE `state` says the server is going away or cannot take
+// connections now (class 08, 57P01-57P03): Unavailable, not a fault of
+// the request.
+bool IsUnavailableSqlState(std::string_view state);
+
+// The Status for a connection that could not be opened, from libpq's
+// message: PermissionDenied for a wrong password, NotFound for a missing
+// database, Unavailable for the rest (refused, unreachable, timed out,
+// starting up). "Cannot connect to <display>: <message>".
+Status ConnectionFailure(std::string_view display, std::string_view message);
+
 // The Status for a failed result or connection, "<what>: <server message>".
 // Disk full (53100) and out of memory (53200) ResourceExhausted; too many
 // connections (53300) ResourceExhausted; insufficient privilege (42501) and
-// read-only transactions (25006) PermissionDenied; query canceled (57014)
+// read-only transactions (25006) PermissionDenied; the server going away
+// (IsUnavailableSqlState) Unavailable; query canceled (57014)
 // Cancelled; retryable conflicts (IsRetryableSqlState) Changed, so a caller
 // can run the transaction again; integrity and syntax errors Internal (they
-// are bugs of ours); connection failures and the rest Io.
+// are bugs of ours); the rest Io. A connection lost without a SQLSTATE
+// (Execute on a dead connection) is Unavailable too.
 Status PostgresStatus(std::string_view sql_state, std::string_view what, std::string_view message);
 
 // A parameter of a statement: text, bytes (sent in binary, for bytea), or
@@ -101,6 +112,27 @@ class PostgresConnection {
   // Runs `sql` with `parameters` ($1, $2, ...).
   Result<PostgresResult> Execute(const char* sql, const std::vector<PostgresParameter>& parameters = {});
 
+  // Runs one or more statements without parameters (the schema), in the
+  // simple query protocol, which takes several at once.
+  Status ExecuteScript(const std::string& sql);
+
+  // Prepared statements, kept for the connection's life and named after
+  // `key` (a string literal: its address is the key). Prepare once, then
+  // ExecutePrepared as often as needed; `values`, `lengths` and `formats`
+  // as PQexecPrepared takes them (text parameters NUL-terminated, binary
+  // ones with their length).
+  bool IsPrepared(const char* key) const { return prepared_.contains(key); }
+  Status Prepare(const char* key, const std::string& sql);
+  Result<PostgresResult> ExecutePrepared(const char* key, int count, const char* const* values, const int* lengths,
+                                         const int* formats);
+
+  // Whether an idle connection is still there: false when the server
+  // closed it (a restart, a terminated backend, an idle timeout) since it
+  // was last used, which shows as its goodbye or the end of the stream
+  // waiting on the socket (anything waiting counts). Costs one poll(2), no
+  // round trip.
+  bool StillConnected();
+
   const std::string& display() const { return display_; }
   // Whether the connection can take the next operation: still connected
   // and not inside a transaction (an operation that ended half-way leaves
@@ -115,10 +147,15 @@ class PostgresConnection {
  private:
   PostgresConnection(PGconn* connection, std::string display)
       : connection_(connection), display_(std::move(display)) {}
+  // The answer of a statement: `raw` itself on success, else the error as
+  // PostgresStatus maps it (Unavailable for a lost connection); records
+  // last_sql_state().
+  Result<PostgresResult> Finish(PGresult* raw);
 
   PGconn* connection_;
   std::string display_;
   std::string last_sql_state_;
+  std::map<const char*, std::string> prepared_;  // key -> statement name
 };
 
 enum class PostgresIsolation { kReadCommitted, kSerializable };

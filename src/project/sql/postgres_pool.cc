@@ -16,10 +16,13 @@ Result<PostgresPool::Lease> PostgresPool::Acquire() {
   {
     std::unique_lock<std::mutex> lock(mutex_);
     given_back_.wait(lock, [&] { return !idle_.empty() || open_ < max_connections_; });
-    if (!idle_.empty()) {
+    while (!idle_.empty()) {
       std::unique_ptr<PostgresConnection> connection = std::move(idle_.back());
       idle_.pop_back();
-      return Lease(*this, std::move(connection));
+      if (connection->StillConnected()) return Lease(*this, std::move(connection));
+      // The server closed it while idle (a restart): a fresh one instead,
+      // so a request after the server is back does not fail on it.
+      --open_;
     }
     ++open_;  // reserves the slot while connecting outside the lock
   }

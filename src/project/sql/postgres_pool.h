@@ -44,8 +44,10 @@ class PostgresPool {
     std::unique_ptr<PostgresConnection> connection_;
   };
 
-  // An idle connection, or a new one while fewer than max_connections are
-  // open; otherwise waits for one to be given back. Fails with the
+  // An idle connection that is still connected (one the server closed
+  // while idle is dropped: PostgresConnection::StillConnected), or a new
+  // one while fewer than max_connections are open; otherwise waits for one
+  // to be given back. Fails with the
   // connection's error when a new one cannot be opened.
   Result<Lease> Acquire();
 

@@ -1,0 +1,296 @@
+// The postgres store against the real test server (postgres_test_server.h):
+// URIs, faults, several processes on one workspace, a server restart in
+// the middle of a run, workspace copy sqlite -> postgres -> sqlite. The
+// conformance and snapshot suites run on it from project_test.
+#include "project/sql/postgres_store.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/status.h"
+#include "core/unique_fd.h"
+#include "postgres_test_server.h"
+#include "project/project_files.h"
+#include "project/sql/postgres_database.h"
+#include "project/test_util.h"
+#include "project/workspace_copy.h"
+#include "read_tree.h"
+#include "store_stress.h"
+
+namespace toolvfs {
+namespace {
+
+// A new database on the test server, for a test that needs one of its own.
+std::string NewDatabase() {
+  static int count = 0;
+  const std::string name = "toolvfs_test_" + std::to_string(::getpid()) + "_" + std::to_string(++count);
+  Result<std::unique_ptr<PostgresConnection>> admin = PostgresConnection::Open(TestPostgresUri(), "test server");
+  EXPECT_TRUE(admin.ok()) << admin.status().ToString();
+  if (admin.ok()) {
+    Result<PostgresResult> created = (*admin)->Execute(("CREATE DATABASE " + name).c_str());
+    EXPECT_TRUE(created.ok()) << created.status().ToString();
+  }
+  return name;
+}
+
+void ExecuteOn(const std::string& database, const std::string& sql) {
+  Result<std::unique_ptr<PostgresConnection>> connection =
+      PostgresConnection::Open(TestPostgresUri(database), "test server");
+  ASSERT_TRUE(connection.ok()) << connection.status().ToString();
+  ASSERT_TRUE((*connection)->ExecuteScript(sql).ok()) << sql;
+}
+
+TEST(PostgresStoreTest, EveryUriFormLibpqTakesOpensTheSameWorkspace) {
+  const std::string workspace = NewTestPostgresWorkspace();
+  Result<std::unique_ptr<ProjectFiles>> by_socket = OpenProject(TestPostgresUri() + "#" + workspace);
+  ASSERT_TRUE(by_socket.ok()) << by_socket.status().ToString();
+  ASSERT_TRUE((*by_socket)->Write("a.txt", "alpha").ok());
+
+  const std::string socket_directory = TestPostgresSocketDirectory();
+  const std::string port = TestPostgresPort();
+  for (const std::string& uri : {
+           TestPostgresTcpUri() + "#" + workspace,
+           "postgres://toolvfs@127.0.0.1:" + port + "/postgres#" + workspace,
+           "postgresql:///postgres?host=" + socket_directory + "&port=" + port + "&user=toolvfs#" + workspace,
+           "postgresql://toolvfs@localhost:" + port + "/postgres?connect_timeout=3&application_name=t#" + workspace,
+       }) {
+    Result<std::unique_ptr<ProjectFiles>> store = OpenProject(uri);
+    ASSERT_TRUE(store.ok()) << uri << ": " << store.status().ToString();
+    EXPECT_EQ(*(*store)->Read("a.txt"), "alpha") << uri;
+    EXPECT_EQ((*store)->DisplayRoot(), uri);
+  }
+  // No fragment: the workspace "default".
+  Result<std::unique_ptr<ProjectFiles>> unnamed = OpenProject(TestPostgresTcpUri());
+  ASSERT_TRUE(unnamed.ok()) << unnamed.status().ToString();
+  EXPECT_EQ((*unnamed)->DisplayRoot(), TestPostgresTcpUri() + "#default");
+}
+
+TEST(PostgresStoreTest, ThePasswordIsNeverShown) {
+  const std::string secret = "toolvfs-test-password";
+  const std::string uri =
+      "postgresql://toolvfs_password:" + secret + "@127.0.0.1:" + TestPostgresPort() + "/toolvfs_password#" +
+      NewTestPostgresWorkspace();
+  Result<std::unique_ptr<ProjectFiles>> store = OpenProject(uri);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_EQ((*store)->DisplayRoot().find(secret), std::string::npos) << (*store)->DisplayRoot();
+  EXPECT_NE((*store)->DisplayRoot().find("toolvfs_password:***@"), std::string::npos) << (*store)->DisplayRoot();
+  Status missing = (*store)->Read("nothing").status();
+  EXPECT_EQ(missing.code(), StatusCode::kNotFound);
+  EXPECT_EQ(missing.message().find(secret), std::string::npos) << missing.message();
+  Result<std::unique_ptr<ProjectFiles>> unknown_snapshot = OpenProject(uri + "@nope");
+  ASSERT_FALSE(unknown_snapshot.ok());
+  EXPECT_EQ(unknown_snapshot.status().message().find(secret), std::string::npos)
+      << unknown_snapshot.status().message();
+  Result<std::unique_ptr<ProjectFiles>> malformed = OpenProject(uri + "#again");
+  ASSERT_FALSE(malformed.ok());
+  EXPECT_EQ(malformed.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(malformed.status().message().find(secret), std::string::npos) << malformed.status().message();
+}
+
+// One line each, naming the server without the password, with a code a
+// caller can act on.
+void ExpectOneClearLine(const Status& status, StatusCode code, const std::string& says) {
+  EXPECT_EQ(status.code(), code) << status.ToString();
+  EXPECT_NE(status.message().find(says), std::string::npos) << status.message();
+  EXPECT_EQ(status.message().find('\n'), std::string::npos) << status.message();
+  EXPECT_EQ(status.message().find("wrong-secret"), std::string::npos) << status.message();
+}
+
+TEST(PostgresStoreTest, FaultsAreOneClearLineEach) {
+  const std::string port = TestPostgresPort();
+  ExpectOneClearLine(
+      OpenProject("postgresql://toolvfs_password:wrong-secret@127.0.0.1:" + port + "/postgres#w").status(),
+      StatusCode::kPermissionDenied, "password authentication failed");
+  ExpectOneClearLine(OpenProject(TestPostgresTcpUri("no_such_database") + "#w").status(), StatusCode::kNotFound,
+                     "no_such_database");
+
+  // A closed loopback port: bound, not listening.
+  int closed_port = 0;
+  {
+    UniqueFd socket_fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(socket_fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    socklen_t length = sizeof(address);
+    ASSERT_EQ(::getsockname(socket_fd.get(), reinterpret_cast<sockaddr*>(&address), &length), 0);
+    closed_port = ntohs(address.sin_port);
+    Status unreachable =
+        OpenProject("postgresql://toolvfs:wrong-secret@127.0.0.1:" + std::to_string(closed_port) + "/postgres#w")
+            .status();
+    ExpectOneClearLine(unreachable, StatusCode::kUnavailable, "127.0.0.1");
+  }
+
+  // A database of a newer schema: refused, naming both versions.
+  const std::string newer = NewDatabase();
+  {
+    Result<std::unique_ptr<ProjectFiles>> created = OpenProject(TestPostgresTcpUri(newer) + "#w");
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+  }
+  ExecuteOn(newer, "UPDATE schema_version SET version = 99");
+  ExpectOneClearLine(OpenProject(TestPostgresTcpUri(newer) + "#w").status(), StatusCode::kUnsupported,
+                     "schema version 99, newer than version 2");
+
+  // Another program's database: left alone.
+  const std::string foreign = NewDatabase();
+  ExecuteOn(foreign, "CREATE TABLE invoices(id BIGINT)");
+  ExpectOneClearLine(OpenProject(TestPostgresTcpUri(foreign) + "#w").status(), StatusCode::kInvalidArgument,
+                     "another program");
+}
+
+// The isolation levels of issue 18 as the server's default: READ
+// COMMITTED and SERIALIZABLE, which distributed engines run at. The store
+// runs its writes at READ COMMITTED under its write lock either way
+// (docs/stores.md, "Isolation, decided"), and must lose nothing at both.
+std::string AtIsolation(const std::string& uri, bool serializable) {
+  if (!serializable) return uri;
+  return uri + (uri.find('?') == std::string::npos ? "?" : "&") +
+         "options=-c%20default_transaction_isolation%3Dserializable";
+}
+
+class PostgresConcurrencyTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(PostgresConcurrencyTest, FourProcessesMakingAThousandMixedWritesEachLoseNothing) {
+  TempDir journals;
+  const std::string uri = AtIsolation(TestPostgresUri(), GetParam()) + "#" + NewTestPostgresWorkspace();
+  {
+    Result<std::unique_ptr<ProjectFiles>> created = OpenProject(uri);  // the schema and the workspace
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+  }
+  store_stress::ExpectMixedWritersLoseNothing(uri, {}, /*processes=*/4, /*writes=*/1000, journals.path());
+}
+
+TEST_P(PostgresConcurrencyTest, ThreadsOfOneProcessShareItsConnections) {
+  const std::string uri = AtIsolation(TestPostgresUri(), GetParam()) + "#" + NewTestPostgresWorkspace();
+  Result<std::unique_ptr<ProjectFiles>> store = OpenProject(uri);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int thread = 0; thread < 12; ++thread) {
+    threads.emplace_back([&, thread] {
+      for (int i = 0; i < 50; ++i) {
+        if (!(*store)->Write("own/" + std::to_string(thread), std::to_string(i)).ok()) ++failures;
+        if (!(*store)->Write("shared.log", "x", WriteMode::kAppend).ok()) ++failures;
+        if (!(*store)->Read("shared.log").ok()) ++failures;
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ((*store)->Read("shared.log")->size(), 600u);
+  EXPECT_EQ((*store)->Metadata("shared.log")->version, 600u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Isolation, PostgresConcurrencyTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& level) {
+                           return level.param ? "Serializable" : "ReadCommitted";
+                         });
+
+TEST(PostgresRestartTest, AServerRestartMidRunIsUnavailableThenTheStoreReconnectsByItself) {
+  PrivatePostgresServer server;
+  ASSERT_TRUE(server.started());
+  TempDir journals;
+  const std::string uri = server.Uri() + "#restarted";
+  {
+    Result<std::unique_ptr<ProjectFiles>> created = OpenProject(uri);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+  }
+  store_stress::InterruptedRun run = store_stress::RunWriterThroughInterruptions(
+      uri, {}, /*interruptions=*/3,
+      [&](pid_t) {
+        EXPECT_TRUE(server.Stop());
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        EXPECT_TRUE(server.Start());
+        return false;  // the writer lives on through it
+      },
+      journals.path());
+  EXPECT_EQ(run.generations, 1) << "one writer process throughout";
+  EXPECT_GT(run.failures[StatusCode::kUnavailable], 0) << "requests while the server was down fail";
+  for (const auto& [code, count] : run.failures) {
+    EXPECT_EQ(code, StatusCode::kUnavailable) << count << " failures of " << StatusCodeName(code) << ", e.g. "
+                                              << (run.failure_messages.empty() ? "" : run.failure_messages[0]);
+  }
+  EXPECT_GE(run.confirmed_after_last_interruption, 20) << "the store reconnected by itself";
+}
+
+// The states of a SQL workspace: each snapshot's tree and label, then the
+// live tree; files with content and version.
+std::string Describe(const std::string& uri) {
+  std::string text;
+  auto describe_tree = [&](ProjectFiles& store) {
+    for (const auto& [path, entry] : ReadTree(store)) text += "  " + path + ": " + entry + "\n";
+  };
+  Result<std::unique_ptr<ProjectFiles>> store = OpenProject(uri);
+  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  if (!store.ok()) return text;
+  Result<std::vector<SnapshotInfo>> snapshots = (*store)->ListSnapshots();
+  EXPECT_TRUE(snapshots.ok());
+  for (const SnapshotInfo& snapshot : *snapshots) {
+    text += "snapshot " + snapshot.id + " " + snapshot.label.value_or("-") + "\n";
+    Result<std::unique_ptr<ProjectFiles>> past = OpenProject(uri + "@" + snapshot.id);
+    EXPECT_TRUE(past.ok()) << past.status().ToString();
+    if (past.ok()) describe_tree(**past);
+  }
+  text += "live\n";
+  describe_tree(**store);
+  return text;
+}
+
+TEST(PostgresCopyTest, SqliteToPostgresToSqliteKeepsTreesAndSnapshots) {
+  TempDir dir;
+  const std::string original = "sqlite:" + dir.Join("original.db") + "#main";
+  {
+    Result<std::unique_ptr<ProjectFiles>> store = OpenProject(original);
+    ASSERT_TRUE(store.ok());
+    ProjectFiles& files = **store;
+    ASSERT_TRUE(files.Write("README.md", "# one\n").ok());
+    ASSERT_TRUE(files.Write("src/main.cc", "int main() {}\n").ok());
+    ASSERT_TRUE(files.Write("empty/x", "").ok());
+    ASSERT_TRUE(files.Delete("empty/x").ok());
+    ASSERT_TRUE(files.Write("big.bin", std::string(300'000, 'b')).ok());  // chunked
+    ASSERT_TRUE(files.Snapshot("first").ok());
+    ASSERT_TRUE(files.Write("README.md", "# two\n", WriteMode::kAppend).ok());
+    ASSERT_TRUE(files.Delete("src", true).ok());
+    ASSERT_TRUE(files.Snapshot().ok());
+    ASSERT_TRUE(files.Write("src", "now a file").ok());
+    ASSERT_TRUE(files.Snapshot("third").ok());
+    ASSERT_TRUE(files.Write("live.txt", "live").ok());
+  }
+  const std::string expected = Describe(original);
+  ASSERT_NE(expected.find("snapshot 3 third"), std::string::npos) << expected;
+
+  auto copy = [](const std::string& from, const std::string& to) {
+    StoreOptions options;
+    options.max_read_bytes = 1 << 20;
+    Result<std::unique_ptr<ProjectFiles>> source = OpenProject(from, options);
+    ASSERT_TRUE(source.ok()) << source.status().ToString();
+    Result<std::unique_ptr<ProjectFiles>> target = OpenProject(to, options);
+    ASSERT_TRUE(target.ok()) << target.status().ToString();
+    WorkspaceCopyOptions copy_options;
+    copy_options.open_snapshot = SnapshotOpenerForUri(from, options);
+    Result<WorkspaceCopyReport> report = CopyWorkspace(**source, **target, copy_options);
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    EXPECT_EQ(report->snapshots.size(), 3u);
+  };
+  const std::string shared = TestPostgresUri() + "#" + NewTestPostgresWorkspace();
+  copy(original, shared);
+  EXPECT_EQ(Describe(shared), expected);
+  const std::string back = "sqlite:" + dir.Join("back.db") + "#main";
+  copy(shared, back);
+  EXPECT_EQ(Describe(back), expected);
+  EXPECT_EQ(Describe(original), expected) << "the source is unchanged";
+}
+
+}  // namespace
+}  // namespace toolvfs
