@@ -50,7 +50,7 @@ set(TOOLVFS_PUBLIC_HEADERS
   runtime/builtin_runtime.h runtime/confined_launch.h runtime/mcp_client.h
   runtime/mcp_runtime.h runtime/sdk_location.h runtime/stdio_runtime.h
   runtime/tool_runtime.h runtime/vfs_runtime.h
-  sandbox/kernel_features.h sandbox/landlock.h sandbox/launcher.h sandbox/namespaces.h
+  sandbox/kernel_features.h sandbox/landlock.h sandbox/launcher.h sandbox/mount_masks.h sandbox/namespaces.h
   sandbox/private_temp_dir.h sandbox/process_cgroup.h sandbox/resource_limits.h
   sandbox/sandbox_profile.h sandbox/seccomp_filter.h sandbox/tool_access.h)
 foreach(header IN LISTS TOOLVFS_PUBLIC_HEADERS)

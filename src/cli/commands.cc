@@ -18,7 +18,7 @@ std::span<const CommandInfo> Commands() {
        NewWorkspaceCommand},
       {"audit", "Print the audit log as a timeline, optionally only a tool's or the denied requests", NewAuditCommand},
       {"vfsd", "Serve one client files, pipes and temp files by handle over length-prefixed JSON frames", NewVfsdCommand},
-      {"mcp", "Serve the configured and builtin tools to an MCP client over stdio", NewMcpCommand},
+      {"mcp", "Serve the configured and builtin tools to an MCP client over stdio or Streamable HTTP", NewMcpCommand},
   };
   return kCommands;
 }

@@ -182,7 +182,8 @@ TEST_P(SdkE2eTest, InitCarriesNameArgumentsAndRoot) {
   ASSERT_EQ(outcome.status(), "completed") << outcome.Describe();
   Result<Json> report = Json::parse(outcome.text());
   ASSERT_TRUE(report.ok()) << outcome.text();
-  EXPECT_EQ(report.value()["name"].as_string(), GetParam() == "python" ? "python3" : "sdk_test_tool");
+  EXPECT_EQ(report.value()["name"].as_string(), GetParam() == "python" ? "sdk_test_tool.py" : "sdk_test_tool")
+      << "an ad-hoc tool is named after its script, not its interpreter";
   EXPECT_EQ(report.value()["arguments"], Json::parse(R"({"x":[1,"ü"],"flag":true})").value()) << outcome.text();
   EXPECT_EQ(report.value()["protocol_version"].as_string(), "0.1.0");
   EXPECT_THAT(report.value()["root"].as_string(), HasSubstr(root_.filename().string()));
