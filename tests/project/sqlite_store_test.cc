@@ -326,9 +326,11 @@ TEST_F(SqliteStoreTest, ANewerSchemaIsRefusedNamingBothVersions) {
 // src/main.c and an empty docs/; snapshot 1 "first"; a.txt = "alpha 2"
 // and b.txt = "beta" imported; snapshot 2 "second"; a.txt = "alpha 3"
 // imported. Workspace "other" holds a.txt = "alpha 3" (shared content).
+// The source tree is compiled in (TOOLVFS_TEST_SOURCE_DIR), since ctest
+// runs project_test without TOOLVFS_SOURCE_DIR in its environment.
 std::string Version1Fixture() {
   const char* source = std::getenv("TOOLVFS_SOURCE_DIR");
-  return std::string(source != nullptr ? source : ".") + "/tests/project/fixtures/schema_v1.db";
+  return std::string(source != nullptr ? source : TOOLVFS_TEST_SOURCE_DIR) + "/tests/project/fixtures/schema_v1.db";
 }
 
 std::string FixtureBigText() {
