@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -153,6 +154,23 @@ Result<CopiedTree> ReadCopy(const std::string& root) {
   CopiedTree tree;
   TOOLVFS_RETURN_IF_ERROR(ReadDirectory(root_fd.get(), "", root, tree));
   return tree;
+}
+
+Status ReleaseMaterializedCopy(const std::string& dir, const std::function<Status()>& sync_back) {
+  Status synced = sync_back();
+  if (!synced.ok()) {
+    return Status(synced.code(), "Cannot sync the materialized copy " + Quote(dir) +
+                                     " back (nothing was synced; the copy is kept): " + synced.message());
+  }
+  Status removed = RemoveTree(dir);
+  if (!removed.ok()) {
+    return Status(removed.code(), "Synced the materialized copy back, but it is kept: " + removed.message());
+  }
+  return OkStatus();
+}
+
+void ReportFailedRelease(const Status& release) {
+  if (!release.ok()) std::fprintf(stderr, "toolvfs: %s\n", EscapeForDisplay(release.message()).c_str());
 }
 
 }  // namespace toolvfs

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -50,5 +51,15 @@ using CopiedTree = std::map<std::string, CopiedEntry, std::less<>>;
 // project paths are skipped, never followed: the store cannot hold them.
 // TooLarge for a file over kMaxSyncedFileBytes.
 Result<CopiedTree> ReadCopy(const std::string& root);
+
+// The release of a copy at `dir`, the same for every store: `sync_back`
+// applies the copy's changes to the store (whole or not at all), then the
+// directory is removed. When either step fails the copy is kept and the
+// message names it and says whether anything was synced.
+Status ReleaseMaterializedCopy(const std::string& dir, const std::function<Status()>& sync_back);
+
+// For a view released by its destructor, which cannot return an error:
+// prints a failed release's message (naming the kept copy) on stderr.
+void ReportFailedRelease(const Status& release);
 
 }  // namespace toolvfs

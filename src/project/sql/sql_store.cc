@@ -477,12 +477,7 @@ class SqlView final : public MaterializedView {
       : workspace_(std::move(workspace)), dir_(std::move(dir)), written_(std::move(written)) {}
 
   ~SqlView() override {
-    if (released_) return;
-    Status status = Release();
-    if (!status.ok()) {
-      // The message names the kept directory.
-      std::fprintf(stderr, "toolvfs: %s\n", EscapeForDisplay(status.message()).c_str());
-    }
+    if (!released_) ReportFailedRelease(Release());
   }
 
   const std::string& path() const override { return dir_; }
@@ -490,17 +485,11 @@ class SqlView final : public MaterializedView {
   Status Release() override {
     if (released_) return OkStatus();
     released_ = true;
-    Status status = Sync();
-    if (!status.ok()) {
-      return Status(status.code(), "Cannot sync the materialized copy " + Quote(dir_) +
-                                       " back (nothing was synced; the copy is kept): " + status.message());
-    }
-    written_.clear();
-    Status removed = RemoveTree(dir_);
-    if (!removed.ok()) {
-      return Status(removed.code(), "Synced the materialized copy back, but it is kept: " + removed.message());
-    }
-    return OkStatus();
+    return ReleaseMaterializedCopy(dir_, [this] {
+      Status synced = Sync();
+      if (synced.ok()) written_.clear();
+      return synced;
+    });
   }
 
  private:
