@@ -103,8 +103,11 @@ constexpr const char* kWorkspaceState =
 constexpr const char* kFindWorkspace = "SELECT id FROM workspaces WHERE name=?1";
 constexpr const char* kInsertWorkspace =
     "INSERT INTO workspaces(name, generation, next_snapshot, created_ms) VALUES(?1, 1, 1, ?2) RETURNING id";
+// A snapshot freezes the current generation under the next id and starts
+// a new generation; the old values come back (RETURNING gives the new row).
 constexpr const char* kAdvanceGeneration =
-    "UPDATE workspaces SET generation=generation+1, next_snapshot=next_snapshot+1 WHERE id=?1";
+    "UPDATE workspaces SET generation=generation+1, next_snapshot=next_snapshot+1 WHERE id=?1 "
+    "RETURNING generation-1, next_snapshot-1";
 constexpr const char* kInsertSnapshot =
     "INSERT INTO snapshots(workspace_id, id, generation, label, created_ms) VALUES(?1, ?2, ?3, ?4, ?5)";
 constexpr const char* kSnapshotById = "SELECT id, generation FROM snapshots WHERE workspace_id=?1 AND id=?2";
@@ -794,24 +797,22 @@ class SqlStore final : public ProjectFiles {
   Result<std::string> Snapshot(std::optional<std::string_view> label) override {
     if (label) TOOLVFS_RETURN_IF_ERROR(CheckSnapshotLabel(*label));
     TOOLVFS_RETURN_IF_ERROR(RefuseWrite("snapshot", ""));
+    // No scan, no read of the state beyond the transaction's own: the
+    // workspace row moves on and gives the id it had, the snapshot row
+    // records it with the generation it froze.
     int64_t id = 0;
     Status taken = InWriteTransaction(*workspace_, [&](const Change& change) -> Status {
       {
-        TOOLVFS_ASSIGN_OR_RETURN(SqlStatement state, change.db.Prepare(kWorkspaceState));
-        state.Bind(1, workspace_->id);
-        TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
+        TOOLVFS_ASSIGN_OR_RETURN(SqlStatement advance, change.db.Prepare(kAdvanceGeneration));
+        advance.Bind(1, workspace_->id);
+        TOOLVFS_ASSIGN_OR_RETURN(bool found, advance.Step());
         if (!found) return InternalError("The workspace row vanished inside a transaction");
-        id = state.Int(1);
+        id = advance.Int(1);
       }
-      {
-        TOOLVFS_ASSIGN_OR_RETURN(SqlStatement insert, change.db.Prepare(kInsertSnapshot));
-        insert.Bind(1, workspace_->id).Bind(2, id).Bind(3, change.generation).Bind(5, change.now);
-        if (label) insert.Bind(4, *label);
-        TOOLVFS_RETURN_IF_ERROR(insert.Run());
-      }
-      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement advance, change.db.Prepare(kAdvanceGeneration));
-      advance.Bind(1, workspace_->id);
-      return advance.Run();
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement insert, change.db.Prepare(kInsertSnapshot));
+      insert.Bind(1, workspace_->id).Bind(2, id).Bind(3, change.generation).Bind(5, change.now);
+      if (label) insert.Bind(4, *label);
+      return insert.Run();
     });
     if (!taken.ok()) return taken;
     return std::to_string(id);
