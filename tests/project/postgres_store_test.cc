@@ -140,7 +140,7 @@ TEST(PostgresStoreTest, FaultsAreOneClearLineEach) {
   }
   ExecuteOn(newer, "UPDATE schema_version SET version = 99");
   ExpectOneClearLine(OpenProject(TestPostgresTcpUri(newer) + "#w").status(), StatusCode::kUnsupported,
-                     "schema version 99, newer than version 2");
+                     "schema version 99, newer than version 3");
 
   // Another program's database: left alone.
   const std::string foreign = NewDatabase();

@@ -317,20 +317,21 @@ TEST_F(SqliteStoreTest, ANewerSchemaIsRefusedNamingBothVersions) {
   ASSERT_TRUE(Open("w"));
   ExecuteSql(File(), "UPDATE schema_version SET version=99");
   EXPECT_TRUE(FailsWith(OpenProject(Uri("w")), StatusCode::kUnsupported,
-                        "has schema version 99, newer than version 2"));
+                        "has schema version 99, newer than version 3"));
 }
 
-// tests/project/fixtures/schema_v1.db was written by toolvfs at schema
-// version 1 (commit e2096d9, fixtures/README.md says how): workspace
-// "main" imported a.txt ("alpha 1"), big.txt (70,000 bytes: two chunks),
-// src/main.c and an empty docs/; snapshot 1 "first"; a.txt = "alpha 2"
-// and b.txt = "beta" imported; snapshot 2 "second"; a.txt = "alpha 3"
-// imported. Workspace "other" holds a.txt = "alpha 3" (shared content).
-// The source tree is compiled in (TOOLVFS_TEST_SOURCE_DIR), since ctest
-// runs project_test without TOOLVFS_SOURCE_DIR in its environment.
-std::string Version1Fixture() {
+// tests/project/fixtures/schema_v1.db and schema_v2.db were written by
+// toolvfs at schema versions 1 (commit e2096d9) and 2 (commit 5360ebe) with
+// the same commands (fixtures/README.md): workspace "main" imported a.txt
+// ("alpha 1"), big.txt (70,000 bytes: two chunks), src/main.c and an empty
+// docs/; snapshot 1 "first"; a.txt = "alpha 2" and b.txt = "beta"
+// imported; snapshot 2 "second"; a.txt = "alpha 3" imported. Workspace
+// "other" holds a.txt = "alpha 3" (shared content). The source tree is
+// compiled in (TOOLVFS_TEST_SOURCE_DIR), since ctest runs project_test
+// without TOOLVFS_SOURCE_DIR in its environment.
+std::string Fixture(const std::string& name) {
   const char* source = std::getenv("TOOLVFS_SOURCE_DIR");
-  return std::string(source != nullptr ? source : TOOLVFS_TEST_SOURCE_DIR) + "/tests/project/fixtures/schema_v1.db";
+  return std::string(source != nullptr ? source : TOOLVFS_TEST_SOURCE_DIR) + "/tests/project/fixtures/" + name;
 }
 
 std::string FixtureBigText() {
@@ -339,89 +340,122 @@ std::string FixtureBigText() {
   return text;
 }
 
-TEST_F(SqliteStoreTest, AVersion1FileIsMigratedKeepingContentVersionsAndSnapshots) {
-  const std::string fixture = ReadRealFile(Version1Fixture());
-  ASSERT_FALSE(fixture.empty()) << "missing " << Version1Fixture() << " (TOOLVFS_SOURCE_DIR)";
-  WriteRealFile(File(), fixture);
-  ASSERT_EQ(QueryInt(File(), "SELECT version FROM schema_version"), 1);
+// A fixture's times of a.txt, which differ between the two files.
+struct FixtureTimes {
+  int64_t created_ms;
+  int64_t modified_ms;
+};
 
-  auto main = Open("main");
-  ASSERT_TRUE(main);
-  EXPECT_EQ(QueryInt(File(), "SELECT version FROM schema_version"), 2);
-  EXPECT_EQ(QueryText(File(), "PRAGMA integrity_check"), "ok");
-  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM sqlite_schema WHERE name LIKE '%_v1'"), 0);
+class SqliteMigrationTest : public SqliteStoreTest {
+ protected:
+  // Opens fixture `name` of schema version `version` (migrating it) and
+  // checks that everything it held is there and goes on working.
+  void ExpectMigrated(const std::string& name, int64_t version, FixtureTimes times) {
+    const std::string fixture = ReadRealFile(Fixture(name));
+    ASSERT_FALSE(fixture.empty()) << "missing " << Fixture(name) << " (TOOLVFS_SOURCE_DIR)";
+    WriteRealFile(File(), fixture);
+    ASSERT_EQ(QueryInt(File(), "SELECT version FROM schema_version"), version);
 
-  EXPECT_EQ(*main->Read("a.txt"), "alpha 3\n");
-  EXPECT_EQ(*main->Read("b.txt"), "beta\n");
-  EXPECT_EQ(*main->Read("src/main.c"), "int main() { return 0; }\n");
-  EXPECT_EQ(*main->Read("big.txt"), FixtureBigText());
-  EXPECT_EQ(main->ReadRange("big.txt", 65530, 12)->content, FixtureBigText().substr(65530, 12));
-  EXPECT_EQ(main->ListDir("docs")->size(), 0u) << "the empty directory survives";
-  Result<FileMetadata> a = main->Metadata("a.txt");
-  ASSERT_TRUE(IsOk(a));
-  EXPECT_EQ(a->version, 3u);
-  EXPECT_EQ(a->created_ms, 1795733847621);
-  EXPECT_EQ(a->modified_ms, 1795733848296);
+    auto main = Open("main");
+    ASSERT_TRUE(main);
+    EXPECT_EQ(QueryInt(File(), "SELECT version FROM schema_version"), 3);
+    EXPECT_EQ(QueryText(File(), "PRAGMA integrity_check"), "ok");
+    EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM sqlite_schema WHERE name IN ('entries_v1', 'contents_v1', "
+                               "'content_chunks_v1', 'contents_v3', 'content_chunks_v3', 'content_collisions')"),
+              0)
+        << "no table of the migration is left";
+    EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM contents"),
+              QueryInt(File(), "SELECT count(*) FROM content_addresses"))
+        << "every content has its address";
 
-  Result<std::vector<SnapshotInfo>> snapshots = main->ListSnapshots();
-  ASSERT_TRUE(IsOk(snapshots));
-  ASSERT_EQ(snapshots->size(), 2u);
-  EXPECT_EQ((*snapshots)[0].id, "1");
-  EXPECT_EQ((*snapshots)[0].label, "first");
-  EXPECT_EQ((*snapshots)[1].id, "2");
-  EXPECT_EQ((*snapshots)[1].label, "second");
-  Result<TreeDiff> diff = main->Diff("1", "2");
-  ASSERT_TRUE(IsOk(diff));
-  EXPECT_EQ(diff->added, std::vector<std::string>{"b.txt"});
-  EXPECT_EQ(diff->modified, std::vector<std::string>{"a.txt"});
-  EXPECT_TRUE(diff->deleted.empty());
+    EXPECT_EQ(*main->Read("a.txt"), "alpha 3\n");
+    EXPECT_EQ(*main->Read("b.txt"), "beta\n");
+    EXPECT_EQ(*main->Read("src/main.c"), "int main() { return 0; }\n");
+    EXPECT_EQ(*main->Read("big.txt"), FixtureBigText());
+    EXPECT_EQ(main->ReadRange("big.txt", 65530, 12)->content, FixtureBigText().substr(65530, 12));
+    EXPECT_EQ(main->ListDir("docs")->size(), 0u) << "the empty directory survives";
+    Result<FileMetadata> a = main->Metadata("a.txt");
+    ASSERT_TRUE(IsOk(a));
+    EXPECT_EQ(a->version, 3u);
+    EXPECT_EQ(a->created_ms, times.created_ms);
+    EXPECT_EQ(a->modified_ms, times.modified_ms);
 
-  auto first = OpenProject(Uri("main@1"));
-  ASSERT_TRUE(IsOk(first));
-  EXPECT_EQ(*(*first)->Read("a.txt"), "alpha 1\n");
-  EXPECT_FALSE(*(*first)->Exists("b.txt"));
-  EXPECT_EQ(*Open("other")->Read("a.txt"), "alpha 3\n");
+    Result<std::vector<SnapshotInfo>> snapshots = main->ListSnapshots();
+    ASSERT_TRUE(IsOk(snapshots));
+    ASSERT_EQ(snapshots->size(), 2u);
+    EXPECT_EQ((*snapshots)[0].id, "1");
+    EXPECT_EQ((*snapshots)[0].label, "first");
+    EXPECT_EQ((*snapshots)[1].id, "2");
+    EXPECT_EQ((*snapshots)[1].label, "second");
+    Result<TreeDiff> diff = main->Diff("1", "2");
+    ASSERT_TRUE(IsOk(diff));
+    EXPECT_EQ(diff->added, std::vector<std::string>{"b.txt"});
+    EXPECT_EQ(diff->modified, std::vector<std::string>{"a.txt"});
+    EXPECT_TRUE(diff->deleted.empty());
 
-  // The migrated file goes on as any other: counts carried over, so
-  // garbage collection finds nothing to free and restore works.
-  ASSERT_TRUE(IsOk(main->Write("a.txt", "alpha 4\n")));
-  EXPECT_EQ(main->Metadata("a.txt")->version, 4u);
-  ASSERT_TRUE(IsOk(main->Restore("1")));
-  EXPECT_EQ(*main->Read("a.txt"), "alpha 1\n");
-  EXPECT_FALSE(*main->Exists("b.txt"));
-  EXPECT_EQ(*main->Snapshot("after"), "3");
-  main.reset();
-  Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(File());
-  ASSERT_TRUE(IsOk(file));
-  Result<GarbageReport> garbage = (*file)->CollectGarbage();
-  ASSERT_TRUE(IsOk(garbage));
-  EXPECT_EQ(garbage->contents, 0u) << "reference counts survived the migration";
-  EXPECT_EQ(*Open("main")->Read("big.txt"), FixtureBigText());
+    auto first = OpenProject(Uri("main@1"));
+    ASSERT_TRUE(IsOk(first));
+    EXPECT_EQ(*(*first)->Read("a.txt"), "alpha 1\n");
+    EXPECT_FALSE(*(*first)->Exists("b.txt"));
+    EXPECT_EQ(*Open("other")->Read("a.txt"), "alpha 3\n");
+
+    // The migrated file goes on as any other: counts carried over, so
+    // garbage collection finds nothing to free and restore works; new
+    // content finds the migrated content by address.
+    ASSERT_TRUE(IsOk(main->Write("a.txt", "alpha 4\n")));
+    EXPECT_EQ(main->Metadata("a.txt")->version, 4u);
+    ASSERT_TRUE(IsOk(main->Write("copy.txt", "beta\n")));
+    EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM contents WHERE data=CAST('beta' || char(10) AS BLOB)"), 1);
+    ASSERT_TRUE(IsOk(main->Restore("1")));
+    EXPECT_EQ(*main->Read("a.txt"), "alpha 1\n");
+    EXPECT_FALSE(*main->Exists("b.txt"));
+    EXPECT_EQ(*main->Snapshot("after"), "3");
+    main.reset();
+    Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(File());
+    ASSERT_TRUE(IsOk(file));
+    Result<GarbageReport> garbage = (*file)->CollectGarbage();
+    ASSERT_TRUE(IsOk(garbage));
+    EXPECT_EQ(garbage->contents, 0u) << "reference counts survived the migration";
+    EXPECT_EQ(*Open("main")->Read("big.txt"), FixtureBigText());
+  }
+};
+
+TEST_F(SqliteMigrationTest, AVersion1FileIsMigratedKeepingContentVersionsAndSnapshots) {
+  ExpectMigrated("schema_v1.db", 1, {1795733847621, 1795733848296});
 }
 
-TEST_F(SqliteStoreTest, ContentWhoseSlotAnotherHashHoldsIsStoredBesideItAndNeverMixedUp) {
+TEST_F(SqliteMigrationTest, AVersion2FileIsMigratedKeepingContentVersionsAndSnapshots) {
+  ExpectMigrated("schema_v2.db", 2, {1795746204714, 1795746205589});
+}
+
+TEST_F(SqliteStoreTest, ContentIsFoundByItsWholeAddressAndStoredOnce) {
   ASSERT_TRUE(Open("w"));
-  const std::string content = "the content whose slot is taken";
-  const ContentHash hash = ContentAddress(content);
-  // A row of another hash in the content's slot, as a crafted 64-bit
-  // prefix collision would leave it.
-  const std::string occupy = "INSERT INTO contents(id, hash, size, reference_count, data) VALUES(" +
-                             std::to_string(ContentSlot(hash)) + ", zeroblob(32), 5, 1, 'other')";
-  ExecuteSql(File(), occupy.c_str());
+  const std::string content = "the content next to a near twin";
+  ContentHash twin = ContentAddress(content);
+  twin.back() ^= 1;  // the same address but for its last bit
+  std::string hex;
+  for (uint8_t byte : twin) {
+    char two[3];
+    std::snprintf(two, sizeof two, "%02x", byte);
+    hex += two;
+  }
+  ExecuteSql(File(), ("INSERT INTO contents(hash, size, reference_count, data) VALUES(x'" + hex +
+                      "', 5, 1, 'other'); INSERT INTO content_addresses(hash, content_id) VALUES(x'" + hex +
+                      "', last_insert_rowid())")
+                         .c_str());
   auto store = Open("w");
   ASSERT_TRUE(IsOk(store->Write("a", content)));
   ASSERT_TRUE(IsOk(store->Write("b", content)));
   EXPECT_EQ(*store->Read("a"), content);
   EXPECT_EQ(*store->Read("b"), content);
-  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM content_collisions"), 1);
   EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM contents WHERE size=31"), 1) << "stored once";
-  EXPECT_EQ(QueryText(File(), ("SELECT data FROM contents WHERE id=" + std::to_string(ContentSlot(hash))).c_str()),
-            "other")
-      << "the slot's own content is untouched";
+  EXPECT_EQ(QueryInt(File(), "SELECT reference_count FROM contents WHERE size=31"), 2);
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM content_addresses"), 2);
   ASSERT_TRUE(IsOk(store->Delete("a", false)));
   ASSERT_TRUE(IsOk(store->Delete("b", false)));
-  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM content_collisions"), 0);
   EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM contents WHERE size=31"), 0);
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM content_addresses"), 1) << "its address went with it";
+  EXPECT_EQ(QueryText(File(), "SELECT data FROM contents"), "other") << "the twin is untouched";
 }
 
 TEST_F(SqliteStoreTest, ACorruptFileGivesAClearErrorNotACrash) {

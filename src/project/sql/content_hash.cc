@@ -47,12 +47,6 @@ ContentHash ChunkedContentHash(uint64_t size, const std::vector<ContentHash>& ch
   return digest.Finish();
 }
 
-int64_t ContentSlot(const ContentHash& hash) {
-  uint64_t slot = 0;
-  for (int i = 0; i < 8; ++i) slot = (slot << 8) | hash[static_cast<size_t>(i)];
-  return static_cast<int64_t>(slot);
-}
-
 ContentHash ContentAddress(std::string_view bytes) {
   if (bytes.size() <= kChunkBytes) return Sha256(bytes);
   std::vector<ContentHash> chunk_hashes;

@@ -36,15 +36,6 @@ ContentHash ChunkedContentHash(uint64_t size, const std::vector<ContentHash>& ch
 // to kChunkBytes, ChunkedContentHash of its chunks for longer content.
 ContentHash ContentAddress(std::string_view bytes);
 
-// The id a content with address `hash` gets in the contents table: its
-// first 8 bytes as a signed integer, so that finding content by address is
-// a primary-key lookup and storing it dirties one page, no separate hash
-// index. Two addresses may share a slot (64 bits: a tool could craft such
-// a pair); the second then takes a free id near it, recorded by address in
-// content_collisions (sql_content.cc), so no content is ever mistaken for
-// another: a slot's row is used only when its full hash matches.
-int64_t ContentSlot(const ContentHash& hash);
-
 inline std::string_view HashBytes(const ContentHash& hash) {
   return std::string_view(reinterpret_cast<const char*>(hash.data()), hash.size());
 }

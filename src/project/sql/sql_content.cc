@@ -9,15 +9,15 @@
 namespace toolvfs {
 namespace {
 
-constexpr const char* kFindContentInSlot = "SELECT id FROM contents WHERE id=?1 AND hash=?2";
-constexpr const char* kFindCollidedContent = "SELECT content_id FROM content_collisions WHERE hash=?1";
+constexpr const char* kFindContent = "SELECT content_id FROM content_addresses WHERE hash=?1";
 constexpr const char* kAddReferences = "UPDATE contents SET reference_count=reference_count+?2 WHERE id=?1";
-// Takes id ?1 if it is free (no row back when another content holds it).
+// A new content goes at the end of contents (the engine numbers it).
 constexpr const char* kInsertContent =
-    "INSERT INTO contents(id, hash, size, reference_count, data) VALUES(?1, ?2, ?3, ?4, ?5) "
-    "ON CONFLICT(id) DO NOTHING RETURNING id";
-constexpr const char* kInsertCollision = "INSERT INTO content_collisions(hash, content_id) VALUES(?1, ?2)";
-constexpr const char* kDeleteCollision = "DELETE FROM content_collisions WHERE content_id=?1";
+    "INSERT INTO contents(hash, size, reference_count, data) VALUES(?1, ?2, ?3, ?4) RETURNING id";
+constexpr const char* kInsertAddress = "INSERT INTO content_addresses(hash, content_id) VALUES(?1, ?2)";
+// Before the content row goes: its address, found through the row's hash.
+constexpr const char* kDeleteAddress =
+    "DELETE FROM content_addresses WHERE hash=(SELECT hash FROM contents WHERE id=?1)";
 constexpr const char* kContentState =
     "SELECT reference_count, CASE WHEN data IS NULL THEN 1 ELSE 0 END FROM contents WHERE id=?1";
 constexpr const char* kDeleteContent = "DELETE FROM contents WHERE id=?1";
@@ -32,16 +32,9 @@ constexpr const char* kChunkData =
     "WHERE cc.content_id=?1 AND cc.sequence>=?2 AND cc.sequence<=?3 ORDER BY cc.sequence";
 constexpr const char* kDeleteChunkLinks = "DELETE FROM content_chunks WHERE content_id=?1";
 
-// The id of the content with address `hash`, if it is stored: in its slot,
-// or (after a collision) wherever content_collisions says.
+// The id of the content with address `hash`, if it is stored.
 Result<std::optional<int64_t>> FindContent(SqlConnection& db, const ContentHash& hash) {
-  {
-    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement find, db.Prepare(kFindContentInSlot));
-    find.Bind(1, ContentSlot(hash)).BindBlob(2, HashBytes(hash));
-    TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
-    if (found) return std::optional<int64_t>(find.Int(0));
-  }
-  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement find, db.Prepare(kFindCollidedContent));
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement find, db.Prepare(kFindContent));
   find.BindBlob(1, HashBytes(hash));
   TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
   if (!found) return std::optional<int64_t>();
@@ -60,27 +53,21 @@ Result<std::optional<int64_t>> ReferenceExisting(SqlConnection& db, const Conten
 
 Result<int64_t> InsertNewContent(SqlConnection& db, const ContentHash& hash, uint64_t size,
                                  std::optional<std::string_view> data, int64_t references) {
-  const int64_t slot = ContentSlot(hash);
-  // Another content holds the slot only for crafted input; then the next
-  // free id after it, a few probes at most.
-  for (uint64_t probe = 0;; ++probe) {
-    const int64_t id = static_cast<int64_t>(static_cast<uint64_t>(slot) + probe);
+  int64_t id = 0;
+  {
     TOOLVFS_ASSIGN_OR_RETURN(SqlStatement insert, db.Prepare(kInsertContent));
-    insert.Bind(1, id).BindBlob(2, HashBytes(hash)).Bind(3, static_cast<int64_t>(size)).Bind(4, references);
+    insert.BindBlob(1, HashBytes(hash)).Bind(2, static_cast<int64_t>(size)).Bind(3, references);
     if (data) {
-      insert.BindBlob(5, *data);
+      insert.BindBlob(4, *data);
     } else {
-      insert.BindNull(5);
+      insert.BindNull(4);
     }
-    TOOLVFS_ASSIGN_OR_RETURN(bool inserted, insert.Step());
-    if (!inserted) continue;
-    if (probe > 0) {
-      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement record, db.Prepare(kInsertCollision));
-      record.BindBlob(1, HashBytes(hash)).Bind(2, id);
-      TOOLVFS_RETURN_IF_ERROR(record.Run());
-    }
-    return id;
+    TOOLVFS_ASSIGN_OR_RETURN(id, insert.InsertedId());
   }
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement address, db.Prepare(kInsertAddress));
+  address.BindBlob(1, HashBytes(hash)).Bind(2, id);
+  TOOLVFS_RETURN_IF_ERROR(address.Run());
+  return id;
 }
 
 namespace {
@@ -243,7 +230,7 @@ Status ReleaseContent(SqlConnection& db, int64_t content_id) {
     unlink.Bind(1, content_id);
     TOOLVFS_RETURN_IF_ERROR(unlink.Run());
   }
-  for (const char* sql : {kDeleteContent, kDeleteCollision}) {
+  for (const char* sql : {kDeleteAddress, kDeleteContent}) {
     TOOLVFS_ASSIGN_OR_RETURN(SqlStatement remove, db.Prepare(sql));
     remove.Bind(1, content_id);
     TOOLVFS_RETURN_IF_ERROR(remove.Run());
@@ -258,7 +245,7 @@ Status AddContentReference(SqlConnection& db, int64_t content_id) {
 }
 
 Status DeleteContent(SqlConnection& db, int64_t content_id) {
-  for (const char* sql : {kDeleteChunkLinks, kDeleteContent, kDeleteCollision}) {
+  for (const char* sql : {kDeleteChunkLinks, kDeleteAddress, kDeleteContent}) {
     TOOLVFS_ASSIGN_OR_RETURN(SqlStatement remove, db.Prepare(sql));
     remove.Bind(1, content_id);
     TOOLVFS_RETURN_IF_ERROR(remove.Run());

@@ -32,8 +32,8 @@ Result<std::string> ReadContent(SqlConnection& db, int64_t content_id, uint64_t 
 
 // Inserts a content not stored yet, with address `hash`, `size` bytes,
 // `data` (none for a chunk list, whose links the caller adds) and
-// `references`, at id ContentSlot(hash) or, if another content holds that
-// slot, the next free id after it (recorded in content_collisions). Its id.
+// `references`, at the end of contents, with its row in content_addresses.
+// Its id.
 Result<int64_t> InsertNewContent(SqlConnection& db, const ContentHash& hash, uint64_t size,
                                  std::optional<std::string_view> data, int64_t references);
 

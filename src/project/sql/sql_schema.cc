@@ -35,11 +35,13 @@ std::string Spell(std::string_view text, const SqlDialect& dialect) {
 }
 
 // Paths are compared bytewise ({KEY_TEXT}), which is the order listings
-// promise. Version 2 keys what a write touches so that a small write
+// promise. The schema keys what a write touches so that a small write
 // dirties as few pages as possible (docs/stores.md, "Schema"): an entry is
 // found, listed and replaced through its primary key (workspace, parent,
-// name, born), with no second index on paths; a content's id is derived
-// from its hash (ContentSlot), so finding content by hash needs no index.
+// name, born), with no second index on paths (version 2); a new content
+// row goes at the end of its table, and its address is a small row of its
+// own (version 3), so that rows of a kilobyte or more are never inserted
+// between others (which splits a page nearly every time).
 constexpr std::string_view kWorkspaceTables = R"sql(
 CREATE TABLE schema_version(version {INTEGER} NOT NULL);
 CREATE TABLE workspaces(
@@ -58,14 +60,14 @@ CREATE TABLE snapshots(
 CREATE INDEX snapshots_by_generation ON snapshots(workspace_id, generation);
 )sql";
 
-constexpr std::string_view kEntryAndContentTables = R"sql(
+constexpr std::string_view kContentTables = R"sql(
 CREATE TABLE contents(
-  id {INTEGER_KEY},                   -- ContentSlot(hash), or a free id near it (content_collisions)
+  id {IDENTITY_KEY},                  -- in order of insertion: a new row goes at the end
   hash {BLOB} NOT NULL,               -- content_hash.h
   size {INTEGER} NOT NULL,
   reference_count {INTEGER} NOT NULL, -- entry rows and chunk lists that use it
   data {BLOB});                       -- NULL for chunked content (content_chunks)
-CREATE TABLE content_collisions(      -- contents whose slot another hash held: empty but for crafted input
+CREATE TABLE content_addresses(       -- finds a content by its address: one small row each
   hash {BLOB} NOT NULL PRIMARY KEY,
   content_id {INTEGER} NOT NULL){CLUSTERED};
 CREATE TABLE content_chunks(
@@ -73,6 +75,9 @@ CREATE TABLE content_chunks(
   sequence {INTEGER} NOT NULL,        -- chunk number: bytes [sequence * 64 KiB, ...)
   chunk_id {INTEGER} NOT NULL,        -- a content of at most 64 KiB
   PRIMARY KEY(content_id, sequence)){CLUSTERED};
+)sql";
+
+constexpr std::string_view kEntryTables = R"sql(
 CREATE TABLE entries(
   workspace_id {INTEGER} NOT NULL,
   parent {KEY_TEXT} NOT NULL,         -- '' for the root's children
@@ -94,12 +99,58 @@ CREATE INDEX entries_by_death ON entries(workspace_id, died) WHERE died IS NOT N
 }  // namespace
 
 std::string SqlSchemaText(const SqlDialect& dialect) {
-  return Spell(kWorkspaceTables, dialect) + Spell(kEntryAndContentTables, dialect) +
+  return Spell(kWorkspaceTables, dialect) + SqlEntryAndContentTablesText(dialect) +
          "INSERT INTO schema_version(version) VALUES(" + std::to_string(kSqlSchemaVersion) + ");\n";
 }
 
 std::string SqlEntryAndContentTablesText(const SqlDialect& dialect) {
-  return Spell(kEntryAndContentTables, dialect);
+  return Spell(kContentTables, dialect) + Spell(kEntryTables, dialect);
+}
+
+namespace {
+
+// Version 2 -> 3: contents renumbered in their old order (so the new rows
+// follow each other) with their addresses in content_addresses; chunk lists
+// and entries follow the new ids through a temporary map. The new tables
+// are made under other names and renamed at the end, since PostgreSQL
+// keeps a renamed table's key index name (contents_pkey), which a new
+// `contents` would need. Plain SQL of every engine (sql_connection.h's
+// rules), inside the caller's transaction.
+constexpr std::string_view kMigrateVersion2To3 = R"sql(
+DROP TABLE content_collisions;
+{CONTENT_TABLES}
+CREATE TEMP TABLE content_ids(old {INTEGER} NOT NULL PRIMARY KEY, new {INTEGER} NOT NULL);
+INSERT INTO contents_v3(hash, size, reference_count, data)
+  SELECT hash, size, reference_count, data FROM contents ORDER BY id;
+INSERT INTO content_addresses(hash, content_id) SELECT hash, id FROM contents_v3;
+INSERT INTO content_ids(old, new)
+  SELECT c.id, a.content_id FROM contents c JOIN content_addresses a ON a.hash=c.hash;
+INSERT INTO content_chunks_v3(content_id, sequence, chunk_id)
+  SELECT list.new, cc.sequence, chunk.new FROM content_chunks cc
+  JOIN content_ids list ON list.old=cc.content_id JOIN content_ids chunk ON chunk.old=cc.chunk_id;
+UPDATE entries SET content_id=(SELECT m.new FROM content_ids m WHERE m.old=entries.content_id)
+  WHERE content_id IS NOT NULL;
+DROP TABLE content_chunks;
+DROP TABLE contents;
+DROP TABLE content_ids;
+ALTER TABLE contents_v3 RENAME TO contents;
+ALTER TABLE content_chunks_v3 RENAME TO content_chunks;
+UPDATE schema_version SET version=3;
+)sql";
+
+// `text` with `from` replaced by `to` once (it is there).
+std::string ReplaceOnce(std::string text, std::string_view from, std::string_view to) {
+  text.replace(text.find(from), from.size(), to);
+  return text;
+}
+
+}  // namespace
+
+Status MigrateSqlSchemaVersion2To3(SqlConnection& connection) {
+  std::string tables = Spell(kContentTables, connection.dialect());
+  tables = ReplaceOnce(tables, "CREATE TABLE contents(", "CREATE TABLE contents_v3(");
+  tables = ReplaceOnce(tables, "CREATE TABLE content_chunks(", "CREATE TABLE content_chunks_v3(");
+  return connection.Execute(ReplaceOnce(Spell(kMigrateVersion2To3, connection.dialect()), "{CONTENT_TABLES}", tables));
 }
 
 Status PrepareSqlSchema(SqlConnection& connection, const SqlSchemaMigration& migrate) {

@@ -24,7 +24,10 @@ namespace toolvfs {
 // Version 1: the first (toolvfs of issue 17). Version 2: entries keyed by
 // (workspace, parent, name, born) without a second path index, content ids
 // derived from content hashes (fewer pages per write: docs/stores.md).
-inline constexpr int64_t kSqlSchemaVersion = 2;
+// Version 3: contents numbered in order of insertion and found by address
+// through content_addresses (a new content is appended, not inserted
+// between kilobyte rows; no collision table).
+inline constexpr int64_t kSqlSchemaVersion = 3;
 
 // The statements that create the current schema in an empty database,
 // spelled for `dialect`; they end by recording kSqlSchemaVersion.
@@ -33,6 +36,11 @@ std::string SqlSchemaText(const SqlDialect& dialect);
 // The tables of entries and contents alone, as version kSqlSchemaVersion
 // has them (what a migration from version 1 creates anew).
 std::string SqlEntryAndContentTablesText(const SqlDialect& dialect);
+
+// Moves a database of schema version 2 to version 3 inside the caller's
+// write transaction, in SQL every engine runs (a migration hook may call
+// it). The contents get new ids; nothing else changes.
+Status MigrateSqlSchemaVersion2To3(SqlConnection& connection);
 
 // Moves a database of schema version `from` (older than kSqlSchemaVersion)
 // to the current version, inside the caller's write transaction.

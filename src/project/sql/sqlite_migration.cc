@@ -12,11 +12,11 @@
 namespace toolvfs {
 namespace {
 
-// Version 1 -> 2: entries re-keyed by (workspace, parent, name, born) and
-// contents moved to ids derived from their hashes. The old tables are
-// renamed, the new ones created, every row copied (content ids mapped
-// through a temporary table), the old tables dropped: all inside the
-// caller's transaction.
+// Version 1 -> 3 in one step: entries re-keyed by (workspace, parent, name,
+// born) (version 2) and contents re-inserted with their addresses
+// (version 3). The old tables are renamed, the current ones created, every
+// row copied (content ids mapped through a temporary table), the old
+// tables dropped: all inside the caller's transaction.
 constexpr const char* kSetAsideVersion1 = R"sql(
 DROP INDEX entries_by_parent;
 DROP INDEX entries_by_birth;
@@ -41,10 +41,10 @@ DROP TABLE entries_v1;
 DROP TABLE content_chunks_v1;
 DROP TABLE contents_v1;
 DROP TABLE temp.content_ids;
-UPDATE schema_version SET version=2;
+UPDATE schema_version SET version=3;
 )sql";
 
-Status MigrateVersion1To2(SqlConnection& db) {
+Status MigrateVersion1(SqlConnection& db) {
   TOOLVFS_RETURN_IF_ERROR(db.Execute(kSetAsideVersion1));
   TOOLVFS_RETURN_IF_ERROR(db.Execute(SqlEntryAndContentTablesText(db.dialect())));
   {
@@ -75,7 +75,8 @@ Status MigrateVersion1To2(SqlConnection& db) {
 }  // namespace
 
 Status MigrateSqliteSchema(SqlConnection& connection, int64_t from) {
-  if (from == 1) return MigrateVersion1To2(connection);
+  if (from == 1) return MigrateVersion1(connection);
+  if (from == 2) return MigrateSqlSchemaVersion2To3(connection);
   return UnsupportedError("The store " + Quote(connection.display()) + " has schema version " +
                           std::to_string(from) + ", for which this toolvfs has no migration to version " +
                           std::to_string(kSqlSchemaVersion));
