@@ -53,6 +53,14 @@ constexpr int kMaxConnections = 8;
 // The write lock (see the top of the file).
 constexpr const char* kTakeWriteLock = "SELECT version FROM schema_version FOR UPDATE";
 
+// Version 2 was the first PostgreSQL schema; it moves to the current one
+// with the shared migration (sql_schema.h).
+Status MigratePostgresSchema(SqlConnection& connection, int64_t from) {
+  if (from == 2) return MigrateSqlSchemaVersion2To3(connection);
+  return UnsupportedError("The store " + Quote(connection.display()) + " has schema version " +
+                          std::to_string(from) + ", which no PostgreSQL store ever wrote");
+}
+
 const SqlDialect& PostgresDialect() {
   static const SqlDialect kDialect{
       .blob_type = "BYTEA",
@@ -259,7 +267,7 @@ class PostgresSqlDatabase final : public SqlDatabase {
     for (int attempt = 0; attempt < 10; ++attempt) {
       if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20 * attempt));
       TOOLVFS_ASSIGN_OR_RETURN(SqlLease lease, Connect());
-      prepared = PrepareSqlSchema(*lease, /*migrate=*/nullptr);
+      prepared = PrepareSqlSchema(*lease, MigratePostgresSchema);
       if (prepared.ok()) {
         schema_ready_.store(true, std::memory_order_release);
         return OkStatus();

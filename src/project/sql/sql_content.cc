@@ -18,6 +18,11 @@ constexpr const char* kInsertAddress = "INSERT INTO content_addresses(hash, cont
 // Before the content row goes: its address, found through the row's hash.
 constexpr const char* kDeleteAddress =
     "DELETE FROM content_addresses WHERE hash=(SELECT hash FROM contents WHERE id=?1)";
+// One reference fewer, in one statement: what is left and whether the
+// content is a chunk list (a content left with none is deleted next).
+constexpr const char* kReleaseReference =
+    "UPDATE contents SET reference_count=reference_count-1 WHERE id=?1 "
+    "RETURNING reference_count, CASE WHEN data IS NULL THEN 1 ELSE 0 END";
 constexpr const char* kContentState =
     "SELECT reference_count, CASE WHEN data IS NULL THEN 1 ELSE 0 END FROM contents WHERE id=?1";
 constexpr const char* kDeleteContent = "DELETE FROM contents WHERE id=?1";
@@ -211,18 +216,14 @@ Status ReleaseContent(SqlConnection& db, int64_t content_id) {
   int64_t references = 0;
   bool chunked = false;
   {
-    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement state, db.Prepare(kContentState));
-    state.Bind(1, content_id);
-    TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement release, db.Prepare(kReleaseReference));
+    release.Bind(1, content_id);
+    TOOLVFS_ASSIGN_OR_RETURN(bool found, release.Step());
     if (!found) return InternalError("Content " + std::to_string(content_id) + " of the store is missing");
-    references = state.Int(0);
-    chunked = state.Int(1) != 0;
+    references = release.Int(0);
+    chunked = release.Int(1) != 0;
   }
-  if (references > 1) {
-    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement add, db.Prepare(kAddReferences));
-    add.Bind(1, content_id).Bind(2, int64_t{-1});
-    return add.Run();
-  }
+  if (references > 0) return OkStatus();
   if (chunked) {
     TOOLVFS_ASSIGN_OR_RETURN(std::vector<Chunk> chunks, ChunkList(db, content_id));
     for (const Chunk& chunk : chunks) TOOLVFS_RETURN_IF_ERROR(ReleaseContent(db, chunk.id));
