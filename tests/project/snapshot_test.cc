@@ -196,6 +196,50 @@ TEST_P(SnapshotTest, ASnapshotNeverChangesWhateverIsDoneAfterIt) {
                                          {"empty", "src/lib", "src/lib/util.c"}}));
 }
 
+// An overwrite after a snapshot replaces the file's row with a new one
+// (the SQL stores index only the new row's birth, not the old row's
+// death). When that new row goes again (deleted in the same change
+// interval, or freed with the only snapshot that saw it), the deletion of
+// the original must still show in diff and restore.
+TEST_P(SnapshotTest, AFileOverwrittenThenDeletedBetweenSnapshotsShowsAsDeleted) {
+  ASSERT_NO_FATAL_FAILURE(Write("a", "1"));
+  ASSERT_NO_FATAL_FAILURE(Write("keep", "k"));
+  const std::string before = Take();
+  ASSERT_NO_FATAL_FAILURE(Write("a", "2"));
+  ASSERT_TRUE(store_->Delete("a", /*recursive=*/false).ok());
+  const std::string after = Take();
+  EXPECT_EQ(DiffOf(before, after), (TreeDiff{{}, {}, {"a"}}));
+  EXPECT_EQ(DiffOf(after, before), (TreeDiff{{"a"}, {}, {}}));
+  RestoreTo(before);
+  EXPECT_EQ(Contents(), (TreeContents{{"a", "1"}, {"keep", "k"}}));
+}
+
+TEST_P(SnapshotTest, DeletingTheOnlySnapshotOfAnOverwriteKeepsTheDiffAroundIt) {
+  ASSERT_NO_FATAL_FAILURE(Write("a", "1"));
+  const std::string first = Take();
+  ASSERT_NO_FATAL_FAILURE(Write("a", "2"));
+  const std::string second = Take();
+  ASSERT_TRUE(store_->Delete("a", /*recursive=*/false).ok());
+  const std::string third = Take();
+  ASSERT_TRUE(store_->DeleteSnapshot(second).ok());  // frees the row of "2"
+  EXPECT_EQ(DiffOf(first, third), (TreeDiff{{}, {}, {"a"}}));
+  EXPECT_EQ(DiffOf(first), (TreeDiff{{}, {}, {"a"}}));
+  RestoreTo(first);
+  EXPECT_EQ(Contents(), (TreeContents{{"a", "1"}}));
+  RestoreTo(third);
+  EXPECT_EQ(Contents(), TreeContents{});
+  // And an overwrite whose snapshot goes while the new row lives on.
+  ASSERT_NO_FATAL_FAILURE(Write("b", "1"));
+  const std::string fourth = Take();
+  ASSERT_NO_FATAL_FAILURE(Write("b", "2"));
+  const std::string fifth = Take();
+  ASSERT_NO_FATAL_FAILURE(Write("b", "3"));
+  ASSERT_TRUE(store_->DeleteSnapshot(fifth).ok());
+  EXPECT_EQ(DiffOf(fourth), (TreeDiff{{}, {"b"}, {}}));
+  RestoreTo(fourth);
+  EXPECT_EQ(Contents(), (TreeContents{{"b", "1"}}));
+}
+
 TEST_P(SnapshotTest, ASnapshotOfAnEmptyWorkspaceRestoresToEmpty) {
   const std::string empty = Take();
   EXPECT_EQ(DiffOf(empty), TreeDiff{});

@@ -91,9 +91,10 @@ CREATE TABLE entries(
   version {INTEGER},                  -- files only
   created_ms {INTEGER} NOT NULL,
   modified_ms {INTEGER} NOT NULL,
+  replaced {INTEGER},                 -- 1: dead because a row at its path born when it died replaced it
   PRIMARY KEY(workspace_id, parent, name, born)){CLUSTERED};
 CREATE INDEX entries_by_birth ON entries(workspace_id, born);
-CREATE INDEX entries_by_death ON entries(workspace_id, died) WHERE died IS NOT NULL;
+CREATE INDEX entries_by_death ON entries(workspace_id, died) WHERE died IS NOT NULL AND replaced IS NULL;
 )sql";
 
 }  // namespace
@@ -111,7 +112,8 @@ namespace {
 
 // Version 2 -> 3: contents renumbered in their old order (so the new rows
 // follow each other) with their addresses in content_addresses; chunk lists
-// and entries follow the new ids through a temporary map. The new tables
+// and entries follow the new ids through a temporary map; entries get the
+// `replaced` column (NULL for every old row: each death stays indexed). The new tables
 // are made under other names and renamed at the end, since PostgreSQL
 // keeps a renamed table's key index name (contents_pkey), which a new
 // `contents` would need. Plain SQL of every engine (sql_connection.h's
@@ -130,6 +132,9 @@ INSERT INTO content_chunks_v3(content_id, sequence, chunk_id)
   JOIN content_ids list ON list.old=cc.content_id JOIN content_ids chunk ON chunk.old=cc.chunk_id;
 UPDATE entries SET content_id=(SELECT m.new FROM content_ids m WHERE m.old=entries.content_id)
   WHERE content_id IS NOT NULL;
+ALTER TABLE entries ADD COLUMN replaced {INTEGER};
+DROP INDEX entries_by_death;
+CREATE INDEX entries_by_death ON entries(workspace_id, died) WHERE died IS NOT NULL AND replaced IS NULL;
 DROP TABLE content_chunks;
 DROP TABLE contents;
 DROP TABLE content_ids;

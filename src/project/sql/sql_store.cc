@@ -93,7 +93,18 @@ constexpr const char* kInsertEntry =
     "version, created_ms, modified_ms) VALUES(?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
 constexpr const char* kKillEntry =
     "UPDATE entries SET died=?4 WHERE workspace_id=?1 AND parent=?2 AND name=?5 AND born=?3";
-constexpr const char* kDropEntry = "DELETE FROM entries WHERE workspace_id=?1 AND parent=?2 AND name=?4 AND born=?3";
+// The same for a row that a new row at its path (born ?4) replaces: marked
+// `replaced`, it stays out of the death index, since the new row's birth
+// already marks the path as changed at ?4 (one index entry per overwrite
+// after a snapshot, not two).
+constexpr const char* kKillReplacedEntry =
+    "UPDATE entries SET died=?4, replaced=1 WHERE workspace_id=?1 AND parent=?2 AND name=?5 AND born=?3";
+// When the row born at ?4 goes, the row it replaced needs its death
+// indexed again: nothing else would mark the path as changed at ?4.
+constexpr const char* kUnreplacePredecessor =
+    "UPDATE entries SET replaced=NULL WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND died=?4 "
+    "AND replaced IS NOT NULL";
+constexpr const char* kDropEntry = "DELETE FROM entries WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND born=?4";
 constexpr const char* kReplaceEntryContent =
     "UPDATE entries SET content_id=?4, size=?5, version=?6, modified_ms=?7 "
     "WHERE workspace_id=?1 AND parent=?2 AND name=?8 AND born=?3";
@@ -121,14 +132,22 @@ constexpr const char* kPreviousSnapshotGeneration =
 constexpr const char* kNextSnapshotGeneration =
     "SELECT min(generation) FROM snapshots WHERE workspace_id=?1 AND generation>?2";
 // Paths with a row born or dead in (?2, ?3]: every path whose entry may
-// differ between the states at generations ?2 and ?3.
+// differ between the states at generations ?2 and ?3. A replaced row's
+// death is its successor's birth, so the first arm finds it.
 constexpr const char* kChangedPaths =
     "SELECT path FROM entries WHERE workspace_id=?1 AND born>?2 AND born<=?3 "
-    "UNION SELECT path FROM entries WHERE workspace_id=?1 AND died>?2 AND died<=?3 ORDER BY path";
-// Dead rows seen by no state but those in (?2, ?3]: born after ?2, dead by ?4.
+    "UNION SELECT path FROM entries WHERE workspace_id=?1 AND died>?2 AND died<=?3 AND replaced IS NULL "
+    "ORDER BY path";
+// Dead rows seen by no state but those in (?2, ?3]: born after ?2, dead by
+// ?4. Those a new row replaced are found through their successors' births
+// (the same path, born when they died).
 constexpr const char* kRowsSeenOnlyBetween =
     "SELECT path, born, content_id FROM entries WHERE workspace_id=?1 AND died>?3 AND died<=?4 "
-    "AND born>?2 AND born<=?3";
+    "AND born>?2 AND born<=?3 AND replaced IS NULL "
+    "UNION ALL SELECT p.path, p.born, p.content_id FROM entries n JOIN entries p "
+    "ON p.workspace_id=n.workspace_id AND p.parent=n.parent AND p.name=n.name AND p.died=n.born "
+    "WHERE n.workspace_id=?1 AND n.born>?3 AND n.born<=?4 AND p.replaced IS NOT NULL "
+    "AND p.born>?2 AND p.born<=?3";
 
 // ----- Rows ---------------------------------------------------------------------
 
@@ -172,6 +191,17 @@ Result<std::optional<Entry>> LookUp(SqlConnection& db, int64_t workspace, std::s
   entry.created_ms = statement.Int(5);
   entry.modified_ms = statement.Int(6);
   return std::optional<Entry>(entry);
+}
+
+// Deletes the row of `path` born at `born`, and gives the row it replaced,
+// if any, its place in the death index back (kUnreplacePredecessor).
+Status DropEntryRow(SqlConnection& db, int64_t workspace, std::string_view path, int64_t born) {
+  for (const char* sql : {kDropEntry, kUnreplacePredecessor}) {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement statement, db.Prepare(sql));
+    statement.Bind(1, workspace).Bind(2, ParentPath(path)).Bind(3, BaseName(path)).Bind(4, born);
+    TOOLVFS_RETURN_IF_ERROR(statement.Run());
+  }
+  return OkStatus();
 }
 
 // ----- Workspace state ------------------------------------------------------------
@@ -237,17 +267,14 @@ Status InsertEntry(const Change& change, std::string_view path, const Entry& ent
 // Ends the live row `entry` at `path`: a row born in this generation is
 // seen by no snapshot and goes (with its content reference); an older one
 // is marked dead, for the snapshots that see it.
-Status RetireEntry(const Change& change, std::string_view path, const Entry& entry) {
+// `replaced`: a new row at `path` takes its place in this change.
+Status RetireEntry(const Change& change, std::string_view path, const Entry& entry, bool replaced = false) {
   if (entry.born == change.generation) {
-    {
-      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement drop, change.db.Prepare(kDropEntry));
-      drop.Bind(1, change.workspace.id).Bind(2, ParentPath(path)).Bind(3, entry.born).Bind(4, BaseName(path));
-      TOOLVFS_RETURN_IF_ERROR(drop.Run());
-    }
+    TOOLVFS_RETURN_IF_ERROR(DropEntryRow(change.db, change.workspace.id, path, entry.born));
     if (entry.content_id) return ReleaseContent(change.db, *entry.content_id);
     return OkStatus();
   }
-  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement kill, change.db.Prepare(kKillEntry));
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement kill, change.db.Prepare(replaced ? kKillReplacedEntry : kKillEntry));
   kill.Bind(1, change.workspace.id)
       .Bind(2, ParentPath(path))
       .Bind(3, entry.born)
@@ -359,7 +386,7 @@ Status ReplaceEntry(const Change& change, std::string_view path, const Entry& ol
     if (old.content_id) return ReleaseContent(change.db, *old.content_id);
     return OkStatus();
   }
-  TOOLVFS_RETURN_IF_ERROR(RetireEntry(change, path, old));
+  TOOLVFS_RETURN_IF_ERROR(RetireEntry(change, path, old, /*replaced=*/true));
   return InsertEntry(change, path, next);
 }
 
@@ -923,11 +950,7 @@ class SqlStore final : public ProjectFiles {
         }
       }
       for (const auto& [path, entry] : freed) {
-        {
-          TOOLVFS_ASSIGN_OR_RETURN(SqlStatement drop, change.db.Prepare(kDropEntry));
-          drop.Bind(1, workspace_->id).Bind(2, ParentPath(path)).Bind(3, entry.born).Bind(4, BaseName(path));
-          TOOLVFS_RETURN_IF_ERROR(drop.Run());
-        }
+        TOOLVFS_RETURN_IF_ERROR(DropEntryRow(change.db, workspace_->id, path, entry.born));
         if (entry.content_id) TOOLVFS_RETURN_IF_ERROR(ReleaseContent(change.db, *entry.content_id));
       }
       return OkStatus();
@@ -1202,11 +1225,7 @@ Result<GarbageReport> SqlStoreFile::CollectGarbage() {
       }
     }
     for (const DeadRow& row : dead) {
-      {
-        TOOLVFS_ASSIGN_OR_RETURN(SqlStatement drop, db.Prepare(kDropEntry));
-        drop.Bind(1, row.workspace_id).Bind(2, ParentPath(row.path)).Bind(3, row.born).Bind(4, BaseName(row.path));
-        TOOLVFS_RETURN_IF_ERROR(drop.Run());
-      }
+      TOOLVFS_RETURN_IF_ERROR(DropEntryRow(db, row.workspace_id, row.path, row.born));
       if (row.content_id) TOOLVFS_RETURN_IF_ERROR(ReleaseContent(db, *row.content_id));
     }
     report.entries = dead.size();
