@@ -125,8 +125,9 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME toolvfs)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS "python3")
 # Opened with dlopen on first use, so dpkg-shlibdeps does not see them
-# (src/core/lazy_library.h): the http.* methods and PostgreSQL stores.
-set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "libcurl4, libpq5")
+# (src/core/lazy_library.h): the http.* methods, PostgreSQL and sqlite:
+# stores, their content hashes, URLs' host names.
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "libcurl4, libpq5, libsqlite3-0, libnettle8, libidn2-0")
 set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_NAME libtoolvfs-dev)
 set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_SECTION libdevel)
 # The public headers include RapidJSON's (protocol/jsonrpc.h).

@@ -1,6 +1,6 @@
 // What a `toolvfs mcp` process loads (docs/install.md, "Libraries loaded on
 // first use"): over stdio, serving files, none of the libraries of the
-// http.* methods, the PostgreSQL stores or the HTTP transport, which
+// http.* methods, URLs, the SQL stores or the HTTP transport, which
 // together cost most of its resident memory before they were left out
 // (docs/benchmarks.md, "mcp_bench"). And the one-line error when the HTTP
 // helper program is missing.
@@ -118,7 +118,7 @@ TEST_F(McpFootprintTest, StdioServerLoadsNoNetworkDatabaseOrTlsLibrary) {
   const std::string mappings = server.Mappings();
   ASSERT_NE(mappings.find("libc.so"), std::string::npos) << mappings;
   for (const char* library : {"libcurl", "libpq", "libssl", "libcrypto", "libgnutls", "libcpp-httplib", "libkrb5",
-                              "libldap"}) {
+                              "libldap", "libsqlite3", "libnettle", "libidn2", "libunistring"}) {
     EXPECT_EQ(mappings.find(library), std::string::npos) << library << " is loaded:\n" << mappings;
   }
 }

@@ -2,8 +2,8 @@
 
 // Nettle rather than OpenSSL's libcrypto: the same speed here (SHA-NI in
 // both; nettle ahead on small contents, which skip EVP's method lookup), and
-// a library small enough to link: libcrypto costs a process that never opens
-// a SQL store 1.4 MB resident just by being loaded (docs/install.md,
+// loaded only with a SQL store (nettle_library.h), where libcrypto cost
+// every process 1.4 MB resident just by being linked (docs/install.md,
 // "Libraries loaded on first use").
 #include <nettle/sha2.h>
 

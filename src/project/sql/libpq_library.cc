@@ -3,6 +3,7 @@
 #include <libpq-fe.h>
 
 #include "core/lazy_library.h"
+#include "project/sql/nettle_library.h"
 
 namespace toolvfs {
 namespace {
@@ -50,7 +51,10 @@ LazyLibrary& Libpq() {
 
 }  // namespace
 
-Status LoadLibpq() { return Libpq().Load(); }
+Status LoadLibpq() {
+  TOOLVFS_RETURN_IF_ERROR(Libpq().Load());
+  return LoadNettle();  // the store's content hashes (nettle_library.h)
+}
 
 }  // namespace toolvfs
 

@@ -13,8 +13,10 @@
 
 namespace toolvfs {
 
-// Opens libpq if not done yet: OK, or the one-line reason it cannot be
-// (NotFound naming the file, e.g. when the libpq5 package is missing).
+// Opens libpq, and nettle for the store's content hashes
+// (nettle_library.h), if not done yet: OK, or the one-line reason one
+// cannot be (NotFound naming the file, e.g. when the libpq5 package is
+// missing).
 // Called where a postgres:// URI is opened, so that this reason, not a
 // failed connection, is what the user sees; the forwarding functions would
 // otherwise fail as libpq does without a connection (PQconnectdbParams
