@@ -8,12 +8,12 @@ namespace toolvfs {
 namespace {
 
 // Every libidn2 function url.cc calls.
-constexpr const char* kIdn2Symbols[] = {"idn2_to_ascii_8z", "idn2_strerror"};
-enum Idn2Function : size_t { kToAscii, kStrerror };
+#define TOOLVFS_IDN2_FUNCTIONS(X) X(idn2_to_ascii_8z) X(idn2_strerror)
+TOOLVFS_LAZY_FUNCTIONS(TOOLVFS_IDN2_FUNCTIONS);
 
 LazyLibrary& Idn2() {
   static LazyLibrary library(TOOLVFS_IDN2_FILE, "URLs with internationalized host names", "libidn2-0",
-                             kIdn2Symbols);
+                             kLazySymbols);
   return library;
 }
 
@@ -30,12 +30,12 @@ Status LoadIdn2() { return Idn2().Load(); }
 extern "C" {
 
 int idn2_to_ascii_8z(const char* input, char** output, int flags) {
-  auto function = reinterpret_cast<decltype(&::idn2_to_ascii_8z)>(toolvfs::Idn2().Address(toolvfs::kToAscii));
+  auto function = TOOLVFS_LAZY_ADDRESS(toolvfs::Idn2(), idn2_to_ascii_8z);
   return function != nullptr ? function(input, output, flags) : IDN2_ICONV_FAIL;
 }
 
 const char* idn2_strerror(int code) {
-  auto function = reinterpret_cast<decltype(&::idn2_strerror)>(toolvfs::Idn2().Address(toolvfs::kStrerror));
+  auto function = TOOLVFS_LAZY_ADDRESS(toolvfs::Idn2(), idn2_strerror);
   return function != nullptr ? function(code) : toolvfs::Idn2().error_text();
 }
 

@@ -68,3 +68,17 @@ class LazyLibrary {
 };
 
 }  // namespace toolvfs
+
+// For a file of forwarding functions: TOOLVFS_LAZY_FUNCTIONS(LIST), with
+// LIST(X) calling X(name) for each function, declares `kLazySymbols` (the
+// names, for the LazyLibrary) and an index `k_NAME` for each, in that
+// order, in a namespace within toolvfs; TOOLVFS_LAZY_ADDRESS(library, name)
+// is then `name`'s address in `library` with its declared type, or nullptr
+// when the library cannot be loaded.
+#define TOOLVFS_LAZY_INDEX(name) k_##name,
+#define TOOLVFS_LAZY_NAME(name) #name,
+#define TOOLVFS_LAZY_FUNCTIONS(LIST)                                  \
+  enum LazyFunction : size_t { LIST(TOOLVFS_LAZY_INDEX) };            \
+  constexpr const char* kLazySymbols[] = {LIST(TOOLVFS_LAZY_NAME)}
+#define TOOLVFS_LAZY_ADDRESS(library, name) \
+  reinterpret_cast<decltype(&::name)>((library).Address(toolvfs::k_##name))

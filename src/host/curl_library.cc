@@ -36,20 +36,10 @@ namespace {
   X(curl_slist_append)                                                                                              \
   X(curl_slist_free_all)
 
-enum CurlFunction : size_t {
-#define TOOLVFS_ENUMERATOR(name) k_##name,
-  TOOLVFS_CURL_FUNCTIONS(TOOLVFS_ENUMERATOR)
-#undef TOOLVFS_ENUMERATOR
-};
-
-constexpr const char* kCurlSymbols[] = {
-#define TOOLVFS_SYMBOL_NAME(name) #name,
-    TOOLVFS_CURL_FUNCTIONS(TOOLVFS_SYMBOL_NAME)
-#undef TOOLVFS_SYMBOL_NAME
-};
+TOOLVFS_LAZY_FUNCTIONS(TOOLVFS_CURL_FUNCTIONS);
 
 LazyLibrary& Curl() {
-  static LazyLibrary library(TOOLVFS_CURL_FILE, "the http.* methods", "libcurl4", kCurlSymbols);
+  static LazyLibrary library(TOOLVFS_CURL_FILE, "the http.* methods", "libcurl4", kLazySymbols);
   return library;
 }
 
@@ -57,7 +47,7 @@ LazyLibrary& Curl() {
 }  // namespace toolvfs
 
 // libcurl's own function `name`, or nullptr when the library cannot be loaded.
-#define TOOLVFS_CURL(name) reinterpret_cast<decltype(&::name)>(toolvfs::Curl().Address(toolvfs::k_##name))
+#define TOOLVFS_CURL(name) TOOLVFS_LAZY_ADDRESS(toolvfs::Curl(), name)
 
 // Hidden: libtoolvfs.so must not offer these to an embedder that links
 // libcurl itself.

@@ -32,20 +32,10 @@ namespace {
   X(PQtransactionStatus)                                                                                            \
   X(PQunescapeBytea)
 
-enum LibpqFunction : size_t {
-#define TOOLVFS_ENUMERATOR(name) k_##name,
-  TOOLVFS_LIBPQ_FUNCTIONS(TOOLVFS_ENUMERATOR)
-#undef TOOLVFS_ENUMERATOR
-};
-
-constexpr const char* kLibpqSymbols[] = {
-#define TOOLVFS_SYMBOL_NAME(name) #name,
-    TOOLVFS_LIBPQ_FUNCTIONS(TOOLVFS_SYMBOL_NAME)
-#undef TOOLVFS_SYMBOL_NAME
-};
+TOOLVFS_LAZY_FUNCTIONS(TOOLVFS_LIBPQ_FUNCTIONS);
 
 LazyLibrary& Libpq() {
-  static LazyLibrary library(TOOLVFS_LIBPQ_FILE, "PostgreSQL stores", "libpq5", kLibpqSymbols);
+  static LazyLibrary library(TOOLVFS_LIBPQ_FILE, "PostgreSQL stores", "libpq5", kLazySymbols);
   return library;
 }
 
@@ -59,7 +49,7 @@ Status LoadLibpq() {
 }  // namespace toolvfs
 
 // libpq's own function `name`, or nullptr when the library cannot be loaded.
-#define TOOLVFS_LIBPQ(name) reinterpret_cast<decltype(&::name)>(toolvfs::Libpq().Address(toolvfs::k_##name))
+#define TOOLVFS_LIBPQ(name) TOOLVFS_LAZY_ADDRESS(toolvfs::Libpq(), name)
 
 // The forwarding functions, with libpq-fe.h's declarations (so a signature
 // that differs does not compile). Hidden: libtoolvfs.so must not offer them

@@ -11,11 +11,11 @@ namespace toolvfs {
 namespace {
 
 // Every nettle function content_hash.cc calls (sha2.h's sha256_* macros).
-constexpr const char* kNettleSymbols[] = {"nettle_sha256_init", "nettle_sha256_update", "nettle_sha256_digest"};
-enum NettleFunction : size_t { kInit, kUpdate, kDigest };
+#define TOOLVFS_NETTLE_FUNCTIONS(X) X(nettle_sha256_init) X(nettle_sha256_update) X(nettle_sha256_digest)
+TOOLVFS_LAZY_FUNCTIONS(TOOLVFS_NETTLE_FUNCTIONS);
 
 LazyLibrary& Nettle() {
-  static LazyLibrary library(TOOLVFS_NETTLE_FILE, "the SQL stores' content hashes", "libnettle8", kNettleSymbols);
+  static LazyLibrary library(TOOLVFS_NETTLE_FILE, "the SQL stores' content hashes", "libnettle8", kLazySymbols);
   return library;
 }
 
@@ -36,23 +36,24 @@ Status LoadNettle() { return Nettle().Load(); }
 
 }  // namespace toolvfs
 
+// nettle's function `name` with its declared type; without the library the
+// process ends (nettle_library.h).
+#define TOOLVFS_NETTLE(name) \
+  reinterpret_cast<decltype(&::name)>(toolvfs::NettleFunctionOrExit(toolvfs::k_##name))
+
 // Hidden: libtoolvfs.so must not offer these to an embedder that links
 // libnettle itself.
 #pragma GCC visibility push(hidden)
 extern "C" {
 
-void nettle_sha256_init(sha256_ctx* context) {
-  reinterpret_cast<decltype(&::nettle_sha256_init)>(toolvfs::NettleFunctionOrExit(toolvfs::kInit))(context);
-}
+void nettle_sha256_init(sha256_ctx* context) { TOOLVFS_NETTLE(nettle_sha256_init)(context); }
 
 void nettle_sha256_update(sha256_ctx* context, size_t length, const uint8_t* data) {
-  reinterpret_cast<decltype(&::nettle_sha256_update)>(toolvfs::NettleFunctionOrExit(toolvfs::kUpdate))(
-      context, length, data);
+  TOOLVFS_NETTLE(nettle_sha256_update)(context, length, data);
 }
 
 void nettle_sha256_digest(sha256_ctx* context, size_t length, uint8_t* digest) {
-  reinterpret_cast<decltype(&::nettle_sha256_digest)>(toolvfs::NettleFunctionOrExit(toolvfs::kDigest))(
-      context, length, digest);
+  TOOLVFS_NETTLE(nettle_sha256_digest)(context, length, digest);
 }
 
 }  // extern "C"

@@ -49,20 +49,10 @@ namespace {
   X(sqlite3_reset)                  \
   X(sqlite3_step)
 
-enum SqliteFunction : size_t {
-#define TOOLVFS_ENUMERATOR(name) k_##name,
-  TOOLVFS_SQLITE_FUNCTIONS(TOOLVFS_ENUMERATOR)
-#undef TOOLVFS_ENUMERATOR
-};
-
-constexpr const char* kSqliteSymbols[] = {
-#define TOOLVFS_SYMBOL_NAME(name) #name,
-    TOOLVFS_SQLITE_FUNCTIONS(TOOLVFS_SYMBOL_NAME)
-#undef TOOLVFS_SYMBOL_NAME
-};
+TOOLVFS_LAZY_FUNCTIONS(TOOLVFS_SQLITE_FUNCTIONS);
 
 LazyLibrary& Sqlite() {
-  static LazyLibrary library(TOOLVFS_SQLITE_FILE, "sqlite: stores", "libsqlite3-0", kSqliteSymbols);
+  static LazyLibrary library(TOOLVFS_SQLITE_FILE, "sqlite: stores", "libsqlite3-0", kLazySymbols);
   return library;
 }
 
@@ -78,7 +68,7 @@ const char* OpenFailure() {
 }  // namespace toolvfs
 
 // SQLite's own function `name`, or nullptr when the library cannot be loaded.
-#define TOOLVFS_SQLITE(name) reinterpret_cast<decltype(&::name)>(toolvfs::Sqlite().Address(toolvfs::k_##name))
+#define TOOLVFS_SQLITE(name) TOOLVFS_LAZY_ADDRESS(toolvfs::Sqlite(), name)
 
 // Hidden: libtoolvfs.so must not offer these to an embedder that links
 // libsqlite3 itself.
