@@ -16,7 +16,7 @@ include(CMakePackageConfigHelpers)
 # build (the binary and the tests link those).
 set(TOOLVFS_LIBRARY_LAYERS
   toolvfs_core toolvfs_project toolvfs_config toolvfs_protocol toolvfs_policy
-  toolvfs_sandbox toolvfs_session toolvfs_host toolvfs_runtime toolvfs_mcp toolvfs_vfsd)
+  toolvfs_sandbox toolvfs_session toolvfs_host toolvfs_runtime toolvfs_mcp toolvfs_mcp_http_transport toolvfs_vfsd)
 add_library(toolvfs_library SHARED src/toolvfs.cc)
 # Every object of every layer goes in (--whole-archive), not only what
 # src/toolvfs.cc pulls: the library is for callers we do not know. CMake's
@@ -75,6 +75,7 @@ install(FILES ${PROJECT_BINARY_DIR}/toolvfs.pc DESTINATION ${CMAKE_INSTALL_LIBDI
 
 # --- the binary, the SDKs, man page and completions ---------------------------
 install(TARGETS toolvfs RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
+install(TARGETS toolvfs_mcp_http RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/toolvfs COMPONENT runtime)
 install(DIRECTORY ${PROJECT_BINARY_DIR}/share/toolvfs/sdk DESTINATION ${CMAKE_INSTALL_DATADIR}/toolvfs COMPONENT runtime)
 install(FILES sdk/toolvfs/tool.h sdk/toolvfs/vfsd_client.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/toolvfs COMPONENT development)
@@ -123,6 +124,10 @@ set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME toolvfs)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS "python3")
+# Opened with dlopen on first use, so dpkg-shlibdeps does not see them
+# (src/core/lazy_library.h): the http.* methods, PostgreSQL and sqlite:
+# stores, their content hashes, URLs' host names.
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "libcurl4, libpq5, libsqlite3-0, libnettle8, libidn2-0")
 set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_NAME libtoolvfs-dev)
 set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_SECTION libdevel)
 # The public headers include RapidJSON's (protocol/jsonrpc.h).

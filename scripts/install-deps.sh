@@ -14,7 +14,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
   libre2-dev libcli11-dev libtomlplusplus-dev rapidjson-dev libsimdjson-dev
-  libcurl4-openssl-dev libidn2-dev libseccomp-dev libsqlite3-dev libssl-dev
+  libcurl4-openssl-dev libidn2-dev libseccomp-dev libsqlite3-dev libssl-dev nettle-dev
   libpq-dev postgresql
   libcpp-httplib-dev
   python3 nodejs

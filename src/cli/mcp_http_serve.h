@@ -39,7 +39,11 @@ void AddMcpHttpOptions(CLI::App& app, McpHttpCommandOptions& options);
 using McpSessionToolsFactory =
     std::function<std::unique_ptr<McpToolHost>(ProjectFiles& store, SessionWorkspace& workspace)>;
 
-// Serves until SIGINT or SIGTERM; returns the exit code. Errors in the
+// Serves until SIGINT or SIGTERM; returns the exit code. Defined twice:
+// mcp_http_serve.cc serves, in the toolvfs-mcp-http program;
+// mcp_http_handoff.cc, in toolvfs, runs that program in its place with the
+// same command line (the transport's library costs 3 MB resident that no
+// other command needs: docs/install.md, "Libraries loaded on first use"). Errors in the
 // options (address, token file, a non-loopback address without a token,
 // an unknown session store) are one line on stderr and kExitUsage before
 // anything listens. Prints "toolvfs mcp: listening on http://HOST:PORT/mcp"

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/idn2_library.h"
 #include "core/text.h"
 
 namespace toolvfs {
@@ -243,6 +244,7 @@ bool IsDottedDecimalQuad(std::string_view host) {
 Result<std::string> NormalizeHostName(std::string_view host, const UrlError& invalid) {
   if (host.empty()) return invalid("has no host");
   if (host.find('%') != std::string_view::npos) return invalid("has a '%' in the host");
+  TOOLVFS_RETURN_IF_ERROR(LoadIdn2());
   char* converted = nullptr;
   int code = idn2_to_ascii_8z(Lowercase(host).c_str(), &converted, IDN2_NONTRANSITIONAL | IDN2_NFC_INPUT);
   std::unique_ptr<char, decltype(&std::free)> owned(converted, &std::free);

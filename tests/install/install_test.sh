@@ -16,7 +16,7 @@ cmake --install "$build_dir" --prefix "$prefix" --strip > "$work/install.log" ||
   cat "$work/install.log" >&2; fail "cmake --install"; }
 libdir=lib
 [[ -d "$prefix/lib" ]] || fail "no lib/ in the prefix"
-for file in bin/toolvfs "$libdir/libtoolvfs.so" "$libdir/libtoolvfs.so.0" \
+for file in bin/toolvfs libexec/toolvfs/toolvfs-mcp-http "$libdir/libtoolvfs.so" "$libdir/libtoolvfs.so.0" \
     include/toolvfs/toolvfs.h include/toolvfs/tool.h include/toolvfs/vfsd_client.h \
     include/toolvfs/project/project_files.h "$libdir/cmake/toolvfs/toolvfsConfig.cmake" \
     "$libdir/cmake/toolvfs/toolvfsConfigVersion.cmake" "$libdir/pkgconfig/toolvfs.pc" \
@@ -98,7 +98,7 @@ check "examples/embed builds with pkg-config"
 runtime_deb=$(ls "$work"/packages/toolvfs_*.deb)
 dev_deb=$(ls "$work"/packages/libtoolvfs-dev_*.deb)
 depends=$(dpkg-deb -f "$runtime_deb" Depends)
-for needed in libre2 libsqlite3 libpq5 libseccomp libcurl libcpp-httplib; do
+for needed in libre2 libsqlite3 libpq5 libseccomp libcurl libcpp-httplib libnettle8 libidn2; do
   [[ "$depends" == *"$needed"* ]] || fail "toolvfs.deb does not depend on $needed: $depends"
 done
 # Listed into files first: grep -q would close the pipe under dpkg-deb.
@@ -113,5 +113,14 @@ grep -q './usr/lib/libtoolvfs.so.0.1.0$' "$work/runtime.contents" || fail "toolv
 # and finds the SDK under that root's /usr.
 dpkg-deb -x "$runtime_deb" "$work/root"
 "$work/root/usr/bin/toolvfs" --version | grep -q "toolvfs " || fail "the packaged binary does not run"
-check "the .debs hold the binary, SDK, headers, and declare their dependencies: $depends"
+# `toolvfs mcp --http` runs the helper of ../libexec/toolvfs in its place
+# (docs/install.md, "Libraries loaded on first use").
+grep -q './usr/libexec/toolvfs/toolvfs-mcp-http$' "$work/runtime.contents" ||
+  fail "toolvfs.deb has no /usr/libexec/toolvfs/toolvfs-mcp-http"
+mkdir -p "$work/http" && : > "$work/http/toolvfs.toml"
+(cd "$work/http" && timeout 5 "$work/root/usr/bin/toolvfs" mcp --no-audit --http 127.0.0.1:0 --project memory: \
+  < /dev/null > /dev/null 2> "$work/http.err") || true
+grep -q "listening on http://127.0.0.1:" "$work/http.err" ||
+  fail "the packaged toolvfs mcp --http did not start its helper: $(cat "$work/http.err")"
+check "the .debs hold the binary, its HTTP helper, SDK, headers, and declare their dependencies: $depends"
 echo "install_test: ok"

@@ -1,0 +1,169 @@
+#include "project/sql/libpq_library.h"
+
+#include <libpq-fe.h>
+
+#include "core/lazy_library.h"
+#include "project/sql/nettle_library.h"
+
+namespace toolvfs {
+namespace {
+
+// Every libpq function the engine calls (postgres_database.cc).
+#define TOOLVFS_LIBPQ_FUNCTIONS(X)                                                                                  \
+  X(PQclear)                                                                                                        \
+  X(PQconnectdbParams)                                                                                              \
+  X(PQerrorMessage)                                                                                                 \
+  X(PQexec)                                                                                                         \
+  X(PQexecParams)                                                                                                   \
+  X(PQexecPrepared)                                                                                                 \
+  X(PQfinish)                                                                                                       \
+  X(PQfreemem)                                                                                                      \
+  X(PQgetisnull)                                                                                                    \
+  X(PQgetlength)                                                                                                    \
+  X(PQgetvalue)                                                                                                     \
+  X(PQntuples)                                                                                                      \
+  X(PQprepare)                                                                                                      \
+  X(PQresultErrorField)                                                                                             \
+  X(PQresultErrorMessage)                                                                                           \
+  X(PQresultStatus)                                                                                                 \
+  X(PQsetNoticeProcessor)                                                                                           \
+  X(PQsocket)                                                                                                       \
+  X(PQstatus)                                                                                                       \
+  X(PQtransactionStatus)                                                                                            \
+  X(PQunescapeBytea)
+
+TOOLVFS_LAZY_FUNCTIONS(TOOLVFS_LIBPQ_FUNCTIONS);
+
+LazyLibrary& Libpq() {
+  static LazyLibrary library(TOOLVFS_LIBPQ_FILE, "PostgreSQL stores", "libpq5", kLazySymbols);
+  return library;
+}
+
+}  // namespace
+
+Status LoadLibpq() {
+  TOOLVFS_RETURN_IF_ERROR(Libpq().Load());
+  return LoadNettle();  // the store's content hashes (nettle_library.h)
+}
+
+}  // namespace toolvfs
+
+// libpq's own function `name`, or nullptr when the library cannot be loaded.
+#define TOOLVFS_LIBPQ(name) TOOLVFS_LAZY_ADDRESS(toolvfs::Libpq(), name)
+
+// The forwarding functions, with libpq-fe.h's declarations (so a signature
+// that differs does not compile). Hidden: libtoolvfs.so must not offer them
+// to an embedder that links libpq itself. Without the library each answers
+// as libpq does for a missing connection or result: nothing to free, no
+// rows, a fatal status, the load error as the message.
+#pragma GCC visibility push(hidden)
+extern "C" {
+
+void PQclear(PGresult* result) {
+  if (auto function = TOOLVFS_LIBPQ(PQclear)) function(result);
+}
+
+PGconn* PQconnectdbParams(const char* const* keywords, const char* const* values, int expand_dbname) {
+  auto function = TOOLVFS_LIBPQ(PQconnectdbParams);
+  return function != nullptr ? function(keywords, values, expand_dbname) : nullptr;
+}
+
+char* PQerrorMessage(const PGconn* connection) {
+  auto function = TOOLVFS_LIBPQ(PQerrorMessage);
+  return function != nullptr ? function(connection) : const_cast<char*>(toolvfs::Libpq().error_text());
+}
+
+PGresult* PQexec(PGconn* connection, const char* query) {
+  auto function = TOOLVFS_LIBPQ(PQexec);
+  return function != nullptr ? function(connection, query) : nullptr;
+}
+
+PGresult* PQexecParams(PGconn* connection, const char* command, int count, const Oid* types,
+                       const char* const* values, const int* lengths, const int* formats, int result_format) {
+  auto function = TOOLVFS_LIBPQ(PQexecParams);
+  return function != nullptr ? function(connection, command, count, types, values, lengths, formats, result_format)
+                             : nullptr;
+}
+
+PGresult* PQexecPrepared(PGconn* connection, const char* statement, int count, const char* const* values,
+                         const int* lengths, const int* formats, int result_format) {
+  auto function = TOOLVFS_LIBPQ(PQexecPrepared);
+  return function != nullptr ? function(connection, statement, count, values, lengths, formats, result_format)
+                             : nullptr;
+}
+
+void PQfinish(PGconn* connection) {
+  if (auto function = TOOLVFS_LIBPQ(PQfinish)) function(connection);
+}
+
+void PQfreemem(void* memory) {
+  if (auto function = TOOLVFS_LIBPQ(PQfreemem)) function(memory);
+}
+
+int PQgetisnull(const PGresult* result, int row, int column) {
+  auto function = TOOLVFS_LIBPQ(PQgetisnull);
+  return function != nullptr ? function(result, row, column) : 1;
+}
+
+int PQgetlength(const PGresult* result, int row, int column) {
+  auto function = TOOLVFS_LIBPQ(PQgetlength);
+  return function != nullptr ? function(result, row, column) : 0;
+}
+
+char* PQgetvalue(const PGresult* result, int row, int column) {
+  auto function = TOOLVFS_LIBPQ(PQgetvalue);
+  return function != nullptr ? function(result, row, column) : nullptr;
+}
+
+int PQntuples(const PGresult* result) {
+  auto function = TOOLVFS_LIBPQ(PQntuples);
+  return function != nullptr ? function(result) : 0;
+}
+
+PGresult* PQprepare(PGconn* connection, const char* statement, const char* query, int count, const Oid* types) {
+  auto function = TOOLVFS_LIBPQ(PQprepare);
+  return function != nullptr ? function(connection, statement, query, count, types) : nullptr;
+}
+
+char* PQresultErrorField(const PGresult* result, int field) {
+  auto function = TOOLVFS_LIBPQ(PQresultErrorField);
+  return function != nullptr ? function(result, field) : nullptr;
+}
+
+char* PQresultErrorMessage(const PGresult* result) {
+  auto function = TOOLVFS_LIBPQ(PQresultErrorMessage);
+  return function != nullptr ? function(result) : const_cast<char*>(toolvfs::Libpq().error_text());
+}
+
+ExecStatusType PQresultStatus(const PGresult* result) {
+  auto function = TOOLVFS_LIBPQ(PQresultStatus);
+  return function != nullptr ? function(result) : PGRES_FATAL_ERROR;
+}
+
+PQnoticeProcessor PQsetNoticeProcessor(PGconn* connection, PQnoticeProcessor processor, void* argument) {
+  auto function = TOOLVFS_LIBPQ(PQsetNoticeProcessor);
+  return function != nullptr ? function(connection, processor, argument) : nullptr;
+}
+
+int PQsocket(const PGconn* connection) {
+  auto function = TOOLVFS_LIBPQ(PQsocket);
+  return function != nullptr ? function(connection) : -1;
+}
+
+ConnStatusType PQstatus(const PGconn* connection) {
+  auto function = TOOLVFS_LIBPQ(PQstatus);
+  return function != nullptr ? function(connection) : CONNECTION_BAD;
+}
+
+PGTransactionStatusType PQtransactionStatus(const PGconn* connection) {
+  auto function = TOOLVFS_LIBPQ(PQtransactionStatus);
+  return function != nullptr ? function(connection) : PQTRANS_UNKNOWN;
+}
+
+unsigned char* PQunescapeBytea(const unsigned char* text, size_t* length) {
+  auto function = TOOLVFS_LIBPQ(PQunescapeBytea);
+  return function != nullptr ? function(text, length) : nullptr;
+}
+
+}  // extern "C"
+#pragma GCC visibility pop

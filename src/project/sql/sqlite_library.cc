@@ -1,0 +1,209 @@
+// libsqlite3, opened on first use (core/lazy_library.h; docs/install.md,
+// "Libraries loaded on first use").
+//
+// toolvfs is not linked to libsqlite3: this file defines the sqlite3_*
+// functions the SQLite engine calls (sqlite_database.cc), each forwarding to
+// the library opened with dlopen the first time one is called, so that a
+// process that never opens a sqlite: store (a `toolvfs mcp` serving a
+// directory) does not load it. A sqlite3_* function added to the engine
+// must be added here (the link fails until it is).
+//
+// Without the library (or without nettle, which the store's content hashes
+// need: nettle_library.h) each function fails as SQLite does when it cannot
+// open a database: sqlite3_open_v2 gives no handle and SQLITE_CANTOPEN, and
+// sqlite3_errmsg/sqlite3_errstr give the load error (naming the file and
+// the reason), which the engine reports as the reason the store cannot be
+// opened. Statements cannot exist without a handle, so the others are
+// never reached then; they answer as for a missing object.
+#include <sqlite3.h>
+
+#include "core/lazy_library.h"
+#include "project/sql/nettle_library.h"
+
+namespace toolvfs {
+namespace {
+
+#define TOOLVFS_SQLITE_FUNCTIONS(X) \
+  X(sqlite3_bind_blob64)            \
+  X(sqlite3_bind_int64)             \
+  X(sqlite3_bind_null)              \
+  X(sqlite3_bind_text64)            \
+  X(sqlite3_busy_timeout)           \
+  X(sqlite3_clear_bindings)         \
+  X(sqlite3_close_v2)               \
+  X(sqlite3_column_blob)            \
+  X(sqlite3_column_bytes)           \
+  X(sqlite3_column_int64)           \
+  X(sqlite3_column_text)            \
+  X(sqlite3_column_type)            \
+  X(sqlite3_errmsg)                 \
+  X(sqlite3_errstr)                 \
+  X(sqlite3_exec)                   \
+  X(sqlite3_extended_errcode)       \
+  X(sqlite3_extended_result_codes)  \
+  X(sqlite3_finalize)               \
+  X(sqlite3_free)                   \
+  X(sqlite3_get_autocommit)         \
+  X(sqlite3_open_v2)                \
+  X(sqlite3_prepare_v3)             \
+  X(sqlite3_reset)                  \
+  X(sqlite3_step)
+
+TOOLVFS_LAZY_FUNCTIONS(TOOLVFS_SQLITE_FUNCTIONS);
+
+LazyLibrary& Sqlite() {
+  static LazyLibrary library(TOOLVFS_SQLITE_FILE, "sqlite: stores", "libsqlite3-0", kLazySymbols);
+  return library;
+}
+
+// Why no database can be opened: SQLite missing, or nettle, which the
+// store needs for its content hashes (nettle_library.h); "" when both load.
+const char* OpenFailure() {
+  if (!Sqlite().Load().ok()) return Sqlite().error_text();
+  const Status& nettle = LoadNettle();
+  return nettle.ok() ? "" : nettle.message().c_str();
+}
+
+}  // namespace
+}  // namespace toolvfs
+
+// SQLite's own function `name`, or nullptr when the library cannot be loaded.
+#define TOOLVFS_SQLITE(name) TOOLVFS_LAZY_ADDRESS(toolvfs::Sqlite(), name)
+
+// Hidden: libtoolvfs.so must not offer these to an embedder that links
+// libsqlite3 itself.
+#pragma GCC visibility push(hidden)
+extern "C" {
+
+int sqlite3_open_v2(const char* file_name, sqlite3** database, int flags, const char* vfs) {
+  auto function = TOOLVFS_SQLITE(sqlite3_open_v2);
+  if (function != nullptr && toolvfs::OpenFailure()[0] == '\0') return function(file_name, database, flags, vfs);
+  *database = nullptr;
+  return SQLITE_CANTOPEN;
+}
+
+const char* sqlite3_errmsg(sqlite3* database) {
+  auto function = TOOLVFS_SQLITE(sqlite3_errmsg);
+  return function != nullptr && database != nullptr ? function(database) : toolvfs::OpenFailure();
+}
+
+const char* sqlite3_errstr(int code) {
+  auto function = TOOLVFS_SQLITE(sqlite3_errstr);
+  const char* failure = toolvfs::OpenFailure();
+  return function != nullptr && failure[0] == '\0' ? function(code) : failure;
+}
+
+int sqlite3_bind_blob64(sqlite3_stmt* statement, int index, const void* bytes, sqlite3_uint64 size,
+                        void (*destructor)(void*)) {
+  auto function = TOOLVFS_SQLITE(sqlite3_bind_blob64);
+  return function != nullptr ? function(statement, index, bytes, size, destructor) : SQLITE_MISUSE;
+}
+
+int sqlite3_bind_int64(sqlite3_stmt* statement, int index, sqlite3_int64 value) {
+  auto function = TOOLVFS_SQLITE(sqlite3_bind_int64);
+  return function != nullptr ? function(statement, index, value) : SQLITE_MISUSE;
+}
+
+int sqlite3_bind_null(sqlite3_stmt* statement, int index) {
+  auto function = TOOLVFS_SQLITE(sqlite3_bind_null);
+  return function != nullptr ? function(statement, index) : SQLITE_MISUSE;
+}
+
+int sqlite3_bind_text64(sqlite3_stmt* statement, int index, const char* text, sqlite3_uint64 size,
+                        void (*destructor)(void*), unsigned char encoding) {
+  auto function = TOOLVFS_SQLITE(sqlite3_bind_text64);
+  return function != nullptr ? function(statement, index, text, size, destructor, encoding) : SQLITE_MISUSE;
+}
+
+int sqlite3_busy_timeout(sqlite3* database, int milliseconds) {
+  auto function = TOOLVFS_SQLITE(sqlite3_busy_timeout);
+  return function != nullptr ? function(database, milliseconds) : SQLITE_MISUSE;
+}
+
+int sqlite3_clear_bindings(sqlite3_stmt* statement) {
+  auto function = TOOLVFS_SQLITE(sqlite3_clear_bindings);
+  return function != nullptr ? function(statement) : SQLITE_MISUSE;
+}
+
+int sqlite3_close_v2(sqlite3* database) {
+  auto function = TOOLVFS_SQLITE(sqlite3_close_v2);
+  return function != nullptr ? function(database) : SQLITE_OK;  // nothing was opened
+}
+
+const void* sqlite3_column_blob(sqlite3_stmt* statement, int column) {
+  auto function = TOOLVFS_SQLITE(sqlite3_column_blob);
+  return function != nullptr ? function(statement, column) : nullptr;
+}
+
+int sqlite3_column_bytes(sqlite3_stmt* statement, int column) {
+  auto function = TOOLVFS_SQLITE(sqlite3_column_bytes);
+  return function != nullptr ? function(statement, column) : 0;
+}
+
+sqlite3_int64 sqlite3_column_int64(sqlite3_stmt* statement, int column) {
+  auto function = TOOLVFS_SQLITE(sqlite3_column_int64);
+  return function != nullptr ? function(statement, column) : 0;
+}
+
+const unsigned char* sqlite3_column_text(sqlite3_stmt* statement, int column) {
+  auto function = TOOLVFS_SQLITE(sqlite3_column_text);
+  return function != nullptr ? function(statement, column) : nullptr;
+}
+
+int sqlite3_column_type(sqlite3_stmt* statement, int column) {
+  auto function = TOOLVFS_SQLITE(sqlite3_column_type);
+  return function != nullptr ? function(statement, column) : SQLITE_NULL;
+}
+
+int sqlite3_exec(sqlite3* database, const char* sql, int (*callback)(void*, int, char**, char**), void* argument,
+                 char** error_message) {
+  auto function = TOOLVFS_SQLITE(sqlite3_exec);
+  if (function != nullptr) return function(database, sql, callback, argument, error_message);
+  if (error_message != nullptr) *error_message = nullptr;
+  return SQLITE_MISUSE;
+}
+
+int sqlite3_extended_errcode(sqlite3* database) {
+  auto function = TOOLVFS_SQLITE(sqlite3_extended_errcode);
+  return function != nullptr ? function(database) : SQLITE_CANTOPEN;
+}
+
+int sqlite3_extended_result_codes(sqlite3* database, int on) {
+  auto function = TOOLVFS_SQLITE(sqlite3_extended_result_codes);
+  return function != nullptr ? function(database, on) : SQLITE_MISUSE;
+}
+
+int sqlite3_finalize(sqlite3_stmt* statement) {
+  auto function = TOOLVFS_SQLITE(sqlite3_finalize);
+  return function != nullptr ? function(statement) : SQLITE_OK;  // no statement exists
+}
+
+void sqlite3_free(void* memory) {
+  if (auto function = TOOLVFS_SQLITE(sqlite3_free)) function(memory);
+}
+
+int sqlite3_get_autocommit(sqlite3* database) {
+  auto function = TOOLVFS_SQLITE(sqlite3_get_autocommit);
+  return function != nullptr ? function(database) : 1;
+}
+
+int sqlite3_prepare_v3(sqlite3* database, const char* sql, int size, unsigned int flags, sqlite3_stmt** statement,
+                       const char** tail) {
+  auto function = TOOLVFS_SQLITE(sqlite3_prepare_v3);
+  if (function != nullptr) return function(database, sql, size, flags, statement, tail);
+  *statement = nullptr;
+  return SQLITE_MISUSE;
+}
+
+int sqlite3_reset(sqlite3_stmt* statement) {
+  auto function = TOOLVFS_SQLITE(sqlite3_reset);
+  return function != nullptr ? function(statement) : SQLITE_OK;
+}
+
+int sqlite3_step(sqlite3_stmt* statement) {
+  auto function = TOOLVFS_SQLITE(sqlite3_step);
+  return function != nullptr ? function(statement) : SQLITE_MISUSE;
+}
+
+}  // extern "C"
+#pragma GCC visibility pop
