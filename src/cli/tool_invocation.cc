@@ -32,6 +32,7 @@ extern char** environ;
 #include "protocol/json_writer.h"
 #include "runtime/argument_validation.h"
 #include "runtime/outcome_json.h"
+#include "runtime/sdk_location.h"
 #include "runtime/stateful_tool.h"
 
 namespace toolvfs {
@@ -421,7 +422,7 @@ std::string ConfigPath(const CommonOptions& common) {
 Result<LoadedConfig> LoadToolConfig(const CommonOptions& common) {
   bool named = !common.config.empty();
   std::string path = ConfigPath(common);
-  Result<Config> config = LoadConfig(path);
+  Result<Config> config = LoadConfig(path, InstallationVariables());
   if (!config.ok()) {
     if (config.status().code() != StatusCode::kNotFound) {
       // A config that does not parse: check lists every error, not just

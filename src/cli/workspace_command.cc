@@ -43,6 +43,7 @@
 #include "project/sql/workspace_uri.h"
 #include "protocol/base64.h"
 #include "protocol/json_writer.h"
+#include "runtime/sdk_location.h"
 #include "session/session_config.h"
 #include "session/session_tools.h"
 #include "session/session_workspace.h"
@@ -399,7 +400,7 @@ class WorkspaceCommand final : public Command {
       std::string config_path = ConfigPath(common);
       std::optional<std::string> store;
       if (session_ && FileExists(config_path)) {
-        TOOLVFS_ASSIGN_OR_RETURN(Config config, LoadConfig(config_path));
+        TOOLVFS_ASSIGN_OR_RETURN(Config config, LoadConfig(config_path, InstallationVariables()));
         if (config.session) store = config.session->store;
       }
       if (!store) {
@@ -681,7 +682,7 @@ class WorkspaceCommand final : public Command {
     std::optional<SessionConfig> table;
     std::string config_path = ConfigPath(common);
     if (FileExists(config_path)) {
-      TOOLVFS_ASSIGN_OR_RETURN(Config config, LoadConfig(config_path));
+      TOOLVFS_ASSIGN_OR_RETURN(Config config, LoadConfig(config_path, InstallationVariables()));
       table = config.session;
     }
     SessionSettings settings = SessionSettingsFrom(table, name);

@@ -38,6 +38,21 @@ Result<std::vector<std::string>> SplitShellWords(std::string_view command) {
     return OkStatus();
   };
 
+  // Copies a "${toolvfs.NAME}" variable starting at `i` into `word`; the
+  // config layer replaces it once the words are split (config.h).
+  constexpr std::string_view kVariableOpening = "${toolvfs.";
+  auto at_variable = [&] { return command.substr(i).starts_with(kVariableOpening); };
+  auto copy_variable = [&]() -> Status {
+    size_t close = command.find('}', i + kVariableOpening.size());
+    if (close == std::string_view::npos) {
+      return InvalidArgumentError("has an unterminated variable '${toolvfs.' (no matching '}')");
+    }
+    word.append(command.substr(i, close + 1 - i));
+    i = close + 1;
+    in_word = true;
+    return OkStatus();
+  };
+
   while (i < size) {
     char c = command[i];
     if (IsBlank(c)) {
@@ -49,6 +64,8 @@ Result<std::vector<std::string>> SplitShellWords(std::string_view command) {
       ++i;
     } else if (c == '{' && i + 1 < size && command[i + 1] == '{') {
       TOOLVFS_RETURN_IF_ERROR(copy_template());
+    } else if (at_variable()) {
+      TOOLVFS_RETURN_IF_ERROR(copy_variable());
     } else if (c == '\\') {
       if (i + 1 >= size) return InvalidArgumentError("ends with an unescaped backslash");
       if (command[i + 1] != '\n') {  // backslash-newline: line continuation
@@ -77,6 +94,10 @@ Result<std::vector<std::string>> SplitShellWords(std::string_view command) {
         }
         if (inner == '{' && i + 1 < size && command[i + 1] == '{') {
           TOOLVFS_RETURN_IF_ERROR(copy_template());
+          continue;
+        }
+        if (at_variable()) {
+          TOOLVFS_RETURN_IF_ERROR(copy_variable());
           continue;
         }
         if (inner == '\\' && i + 1 < size) {

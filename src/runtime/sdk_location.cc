@@ -36,25 +36,42 @@ std::string DirectoryOfThisCode() {
 
 }  // namespace
 
-std::string FindSdkDirectoryFrom(const std::string& start_directory) {
+std::string FindPrefixFrom(const std::string& start_directory) {
   if (start_directory.empty()) return {};
   std::filesystem::path directory(start_directory);
   for (int level = 0; level <= kLevelsSearched; ++level) {
-    std::string candidate = (directory / "share" / "toolvfs" / "sdk").string();
-    if (IsDirectory(candidate)) return candidate;
+    if (IsDirectory((directory / "share" / "toolvfs" / "sdk").string())) return directory.string();
     if (!directory.has_parent_path() || directory.parent_path() == directory) break;
     directory = directory.parent_path();
   }
   return {};
 }
 
+std::string FindSdkDirectoryFrom(const std::string& start_directory) {
+  std::string prefix = FindPrefixFrom(start_directory);
+  return prefix.empty() ? prefix : (std::filesystem::path(prefix) / "share" / "toolvfs" / "sdk").string();
+}
+
+const std::string& InstallPrefix() {
+  static const std::string prefix = FindPrefixFrom(DirectoryOfThisCode());
+  return prefix;
+}
+
 const std::string& SdkDirectory() {
   static const std::string directory = [] {
     const char* overridden = std::getenv("TOOLVFS_SDK_DIR");
     if (overridden != nullptr && overridden[0] == '/') return std::string(overridden);
-    return FindSdkDirectoryFrom(DirectoryOfThisCode());
+    const std::string& prefix = InstallPrefix();
+    return prefix.empty() ? prefix : (std::filesystem::path(prefix) / "share" / "toolvfs" / "sdk").string();
   }();
   return directory;
+}
+
+ConfigVariables InstallationVariables() {
+  ConfigVariables variables;
+  if (!InstallPrefix().empty()) variables.emplace("prefix", InstallPrefix());
+  if (!SdkDirectory().empty()) variables.emplace("sdk", SdkDirectory());
+  return variables;
 }
 
 }  // namespace toolvfs
