@@ -115,7 +115,7 @@ TEST_F(ProgressTest, NothingExtraWhenStderrIsNotATerminalOrWithJson) {
   EXPECT_THAT(shown, Not(HasSubstr("searching"))) << shown;
 }
 
-TEST_F(ProgressTest, WorkspaceImportAndExportShowFilesAndBytesThenTheirMessage) {
+TEST_F(ProgressTest, WorkspaceImportExportAndCopyShowFilesAndBytesThenTheirMessage) {
   const std::string project = "sqlite:" + dir_.Join("store.db") + "#work";
   ProcessResult init = RunProcess({ToolvfsBinary(), "workspace", "init", "--project", project});
   ASSERT_EQ(init.exit_code, 0) << init.err;
@@ -135,6 +135,13 @@ TEST_F(ProgressTest, WorkspaceImportAndExportShowFilesAndBytesThenTheirMessage) 
   ASSERT_EQ(lines.size(), 1u) << shown;
   EXPECT_THAT(lines[0], ::testing::StartsWith("Exported 400 files")) << shown;
   EXPECT_EQ(ReadRealFile(dir_.Join("out/d3/f0.txt")), "line one\na needle here\n");
+
+  shown.clear();
+  const std::string copy = "sqlite:" + dir_.Join("copy.db") + "#work";
+  ASSERT_EQ(OnTerminal({"workspace", "copy", project, copy}, shown), 0) << shown;
+  EXPECT_THAT(shown, HasSubstr("copying: ")) << shown;
+  EXPECT_THAT(shown, HasSubstr(std::string(kErase))) << shown;
+  EXPECT_THAT(ShownLines(shown), Not(::testing::Contains(HasSubstr("copying:")))) << shown;
 
   // Not on a terminal: the message only.
   ProcessResult piped = RunProcess({ToolvfsBinary(), "workspace", "export", dir_.Join("out2"), "--project", project},
