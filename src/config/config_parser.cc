@@ -403,8 +403,9 @@ class ConfigParser {
       auto value = variables_.find(name);
       if (value == variables_.end() || value->second.empty()) {
         Error(node, Named(path) + " uses ${toolvfs." + std::string(name) +
-                        "}, which has no value here: this toolvfs found no share/toolvfs directory "
-                        "near its binary (set TOOLVFS_SDK_DIR, or use a path)");
+                        "}, which has no value here: this toolvfs found no share/toolvfs/sdk "
+                        "directory near its binary (TOOLVFS_SDK_DIR=/abs/dir sets ${toolvfs.sdk}; "
+                        "otherwise write the path itself)");
         return std::nullopt;
       }
       expanded += value->second;

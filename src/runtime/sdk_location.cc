@@ -34,13 +34,18 @@ std::string DirectoryOfThisCode() {
   return file.parent_path().string();
 }
 
+// `prefix`/share/toolvfs/sdk, or "" for no prefix.
+std::string SdkUnder(const std::string& prefix) {
+  return prefix.empty() ? prefix : (std::filesystem::path(prefix) / "share" / "toolvfs" / "sdk").string();
+}
+
 }  // namespace
 
 std::string FindPrefixFrom(const std::string& start_directory) {
   if (start_directory.empty()) return {};
   std::filesystem::path directory(start_directory);
   for (int level = 0; level <= kLevelsSearched; ++level) {
-    if (IsDirectory((directory / "share" / "toolvfs" / "sdk").string())) return directory.string();
+    if (IsDirectory(SdkUnder(directory.string()))) return directory.string();
     if (!directory.has_parent_path() || directory.parent_path() == directory) break;
     directory = directory.parent_path();
   }
@@ -48,8 +53,7 @@ std::string FindPrefixFrom(const std::string& start_directory) {
 }
 
 std::string FindSdkDirectoryFrom(const std::string& start_directory) {
-  std::string prefix = FindPrefixFrom(start_directory);
-  return prefix.empty() ? prefix : (std::filesystem::path(prefix) / "share" / "toolvfs" / "sdk").string();
+  return SdkUnder(FindPrefixFrom(start_directory));
 }
 
 const std::string& InstallPrefix() {
@@ -61,8 +65,7 @@ const std::string& SdkDirectory() {
   static const std::string directory = [] {
     const char* overridden = std::getenv("TOOLVFS_SDK_DIR");
     if (overridden != nullptr && overridden[0] == '/') return std::string(overridden);
-    const std::string& prefix = InstallPrefix();
-    return prefix.empty() ? prefix : (std::filesystem::path(prefix) / "share" / "toolvfs" / "sdk").string();
+    return SdkUnder(InstallPrefix());
   }();
   return directory;
 }
