@@ -19,7 +19,8 @@ constexpr std::string_view kEraseLine = "\x1b[K";
 }  // namespace
 
 ProgressLine::ProgressLine(Options options) : options_(std::move(options)) {
-  next_draw_.store((Now() + options_.first_after).time_since_epoch().count(), std::memory_order_relaxed);
+  first_draw_ = Now() + options_.first_after;
+  next_draw_.store(first_draw_.time_since_epoch().count(), std::memory_order_relaxed);
 }
 
 ProgressLine::~ProgressLine() { Clear(); }
@@ -57,8 +58,19 @@ void ProgressLine::Update(const std::function<std::string()>& text) {
   std::lock_guard lock(mutex_);
   now = Now();
   if (now.time_since_epoch().count() < next_draw_.load(std::memory_order_relaxed)) return;
+  DrawLocked(text(), now);
+}
+
+void ProgressLine::ShowNow(std::string_view text) {
+  if (!enabled()) return;
+  std::lock_guard lock(mutex_);
+  const Clock::time_point now = Now();
+  if (now < first_draw_) return;
+  DrawLocked(std::string(text), now);
+}
+
+void ProgressLine::DrawLocked(std::string line, Clock::time_point now) {
   next_draw_.store((now + options_.interval).time_since_epoch().count(), std::memory_order_relaxed);
-  std::string line = text();
   for (char& c : line) {
     const unsigned char byte = static_cast<unsigned char>(c);
     if (byte < 0x20 || byte == 0x7f) c = '?';

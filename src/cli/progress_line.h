@@ -58,6 +58,11 @@ class ProgressLine {
   // replaced by '?': it may hold project paths.
   void Update(const std::function<std::string()>& text);
 
+  // Draws `text` now, whatever the interval: for a change of phase that
+  // may take a while ("writing the workspace"). Still nothing before
+  // first_after, so quick work stays silent.
+  void ShowNow(std::string_view text);
+
   // Erases the line if it is drawn; the next Update draws again when due.
   void Clear();
 
@@ -67,12 +72,14 @@ class ProgressLine {
 
  private:
   Clock::time_point Now() const;
+  void DrawLocked(std::string line, Clock::time_point now);
   void ClearLocked();
 
   Options options_;
   std::mutex mutex_;
   // Clock ticks of the next allowed draw; read without the lock.
   std::atomic<Clock::rep> next_draw_{0};
+  Clock::time_point first_draw_;
   bool drawn_ = false;
 };
 

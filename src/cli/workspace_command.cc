@@ -211,6 +211,12 @@ Result<TransferReport> ImportDirectory(ProjectFiles& store, const std::string& d
   options.include_ignored = include_ignored;
   options.progress = TransferProgress(progress, "importing");
   Result<TransferReport> report = CopyTreeInto(*source, view->path(), options);
+  // The copy goes into the workspace store as one transaction now, which
+  // for a large import takes as long as the copy or longer.
+  if (report.ok()) {
+    progress.ShowNow("importing: " + FormatCount(report->files) + " files copied, writing them into " +
+                     store.DisplayRoot());
+  }
   // Released either way: a copy that failed half-way has still written only
   // whole files from the source, and nothing of the workspace was removed.
   Status released = view->Release();

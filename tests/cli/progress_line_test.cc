@@ -69,6 +69,21 @@ TEST_F(ProgressLineTest, DrawsAfterTheDelayThenAtMostOncePerInterval) {
   EXPECT_EQ(texts_built_, 2);
 }
 
+TEST_F(ProgressLineTest, ShowNowSkipsTheIntervalButNotTheFirstDelay) {
+  ProgressLine line(Recording());
+  now_ += 100ms;
+  line.ShowNow("phase two");
+  EXPECT_EQ(terminal_, "") << "quick work stays silent";
+  now_ += 200ms;
+  Update(line, "one");
+  now_ += 1ms;
+  line.ShowNow("phase two");
+  EXPECT_EQ(terminal_, "\rone\x1b[K\rphase two\x1b[K");
+  now_ += 50ms;
+  Update(line, "skipped: the interval starts again at the last draw");
+  EXPECT_EQ(terminal_, "\rone\x1b[K\rphase two\x1b[K");
+}
+
 TEST_F(ProgressLineTest, ClearErasesOnlyWhatWasDrawn) {
   ProgressLine line(Recording());
   line.Clear();

@@ -124,6 +124,7 @@ TEST_F(ProgressTest, WorkspaceImportExportAndCopyShowFilesAndBytesThenTheirMessa
   ASSERT_EQ(OnTerminal({"workspace", "import", dir_.Join("tree"), "--project", project}, shown), 0) << shown;
   EXPECT_THAT(shown, HasSubstr("importing: ")) << shown;
   EXPECT_THAT(shown, HasSubstr(" of 400 files, ")) << shown;
+  EXPECT_THAT(shown, HasSubstr("importing: 400 files copied, writing them into ")) << shown;
   std::vector<std::string> lines = ShownLines(shown);
   ASSERT_EQ(lines.size(), 1u) << shown;
   EXPECT_THAT(lines[0], ::testing::StartsWith("Imported 400 files")) << shown;
