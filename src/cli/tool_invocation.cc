@@ -65,6 +65,7 @@ std::atomic<const std::string*> g_kill_notice{nullptr};
 // Whether a second SIGINT stops the tool with SIGKILL (tools run as a
 // process by the vfs and stdio runtimes).
 volatile sig_atomic_t g_second_interrupt_kills = 0;
+volatile sig_atomic_t g_kill_sent = 0;
 
 extern "C" void OnInterrupt(int signal_number) {
   const bool first = g_interrupt_signal == 0;
@@ -82,7 +83,9 @@ extern "C" void OnInterrupt(int signal_number) {
   // A second Ctrl+C does not wait for the grace period: the tool is killed
   // (its cleanup is cut short; the user asked). SIGTERM again changes
   // nothing, so a supervisor's repeated TERM never skips the grace.
-  if (signal_number != SIGINT || g_second_interrupt_kills == 0) return;
+  // A third one changes nothing more, and says nothing again.
+  if (signal_number != SIGINT || g_second_interrupt_kills == 0 || g_kill_sent != 0) return;
+  g_kill_sent = 1;
   const std::string* notice = g_kill_notice.load(std::memory_order_acquire);
   if (notice != nullptr) static_cast<void>(::write(STDERR_FILENO, notice->data(), notice->size()));
   if (token != nullptr) token->RequestKill();
@@ -100,6 +103,7 @@ class InterruptScope {
   // terminal ("waiting up to 5 s for tool 'x' to stop...").
   InterruptScope(CancelToken& token, const ToolConfig& tool) {
     g_interrupt_signal = 0;
+    g_kill_sent = 0;
     Result<RuntimeKind> runtime = ResolveRuntime(tool);
     const bool is_process = runtime.ok() && (*runtime == RuntimeKind::kVfs || *runtime == RuntimeKind::kStdio);
     g_second_interrupt_kills = is_process ? 1 : 0;
