@@ -17,6 +17,7 @@
 #include "core/text.h"
 #include "policy/tool_policy.h"
 #include "runtime/confined_launch.h"
+#include "runtime/sdk_location.h"
 #include "protocol/json_writer.h"
 
 namespace toolvfs {
@@ -38,7 +39,7 @@ class CheckCommand final : public Command {
 
   int Run(const CommonOptions& common) override {
     std::string path = ConfigPath(common);
-    Result<ConfigCheck> checked = CheckConfigFile(path);
+    Result<ConfigCheck> checked = CheckConfigFile(path, InstallationVariables());
     if (!checked.ok()) return ReportError("check", checked.status().message());
     if (json_) return PrintJson(common, path, *checked);
     if (!checked->errors.empty()) {

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cstdint>
 #include <memory>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/progress_line.h"
 #include "cli/terminal.h"
 #include "core/io.h"
 #include "core/text.h"
@@ -253,11 +255,24 @@ class GrepCommand final : public Command {
     if (!invert_match_) matcher_ = std::make_unique<RE2>(UnicodePerlClasses(pattern), re_options);
     if (matcher_ && !matcher_->ok()) matcher_.reset();
 
+    // On a terminal, a line of progress while the search goes on; --json
+    // output is for programs, and --log-level error asks for quiet.
+    SearchProgress progress(ProgressLine::ForStderr(!json_ && common.log_level != "error"));
+    if (progress.line.enabled()) {
+      options.file_filter = [&selection, &progress](std::string_view path) {
+        if (!selection.Selects(path)) return false;
+        progress.files.fetch_add(1, std::memory_order_relaxed);
+        progress.Update();
+        return true;
+      };
+    }
+
     // Each file is printed as soon as the search hands it over (in path
     // order), so memory stays bounded however large the output.
     uint64_t files_found = 0;
     Result<GrepResult> result = json_ ? GrepToJson(**store, pattern, options, files_found)
-                                      : GrepToText(**store, pattern, options, files_found);
+                                      : GrepToText(**store, pattern, options, files_found, progress);
+    progress.line.Clear();
     if (!result.ok()) return ReportError("grep", result.status().message());
     if (result->truncated && !json_) {
       ReportNote("grep", "stopped after " + std::to_string(options.max_matches) +
@@ -267,6 +282,23 @@ class GrepCommand final : public Command {
   }
 
  private:
+  // What the progress line of a search shows: files searched (counted by
+  // the searching threads), matching lines and the time so far.
+  struct SearchProgress {
+    explicit SearchProgress(ProgressLine::Options options) : line(std::move(options)) {}
+    void Update() {
+      line.Update([this] {
+        return "searching: " + FormatCount(files.load(std::memory_order_relaxed)) + " files, " +
+               FormatCount(matching_lines.load(std::memory_order_relaxed)) + " matching lines, " +
+               FormatElapsed(ProgressLine::Clock::now() - started);
+      });
+    }
+    ProgressLine line;
+    std::atomic<uint64_t> files{0};
+    std::atomic<uint64_t> matching_lines{0};
+    const ProgressLine::Clock::time_point started = ProgressLine::Clock::now();
+  };
+
   // The patterns as one RE2 pattern: -F quotes them, several become an
   // alternation, -w puts word boundaries around it. One plain pattern is
   // passed as written, so its errors name what the user typed.
@@ -415,7 +447,7 @@ class GrepCommand final : public Command {
   }
 
   Result<GrepResult> GrepToText(ProjectFiles& store, const std::string& pattern, GrepOptions& options,
-                                uint64_t& files_found) const {
+                                uint64_t& files_found, SearchProgress& progress) const {
     bool color = color_ == "always" || (color_ == "auto" && ColorEnabled(STDOUT_FILENO));
     Palette palette = MakePalette(color);
     std::string out;
@@ -463,13 +495,23 @@ class GrepCommand final : public Command {
           AppendLine(out, palette, file.path, *line, color ? matcher_.get() : nullptr);
         }
       }
+      if (progress.line.enabled()) {
+        uint64_t matching = 0;
+        for (const GrepLine& line : file.lines) matching += line.is_match ? 1 : 0;
+        progress.matching_lines.fetch_add(matching, std::memory_order_relaxed);
+        progress.Update();
+      }
       if (out.size() >= kFlushBytes) {
-        TOOLVFS_RETURN_IF_ERROR(WriteFull(STDOUT_FILENO, out, "standard output"));
+        // Results on the same terminal as the progress line: never in it.
+        Status written;
+        progress.line.WhileCleared([&] { written = WriteFull(STDOUT_FILENO, out, "standard output"); });
+        TOOLVFS_RETURN_IF_ERROR(written);
         out.clear();
       }
       return OkStatus();
     };
     TOOLVFS_ASSIGN_OR_RETURN(GrepResult result, store.Grep(pattern, options));
+    progress.line.Clear();
     TOOLVFS_RETURN_IF_ERROR(WriteFull(STDOUT_FILENO, out, "standard output"));
     return result;
   }

@@ -13,6 +13,7 @@
 #include "core/io.h"
 #include "core/text.h"
 #include "core/unique_fd.h"
+#include "runtime/sdk_location.h"
 
 namespace toolvfs {
 namespace {
@@ -49,7 +50,7 @@ class ConfigRuleWriter final : public RuleWriter {
     if (error) return ErrnoToStatus(error.value(), "Cannot find the config file " + Quote(config_path_));
     TOOLVFS_ASSIGN_OR_RETURN(std::string before, ReadWholeFile(file.string()));
     TOOLVFS_ASSIGN_OR_RETURN(std::string after, AddSandboxRule(before, inquiry.tool, key, value));
-    ConfigCheck checked = CheckConfigText(after, config_path_);
+    ConfigCheck checked = CheckConfigText(after, config_path_, InstallationVariables());
     if (!checked.errors.empty()) {
       return InternalError("the edited config would not be valid (" + checked.errors.front() +
                            "); add the rule by hand");

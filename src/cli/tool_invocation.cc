@@ -32,6 +32,7 @@ extern char** environ;
 #include "protocol/json_writer.h"
 #include "runtime/argument_validation.h"
 #include "runtime/outcome_json.h"
+#include "runtime/sdk_location.h"
 #include "runtime/stateful_tool.h"
 
 namespace toolvfs {
@@ -57,20 +58,37 @@ static_assert(std::atomic<CancelToken*>::is_always_lock_free,
               "the signal handler needs a lock-free pointer");
 volatile sig_atomic_t g_interrupt_signal = 0;
 // What the first signal prints on a terminal (built before the run: a
-// handler cannot format), or null.
+// handler cannot format), or null; and what a second Ctrl+C prints when it
+// stops the tool at once, or null when a second one changes nothing.
 std::atomic<const std::string*> g_interrupt_notice{nullptr};
+std::atomic<const std::string*> g_kill_notice{nullptr};
+// Whether a second SIGINT stops the tool with SIGKILL (tools run as a
+// process by the vfs and stdio runtimes).
+volatile sig_atomic_t g_second_interrupt_kills = 0;
+volatile sig_atomic_t g_kill_sent = 0;
 
 extern "C" void OnInterrupt(int signal_number) {
   const bool first = g_interrupt_signal == 0;
   g_interrupt_signal = signal_number;
+  CancelToken* token = g_interrupt_target.load(std::memory_order_acquire);
   // The user pressed Ctrl+C and the tool may take its grace period to stop:
   // say so at once rather than seem to hang. write(2) is async-signal-safe.
-  const std::string* notice = g_interrupt_notice.load(std::memory_order_acquire);
-  if (first && notice != nullptr) static_cast<void>(::write(STDERR_FILENO, notice->data(), notice->size()));
-  // Cancel() is async-signal-safe (an atomic store and a write(2)); a second
-  // Ctrl+C lands here again and changes nothing, so cleanup is never cut short.
-  CancelToken* token = g_interrupt_target.load(std::memory_order_acquire);
-  if (token != nullptr) token->Cancel();
+  if (first) {
+    const std::string* notice = g_interrupt_notice.load(std::memory_order_acquire);
+    if (notice != nullptr) static_cast<void>(::write(STDERR_FILENO, notice->data(), notice->size()));
+    // Cancel() is async-signal-safe (an atomic store and a write(2)).
+    if (token != nullptr) token->Cancel();
+    return;
+  }
+  // A second Ctrl+C does not wait for the grace period: the tool is killed
+  // (its cleanup is cut short; the user asked). SIGTERM again changes
+  // nothing, so a supervisor's repeated TERM never skips the grace.
+  // A third one changes nothing more, and says nothing again.
+  if (signal_number != SIGINT || g_second_interrupt_kills == 0 || g_kill_sent != 0) return;
+  g_kill_sent = 1;
+  const std::string* notice = g_kill_notice.load(std::memory_order_acquire);
+  if (notice != nullptr) static_cast<void>(::write(STDERR_FILENO, notice->data(), notice->size()));
+  if (token != nullptr) token->RequestKill();
 }
 
 // For the lifetime of the scope: SIGINT and SIGTERM cancel `token` instead
@@ -85,12 +103,19 @@ class InterruptScope {
   // terminal ("waiting up to 5 s for tool 'x' to stop...").
   InterruptScope(CancelToken& token, const ToolConfig& tool) {
     g_interrupt_signal = 0;
+    g_kill_sent = 0;
+    Result<RuntimeKind> runtime = ResolveRuntime(tool);
+    const bool is_process = runtime.ok() && (*runtime == RuntimeKind::kVfs || *runtime == RuntimeKind::kStdio);
+    g_second_interrupt_kills = is_process ? 1 : 0;
     if (isatty(STDERR_FILENO) == 1) {
       // The line starts afresh: ^C was echoed where the cursor stood.
       notice_ = "\ntoolvfs: cancelling tool " + Quote(tool.name) + ": waiting up to " +
                 std::to_string(tool.sandbox.limits.cancel_grace_s) +
-                " s for it to stop, then it is terminated (SIGTERM, then SIGKILL)\n";
+                " s for it to stop, then it is terminated (SIGTERM, then SIGKILL)" +
+                (is_process ? "; press Ctrl+C again to stop it at once" : "") + "\n";
+      kill_notice_ = "\ntoolvfs: stopping tool " + Quote(tool.name) + " at once (SIGKILL)\n";
       g_interrupt_notice.store(&notice_, std::memory_order_release);
+      g_kill_notice.store(&kill_notice_, std::memory_order_release);
     }
     g_interrupt_target.store(&token, std::memory_order_release);
     struct sigaction action {};
@@ -118,6 +143,8 @@ class InterruptScope {
     }
     g_interrupt_target.store(nullptr, std::memory_order_release);
     g_interrupt_notice.store(nullptr, std::memory_order_release);
+    g_kill_notice.store(nullptr, std::memory_order_release);
+    g_second_interrupt_kills = 0;
   }
 
   // The signal that arrived during the scope, or 0.
@@ -131,6 +158,7 @@ class InterruptScope {
   };
   Saved saved_[3] = {{SIGINT}, {SIGTERM}, {SIGPIPE}};
   std::string notice_;
+  std::string kill_notice_;
 };
 
 // --- Printing --------------------------------------------------------------
@@ -421,7 +449,7 @@ std::string ConfigPath(const CommonOptions& common) {
 Result<LoadedConfig> LoadToolConfig(const CommonOptions& common) {
   bool named = !common.config.empty();
   std::string path = ConfigPath(common);
-  Result<Config> config = LoadConfig(path);
+  Result<Config> config = LoadConfig(path, InstallationVariables());
   if (!config.ok()) {
     if (config.status().code() != StatusCode::kNotFound) {
       // A config that does not parse: check lists every error, not just

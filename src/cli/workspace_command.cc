@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/progress_line.h"
 #include "cli/terminal.h"
 #include "cli/tool_invocation.h"
 #include "cli/workspace_transfer.h"
@@ -44,6 +45,7 @@
 #include "project/sql/workspace_uri.h"
 #include "protocol/base64.h"
 #include "protocol/json_writer.h"
+#include "runtime/sdk_location.h"
 #include "session/session_config.h"
 #include "session/session_tools.h"
 #include "session/session_workspace.h"
@@ -185,11 +187,25 @@ void WriteTransferFields(JsonWriter& writer, const TransferReport& report) {
   writer.Uint64(report.skipped);
 }
 
+// Shows a copy's files and bytes so far on `line` ("importing: 312 of 2,000
+// files, 4.1 MiB, 3.2 s").
+std::function<void(const TransferReport&, uint64_t)> TransferProgress(ProgressLine& line, std::string verb) {
+  if (!line.enabled()) return {};
+  return [&line, verb = std::move(verb), started = ProgressLine::Clock::now()](const TransferReport& done,
+                                                                                uint64_t files_total) {
+    line.Update([&] {
+      return verb + ": " + FormatCount(done.files) + " of " + FormatCount(files_total) + " files, " +
+             FormatApproximateBytes(done.bytes) + ", " + FormatElapsed(ProgressLine::Clock::now() - started);
+    });
+  };
+}
+
 // Copies the directory `directory` (its .gitignore'd files left out unless
 // `include_ignored`) into `store` through a materialized copy, so the
 // whole import reaches a sqlite workspace in one transaction, empty
 // directories included.
-Result<TransferReport> ImportDirectory(ProjectFiles& store, const std::string& directory, bool include_ignored) {
+Result<TransferReport> ImportDirectory(ProjectFiles& store, const std::string& directory, bool include_ignored,
+                                       ProgressLine& progress) {
   StoreOptions source_options;
   source_options.max_read_bytes = kMaxFileBytes;
   TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<ProjectFiles> source, OpenProject("fs:" + directory, source_options));
@@ -197,7 +213,14 @@ Result<TransferReport> ImportDirectory(ProjectFiles& store, const std::string& d
   TransferOptions options;
   options.skip_ignored = true;
   options.include_ignored = include_ignored;
+  options.progress = TransferProgress(progress, "importing");
   Result<TransferReport> report = CopyTreeInto(*source, view->path(), options);
+  // The copy goes into the workspace store as one transaction now, which
+  // for a large import takes as long as the copy or longer.
+  if (report.ok()) {
+    progress.ShowNow("importing: " + FormatCount(report->files) + " files copied, writing them into " +
+                     store.DisplayRoot());
+  }
   // Released either way: a copy that failed half-way has still written only
   // whole files from the source, and nothing of the workspace was removed.
   Status released = view->Release();
@@ -321,6 +344,10 @@ class WorkspaceCommand final : public Command {
 
   int Fail(const Status& status) const { return ReportStatus(what_, status); }
 
+  // A progress line only for people: not with --json, not when asked for
+  // quiet (--log-level error); ProgressLine checks for a terminal.
+  bool ProgressWanted(const CommonOptions& common) const { return !json_ && common.log_level != "error"; }
+
   int Print(std::string_view text) const {
     Status written = WriteFull(STDOUT_FILENO, text, "standard output");
     if (!written.ok()) return Fail(written);
@@ -403,7 +430,7 @@ class WorkspaceCommand final : public Command {
       std::string config_path = ConfigPath(common);
       std::optional<std::string> store;
       if (session_ && FileExists(config_path)) {
-        TOOLVFS_ASSIGN_OR_RETURN(Config config, LoadConfig(config_path));
+        TOOLVFS_ASSIGN_OR_RETURN(Config config, LoadConfig(config_path, InstallationVariables()));
         if (config.session) store = config.session->store;
       }
       if (!store) {
@@ -520,7 +547,10 @@ class WorkspaceCommand final : public Command {
 
     TransferReport report;
     if (!directory_.empty()) {
-      Result<TransferReport> imported = ImportDirectory(**store, directory_, include_ignored_);
+      Result<TransferReport> imported = [&] {
+        ProgressLine progress(ProgressLine::ForStderr(ProgressWanted(common)));
+        return ImportDirectory(**store, directory_, include_ignored_, progress);
+      }();
       if (!imported.ok()) {
         // A failed init leaves no half-filled workspace behind, so running
         // it again after fixing the cause just works.
@@ -685,7 +715,7 @@ class WorkspaceCommand final : public Command {
     std::optional<SessionConfig> table;
     std::string config_path = ConfigPath(common);
     if (FileExists(config_path)) {
-      TOOLVFS_ASSIGN_OR_RETURN(Config config, LoadConfig(config_path));
+      TOOLVFS_ASSIGN_OR_RETURN(Config config, LoadConfig(config_path, InstallationVariables()));
       table = config.session;
     }
     SessionSettings settings = SessionSettingsFrom(table, name);
@@ -1019,7 +1049,13 @@ class WorkspaceCommand final : public Command {
                                       "overwrites files at the same paths and leaves the others)");
       }
     }
-    Result<TransferReport> report = CopyTreeInto(*store, directory_, TransferOptions{});
+    Result<TransferReport> report = [&] {
+      // Erased when the copy ends, before anything is printed.
+      ProgressLine progress(ProgressLine::ForStderr(ProgressWanted(common)));
+      TransferOptions options;
+      options.progress = TransferProgress(progress, "exporting");
+      return CopyTreeInto(*store, directory_, options);
+    }();
     if (!report.ok()) return Fail(report.status());
     if (!json_) return Print("Exported " + DescribeTransfer(*report, "to " + Quote(directory_)) + "\n");
     return Print(JsonOf([&](JsonWriter& writer) {
@@ -1051,7 +1087,10 @@ class WorkspaceCommand final : public Command {
     }
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
     if (!store) return open_exit_code_;
-    Result<TransferReport> report = ImportDirectory(*store, directory_, include_ignored_);
+    Result<TransferReport> report = [&] {
+      ProgressLine progress(ProgressLine::ForStderr(ProgressWanted(common)));
+      return ImportDirectory(*store, directory_, include_ignored_, progress);
+    }();
     if (!report.ok()) return Fail(report.status());
     if (!json_) {
       return Print("Imported " + DescribeTransfer(*report, "from " + Quote(directory_) + " into " + store->DisplayRoot()) +
@@ -1106,7 +1145,20 @@ class WorkspaceCommand final : public Command {
     Result<std::unique_ptr<ProjectFiles>> target = OpenProject(to_uri_, store_options);
     if (!target.ok()) return ReportStatus("TO_URI", target.status());
 
-    Result<WorkspaceCopyReport> report = CopyWorkspace(*source, **target, options);
+    Result<WorkspaceCopyReport> report = [&] {
+      ProgressLine progress(ProgressLine::ForStderr(ProgressWanted(common)));
+      if (progress.enabled()) {
+        // The total is not known before: a copy reads each state as it goes.
+        options.progress = [&progress, started = ProgressLine::Clock::now()](const WorkspaceCopyReport& done) {
+          progress.Update([&] {
+            return "copying: " + FormatCount(done.files_written) + " files, " +
+                   FormatApproximateBytes(done.bytes_written) + ", " +
+                   FormatElapsed(ProgressLine::Clock::now() - started);
+          });
+        };
+      }
+      return CopyWorkspace(*source, **target, options);
+    }();
     if (!report.ok()) {
       std::string why = report.status().message();
       if (created) {

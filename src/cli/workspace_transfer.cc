@@ -122,8 +122,10 @@ Result<TransferReport> CopyTreeInto(ProjectFiles& source, const std::string& tar
   UniqueFd target_fd(::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!target_fd) return ErrnoToStatus(errno, "Cannot open the directory " + Quote(target));
   // Every conflict before the first write, so a refused copy changes nothing.
+  uint64_t files_total = 0;
   for (const PlannedEntry& entry : planner.planned()) {
     TOOLVFS_RETURN_IF_ERROR(CheckTarget(target_fd.get(), target, entry));
+    files_total += entry.kind == EntryKind::kDirectory ? 0 : 1;
   }
   for (const PlannedEntry& entry : planner.planned()) {
     if (entry.kind == EntryKind::kDirectory) {
@@ -137,6 +139,7 @@ Result<TransferReport> CopyTreeInto(ProjectFiles& source, const std::string& tar
     TOOLVFS_RETURN_IF_ERROR(WriteTargetFile(target_fd.get(), target, entry.path, content));
     ++report.files;
     report.bytes += content.size();
+    if (options.progress) options.progress(report, files_total);
   }
   return report;
 }

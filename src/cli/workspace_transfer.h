@@ -11,12 +11,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "core/status.h"
 #include "project/project_files.h"
 
 namespace toolvfs {
+
+struct TransferReport;
 
 struct TransferOptions {
   // Skip what the source's .gitignore and .ignore files ignore, and .git/
@@ -25,6 +28,9 @@ struct TransferOptions {
   bool skip_ignored = false;
   // With skip_ignored: still skip .git/ and .toolvfs/, but take ignored files.
   bool include_ignored = false;
+  // Called after each file written with the report so far and the number
+  // of files the copy writes in all (for a progress line). Empty: none.
+  std::function<void(const TransferReport& done, uint64_t files_total)> progress;
 };
 
 struct TransferReport {

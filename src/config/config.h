@@ -170,26 +170,43 @@ struct Config {
   std::vector<std::string> warnings;
 };
 
+// The values of `${toolvfs.NAME}` in tool commands and MCP server commands
+// (docs/config.md, "Where toolvfs is"), by NAME without the "toolvfs."
+// prefix. The names a config may use are fixed here (kConfigVariableNames);
+// their values — where this toolvfs is installed — are known only above
+// this layer (runtime/sdk_location.h), so the caller passes them in. A name
+// missing from the map or mapped to "" has no value in this process: a
+// config using it fails to parse, naming the variable.
+using ConfigVariables = std::map<std::string, std::string, std::less<>>;
+
+// "prefix" (the directory holding share/toolvfs: the install prefix, or the
+// build directory before installing) and "sdk" (the tool SDKs).
+inline constexpr std::string_view kConfigVariableNames[] = {"prefix", "sdk"};
+
 // Parses `text` as a toolvfs.toml; `source_name` is used in messages and
-// stored as Config::path. Fails with InvalidArgument whose one-line message
+// stored as Config::path. `${toolvfs.NAME}` in commands is replaced by
+// `variables` word by word (after the command string is split, so a value
+// with spaces stays one word). Fails with InvalidArgument whose one-line message
 // is the first error in file order, "FILE:LINE:COL: <what>", followed by
 // " (and N more errors)" when there are more; CheckConfigText lists them all.
-Result<Config> ParseConfig(std::string_view text, std::string_view source_name);
+Result<Config> ParseConfig(std::string_view text, std::string_view source_name,
+                           const ConfigVariables& variables = {});
 
 // Reads and parses the file at `path`. Fails with NotFound (naming the path)
 // if it does not exist, another code if it cannot be read or is over 16 MiB,
 // or as ParseConfig.
-Result<Config> LoadConfig(const std::string& path);
+Result<Config> LoadConfig(const std::string& path, const ConfigVariables& variables = {});
 
 // Every problem in one file, for `toolvfs check`.
 struct ConfigCheck {
   Config config;                    // complete only when `errors` is empty
   std::vector<std::string> errors;  // "FILE:LINE:COL: <what>", in file order
 };
-ConfigCheck CheckConfigText(std::string_view text, std::string_view source_name);
+ConfigCheck CheckConfigText(std::string_view text, std::string_view source_name,
+                            const ConfigVariables& variables = {});
 
 // Reads the file at `path` (errors as LoadConfig) and checks it.
-Result<ConfigCheck> CheckConfigFile(const std::string& path);
+Result<ConfigCheck> CheckConfigFile(const std::string& path, const ConfigVariables& variables = {});
 
 // The runtime a tool runs under (SPEC.md §6.2): builtin and mcp tools by
 // their source (their `runtime` key was ignored with a warning at parse

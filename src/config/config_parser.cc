@@ -249,7 +249,8 @@ struct Diagnostic {
 
 class ConfigParser {
  public:
-  explicit ConfigParser(std::string_view source_name) : source_name_(source_name) {
+  ConfigParser(std::string_view source_name, const ConfigVariables& variables)
+      : source_name_(source_name), variables_(variables) {
     config_.path = std::string(source_name);
   }
 
@@ -371,6 +372,57 @@ class ConfigParser {
                        values.push_back(std::move(*value));
                    });
     return values;
+  }
+
+  // `word` of the command at `path` with every `${toolvfs.NAME}` replaced
+  // by its value; nullopt (and an error naming the variable) for an
+  // unknown name, one without a value here, or a missing '}'. Other `$`
+  // text is left alone: a shell command may use its own variables.
+  std::optional<std::string> ExpandVariables(const toml::node& node, const std::string& path,
+                                             std::string_view word) {
+    constexpr std::string_view kOpening = "${toolvfs.";
+    std::string expanded;
+    size_t at = 0;
+    while (true) {
+      size_t start = word.find(kOpening, at);
+      if (start == std::string_view::npos) break;
+      expanded += word.substr(at, start - at);
+      size_t name_start = start + kOpening.size();
+      size_t end = word.find('}', name_start);
+      if (end == std::string_view::npos) {
+        Error(node, Named(path) + " has " + ShowString(word.substr(start)) +
+                        " without its closing '}'");
+        return std::nullopt;
+      }
+      std::string_view name = word.substr(name_start, end - name_start);
+      if (!Contains(kConfigVariableNames, name)) {
+        Error(node, Named(path) + " uses unknown variable ${toolvfs." + std::string(name) + "}" +
+                        Suggestion(name, kConfigVariableNames) + "; known: ${toolvfs.prefix}, ${toolvfs.sdk}");
+        return std::nullopt;
+      }
+      auto value = variables_.find(name);
+      if (value == variables_.end() || value->second.empty()) {
+        Error(node, Named(path) + " uses ${toolvfs." + std::string(name) +
+                        "}, which has no value here: this toolvfs found no share/toolvfs/sdk "
+                        "directory near its binary (TOOLVFS_SDK_DIR=/abs/dir sets ${toolvfs.sdk}; "
+                        "otherwise write the path itself)");
+        return std::nullopt;
+      }
+      expanded += value->second;
+      at = end + 1;
+    }
+    expanded += word.substr(at);
+    return expanded;
+  }
+
+  // ExpandVariables for each word; false after the first error.
+  bool ExpandVariables(const toml::node& node, const std::string& path, std::vector<std::string>& words) {
+    for (std::string& word : words) {
+      std::optional<std::string> expanded = ExpandVariables(node, path, word);
+      if (!expanded) return false;
+      word = std::move(*expanded);
+    }
+    return true;
   }
 
   std::vector<std::string> ExpectEnvNames(const toml::node& node, const std::string& path) {
@@ -529,8 +581,15 @@ class ConfigParser {
       } else {
         Error(value, Named(path) + " has no 'command'; an MCP server needs the program to start");
       }
-      if (const toml::node* args = table->get("args"))
+      if (const toml::node* command = table->get("command"); command != nullptr && !server.command.empty()) {
+        if (auto expanded = ExpandVariables(*command, Child(path, "command"), server.command)) {
+          server.command = std::move(*expanded);
+        }
+      }
+      if (const toml::node* args = table->get("args")) {
         server.args = ExpectArgumentList(*args, Child(path, "args"));
+        ExpandVariables(*args, Child(path, "args"), server.args);
+      }
       if (const toml::node* env = table->get("env"))
         server.env = ExpectEnvNames(*env, Child(path, "env"));
       config_.mcp_servers.emplace(name, std::move(server));
@@ -683,6 +742,7 @@ class ConfigParser {
         Error(node, Named(path) + " " + words.status().message());
         return std::nullopt;
       }
+      if (!ExpandVariables(node, path, *words)) return std::nullopt;
       command.from_string = true;
       command.program = std::move(words->front());
       command.args.assign(std::make_move_iterator(words->begin() + 1),
@@ -706,14 +766,18 @@ class ConfigParser {
         Error(*program, Named(Child(path, "program")) + " must not be empty");
         value.reset();
       }
-      if (value) command.program = std::move(*value);
-      valid = valid && value.has_value();
+      std::optional<std::string> expanded;
+      if (value) expanded = ExpandVariables(*program, Child(path, "program"), *value);
+      if (expanded) command.program = std::move(*expanded);
+      valid = valid && expanded.has_value();
     } else {
       Error(node, Named(path) + " has no 'program'");
       valid = false;
     }
-    if (const toml::node* args = table->get("args"))
+    if (const toml::node* args = table->get("args")) {
       command.args = ExpectArgumentList(*args, Child(path, "args"));
+      valid = ExpandVariables(*args, Child(path, "args"), command.args) && valid;
+    }
     if (const toml::node* shell = table->get("shell")) {
       if (auto value = ExpectBool(*shell, Child(path, "shell"))) command.shell = *value;
     }
@@ -1046,6 +1110,7 @@ class ConfigParser {
   }
 
   std::string source_name_;
+  const ConfigVariables& variables_;
   Config config_;
   std::set<std::string, std::less<>> declared_servers_;
   std::vector<Diagnostic> errors_;
@@ -1054,14 +1119,16 @@ class ConfigParser {
 
 }  // namespace
 
-ConfigCheck CheckConfigText(std::string_view text, std::string_view source_name) {
-  ConfigParser parser(source_name);
+ConfigCheck CheckConfigText(std::string_view text, std::string_view source_name,
+                            const ConfigVariables& variables) {
+  ConfigParser parser(source_name, variables);
   parser.Parse(text);
   return std::move(parser).Finish();
 }
 
-Result<Config> ParseConfig(std::string_view text, std::string_view source_name) {
-  ConfigCheck check = CheckConfigText(text, source_name);
+Result<Config> ParseConfig(std::string_view text, std::string_view source_name,
+                           const ConfigVariables& variables) {
+  ConfigCheck check = CheckConfigText(text, source_name, variables);
   if (check.errors.empty()) return std::move(check.config);
   std::string message = std::move(check.errors.front());
   size_t more = check.errors.size() - 1;
@@ -1082,14 +1149,14 @@ Result<std::string> ReadConfigText(const std::string& path) {
 
 }  // namespace
 
-Result<Config> LoadConfig(const std::string& path) {
+Result<Config> LoadConfig(const std::string& path, const ConfigVariables& variables) {
   TOOLVFS_ASSIGN_OR_RETURN(std::string text, ReadConfigText(path));
-  return ParseConfig(text, path);
+  return ParseConfig(text, path, variables);
 }
 
-Result<ConfigCheck> CheckConfigFile(const std::string& path) {
+Result<ConfigCheck> CheckConfigFile(const std::string& path, const ConfigVariables& variables) {
   TOOLVFS_ASSIGN_OR_RETURN(std::string text, ReadConfigText(path));
-  return CheckConfigText(text, path);
+  return CheckConfigText(text, path, variables);
 }
 
 }  // namespace toolvfs

@@ -26,16 +26,26 @@ Result<std::vector<std::string>> SplitShellWords(std::string_view command) {
   size_t i = 0;
   const size_t size = command.size();
 
-  // Copies a "{{ ... }}" template starting at `i` into `word`.
-  auto copy_template = [&]() -> Status {
-    size_t close = command.find("}}", i + 2);
-    if (close == std::string_view::npos) {
-      return InvalidArgumentError("has an unterminated template '{{' (no matching '}}')");
-    }
-    word.append(command.substr(i, close + 2 - i));
-    i = close + 2;
+  // Copies what starts at `i` with `opening` up to and including the
+  // first `closing` into `word`, untouched: a "{{ ... }}" template (the
+  // stdio runtime renders it) or a "${toolvfs.NAME}" variable (the config
+  // layer replaces it once the words are split, config.h).
+  auto copy_verbatim = [&](std::string_view opening, std::string_view closing,
+                           std::string_view unterminated) -> Status {
+    size_t close = command.find(closing, i + opening.size());
+    if (close == std::string_view::npos) return InvalidArgumentError(std::string(unterminated));
+    word.append(command.substr(i, close + closing.size() - i));
+    i = close + closing.size();
     in_word = true;
     return OkStatus();
+  };
+  auto copy_template = [&] {
+    return copy_verbatim("{{", "}}", "has an unterminated template '{{' (no matching '}}')");
+  };
+  constexpr std::string_view kVariableOpening = "${toolvfs.";
+  auto at_variable = [&] { return command.substr(i).starts_with(kVariableOpening); };
+  auto copy_variable = [&] {
+    return copy_verbatim(kVariableOpening, "}", "has an unterminated variable '${toolvfs.' (no matching '}')");
   };
 
   while (i < size) {
@@ -49,6 +59,8 @@ Result<std::vector<std::string>> SplitShellWords(std::string_view command) {
       ++i;
     } else if (c == '{' && i + 1 < size && command[i + 1] == '{') {
       TOOLVFS_RETURN_IF_ERROR(copy_template());
+    } else if (at_variable()) {
+      TOOLVFS_RETURN_IF_ERROR(copy_variable());
     } else if (c == '\\') {
       if (i + 1 >= size) return InvalidArgumentError("ends with an unescaped backslash");
       if (command[i + 1] != '\n') {  // backslash-newline: line continuation
@@ -77,6 +89,10 @@ Result<std::vector<std::string>> SplitShellWords(std::string_view command) {
         }
         if (inner == '{' && i + 1 < size && command[i + 1] == '{') {
           TOOLVFS_RETURN_IF_ERROR(copy_template());
+          continue;
+        }
+        if (at_variable()) {
+          TOOLVFS_RETURN_IF_ERROR(copy_variable());
           continue;
         }
         if (inner == '\\' && i + 1 < size) {

@@ -1,5 +1,5 @@
 // Splitting a command string into argv words the way a POSIX shell does,
-// without ever running a shell (SPEC.md §6.3: `command = "tools/x --fast"`).
+// without ever running a shell (`command = "tools/x --fast"`, docs/config.md).
 #pragma once
 
 #include <string>
@@ -19,7 +19,9 @@ namespace toolvfs {
 //   - '' and "" make an empty word;
 //   - a template `{{ ... }}` (outside single quotes) is copied verbatim up to
 //     its "}}", so `--x {{ tool.arguments | tojson }}` is two words and
-//     quotes or spaces inside the braces never split a placeholder.
+//     quotes or spaces inside the braces never split a placeholder;
+//   - a variable `${toolvfs.NAME}` (outside single quotes) is copied verbatim
+//     up to its "}" for the config layer to replace (config.h).
 // Because no shell runs, characters a shell would act on are errors rather
 // than silently passed as arguments: unquoted | & ; < > ( ), $ and ` outside
 // single quotes, and # at the start of a word. Quote them to pass them on.

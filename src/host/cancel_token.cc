@@ -19,4 +19,9 @@ void CancelToken::Cancel() noexcept {
   }
 }
 
+void CancelToken::RequestKill() noexcept {
+  kill_requested_.store(true, std::memory_order_release);
+  Cancel();
+}
+
 }  // namespace toolvfs

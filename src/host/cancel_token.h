@@ -24,6 +24,13 @@ class CancelToken {
 
   void Cancel() noexcept;
   bool cancelled() const noexcept { return cancelled_.load(std::memory_order_acquire); }
+
+  // Cancels, and asks for the tool to be stopped at once (SIGKILL) instead
+  // of after its grace period: the user's second Ctrl+C. Async-signal-safe
+  // like Cancel; the eventfd is written again, so an edge-triggered poller
+  // wakes once more.
+  void RequestKill() noexcept;
+  bool kill_requested() const noexcept { return kill_requested_.load(std::memory_order_acquire); }
   // The flag itself, for code that polls one (RequestScope::set_cancel_flag).
   const std::atomic<bool>& flag() const noexcept { return cancelled_; }
 
@@ -33,6 +40,7 @@ class CancelToken {
 
  private:
   std::atomic<bool> cancelled_{false};
+  std::atomic<bool> kill_requested_{false};
   UniqueFd event_fd_;
 };
 

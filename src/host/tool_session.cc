@@ -360,7 +360,9 @@ Status Session::Setup() {
   TOOLVFS_RETURN_IF_ERROR(Watch(child_.stderr_fd().get(), kToolStderr, EPOLLIN));
   pidfd_ = OpenPidfd(child_.pid());
   if (pidfd_) TOOLVFS_RETURN_IF_ERROR(Watch(pidfd_.get(), kChildExit, EPOLLIN));
-  if (cancel_.fd() >= 0) TOOLVFS_RETURN_IF_ERROR(Watch(cancel_.fd(), kCancel, EPOLLIN));
+  // Edge-triggered: the eventfd stays readable once cancelled (other
+  // pollers share it), and each later write (a kill request) is one event.
+  if (cancel_.fd() >= 0) TOOLVFS_RETURN_IF_ERROR(Watch(cancel_.fd(), kCancel, EPOLLIN | EPOLLET));
   if (setup_.control != nullptr) {
     // Without its eventfd no `apply` or abort could ever reach the loop.
     if (setup_.control->fd() < 0) {
@@ -933,6 +935,16 @@ void Session::OnChildExit() {
 }
 
 void Session::OnCancel() {
+  if (cancel_.kill_requested() && !ended_ && escalation_ < 2 && !child_exited_) {
+    // The user asked for it not to wait for the grace period (a second
+    // Ctrl+C): the run ends as cancelled once the tool is gone.
+    cancel_sent_ = true;
+    context_.gate.CancelQuestions();
+    escalation_ = 2;
+    static_cast<void>(child_.Signal(SIGKILL));
+    escalate_at_.reset();
+    return;
+  }
   if (cancel_sent_ || ended_) return;
   cancel_sent_ = true;
   context_.gate.CancelQuestions();  // Ctrl+C must not wait for an answer

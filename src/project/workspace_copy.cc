@@ -26,7 +26,9 @@ std::string JoinPath(const std::string& directory, std::string_view name) {
 // Writes states of the source into the target and counts what it did.
 class StateWriter {
  public:
-  StateWriter(ProjectFiles& target, WorkspaceCopyReport& report) : target_(target), report_(report) {}
+  StateWriter(ProjectFiles& target, WorkspaceCopyReport& report,
+              const std::function<void(const WorkspaceCopyReport&)>& progress)
+      : target_(target), report_(report), progress_(progress) {}
 
   // Copies every entry of `state` into the target, which is empty.
   Status CopyWhole(ProjectFiles& state) {
@@ -93,6 +95,7 @@ class StateWriter {
     if (!written.ok()) return Status(written.code(), "Cannot copy " + Quote(path) + ": " + written.message());
     ++report_.files_written;
     report_.bytes_written += content->size();
+    if (progress_) progress_(report_);
     return OkStatus();
   }
 
@@ -112,6 +115,7 @@ class StateWriter {
 
   ProjectFiles& target_;
   WorkspaceCopyReport& report_;
+  const std::function<void(const WorkspaceCopyReport&)>& progress_;
 };
 
 // The target must hold nothing yet: a copy into a workspace in use would
@@ -141,7 +145,7 @@ Result<bool> CheckTargetIsEmpty(ProjectFiles& target) {
 Status CopyStates(ProjectFiles& source, ProjectFiles& target, const std::vector<SnapshotInfo>& history,
                   const std::optional<std::string>& live_id, const WorkspaceCopyOptions& options,
                   WorkspaceCopyReport& report) {
-  StateWriter writer(target, report);
+  StateWriter writer(target, report, options.progress);
   std::optional<std::string> previous;
   for (size_t index = 0; index <= history.size(); ++index) {
     const bool live = index == history.size();

@@ -38,6 +38,8 @@ using SnapshotOpener = std::function<Result<std::unique_ptr<ProjectFiles>>(std::
 // opened with `options`. A URI without '#' names the default workspace.
 SnapshotOpener SnapshotOpenerForUri(std::string uri, StoreOptions options);
 
+struct WorkspaceCopyReport;
+
 struct WorkspaceCopyOptions {
   // The snapshots too (false: the live state only, e.g. when the source is
   // itself a snapshot project).
@@ -47,6 +49,9 @@ struct WorkspaceCopyOptions {
   // first); for stores without snapshot projects (memory). The source must
   // then not be written by anyone else during the copy.
   SnapshotOpener open_snapshot;
+  // Called after each file written, with the report so far (for a
+  // progress line). Empty: none.
+  std::function<void(const WorkspaceCopyReport& so_far)> progress;
 };
 
 struct CopiedSnapshot {

@@ -34,27 +34,47 @@ std::string DirectoryOfThisCode() {
   return file.parent_path().string();
 }
 
+// `prefix`/share/toolvfs/sdk, or "" for no prefix.
+std::string SdkUnder(const std::string& prefix) {
+  return prefix.empty() ? prefix : (std::filesystem::path(prefix) / "share" / "toolvfs" / "sdk").string();
+}
+
 }  // namespace
 
-std::string FindSdkDirectoryFrom(const std::string& start_directory) {
+std::string FindPrefixFrom(const std::string& start_directory) {
   if (start_directory.empty()) return {};
   std::filesystem::path directory(start_directory);
   for (int level = 0; level <= kLevelsSearched; ++level) {
-    std::string candidate = (directory / "share" / "toolvfs" / "sdk").string();
-    if (IsDirectory(candidate)) return candidate;
+    if (IsDirectory(SdkUnder(directory.string()))) return directory.string();
     if (!directory.has_parent_path() || directory.parent_path() == directory) break;
     directory = directory.parent_path();
   }
   return {};
 }
 
+std::string FindSdkDirectoryFrom(const std::string& start_directory) {
+  return SdkUnder(FindPrefixFrom(start_directory));
+}
+
+const std::string& InstallPrefix() {
+  static const std::string prefix = FindPrefixFrom(DirectoryOfThisCode());
+  return prefix;
+}
+
 const std::string& SdkDirectory() {
   static const std::string directory = [] {
     const char* overridden = std::getenv("TOOLVFS_SDK_DIR");
     if (overridden != nullptr && overridden[0] == '/') return std::string(overridden);
-    return FindSdkDirectoryFrom(DirectoryOfThisCode());
+    return SdkUnder(InstallPrefix());
   }();
   return directory;
+}
+
+ConfigVariables InstallationVariables() {
+  ConfigVariables variables;
+  if (!InstallPrefix().empty()) variables.emplace("prefix", InstallPrefix());
+  if (!SdkDirectory().empty()) variables.emplace("sdk", SdkDirectory());
+  return variables;
 }
 
 }  // namespace toolvfs

@@ -13,6 +13,8 @@
 
 #include <string>
 
+#include "config/config.h"
+
 namespace toolvfs {
 
 // The SDK directory (absolute), or "" when none was found: vfs tools then
@@ -20,9 +22,22 @@ namespace toolvfs {
 // Computed once per process.
 const std::string& SdkDirectory();
 
+// The prefix that holds `share/toolvfs/sdk` (absolute), found as for
+// SdkDirectory but never overridden by TOOLVFS_SDK_DIR; "" when none was
+// found. The build directory before installing (it stages share/ and
+// libexec/ like an install). Computed once per process.
+const std::string& InstallPrefix();
+
+// The values of `${toolvfs.prefix}` and `${toolvfs.sdk}` for the config
+// layer (config.h, ConfigVariables); a value not found here is left out.
+ConfigVariables InstallationVariables();
+
 // The search itself, for tests: the first `ancestor/share/toolvfs/sdk`
 // that is a directory, for the ancestors of `start_directory` (itself
 // included, at most four levels up), or "".
 std::string FindSdkDirectoryFrom(const std::string& start_directory);
+
+// As FindSdkDirectoryFrom, but the ancestor itself (the prefix), or "".
+std::string FindPrefixFrom(const std::string& start_directory);
 
 }  // namespace toolvfs

@@ -126,6 +126,8 @@ Result<ProcessRun> Supervise(ChildProcess& child, CancelToken& cancel, std::chro
         kill_at = now;
       }
     }
+    // A second Ctrl+C: no grace.
+    if (run.end == RunEnd::kCancelled && cancel.kill_requested()) kill_at = now;
     if (kill_at && now >= *kill_at && !killed) {
       (void)child.Signal(SIGKILL);
       killed = true;

@@ -230,7 +230,7 @@ cancel_grace_s = 1
   std::string rest;
   EXPECT_EQ(process.Wait(rest), 130);
   EXPECT_THAT(rest, HasSubstr("\r\ntoolvfs: cancelling tool 'stubborn': waiting up to 1 s for it to stop, then it is "
-                              "terminated (SIGTERM, then SIGKILL)\r\n"));
+                              "terminated (SIGTERM, then SIGKILL); press Ctrl+C again to stop it at once\r\n"));
   EXPECT_THAT(rest, HasSubstr("toolvfs: tool 'stubborn' cancelled: interrupted by SIGINT"));
 }
 

@@ -1,6 +1,7 @@
 // toolvfs.toml parsing: what valid files turn into.
 #include "config/config.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -341,6 +342,69 @@ TEST(ConfigTest, LoadConfigReadsTheFileAndNamesItInErrors) {
 
   unlink(path.c_str());
   rmdir(directory.c_str());
+}
+
+}  // namespace
+}  // namespace toolvfs
+
+// ${toolvfs.prefix} and ${toolvfs.sdk} in commands (docs/config.md, "Where
+// toolvfs is"): replaced word by word from the values the caller passes.
+namespace toolvfs {
+namespace {
+
+const ConfigVariables kInstallation = {{"prefix", "/opt/tool vfs"}, {"sdk", "/opt/tool vfs/share/toolvfs/sdk"}};
+
+TEST(ConfigVariablesTest, ReplacedInEveryKindOfCommandAndKeptOneWord) {
+  Result<Config> config = ParseConfig(R"(
+[tools.report]
+command = "${toolvfs.prefix}/libexec/toolvfs/examples/todo_report --sdk=\"${toolvfs.sdk}\""
+runtime = "vfs"
+
+[tools.table]
+command = { program = "${toolvfs.prefix}/bin/x", args = ["${toolvfs.sdk}/toolvfs_tool.py", "$HOME"] }
+
+[mcp_servers.code]
+command = "${toolvfs.prefix}/bin/server"
+args = ["--sdk", "${toolvfs.sdk}"]
+)",
+                                      "toolvfs.toml", kInstallation);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(*config->tools.at("report").command,
+            (CommandSpec{"/opt/tool vfs/libexec/toolvfs/examples/todo_report",
+                         {"--sdk=/opt/tool vfs/share/toolvfs/sdk"}, false, true}));
+  EXPECT_EQ(*config->tools.at("table").command,
+            (CommandSpec{"/opt/tool vfs/bin/x", {"/opt/tool vfs/share/toolvfs/sdk/toolvfs_tool.py", "$HOME"}, false, false}));
+  EXPECT_EQ(config->mcp_servers.at("code").command, "/opt/tool vfs/bin/server");
+  EXPECT_EQ(config->mcp_servers.at("code").args,
+            (std::vector<std::string>{"--sdk", "/opt/tool vfs/share/toolvfs/sdk"}));
+}
+
+TEST(ConfigVariablesTest, UnknownUnavailableAndUnterminatedAreErrorsNamingTheVariable) {
+  Result<Config> typo = ParseConfig("[tools.a]\ncommand = \"${toolvfs.prefx}/bin/a\"\n", "toolvfs.toml", kInstallation);
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.status().message(),
+            "toolvfs.toml:2:11: 'tools.a.command' uses unknown variable ${toolvfs.prefx} (did you mean 'prefix'?); "
+            "known: ${toolvfs.prefix}, ${toolvfs.sdk}");
+
+  // Without values (toolvfs found no installation), a use says so.
+  Result<Config> unavailable = ParseConfig("[tools.a]\ncommand = \"${toolvfs.sdk}/a\"\n", "toolvfs.toml");
+  ASSERT_FALSE(unavailable.ok());
+  EXPECT_THAT(unavailable.status().message(),
+              ::testing::HasSubstr("'tools.a.command' uses ${toolvfs.sdk}, which has no value here"));
+
+  Result<Config> unterminated = ParseConfig("[tools.a]\ncommand = \"${toolvfs.sdk/a\"\n", "toolvfs.toml", kInstallation);
+  ASSERT_FALSE(unterminated.ok());
+  EXPECT_THAT(unterminated.status().message(), ::testing::HasSubstr("unterminated variable '${toolvfs.'"));
+
+  Result<Config> in_args = ParseConfig("[mcp_servers.s]\ncommand = \"x\"\nargs = [\"${toolvfs.bin}\"]\n", "toolvfs.toml",
+                                       kInstallation);
+  ASSERT_FALSE(in_args.ok());
+  EXPECT_THAT(in_args.status().message(), ::testing::HasSubstr("'mcp_servers.s.args' uses unknown variable ${toolvfs.bin}"));
+
+  // Other $ text is still the shell rule's error, not a variable.
+  Result<Config> shell = ParseConfig("[tools.a]\ncommand = \"a $HOME\"\n", "toolvfs.toml", kInstallation);
+  ASSERT_FALSE(shell.ok());
+  EXPECT_THAT(shell.status().message(), ::testing::HasSubstr("has '$', which a shell would interpret"));
 }
 
 }  // namespace

@@ -300,6 +300,26 @@ while True:
   EXPECT_FALSE(ProcessAlive(child)) << "the tool's process group outlived the run";
 }
 
+TEST_F(SessionTest, AKillRequestStopsAToolIgnoringCancelWithoutItsGrace) {
+  // The user's second Ctrl+C (CancelToken::RequestKill) during a 30 s grace.
+  limits_.cancel_grace_s = 30;
+  std::thread canceller = CancelAfter(std::chrono::milliseconds(200));
+  std::thread killer([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    cancel_.RequestKill();
+  });
+  Outcome outcome = Run(R"PY(
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+while True:
+    time.sleep(1)
+)PY");
+  canceller.join();
+  killer.join();
+  EXPECT_EQ(outcome.kind, Outcome::Kind::kCancelled);
+  EXPECT_EQ(outcome.error->message, "Tool 't' was cancelled");
+  EXPECT_LT(Seconds(), 15.0) << "the kill request waited for the grace period";
+}
+
 TEST_F(SessionTest, CancelBeforeStartStillStopsTheTool) {
   cancel_.Cancel();
   Outcome outcome = Run(R"PY(

@@ -75,6 +75,14 @@ PYTHONPATH= python3 -c "import site; site.addsitedir('$prefix/lib/python3/dist-p
   fail "toolvfs.pth does not make toolvfs_tool importable"
 check "python3 imports toolvfs_tool through toolvfs.pth"
 
+# ... and the installed example project, copied elsewhere, runs every tool
+# of its toolvfs.toml with the moved install (its C++ tool in libexec/).
+[[ -x "$moved/libexec/toolvfs/examples/todo_report" ]] || fail "not installed: libexec/toolvfs/examples/todo_report"
+env -u PYTHONPATH -u TOOLVFS_SDK_DIR bash "$source_dir/tests/examples/example_project_test.sh" \
+  "$moved/bin/toolvfs" "$moved/share/toolvfs/examples/project" > "$work/example.log" 2>&1 || {
+  cat "$work/example.log" >&2; fail "the installed example project, copied elsewhere"; }
+check "the installed example project runs every tool when copied elsewhere"
+
 # 6. examples/embed, a separate CMake project, against the staged install.
 cmake -S "$source_dir/examples/embed" -B "$work/embed" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
   > "$work/embed-configure.log" 2>&1 || { cat "$work/embed-configure.log" >&2; fail "configure examples/embed"; }

@@ -44,3 +44,20 @@ TEST(SdkLocationTest, AFileNamedLikeTheSdkIsNotIt) {
 
 }  // namespace
 }  // namespace toolvfs
+
+namespace toolvfs {
+namespace {
+
+TEST(InstallationVariablesTest, ThePrefixAndTheSdkOfThisBuild) {
+  // This binary is build/tests/runtime/runtime_test: the prefix is build/.
+  ConfigVariables variables = InstallationVariables();
+  ASSERT_EQ(variables.count("prefix"), 1u);
+  ASSERT_EQ(variables.count("sdk"), 1u);
+  EXPECT_EQ(variables.at("prefix"), InstallPrefix());
+  EXPECT_TRUE(std::filesystem::is_directory(variables.at("prefix") + "/share/toolvfs/sdk")) << variables.at("prefix");
+  EXPECT_EQ(variables.at("sdk"), SdkDirectory());
+  EXPECT_EQ(FindPrefixFrom(variables.at("prefix") + "/tests/runtime"), variables.at("prefix"));
+}
+
+}  // namespace
+}  // namespace toolvfs

@@ -727,8 +727,9 @@ TEST_P(CorpusTest, BestEffortOnAFullKernelRunsWithoutWarnings) {
 
 // --- The positive suite ------------------------------------------------------
 
-// examples/project in the temporary dir, its toolvfs.toml's relative
-// command paths made absolute (they are relative to the config's directory).
+// examples/project in the temporary dir, its C++ tool's command pointed at
+// a copy of the built todo_report that uid 65534 can run (the Python tools
+// are in the project, agent_tools/).
 class ExamplesTest : public CorpusTest {
  protected:
   void CopyExampleProject() {
@@ -739,9 +740,8 @@ class ExamplesTest : public CorpusTest {
     fs::remove_all(project_);
     fs::copy(fs::path(SourceDir()) / "examples" / "project", project_, fs::copy_options::recursive);
     std::string config = ReadFile(project_ / "toolvfs.toml");
-    ReplaceOnce(config, "\"../../build/examples/todo_report\"", "\"" + todo_report.string() + "\"");
-    ReplaceOnce(config, "\"python3 ../tools/rename_symbol.py\"",
-                "\"python3 " + (fs::path(SourceDir()) / "examples" / "tools" / "rename_symbol.py").string() + "\"");
+    ReplaceOnce(config, "\"${toolvfs.prefix}/libexec/toolvfs/examples/todo_report\"",
+                "\"" + todo_report.string() + "\"");
     WriteFile(project_ / "toolvfs.toml", config);
   }
 

@@ -197,7 +197,8 @@ TEST_P(SdkE2eTest, PrintsAfterConnectGoToStderr) {
   EXPECT_THAT(outcome.out, Not(HasSubstr("after connect")));
 }
 
-// --- The example tools of examples/tools/ on a copy of examples/project.
+// --- The example tools (examples/tools/todo_report, examples/project/agent_tools/)
+// on a copy of examples/project.
 
 class SdkExampleToolsTest : public ::testing::Test {
  protected:
@@ -234,7 +235,7 @@ TEST_F(SdkExampleToolsTest, TodoReportGroupsMarkersByFile) {
 }
 
 TEST_F(SdkExampleToolsTest, RenameSymbolRewritesWholeWordsOnly) {
-  std::string tool = SourceDir() + "/examples/tools/rename_symbol.py";
+  std::string tool = SourceDir() + "/examples/project/agent_tools/rename_symbol.py";
   std::string before = ReadFile(root_ / "shortlink/store.py");
 
   Outcome dry = Exec(root_.string(), {SDK_PYTHON3, tool}, {"--args", R"({"from":"LinkStore","to":"LinkRepository","dry_run":true})"});

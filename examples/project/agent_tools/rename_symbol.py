@@ -13,20 +13,17 @@ replaces whole-word occurrences and writes them back, then reports the
 files and counts. Whole word means ASCII word boundaries, as in the grep
 pattern (RE2's \\b).
 
-Run on the example project:
-  toolvfs exec --project examples/project \\
-      --args '{"from": "LinkStore", "to": "LinkRepository", "dry_run": true}' \\
-      -- python3 examples/tools/rename_symbol.py
+Run on the example project (toolvfs puts the SDK on PYTHONPATH), from it:
+  toolvfs exec --args '{"from": "OldName", "to": "NewName", "dry_run": true}' \\
+      -- python3 agent_tools/rename_symbol.py
 """
 
-import os
 import re
 import sys
 
-# The SDK next to this repository; no __pycache__ in it (it may be read-only
-# to a sandboxed tool, and it is source).
+# No __pycache__ next to the SDK or this script: they may be read-only to a
+# sandboxed tool, and they are source. toolvfs puts the SDK on PYTHONPATH.
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sdk"))
 
 import toolvfs_tool as tv  # noqa: E402
 
