@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -62,6 +63,15 @@ void WriteAnnotations(JsonWriter& writer, const McpToolAnnotations& annotations)
   writer.EndObject();
 }
 
+// A whole number as an integer (50, not 50.0), anything else as a double.
+void WriteNumber(JsonWriter& writer, double value) {
+  if (value == std::floor(value) && std::fabs(value) < 9.0e15) {
+    writer.Int64(static_cast<int64_t>(value));
+  } else {
+    writer.Double(value);
+  }
+}
+
 }  // namespace
 
 std::optional<McpLogLevel> ParseMcpLogLevel(std::string_view name) {
@@ -91,6 +101,17 @@ Result<std::string> McpCall::RequestClient(std::string_view method, std::string_
     return Status(StatusCode::kUnsupported, "this call has no channel to the client to send " + std::string(method));
   }
   return server_->RequestClient(*send_, cancel_, also_cancel, method, params_json);
+}
+
+void McpCall::ReportProgress(double progress, std::optional<double> total, std::string_view message) {
+  if (server_ == nullptr || send_ == nullptr || !progress_requested_) return;
+  server_->SendToolProgress(*this, progress, total, message);
+}
+
+void McpCall::Log(McpLogLevel level, std::string_view logger, std::string_view message,
+                  std::string_view data_json) {
+  if (server_ == nullptr || send_ == nullptr) return;
+  server_->SendLog(*send_, level, logger, message, data_json);
 }
 
 McpServer::McpServer(McpToolHost& tools, McpServerOptions options)
@@ -363,12 +384,16 @@ void McpServer::SendProgress() {
   std::lock_guard lock(mutex_);
   const auto now = std::chrono::steady_clock::now();
   for (auto& [id, running] : running_) {
-    if (running.progress_token.empty() || running.call == nullptr || running.cancel->cancelled()) continue;
+    if (running.progress_token.empty() || running.call == nullptr || running.cancel->cancelled() ||
+        running.tool_reports_progress) {
+      continue;
+    }
     const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now - running.started).count();
     const uint64_t work = running.call->work_done();
     // `progress` must grow with every notification: it is the number of
     // notifications sent; the message carries the real counts.
     ++running.progress_sent;
+    running.last_progress = static_cast<double>(running.progress_sent);
     const std::string text = "running for " + std::to_string(seconds) + " s; " + std::to_string(work) +
                              (work == 1 ? " request" : " requests") + " of the tool decided by its policy";
     (*running.send)(SerializeNotification("notifications/progress", [&](JsonWriter& writer) {
@@ -382,6 +407,62 @@ void McpServer::SendProgress() {
       writer.EndObject();
     }));
   }
+}
+
+void McpServer::SendToolProgress(const McpCall& call, double progress, std::optional<double> total,
+                                 std::string_view message) {
+  // Under mutex_ like SendProgress: never after the call's answer.
+  std::lock_guard lock(mutex_);
+  for (auto& [id, running] : running_) {
+    if (running.call != &call) continue;
+    if (running.progress_token.empty() || running.cancel->cancelled()) return;
+    const bool first = !running.tool_reports_progress && running.progress_sent == 0;
+    if (!first && progress <= running.last_progress) return;
+    running.tool_reports_progress = true;
+    running.last_progress = progress;
+    ++running.progress_sent;
+    (*running.send)(SerializeNotification("notifications/progress", [&](JsonWriter& writer) {
+      writer.StartObject();
+      WriteJsonKey(writer, "progressToken");
+      writer.RawValue(running.progress_token.data(), running.progress_token.size(), rapidjson::kStringType);
+      WriteJsonKey(writer, "progress");
+      WriteNumber(writer, progress);
+      if (total && *total > 0) {
+        WriteJsonKey(writer, "total");
+        WriteNumber(writer, *total);
+      }
+      if (!message.empty()) {
+        WriteJsonKey(writer, "message");
+        writer.String(message);
+      }
+      writer.EndObject();
+    }));
+    return;
+  }
+}
+
+void McpServer::SendLog(const McpSend& send, McpLogLevel level, std::string_view logger, std::string_view message,
+                        std::string_view data_json) {
+  if (level < log_level_.load() || protocol_version().empty()) return;
+  send(SerializeNotification("notifications/message", [&](JsonWriter& writer) {
+    writer.StartObject();
+    WriteJsonKey(writer, "level");
+    writer.String(McpLogLevelName(level));
+    WriteJsonKey(writer, "logger");
+    writer.String(logger);
+    WriteJsonKey(writer, "data");
+    if (data_json.empty()) {
+      writer.String(message);
+    } else {
+      writer.StartObject();
+      WriteJsonKey(writer, "message");
+      writer.String(message);
+      WriteJsonKey(writer, "data");
+      writer.RawValue(data_json.data(), data_json.size(), rapidjson::kObjectType);
+      writer.EndObject();
+    }
+    writer.EndObject();
+  }));
 }
 
 void McpServer::NotifyToolsChanged() {
@@ -399,23 +480,13 @@ void McpServer::NotifyToolsChanged() {
 }
 
 void McpServer::Log(McpLogLevel level, std::string_view text) {
-  if (level < log_level_.load()) return;
   const McpSend* send;
   {
     std::lock_guard lock(state_mutex_);
-    if (protocol_version_.empty() || notify_send_ == nullptr) return;
+    if (notify_send_ == nullptr) return;
     send = notify_send_;
   }
-  (*send)(SerializeNotification("notifications/message", [&](JsonWriter& writer) {
-    writer.StartObject();
-    WriteJsonKey(writer, "level");
-    writer.String(McpLogLevelName(level));
-    WriteJsonKey(writer, "logger");
-    writer.String(options_.server_name);
-    WriteJsonKey(writer, "data");
-    writer.String(text);
-    writer.EndObject();
-  }));
+  SendLog(*send, level, options_.server_name, text, {});
 }
 
 WireMessage McpServer::Dispatch(const Message& message) {

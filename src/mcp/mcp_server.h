@@ -115,6 +115,18 @@ class McpCall {
   // Whether the client asked for progress (so counting work is worth it).
   bool progress_requested() const { return progress_requested_; }
 
+  // The tool's own progress (a vfs tool's `progress` notification): sent
+  // as notifications/progress with the call's progressToken, when it has
+  // one, instead of the server's elapsed-time reports from then on. A
+  // value not above the last one sent for the call is dropped (MCP wants
+  // progress to grow); `total` <= 0 means unknown.
+  void ReportProgress(double progress, std::optional<double> total, std::string_view message);
+  // A log line of the tool: notifications/message on the call's channel
+  // when `level` is at or above the client's (logging/setLevel). `data`:
+  // the message as a string, or {"message", "data"} when the tool sent
+  // data too (`data_json`, compact; empty: none).
+  void Log(McpLogLevel level, std::string_view logger, std::string_view message, std::string_view data_json);
+
  private:
   McpServer* server_;
   const McpSend* send_;
@@ -216,6 +228,10 @@ class McpServer {
     McpCall* call = nullptr;
     std::chrono::steady_clock::time_point started;
     uint64_t progress_sent = 0;
+    // The last `progress` value sent; once the tool reports its own, the
+    // server's elapsed-time reports stop.
+    double last_progress = 0;
+    bool tool_reports_progress = false;
   };
 
   // A request this server sent to the client, until its response.
@@ -235,6 +251,10 @@ class McpServer {
   void RunWorker();
   void StartProgressThread();
   void SendProgress();
+  void SendToolProgress(const McpCall& call, double progress, std::optional<double> total,
+                        std::string_view message);
+  void SendLog(const McpSend& send, McpLogLevel level, std::string_view logger, std::string_view message,
+               std::string_view data_json);
   bool ClientHas(std::string_view capability) const;
   Result<std::string> RequestClient(const McpSend& send, const CancelToken& cancel, const CancelToken* also_cancel,
                                     std::string_view method, std::string_view params_json);
