@@ -183,6 +183,19 @@ runtime = "vfs"
 [tools.reader.sandbox]
 filesystem.allow = ["."]
 filesystem.deny = ["private"]
+
+[tools.reporting]
+command = "python3 reporting.py"
+runtime = "vfs"
+)";
+
+// Its own progress and log lines (docs/protocol.md), then a result.
+constexpr const char* kReporting = R"(notify("progress", {"progress": 1, "total": 4, "message": "reading"})
+notify("log", {"level": "debug", "message": "details"})
+notify("log", {"level": "info", "message": "read 3 files"})
+notify("log", {"level": "warning", "message": "odd file", "logger": "parser", "data": {"n": 1}})
+notify("progress", {"progress": 4, "total": 4})
+notify("result", {"content": "reported"})
 )";
 
 // Reads private/secret.txt, which its policy denies, and reports the refusal.
@@ -211,6 +224,7 @@ class RunExecTest : public ::testing::Test {
     WriteTool("waiter.py", kWaiter);
     WriteTool("stubborn.py", kStubborn);
     WriteTool("reader.py", kReader);
+    WriteTool("reporting.py", kReporting);
     Write("private/secret.txt", "secret");
     Write("stdio_greet.py", "import sys\nprint('hello ' + sys.argv[1])\n");
     Write("stdio_ask.py", kStdioAsk);
@@ -290,6 +304,27 @@ TEST_F(RunExecTest, RunPrintsEveryBlockOnItsOwnLines) {
   EXPECT_STREQ(content[3]["type"].GetString(), "resource");
   EXPECT_STREQ(content[3]["resource"]["uri"].GetString(), "file:///r.txt");
   EXPECT_STREQ(content[4]["resource"]["text"].GetString(), "inline");
+}
+
+// A tool's log lines go to stderr at --log-level; its progress off a
+// terminal only at info or debug, as plain lines (no carriage returns).
+TEST_F(RunExecTest, AToolsLogLinesAndProgressFollowTheLogLevel) {
+  ProcessResult quiet = Toolvfs({"run", "reporting"});
+  EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.out, "reported\n");
+  EXPECT_EQ(quiet.err, "toolvfs: reporting: warning: parser: odd file {\"n\":1}\n");
+
+  ProcessResult errors_only = Toolvfs({"--log-level", "error", "run", "reporting"});
+  EXPECT_EQ(errors_only.err, "");
+
+  ProcessResult info = Toolvfs({"--log-level", "info", "run", "reporting"});
+  EXPECT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_EQ(info.out, "reported\n");
+  EXPECT_EQ(info.err,
+            "toolvfs: progress: reporting: 25% (1/4) reading\n"
+            "toolvfs: reporting: info: read 3 files\n"
+            "toolvfs: reporting: warning: parser: odd file {\"n\":1}\n"
+            "toolvfs: progress: reporting: 100% (4/4)\n");
 }
 
 TEST_F(RunExecTest, ToolErrorGoesToStderrAndExitsOne) {
