@@ -100,7 +100,7 @@ Result<std::string> McpCall::RequestClient(std::string_view method, std::string_
   if (server_ == nullptr || send_ == nullptr) {
     return Status(StatusCode::kUnsupported, "this call has no channel to the client to send " + std::string(method));
   }
-  return server_->RequestClient(*send_, cancel_, also_cancel, method, params_json);
+  return server_->RequestClient(*send_, request_id_json_, cancel_, also_cancel, method, params_json);
 }
 
 void McpCall::ReportProgress(double progress, std::optional<double> total, std::string_view message) {
@@ -111,7 +111,7 @@ void McpCall::ReportProgress(double progress, std::optional<double> total, std::
 void McpCall::Log(McpLogLevel level, std::string_view logger, std::string_view message,
                   std::string_view data_json) {
   if (server_ == nullptr || send_ == nullptr) return;
-  server_->SendLog(*send_, level, logger, message, data_json);
+  server_->SendLog(*send_, request_id_json_, level, logger, message, data_json);
 }
 
 McpServer::McpServer(McpToolHost& tools, McpServerOptions options)
@@ -224,16 +224,24 @@ void McpServer::TakeClientResponse(const Message& response) {
   client_answered_.notify_all();
 }
 
-Result<std::string> McpServer::RequestClient(const McpSend& send, const CancelToken& cancel,
-                                             const CancelToken* also_cancel, std::string_view method,
-                                             std::string_view params_json) {
+void McpServer::SendForCall(const McpSend& send, std::string_view request_id_json, const WireMessage& message) {
+  if (related_send_ && !request_id_json.empty()) {
+    related_send_(message, request_id_json);
+  } else {
+    send(message);
+  }
+}
+
+Result<std::string> McpServer::RequestClient(const McpSend& send, std::string_view request_id_json,
+                                             const CancelToken& cancel, const CancelToken* also_cancel,
+                                             std::string_view method, std::string_view params_json) {
   int64_t id;
   {
     std::lock_guard lock(mutex_);
     id = next_client_request_id_++;
     client_requests_[id];
   }
-  send(SerializeRequest(id, method, params_json));
+  SendForCall(send, request_id_json, SerializeRequest(id, method, params_json));
   const auto deadline = std::chrono::steady_clock::now() + options_.client_request_timeout;
   std::unique_lock lock(mutex_);
   for (;;) {
@@ -245,7 +253,7 @@ Result<std::string> McpServer::RequestClient(const McpSend& send, const CancelTo
       client_requests_.erase(id);
       lock.unlock();
       const std::string reason = cancelled ? "the tool call was cancelled" : "no answer in time";
-      send(SerializeNotification("notifications/cancelled", [&](JsonWriter& writer) {
+      SendForCall(send, request_id_json, SerializeNotification("notifications/cancelled", [&](JsonWriter& writer) {
         writer.StartObject();
         WriteJsonKey(writer, "requestId");
         writer.Int64(id);
@@ -332,7 +340,7 @@ void McpServer::Submit(std::string_view line, const McpSend& send) {
 
   auto owned = std::make_shared<Message>(std::move(message));
   work_.push_back([this, owned, cancel, key, &send, wants_progress = !progress_token.empty()] {
-    McpCall call(this, &send, *cancel, wants_progress);
+    McpCall call(this, &send, *cancel, wants_progress, key);
     {
       std::lock_guard guard(mutex_);
       running_[key].call = &call;
@@ -396,7 +404,7 @@ void McpServer::SendProgress() {
     running.last_progress = static_cast<double>(running.progress_sent);
     const std::string text = "running for " + std::to_string(seconds) + " s; " + std::to_string(work) +
                              (work == 1 ? " request" : " requests") + " of the tool decided by its policy";
-    (*running.send)(SerializeNotification("notifications/progress", [&](JsonWriter& writer) {
+    SendForCall(*running.send, id, SerializeNotification("notifications/progress", [&](JsonWriter& writer) {
       writer.StartObject();
       WriteJsonKey(writer, "progressToken");
       writer.RawValue(running.progress_token.data(), running.progress_token.size(), rapidjson::kStringType);
@@ -421,7 +429,7 @@ void McpServer::SendToolProgress(const McpCall& call, double progress, std::opti
     running.tool_reports_progress = true;
     running.last_progress = progress;
     ++running.progress_sent;
-    (*running.send)(SerializeNotification("notifications/progress", [&](JsonWriter& writer) {
+    SendForCall(*running.send, id, SerializeNotification("notifications/progress", [&](JsonWriter& writer) {
       writer.StartObject();
       WriteJsonKey(writer, "progressToken");
       writer.RawValue(running.progress_token.data(), running.progress_token.size(), rapidjson::kStringType);
@@ -441,10 +449,10 @@ void McpServer::SendToolProgress(const McpCall& call, double progress, std::opti
   }
 }
 
-void McpServer::SendLog(const McpSend& send, McpLogLevel level, std::string_view logger, std::string_view message,
-                        std::string_view data_json) {
+void McpServer::SendLog(const McpSend& send, std::string_view related_request_id_json, McpLogLevel level,
+                        std::string_view logger, std::string_view message, std::string_view data_json) {
   if (level < log_level_.load() || protocol_version().empty()) return;
-  send(SerializeNotification("notifications/message", [&](JsonWriter& writer) {
+  SendForCall(send, related_request_id_json, SerializeNotification("notifications/message", [&](JsonWriter& writer) {
     writer.StartObject();
     WriteJsonKey(writer, "level");
     writer.String(McpLogLevelName(level));
@@ -486,7 +494,7 @@ void McpServer::Log(McpLogLevel level, std::string_view text) {
     if (notify_send_ == nullptr) return;
     send = notify_send_;
   }
-  SendLog(*send, level, options_.server_name, text, {});
+  SendLog(*send, {}, level, options_.server_name, text, {});
 }
 
 WireMessage McpServer::Dispatch(const Message& message) {

@@ -83,13 +83,28 @@ class McpServer;
 // thread-safe.
 using McpSend = std::function<void(const WireMessage&)>;
 
+// Sends one message that belongs to a running call: a request to the
+// client it makes (elicitation), its progress, its tool's log lines.
+// `related_request_id_json` is the call's request id as JSON, so that a
+// transport can send the message with the call's own answer (Streamable
+// HTTP: on the SSE stream of the POST that carries the call, as the
+// transport specification prefers). Thread-safe.
+using McpRelatedSend = std::function<void(const WireMessage&, std::string_view related_request_id_json)>;
+
 // One tools/call while it runs, as the tool host sees it: its cancel
 // token, a way to ask the client (elicitation) and a counter of the work
 // done, reported in progress notifications. Thread-safe.
 class McpCall {
  public:
-  McpCall(McpServer* server, const McpSend* send, CancelToken& cancel, bool progress_requested = false)
-      : server_(server), send_(send), cancel_(cancel), progress_requested_(progress_requested) {}
+  // `request_id_json`: the call's request id as JSON, for transports
+  // that route a call's messages with it (McpRelatedSend).
+  McpCall(McpServer* server, const McpSend* send, CancelToken& cancel, bool progress_requested = false,
+          std::string request_id_json = {})
+      : server_(server),
+        send_(send),
+        cancel_(cancel),
+        progress_requested_(progress_requested),
+        request_id_json_(std::move(request_id_json)) {}
 
   CancelToken& cancel() { return cancel_; }
 
@@ -132,6 +147,7 @@ class McpCall {
   const McpSend* send_;
   CancelToken& cancel_;
   bool progress_requested_;
+  std::string request_id_json_;
   std::atomic<uint64_t> work_done_{0};
 };
 
@@ -193,6 +209,11 @@ class McpServer {
   // carries notifications not tied to a call (log messages, list changes).
   void Submit(std::string_view line, const McpSend& send);
 
+  // Sends the messages that belong to a running call through `send`
+  // instead of the call's McpSend (see McpRelatedSend). Set once, before
+  // the first Submit.
+  void SetRelatedSend(McpRelatedSend send) { related_send_ = std::move(send); }
+
   // Cancels every running call (the client is gone) and every request to
   // the client they wait for; their answers are not sent.
   void CancelAll();
@@ -253,11 +274,16 @@ class McpServer {
   void SendProgress();
   void SendToolProgress(const McpCall& call, double progress, std::optional<double> total,
                         std::string_view message);
-  void SendLog(const McpSend& send, McpLogLevel level, std::string_view logger, std::string_view message,
-               std::string_view data_json);
+  // `related_request_id_json`: the call the line belongs to; empty: none.
+  void SendLog(const McpSend& send, std::string_view related_request_id_json, McpLogLevel level,
+               std::string_view logger, std::string_view message, std::string_view data_json);
+  // Sends `message` of the call `request_id_json` through the related
+  // send when the transport set one, else through `send`.
+  void SendForCall(const McpSend& send, std::string_view request_id_json, const WireMessage& message);
   bool ClientHas(std::string_view capability) const;
-  Result<std::string> RequestClient(const McpSend& send, const CancelToken& cancel, const CancelToken* also_cancel,
-                                    std::string_view method, std::string_view params_json);
+  Result<std::string> RequestClient(const McpSend& send, std::string_view request_id_json, const CancelToken& cancel,
+                                    const CancelToken* also_cancel, std::string_view method,
+                                    std::string_view params_json);
   // Whether results of `tool` carry structuredContent (it has an output
   // schema), from the last listing; lists again for a name not seen.
   bool IsStructured(std::string_view tool);
@@ -273,6 +299,7 @@ class McpServer {
   const McpSend* notify_send_ = nullptr;
   std::map<std::string, bool, std::less<>> structured_;  // tool name -> has an output schema
   std::atomic<McpLogLevel> log_level_;
+  McpRelatedSend related_send_;  // set before the first Submit, then only read
 
   std::mutex mutex_;  // running_, work_, workers_, idle_workers_, client_requests_, stopping_
   std::condition_variable call_ended_;
