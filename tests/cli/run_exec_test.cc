@@ -23,6 +23,7 @@
 #include "project/test_util.h"
 #include "stdio_ask_tool.h"
 #include "subprocess.h"
+#include "terminal_process.h"
 
 namespace toolvfs {
 namespace {
@@ -325,6 +326,27 @@ TEST_F(RunExecTest, AToolsLogLinesAndProgressFollowTheLogLevel) {
             "toolvfs: reporting: info: read 3 files\n"
             "toolvfs: reporting: warning: parser: odd file {\"n\":1}\n"
             "toolvfs: progress: reporting: 100% (4/4)\n");
+}
+
+// On a terminal the progress is one status line redrawn in place ("\r",
+// erase to the end of the line), a log line printed above it, and the
+// status removed before the result is printed.
+TEST_F(RunExecTest, OnATerminalProgressIsOneStatusLineRemovedAtTheEnd) {
+  TerminalProcess process({ToolvfsBinary(), "run", "reporting"}, root_);
+  std::string shown;
+  EXPECT_EQ(process.Wait(shown), 0) << shown;
+  const size_t first = shown.find("reporting: 25% (1/4) reading");
+  const size_t warning = shown.find("\r\x1b[Ktoolvfs: reporting: warning: parser: odd file {\"n\":1}\r\n");
+  const size_t last = shown.find("\r\x1b[Kreporting: 100% (4/4)");
+  const size_t result = shown.find("\r\x1b[Kreported\r\n");
+  EXPECT_NE(first, std::string::npos) << shown;
+  EXPECT_NE(warning, std::string::npos) << shown;
+  EXPECT_NE(last, std::string::npos) << shown;
+  EXPECT_NE(result, std::string::npos) << shown;
+  EXPECT_LT(first, warning);
+  EXPECT_LT(warning, last);
+  EXPECT_LT(last, result);
+  EXPECT_EQ(shown.find("info: read 3 files"), std::string::npos) << "below --log-level warn: " << shown;
 }
 
 TEST_F(RunExecTest, ToolErrorGoesToStderrAndExitsOne) {
