@@ -200,9 +200,27 @@ TEST_F(McpStdioTest, AToolsOwnProgressAndLogLinesReachTheClient) {
         "    return 'reported'\n"
         "sys.exit(toolvfs_tool.tool_main(main))\n");
   Write(project_ / "toolvfs.toml", "[tools.reporter]\ncommand = \"python3 reporter.py\"\nruntime = \"vfs\"\n");
-  std::vector<std::string> answers = Session(
-      {R"({"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}})",
-       R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"reporter","arguments":{},"_meta":{"progressToken":"tok"}}})"});
+  // Input stays open until the call is answered: at end of input a call
+  // gets only 2 s, which a loaded machine may need to start the tool.
+  const std::string input = std::string(kInitialize) + "\n" +
+                            R"({"jsonrpc":"2.0","method":"notifications/initialized"})" "\n"
+                            R"({"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}})" "\n"
+                            R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"reporter","arguments":{},)"
+                            R"("_meta":{"progressToken":"tok"}}})" "\n";
+  Write(root_ / "input.jsonl", input);
+  const std::string output = (root_ / "output.jsonl").string();
+  ProcessResult run = RunProcess(
+      {"/bin/sh", "-c",
+       "(cat \"$2\"; for i in $(seq 300); do grep -q '\"id\":2,' \"$3\" 2>/dev/null && break; sleep 0.1; done) | "
+       "\"$0\" mcp --no-audit --project \"$1\" > \"$3\"",
+       ToolvfsBinary(), project_.string(), (root_ / "input.jsonl").string(), output},
+      {.cwd = project_.string(), .deadline = std::chrono::seconds(60)});
+  EXPECT_EQ(run.exit_code, 0) << run;
+  std::vector<std::string> answers;
+  {
+    std::ifstream lines(output);
+    for (std::string line; std::getline(lines, line);) answers.push_back(line);
+  }
   auto position = [&](std::string_view needle) -> size_t {
     for (size_t index = 0; index < answers.size(); ++index) {
       if (answers[index].find(needle) != std::string::npos) return index;
