@@ -53,9 +53,9 @@ class McpCallReports final : public ToolReportSink {
     call_.ReportProgress(progress.progress, progress.total, progress.message);
   }
   void OnLog(const ToolLogLine& line) override {
-    // The two enums list syslog's severities in the same order.
-    const McpLogLevel level =
-        ParseMcpLogLevel(ToolLogLevelName(line.level)).value_or(McpLogLevel::kInfo);
+    // The two enums list syslog's severities in the same order (checked
+    // in mcp_server.cc).
+    const auto level = static_cast<McpLogLevel>(line.level);
     const std::string logger = line.logger.empty() ? line.tool : line.tool + "/" + line.logger;
     call_.Log(level, logger, line.message, line.data_json);
   }

@@ -7,11 +7,16 @@
 #include <string>
 #include <utility>
 
+#include "host/tool_reports.h"
+
 namespace toolvfs {
 namespace {
 
-constexpr std::string_view kLogLevelNames[] = {"debug",    "info",  "notice", "warning",
-                                               "error", "critical", "alert",  "emergency"};
+// MCP's levels are syslog's, as a tool's log lines have them: one list of
+// names (host/tool_reports.h), the enums kept in the same order.
+static_assert(static_cast<int>(McpLogLevel::kDebug) == static_cast<int>(ToolLogLevel::kDebug));
+static_assert(static_cast<int>(McpLogLevel::kWarning) == static_cast<int>(ToolLogLevel::kWarning));
+static_assert(static_cast<int>(McpLogLevel::kEmergency) == static_cast<int>(ToolLogLevel::kEmergency));
 
 // How often a request to the client looks at its cancel tokens (the call's
 // own wakes it at once; an inquirer's Cancel comes from another thread).
@@ -75,13 +80,12 @@ void WriteNumber(JsonWriter& writer, double value) {
 }  // namespace
 
 std::optional<McpLogLevel> ParseMcpLogLevel(std::string_view name) {
-  for (size_t index = 0; index < std::size(kLogLevelNames); ++index) {
-    if (kLogLevelNames[index] == name) return static_cast<McpLogLevel>(index);
-  }
-  return std::nullopt;
+  std::optional<ToolLogLevel> level = ParseToolLogLevel(name);
+  if (!level) return std::nullopt;
+  return static_cast<McpLogLevel>(*level);
 }
 
-std::string_view McpLogLevelName(McpLogLevel level) { return kLogLevelNames[static_cast<size_t>(level)]; }
+std::string_view McpLogLevelName(McpLogLevel level) { return ToolLogLevelName(static_cast<ToolLogLevel>(level)); }
 
 std::string_view CutAtUtf8Boundary(std::string_view text, size_t limit) {
   if (text.size() <= limit) return text;
