@@ -25,6 +25,31 @@ function alive(prefix) {
   }
 }
 
+// Calls `nap` (its process's command line is `command`), aborts the call
+// once the process runs, and reports whether it ran, the call's error and
+// whether the process is gone within 10 s.
+async function cancelNap(client, command) {
+  const controller = new AbortController();
+  const napping = client.callTool({ name: 'nap', arguments: {} }, CallToolResultSchema, { signal: controller.signal });
+  for (let waited = 0; waited < 100 && !alive(command); ++waited) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const napStarted = alive(command);
+  controller.abort('the user pressed stop');
+  let cancelError = '';
+  try {
+    await napping;
+  } catch (error) {
+    cancelError = String(error.message ?? error);
+  }
+  let napGone = false;
+  for (let waited = 0; waited < 100 && !napGone; ++waited) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    napGone = !alive(command);
+  }
+  return { napStarted, cancelError, napGone };
+}
+
 async function main() {
   const transport = new StdioClientTransport({
     command: toolvfs,
@@ -75,24 +100,7 @@ async function main() {
     onprogress: (update) => progress.push(update),
   });
   // Cancellation: the SDK sends notifications/cancelled when aborted.
-  const controller = new AbortController();
-  const napping = client.callTool({ name: 'nap', arguments: {} }, CallToolResultSchema, { signal: controller.signal });
-  for (let waited = 0; waited < 100 && !alive('sleep 314.159'); ++waited) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  const napStarted = alive('sleep 314.159');
-  controller.abort('the user pressed stop');
-  let cancelError = '';
-  try {
-    await napping;
-  } catch (error) {
-    cancelError = String(error.message ?? error);
-  }
-  let napGone = false;
-  for (let waited = 0; waited < 100 && !napGone; ++waited) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    napGone = !alive('sleep 314.159');
-  }
+  const { napStarted, cancelError, napGone } = await cancelNap(client, 'sleep 314.159');
   await client.ping();
   const afterCancel = await client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } });
   console.log(JSON.stringify({
@@ -195,24 +203,7 @@ async function mainHttpFeatures(url) {
     onprogress: (update) => progress.push(update),
   });
   // Cancellation of a running call.
-  const controller = new AbortController();
-  const napping = client.callTool({ name: 'nap', arguments: {} }, CallToolResultSchema, { signal: controller.signal });
-  for (let waited = 0; waited < 100 && !alive('sleep 161.803'); ++waited) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  const napStarted = alive('sleep 161.803');
-  controller.abort('the user pressed stop');
-  let cancelError = '';
-  try {
-    await napping;
-  } catch (error) {
-    cancelError = String(error.message ?? error);
-  }
-  let napGone = false;
-  for (let waited = 0; waited < 100 && !napGone; ++waited) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    napGone = !alive('sleep 161.803');
-  }
+  const { napStarted, cancelError, napGone } = await cancelNap(client, 'sleep 161.803');
   await client.ping();
   await transport.terminateSession();
   await client.close();
