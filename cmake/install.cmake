@@ -42,7 +42,7 @@ set_target_properties(toolvfs_library PROPERTIES
 set(TOOLVFS_PUBLIC_HEADERS
   config/config.h config/config_value.h
   core/memory_budget.h core/status.h core/unique_fd.h core/url.h
-  host/access_gate.h host/cancel_token.h host/methods.h host/tool_session.h
+  host/access_gate.h host/cancel_token.h host/methods.h host/tool_reports.h host/tool_session.h
   policy/audit.h policy/command_policy.h policy/decision.h policy/file_policy.h
   policy/inquirer.h policy/network_policy.h policy/path_glob.h policy/tool_policy.h
   project/project_files.h

@@ -27,6 +27,10 @@ order: answers for other requests are kept until those are waited for. A
 Tool may be shared by threads. Low level: ``send(method, params) -> id`` and
 ``wait(id)``.
 
+Progress and log lines. ``tool.progress(50, 100, "indexing")`` and
+``tool.log("info", "parsed 120 files")`` tell whoever runs the tool how it
+goes (docs/protocol.md, "Progress and log lines").
+
 Host notifications. ``cancel`` sets ``tool.cancelled``; ``apply`` (stateful
 tools) is queued for ``next_apply()``; every notification also reaches the
 optional ``tool.on_notification(method, params)`` handler.
@@ -668,6 +672,36 @@ class Tool:
                     self._changed.wait()
                     continue
                 self._read_one()
+
+    # --- progress and log lines for whoever runs the tool
+
+    LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+    def progress(self, progress: float, total: Optional[float] = None, message: Optional[str] = None) -> None:
+        """Reports how far the tool is: `progress` of `total` (when known),
+        with an optional `message` saying what it does now. The caller sees
+        it (a terminal line in the CLI, notifications/progress in MCP). The
+        host passes on at most 20 a second; report when something changed."""
+        if isinstance(progress, bool) or not isinstance(progress, (int, float)) or progress < 0:
+            raise InvalidParams(f"progress must be a non-negative number, got {progress!r}")
+        if total is not None and (isinstance(total, bool) or not isinstance(total, (int, float)) or total <= 0):
+            raise InvalidParams(f"total must be a positive number, got {total!r}")
+        self._write(_dumps({"jsonrpc": "2.0", "method": "progress",
+                            "params": _add_optional({"progress": progress}, total=total, message=message)}))
+
+    def log(self, level: str, message: str, logger: Optional[str] = None, data: Any = None) -> None:
+        """A log line for the caller: `level` is one of LOG_LEVELS (syslog's
+        severities), `data` any JSON value. Shown on the CLI's stderr at its
+        --log-level, sent to MCP clients as notifications/message at theirs.
+        The host passes on at most 50 a second (a burst of 100)."""
+        if level not in self.LOG_LEVELS:
+            raise InvalidParams(f"log level must be one of {', '.join(self.LOG_LEVELS)}, got {level!r}")
+        if not isinstance(message, str):
+            raise InvalidParams(f"log message must be a string, got {type(message).__name__}")
+        params: dict = _add_optional({"level": level, "message": message}, logger=logger)
+        if data is not None:  # False, 0 and [] are data too
+            params["data"] = data
+        self._write(_dumps({"jsonrpc": "2.0", "method": "log", "params": params}))
 
     # --- the end
 

@@ -2060,6 +2060,62 @@ class Tool {
     session_->on_notification = std::move(handler);
   }
 
+  // --- Progress and log lines for whoever runs the tool
+
+  // Reports how far the tool is: `progress` of `total` (when known), with
+  // an optional `message` saying what it does now. The caller sees it (a
+  // terminal line in the CLI, notifications/progress in MCP). The host
+  // passes on at most 20 a second: report when something changed.
+  Result<void> progress(double done, std::optional<double> total = std::nullopt,
+                        std::string_view message = {}) {
+    if (!std::isfinite(done) || done < 0) {
+      return Error{kInvalidParams, "progress must be a non-negative number, got " + std::to_string(done)};
+    }
+    if (total && (!std::isfinite(*total) || *total <= 0)) {
+      return Error{kInvalidParams, "total must be a positive number, got " + std::to_string(*total)};
+    }
+    return notify("progress", [&](JsonWriter& w) {
+      w.key("progress");
+      w.number(done);
+      if (total) {
+        w.key("total");
+        w.number(*total);
+      }
+      if (!message.empty()) {
+        w.key("message");
+        w.string(message);
+      }
+    });
+  }
+  // A log line for the caller: `level` is one of debug, info, notice,
+  // warning, error, critical, alert, emergency (syslog's severities);
+  // `data` any JSON value (null: none). Shown on the CLI's stderr at its
+  // --log-level, sent to MCP clients as notifications/message at theirs.
+  // The host passes on at most 50 a second (a burst of 100).
+  Result<void> log(std::string_view level, std::string_view message, std::string_view logger = {},
+                   const Json& data = Json()) {
+    static constexpr std::string_view kLevels[] = {"debug", "info",     "notice", "warning",
+                                                   "error", "critical", "alert",  "emergency"};
+    if (std::find(std::begin(kLevels), std::end(kLevels), level) == std::end(kLevels)) {
+      return Error{kInvalidParams, "log level must be one of debug, info, notice, warning, error, critical, "
+                                   "alert, emergency; got '" + std::string(level) + "'"};
+    }
+    return notify("log", [&](JsonWriter& w) {
+      w.key("level");
+      w.string(level);
+      w.key("message");
+      w.string(message);
+      if (!logger.empty()) {
+        w.key("logger");
+        w.string(logger);
+      }
+      if (!data.is_null()) {
+        w.key("data");
+        w.value(data);
+      }
+    });
+  }
+
   // --- The end
 
   // The final `result`: a string (one text block) or an array of content

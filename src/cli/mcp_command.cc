@@ -42,6 +42,29 @@
 namespace toolvfs {
 namespace {
 
+// A vfs tool's own progress and log lines during one MCP call: forwarded
+// to the client as notifications/progress (with the call's progressToken)
+// and notifications/message (at the client's level), logger "TOOL" or
+// "TOOL/LOGGER".
+class McpCallReports final : public ToolReportSink {
+ public:
+  explicit McpCallReports(McpCall& call) : call_(call) {}
+
+  void OnProgress(const ToolProgress& progress) override {
+    call_.ReportProgress(progress.progress, progress.total, progress.message);
+  }
+  void OnLog(const ToolLogLine& line) override {
+    // The two enums list syslog's severities in the same order (checked
+    // in mcp_server.cc).
+    const auto level = static_cast<McpLogLevel>(line.level);
+    const std::string logger = line.logger.empty() ? line.tool : line.tool + "/" + line.logger;
+    call_.Log(level, logger, line.message, line.data_json);
+  }
+
+ private:
+  McpCall& call_;
+};
+
 // The tools of one loaded config plus every builtin the config does not
 // rename, each run by its runtime. Runtimes are made once and kept for the
 // server's life, so MCP servers a config imports are started once (and
@@ -175,6 +198,8 @@ class ConfiguredToolHost final : public McpToolHost {
         services_->ConfigureRuntime(options);
         options.inquirer = inquirer.get();
         options.audit = audit_sink;
+        McpCallReports reports(call);
+        options.reports = &reports;
         VfsRuntime vfs(store_, std::move(options));
         return vfs.Execute(tool_call, *tool, cancel);
       }

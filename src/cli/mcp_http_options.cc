@@ -15,8 +15,8 @@ void AddMcpHttpOptions(CLI::App& app, McpHttpCommandOptions& options) {
                                      "stdio; port 0 picks a free one")
                           ->type_name("ADDR:PORT");
   app.add_option("--session-store", options.session_store,
-                 "With --http: where each MCP session's workspace lives: memory: (default) or sqlite:FILE "
-                 "(one workspace per session, named after its id)")
+                 "With --http: where each MCP session's workspace lives: memory: (default), sqlite:FILE or "
+                 "postgres://… (one workspace per session, named after its id)")
       ->type_name("URI")
       ->needs(http);
   app.add_option("--token-file", options.token_file,

@@ -12,6 +12,8 @@
 #include "core/text.h"
 #include "mcp/mcp_http_security.h"
 #include "mcp/mcp_http_transport.h"
+#include "project/sql/postgres_store.h"
+#include "project/sql/postgres_uri.h"
 #include "project/sql/sqlite_store.h"
 #include "session/session_config.h"
 #include "session/session_tools.h"
@@ -20,6 +22,15 @@ namespace toolvfs {
 namespace {
 
 constexpr std::string_view kSqliteScheme = "sqlite:";
+
+// The database of a sqlite:FILE or postgres:// session store, for
+// deleting workspaces (and, at start, for checking it can be reached).
+Result<std::unique_ptr<SqlStoreFile>> OpenSessionDatabase(const std::string& uri) {
+  if (IsPostgresUri(uri)) return OpenPostgresStoreFile(uri);
+  TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<SqliteStoreFile> file,
+                           SqliteStoreFile::Open(uri.substr(kSqliteScheme.size())));
+  return std::unique_ptr<SqlStoreFile>(std::move(file));
+}
 
 // One MCP session's workspace, opened in the session store and made a
 // session workspace named after the session id; removed again when the
@@ -34,8 +45,8 @@ class WorkspaceSession final : public McpHttpSession {
     session->id_ = id;
     session->keep_ = options.keep_sessions;
     std::string uri = options.session_store;
-    if (uri.starts_with(kSqliteScheme)) {
-      session->sqlite_file_ = uri.substr(kSqliteScheme.size());
+    if (uri.starts_with(kSqliteScheme) || IsPostgresUri(uri)) {
+      session->database_uri_ = uri;
       uri += "#" + id;
     }
     TOOLVFS_ASSIGN_OR_RETURN(session->store_, OpenProject(uri));
@@ -72,11 +83,11 @@ class WorkspaceSession final : public McpHttpSession {
  private:
   WorkspaceSession() = default;
 
-  // A memory: workspace went with its store; a sqlite one is deleted from
-  // its file.
+  // A memory: workspace went with its store; a sqlite or postgres one is
+  // deleted from its database.
   void RemoveWorkspace() {
-    if (!sqlite_file_) return;
-    Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(*sqlite_file_);
+    if (!database_uri_) return;
+    Result<std::unique_ptr<SqlStoreFile>> file = OpenSessionDatabase(*database_uri_);
     Status removed = file.ok() ? (*file)->DeleteWorkspace(id_) : file.status();
     if (!removed.ok() && removed.code() != StatusCode::kNotFound) {
       std::fprintf(stderr, "toolvfs mcp: warning: session %s: its workspace was not removed: %s\n", id_.c_str(),
@@ -86,7 +97,7 @@ class WorkspaceSession final : public McpHttpSession {
 
   std::string id_;
   bool keep_ = false;
-  std::optional<std::string> sqlite_file_;
+  std::optional<std::string> database_uri_;  // sqlite:FILE or postgres://…: where workspaces are deleted
   std::unique_ptr<ProjectFiles> store_;
   std::unique_ptr<SessionWorkspace> workspace_;
   std::unique_ptr<McpToolHost> tools_;
@@ -152,10 +163,22 @@ int ServeMcpHttp(const McpHttpCommandOptions& options, const std::optional<Sessi
                                   " listens beyond loopback; give --token-file FILE so that every request "
                                   "must carry its bearer token");
   }
-  if (options.session_store != "memory:" && !options.session_store.starts_with(kSqliteScheme)) {
-    return ReportError("mcp", "--session-store " + Quote(options.session_store) +
-                                  ": expected memory: or sqlite:FILE (each session gets a workspace named "
-                                  "after its id)");
+  const bool postgres = IsPostgresUri(options.session_store);
+  if (options.session_store != "memory:" && !options.session_store.starts_with(kSqliteScheme) && !postgres) {
+    return ReportError("mcp", "--session-store " + Quote(RedactPostgresUri(options.session_store)) +
+                                  ": expected memory:, sqlite:FILE or postgres://… (each session gets a workspace "
+                                  "named after its id)");
+  }
+  if (postgres) {
+    if (options.session_store.find('#') != std::string::npos) {
+      return ReportError("mcp", "--session-store " + Quote(RedactPostgresUri(options.session_store)) +
+                                    ": name the database only (no #WORKSPACE); each session's workspace is named "
+                                    "after its id");
+    }
+    // Refused at start rather than at the first session: a wrong
+    // password or a server that is down is the operator's to fix now.
+    Result<std::unique_ptr<SqlStoreFile>> database = OpenSessionDatabase(options.session_store);
+    if (!database.ok()) return ReportStatus("mcp: --session-store", database.status());
   }
   if (options.session_store.starts_with(kSqliteScheme) &&
       options.session_store.find_first_of("#@", kSqliteScheme.size()) != std::string::npos) {

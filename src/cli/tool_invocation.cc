@@ -23,6 +23,7 @@ extern char** environ;
 
 #include "cli/rule_writer.h"
 #include "cli/terminal.h"
+#include "cli/tool_report_display.h"
 #include "core/io.h"
 #include "core/text.h"
 #include "core/unique_fd.h"
@@ -516,6 +517,7 @@ void RunServices::ConfigureRuntime(VfsRuntimeOptions& options) const {
   options.confinement = Confinement();
   options.inquirer = inquirer.get();
   options.audit = audit.get();
+  options.reports = reports.get();
   options.host_environment = &environment;
 }
 
@@ -555,6 +557,7 @@ Result<RunServices> PrepareRunServices(const CommonOptions& common,
   }
   services.environment = HostEnvironment();
   TOOLVFS_ASSIGN_OR_RETURN(services.audit, OpenAuditSink(common));
+  services.reports = std::make_unique<ToolReportDisplay>(common.log_level);
   if (DebugLogging()) {
     LogDebug("project " + common.project + "; sandbox " + common.sandbox + "; questions " +
              (services.inquirer    ? std::string("asked on the terminal")

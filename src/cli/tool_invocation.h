@@ -63,6 +63,8 @@ void ReportConfigWarnings(const LoadedConfig& loaded, const CommonOptions& commo
 struct RunServices {
   std::unique_ptr<Inquirer> inquirer;  // null: uncovered requests are denied
   std::unique_ptr<AuditSink> audit;    // null: --no-audit
+  // Shows vfs tools' own progress and log lines (tool_report_display.h).
+  std::unique_ptr<ToolReportSink> reports;
   std::map<std::string, std::string> environment;
   std::optional<std::string> config_project_path;
   SandboxMode sandbox_mode = SandboxMode::kRequire;  // --sandbox

@@ -213,7 +213,8 @@ class Session {
         context_(context),
         cancel_(cancel),
         splitter_(setup.limits.max_message_bytes),
-        stderr_tail_(kStderrTailBytes) {}
+        stderr_tail_(kStderrTailBytes),
+        reports_(setup.reports, setup.tool_name, setup.report_limits) {}
 
   SessionResult Run();
 
@@ -294,6 +295,7 @@ class Session {
   LineSplitter splitter_;
   MessageParser parser_;
   TailBuffer stderr_tail_;
+  ToolReportFilter reports_;
 
   std::deque<WireMessage> answers_;
   size_t answer_offset_ = 0;  // bytes of answers_.front() already written
@@ -450,6 +452,7 @@ SessionResult Session::Run() {
     workers_.reset();
   }
   context_.gate.set_pending_sender(nullptr);
+  reports_.Finish();
   ReadStderr();
   result_.stderr_tail = stderr_tail_.Tail();
   if (!result_.exit_status) {
@@ -744,6 +747,17 @@ void Session::HandleNotification(const Message& message) {
   }
   if (method == "cancel") {
     HandleToolCancel(message);
+    return;
+  }
+  // The tool's own progress and log lines (tool_reports.h); after its
+  // final message the run is over for whoever shows them.
+  if (method == "progress" || method == "log") {
+    if (final_received_) return;
+    if (method == "progress") {
+      reports_.OnProgress(message.params(), Clock::now());
+    } else {
+      reports_.OnLog(message.params(), Clock::now());
+    }
     return;
   }
   // `state` belongs to stateful tools (SPEC.md §4.6); one-shot runs ignore

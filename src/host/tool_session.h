@@ -39,6 +39,7 @@
 
 #include "host/cancel_token.h"
 #include "host/methods.h"
+#include "host/tool_reports.h"
 #include "policy/audit.h"
 #include "protocol/jsonrpc.h"
 #include "sandbox/launcher.h"
@@ -130,6 +131,11 @@ struct SessionSetup {
   std::function<void(const std::string& params_json)> on_state;
   // Stateful tools: apply and abort from other threads; null: none.
   SessionControl* control = nullptr;
+  // Receives the tool's own `progress` and `log` notifications, checked
+  // and bounded by `report_limits` (tool_reports.h), on the loop thread;
+  // null: they are checked and dropped. Not owned.
+  ToolReportSink* reports = nullptr;
+  ToolReportLimits report_limits;
 };
 
 struct SessionResult {

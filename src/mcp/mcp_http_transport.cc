@@ -547,6 +547,11 @@ class McpHttpTransport::Impl {
     const std::string instructions = session->backend->instructions();
     if (!instructions.empty()) server_options.instructions = instructions;
     session->server = std::make_unique<McpServer>(session->backend->tools(), std::move(server_options));
+    // A call's own messages (its elicitation requests, progress, log
+    // lines) go on the SSE stream of the POST that carries it.
+    session->server->SetRelatedSend([this, raw](const WireMessage& sent, std::string_view related) {
+      Route(*raw, sent.line(), related);
+    });
 
     auto outbox = std::make_shared<Outbox>();
     outbox->answer_only = true;
@@ -730,10 +735,13 @@ class McpHttpTransport::Impl {
   }
 
   // Routes one message the session's server sends: an answer to the POST
-  // that asked, progress to the POST whose call carries its token, the
-  // rest to the session's GET stream, else to any open POST stream, else
-  // to the backlog the next GET stream starts with.
-  void Route(HttpSession& session, std::string_view line) {
+  // that asked; a message of a running call (`related`: its request id)
+  // to that call's POST stream, and progress to the POST whose call
+  // carries its token; the rest to the session's GET stream, else to any
+  // open POST stream, else to the backlog the next GET stream starts with.
+  // A call whose POST asked for JSON only (or whose stream is gone) has
+  // its messages routed like the rest.
+  void Route(HttpSession& session, std::string_view line, std::string_view related = {}) {
     const OutgoingMessage outgoing = ReadOutgoing(line);
     std::lock_guard lock(session.mutex);
     if (session.ended) return;
@@ -751,7 +759,14 @@ class McpHttpTransport::Impl {
       session.changed.notify_all();
       return;
     }
-    if (outgoing.progress_token) {
+    if (!related.empty()) {
+      auto found = session.by_request_id.find(std::string(related));
+      if (found != session.by_request_id.end() && !found->second->closed && !found->second->answer_only &&
+          !found->second->answered) {
+        target = found->second;
+      }
+    }
+    if (!target && outgoing.progress_token) {
       auto found = session.by_progress_token.find(*outgoing.progress_token);
       if (found != session.by_progress_token.end() && !found->second->closed) target = found->second;
     }

@@ -3,14 +3,20 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
+
+#include "host/tool_reports.h"
 
 namespace toolvfs {
 namespace {
 
-constexpr std::string_view kLogLevelNames[] = {"debug",    "info",  "notice", "warning",
-                                               "error", "critical", "alert",  "emergency"};
+// MCP's levels are syslog's, as a tool's log lines have them: one list of
+// names (host/tool_reports.h), the enums kept in the same order.
+static_assert(static_cast<int>(McpLogLevel::kDebug) == static_cast<int>(ToolLogLevel::kDebug));
+static_assert(static_cast<int>(McpLogLevel::kWarning) == static_cast<int>(ToolLogLevel::kWarning));
+static_assert(static_cast<int>(McpLogLevel::kEmergency) == static_cast<int>(ToolLogLevel::kEmergency));
 
 // How often a request to the client looks at its cancel tokens (the call's
 // own wakes it at once; an inquirer's Cancel comes from another thread).
@@ -62,16 +68,24 @@ void WriteAnnotations(JsonWriter& writer, const McpToolAnnotations& annotations)
   writer.EndObject();
 }
 
+// A whole number as an integer (50, not 50.0), anything else as a double.
+void WriteNumber(JsonWriter& writer, double value) {
+  if (value == std::floor(value) && std::fabs(value) < 9.0e15) {
+    writer.Int64(static_cast<int64_t>(value));
+  } else {
+    writer.Double(value);
+  }
+}
+
 }  // namespace
 
 std::optional<McpLogLevel> ParseMcpLogLevel(std::string_view name) {
-  for (size_t index = 0; index < std::size(kLogLevelNames); ++index) {
-    if (kLogLevelNames[index] == name) return static_cast<McpLogLevel>(index);
-  }
-  return std::nullopt;
+  std::optional<ToolLogLevel> level = ParseToolLogLevel(name);
+  if (!level) return std::nullopt;
+  return static_cast<McpLogLevel>(*level);
 }
 
-std::string_view McpLogLevelName(McpLogLevel level) { return kLogLevelNames[static_cast<size_t>(level)]; }
+std::string_view McpLogLevelName(McpLogLevel level) { return ToolLogLevelName(static_cast<ToolLogLevel>(level)); }
 
 std::string_view CutAtUtf8Boundary(std::string_view text, size_t limit) {
   if (text.size() <= limit) return text;
@@ -90,7 +104,18 @@ Result<std::string> McpCall::RequestClient(std::string_view method, std::string_
   if (server_ == nullptr || send_ == nullptr) {
     return Status(StatusCode::kUnsupported, "this call has no channel to the client to send " + std::string(method));
   }
-  return server_->RequestClient(*send_, cancel_, also_cancel, method, params_json);
+  return server_->RequestClient(*send_, request_id_json_, cancel_, also_cancel, method, params_json);
+}
+
+void McpCall::ReportProgress(double progress, std::optional<double> total, std::string_view message) {
+  if (server_ == nullptr || send_ == nullptr || !progress_requested_) return;
+  server_->SendToolProgress(*this, progress, total, message);
+}
+
+void McpCall::Log(McpLogLevel level, std::string_view logger, std::string_view message,
+                  std::string_view data_json) {
+  if (server_ == nullptr || send_ == nullptr) return;
+  server_->SendLog(*send_, request_id_json_, level, logger, message, data_json);
 }
 
 McpServer::McpServer(McpToolHost& tools, McpServerOptions options)
@@ -203,16 +228,24 @@ void McpServer::TakeClientResponse(const Message& response) {
   client_answered_.notify_all();
 }
 
-Result<std::string> McpServer::RequestClient(const McpSend& send, const CancelToken& cancel,
-                                             const CancelToken* also_cancel, std::string_view method,
-                                             std::string_view params_json) {
+void McpServer::SendForCall(const McpSend& send, std::string_view request_id_json, const WireMessage& message) {
+  if (related_send_ && !request_id_json.empty()) {
+    related_send_(message, request_id_json);
+  } else {
+    send(message);
+  }
+}
+
+Result<std::string> McpServer::RequestClient(const McpSend& send, std::string_view request_id_json,
+                                             const CancelToken& cancel, const CancelToken* also_cancel,
+                                             std::string_view method, std::string_view params_json) {
   int64_t id;
   {
     std::lock_guard lock(mutex_);
     id = next_client_request_id_++;
     client_requests_[id];
   }
-  send(SerializeRequest(id, method, params_json));
+  SendForCall(send, request_id_json, SerializeRequest(id, method, params_json));
   const auto deadline = std::chrono::steady_clock::now() + options_.client_request_timeout;
   std::unique_lock lock(mutex_);
   for (;;) {
@@ -224,7 +257,7 @@ Result<std::string> McpServer::RequestClient(const McpSend& send, const CancelTo
       client_requests_.erase(id);
       lock.unlock();
       const std::string reason = cancelled ? "the tool call was cancelled" : "no answer in time";
-      send(SerializeNotification("notifications/cancelled", [&](JsonWriter& writer) {
+      SendForCall(send, request_id_json, SerializeNotification("notifications/cancelled", [&](JsonWriter& writer) {
         writer.StartObject();
         WriteJsonKey(writer, "requestId");
         writer.Int64(id);
@@ -311,7 +344,7 @@ void McpServer::Submit(std::string_view line, const McpSend& send) {
 
   auto owned = std::make_shared<Message>(std::move(message));
   work_.push_back([this, owned, cancel, key, &send, wants_progress = !progress_token.empty()] {
-    McpCall call(this, &send, *cancel, wants_progress);
+    McpCall call(this, &send, *cancel, wants_progress, key);
     {
       std::lock_guard guard(mutex_);
       running_[key].call = &call;
@@ -363,15 +396,19 @@ void McpServer::SendProgress() {
   std::lock_guard lock(mutex_);
   const auto now = std::chrono::steady_clock::now();
   for (auto& [id, running] : running_) {
-    if (running.progress_token.empty() || running.call == nullptr || running.cancel->cancelled()) continue;
+    if (running.progress_token.empty() || running.call == nullptr || running.cancel->cancelled() ||
+        running.tool_reports_progress) {
+      continue;
+    }
     const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now - running.started).count();
     const uint64_t work = running.call->work_done();
     // `progress` must grow with every notification: it is the number of
     // notifications sent; the message carries the real counts.
     ++running.progress_sent;
+    running.last_progress = static_cast<double>(running.progress_sent);
     const std::string text = "running for " + std::to_string(seconds) + " s; " + std::to_string(work) +
                              (work == 1 ? " request" : " requests") + " of the tool decided by its policy";
-    (*running.send)(SerializeNotification("notifications/progress", [&](JsonWriter& writer) {
+    SendForCall(*running.send, id, SerializeNotification("notifications/progress", [&](JsonWriter& writer) {
       writer.StartObject();
       WriteJsonKey(writer, "progressToken");
       writer.RawValue(running.progress_token.data(), running.progress_token.size(), rapidjson::kStringType);
@@ -382,6 +419,62 @@ void McpServer::SendProgress() {
       writer.EndObject();
     }));
   }
+}
+
+void McpServer::SendToolProgress(const McpCall& call, double progress, std::optional<double> total,
+                                 std::string_view message) {
+  // Under mutex_ like SendProgress: never after the call's answer.
+  std::lock_guard lock(mutex_);
+  for (auto& [id, running] : running_) {
+    if (running.call != &call) continue;
+    if (running.progress_token.empty() || running.cancel->cancelled()) return;
+    const bool first = !running.tool_reports_progress && running.progress_sent == 0;
+    if (!first && progress <= running.last_progress) return;
+    running.tool_reports_progress = true;
+    running.last_progress = progress;
+    ++running.progress_sent;
+    SendForCall(*running.send, id, SerializeNotification("notifications/progress", [&](JsonWriter& writer) {
+      writer.StartObject();
+      WriteJsonKey(writer, "progressToken");
+      writer.RawValue(running.progress_token.data(), running.progress_token.size(), rapidjson::kStringType);
+      WriteJsonKey(writer, "progress");
+      WriteNumber(writer, progress);
+      if (total && *total > 0) {
+        WriteJsonKey(writer, "total");
+        WriteNumber(writer, *total);
+      }
+      if (!message.empty()) {
+        WriteJsonKey(writer, "message");
+        writer.String(message);
+      }
+      writer.EndObject();
+    }));
+    return;
+  }
+}
+
+void McpServer::SendLog(const McpSend& send, std::string_view related_request_id_json, McpLogLevel level,
+                        std::string_view logger, std::string_view message, std::string_view data_json) {
+  if (level < log_level_.load() || protocol_version().empty()) return;
+  SendForCall(send, related_request_id_json, SerializeNotification("notifications/message", [&](JsonWriter& writer) {
+    writer.StartObject();
+    WriteJsonKey(writer, "level");
+    writer.String(McpLogLevelName(level));
+    WriteJsonKey(writer, "logger");
+    writer.String(logger);
+    WriteJsonKey(writer, "data");
+    if (data_json.empty()) {
+      writer.String(message);
+    } else {
+      writer.StartObject();
+      WriteJsonKey(writer, "message");
+      writer.String(message);
+      WriteJsonKey(writer, "data");
+      writer.RawValue(data_json.data(), data_json.size(), rapidjson::kObjectType);
+      writer.EndObject();
+    }
+    writer.EndObject();
+  }));
 }
 
 void McpServer::NotifyToolsChanged() {
@@ -399,23 +492,13 @@ void McpServer::NotifyToolsChanged() {
 }
 
 void McpServer::Log(McpLogLevel level, std::string_view text) {
-  if (level < log_level_.load()) return;
   const McpSend* send;
   {
     std::lock_guard lock(state_mutex_);
-    if (protocol_version_.empty() || notify_send_ == nullptr) return;
+    if (notify_send_ == nullptr) return;
     send = notify_send_;
   }
-  (*send)(SerializeNotification("notifications/message", [&](JsonWriter& writer) {
-    writer.StartObject();
-    WriteJsonKey(writer, "level");
-    writer.String(McpLogLevelName(level));
-    WriteJsonKey(writer, "logger");
-    writer.String(options_.server_name);
-    WriteJsonKey(writer, "data");
-    writer.String(text);
-    writer.EndObject();
-  }));
+  SendLog(*send, {}, level, options_.server_name, text, {});
 }
 
 WireMessage McpServer::Dispatch(const Message& message) {

@@ -83,13 +83,28 @@ class McpServer;
 // thread-safe.
 using McpSend = std::function<void(const WireMessage&)>;
 
+// Sends one message that belongs to a running call: a request to the
+// client it makes (elicitation), its progress, its tool's log lines.
+// `related_request_id_json` is the call's request id as JSON, so that a
+// transport can send the message with the call's own answer (Streamable
+// HTTP: on the SSE stream of the POST that carries the call, as the
+// transport specification prefers). Thread-safe.
+using McpRelatedSend = std::function<void(const WireMessage&, std::string_view related_request_id_json)>;
+
 // One tools/call while it runs, as the tool host sees it: its cancel
 // token, a way to ask the client (elicitation) and a counter of the work
 // done, reported in progress notifications. Thread-safe.
 class McpCall {
  public:
-  McpCall(McpServer* server, const McpSend* send, CancelToken& cancel, bool progress_requested = false)
-      : server_(server), send_(send), cancel_(cancel), progress_requested_(progress_requested) {}
+  // `request_id_json`: the call's request id as JSON, for transports
+  // that route a call's messages with it (McpRelatedSend).
+  McpCall(McpServer* server, const McpSend* send, CancelToken& cancel, bool progress_requested = false,
+          std::string request_id_json = {})
+      : server_(server),
+        send_(send),
+        cancel_(cancel),
+        progress_requested_(progress_requested),
+        request_id_json_(std::move(request_id_json)) {}
 
   CancelToken& cancel() { return cancel_; }
 
@@ -115,11 +130,24 @@ class McpCall {
   // Whether the client asked for progress (so counting work is worth it).
   bool progress_requested() const { return progress_requested_; }
 
+  // The tool's own progress (a vfs tool's `progress` notification): sent
+  // as notifications/progress with the call's progressToken, when it has
+  // one, instead of the server's elapsed-time reports from then on. A
+  // value not above the last one sent for the call is dropped (MCP wants
+  // progress to grow); `total` <= 0 means unknown.
+  void ReportProgress(double progress, std::optional<double> total, std::string_view message);
+  // A log line of the tool: notifications/message on the call's channel
+  // when `level` is at or above the client's (logging/setLevel). `data`:
+  // the message as a string, or {"message", "data"} when the tool sent
+  // data too (`data_json`, compact; empty: none).
+  void Log(McpLogLevel level, std::string_view logger, std::string_view message, std::string_view data_json);
+
  private:
   McpServer* server_;
   const McpSend* send_;
   CancelToken& cancel_;
   bool progress_requested_;
+  std::string request_id_json_;
   std::atomic<uint64_t> work_done_{0};
 };
 
@@ -181,6 +209,11 @@ class McpServer {
   // carries notifications not tied to a call (log messages, list changes).
   void Submit(std::string_view line, const McpSend& send);
 
+  // Sends the messages that belong to a running call through `send`
+  // instead of the call's McpSend (see McpRelatedSend). Set once, before
+  // the first Submit.
+  void SetRelatedSend(McpRelatedSend send) { related_send_ = std::move(send); }
+
   // Cancels every running call (the client is gone) and every request to
   // the client they wait for; their answers are not sent.
   void CancelAll();
@@ -216,6 +249,10 @@ class McpServer {
     McpCall* call = nullptr;
     std::chrono::steady_clock::time_point started;
     uint64_t progress_sent = 0;
+    // The last `progress` value sent; once the tool reports its own, the
+    // server's elapsed-time reports stop.
+    double last_progress = 0;
+    bool tool_reports_progress = false;
   };
 
   // A request this server sent to the client, until its response.
@@ -235,9 +272,18 @@ class McpServer {
   void RunWorker();
   void StartProgressThread();
   void SendProgress();
+  void SendToolProgress(const McpCall& call, double progress, std::optional<double> total,
+                        std::string_view message);
+  // `related_request_id_json`: the call the line belongs to; empty: none.
+  void SendLog(const McpSend& send, std::string_view related_request_id_json, McpLogLevel level,
+               std::string_view logger, std::string_view message, std::string_view data_json);
+  // Sends `message` of the call `request_id_json` through the related
+  // send when the transport set one, else through `send`.
+  void SendForCall(const McpSend& send, std::string_view request_id_json, const WireMessage& message);
   bool ClientHas(std::string_view capability) const;
-  Result<std::string> RequestClient(const McpSend& send, const CancelToken& cancel, const CancelToken* also_cancel,
-                                    std::string_view method, std::string_view params_json);
+  Result<std::string> RequestClient(const McpSend& send, std::string_view request_id_json, const CancelToken& cancel,
+                                    const CancelToken* also_cancel, std::string_view method,
+                                    std::string_view params_json);
   // Whether results of `tool` carry structuredContent (it has an output
   // schema), from the last listing; lists again for a name not seen.
   bool IsStructured(std::string_view tool);
@@ -253,6 +299,7 @@ class McpServer {
   const McpSend* notify_send_ = nullptr;
   std::map<std::string, bool, std::less<>> structured_;  // tool name -> has an output schema
   std::atomic<McpLogLevel> log_level_;
+  McpRelatedSend related_send_;  // set before the first Submit, then only read
 
   std::mutex mutex_;  // running_, work_, workers_, idle_workers_, client_requests_, stopping_
   std::condition_variable call_ended_;

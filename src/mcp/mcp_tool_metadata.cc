@@ -53,6 +53,38 @@ constexpr std::string_view kSessionDeleteSchema =
 #undef TOOLVFS_SESSION_FILE_INFO
 #undef TOOLVFS_SESSION_FILE_INFO_REQUIRED
 
+// The snapshot tools (session/snapshot_tools.cc, WriteSnapshot and
+// WritePaths): a snapshot's id, label (null when none was given) and time.
+#define TOOLVFS_SNAPSHOT_INFO                                                               \
+  R"("id":{"type":"string"},"label":{"type":["string","null"]},"created_at":{"type":"string"})"
+#define TOOLVFS_SNAPSHOT_INFO_REQUIRED R"("id","label","created_at")"
+// At most 200 paths listed per kind (kListedPaths); the count is the whole
+// number.
+#define TOOLVFS_SNAPSHOT_PATHS(kind) \
+  R"(")" kind R"(":{"type":"array","items":{"type":"string"}},")" kind R"(_count":{"type":"integer","minimum":0})"
+
+constexpr std::string_view kSnapshotCreateSchema =
+    R"({"type":"object","properties":{)" TOOLVFS_SNAPSHOT_INFO R"(},"required":[)" TOOLVFS_SNAPSHOT_INFO_REQUIRED R"(]})";
+
+constexpr std::string_view kSnapshotRestoreSchema =
+    R"({"type":"object","properties":{)" TOOLVFS_SNAPSHOT_INFO
+    R"(,"removed":{"type":"integer","minimum":0},"restored":{"type":"integer","minimum":0},)"
+    R"("reverted":{"type":"integer","minimum":0}},"required":[)" TOOLVFS_SNAPSHOT_INFO_REQUIRED
+    R"(,"removed","restored","reverted"]})";
+
+constexpr std::string_view kSnapshotListSchema =
+    R"({"type":"object","properties":{"snapshots":{"type":"array","items":{"type":"object","properties":{)"
+    TOOLVFS_SNAPSHOT_INFO R"(},"required":[)" TOOLVFS_SNAPSHOT_INFO_REQUIRED R"(]}}},"required":["snapshots"]})";
+
+constexpr std::string_view kSnapshotDiffSchema =
+    R"({"type":"object","properties":{"from":{"type":"string"},"to":{"type":"string"},)"
+    TOOLVFS_SNAPSHOT_PATHS("added") "," TOOLVFS_SNAPSHOT_PATHS("modified") "," TOOLVFS_SNAPSHOT_PATHS("deleted")
+    R"(},"required":["from","to","added","added_count","modified","modified_count","deleted","deleted_count"]})";
+
+#undef TOOLVFS_SNAPSHOT_INFO
+#undef TOOLVFS_SNAPSHOT_INFO_REQUIRED
+#undef TOOLVFS_SNAPSHOT_PATHS
+
 McpToolAnnotations ReadOnly() { return {.read_only = true, .destructive = false, .idempotent = true, .open_world = false}; }
 
 McpToolAnnotations Changes(bool destructive, bool idempotent) {
@@ -69,15 +101,16 @@ McpToolTraits BuiltinToolTraits(std::string_view name, bool session_workspace) {
   }
   if (name == "file_info") return {ReadOnly(), std::string(kFileInfoSchema)};
   if (name == "grep_files") return {ReadOnly(), std::string(kGrepSchema)};
-  if (name == "snapshot_list" || name == "snapshot_diff") return {ReadOnly(), {}};
+  if (name == "snapshot_list") return {ReadOnly(), std::string(kSnapshotListSchema)};
+  if (name == "snapshot_diff") return {ReadOnly(), std::string(kSnapshotDiffSchema)};
   // Changes. write_file may overwrite (mode overwrite) and append is not
   // idempotent; a delete or a move repeated finds nothing more to do; a
   // restore replaces the workspace's files; a new snapshot changes none.
   if (name == "write_file") return {Changes(true, false), session_workspace ? std::string(kSessionWriteSchema) : ""};
   if (name == "delete_file") return {Changes(true, true), session_workspace ? std::string(kSessionDeleteSchema) : ""};
   if (name == "move_file") return {Changes(true, true), {}};
-  if (name == "snapshot_create") return {Changes(false, false), {}};
-  if (name == "snapshot_restore") return {Changes(true, true), {}};
+  if (name == "snapshot_create") return {Changes(false, false), std::string(kSnapshotCreateSchema)};
+  if (name == "snapshot_restore") return {Changes(true, true), std::string(kSnapshotRestoreSchema)};
   return {};
 }
 

@@ -180,6 +180,7 @@ Result<std::unique_ptr<VfsRuntime::PreparedRun>> VfsRuntime::Prepare(const ToolC
       .worker_threads = options_.worker_threads,
   };
   run->setup.audit = options_.audit;
+  run->setup.reports = options_.reports;
   run->setup.call_id = call.id.empty() ? NewCallId() : call.id;
 
   PreparedRun* prepared = run.get();

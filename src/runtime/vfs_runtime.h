@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "host/methods.h"
+#include "host/tool_reports.h"
 #include "policy/audit.h"
 #include "policy/inquirer.h"
 #include "project/project_files.h"
@@ -57,6 +58,9 @@ struct VfsRuntimeOptions {
   Inquirer* inquirer = nullptr;
   // Receives the audit records of every run; null: no audit. Not owned.
   AuditSink* audit = nullptr;
+  // Receives the tools' own progress and log lines (host/tool_reports.h),
+  // on each run's loop thread; null: they are dropped. Not owned.
+  ToolReportSink* reports = nullptr;
   // The host's environment for ${VAR} in http.* headers and process.run's
   // forwarded variables; null: none. Not owned.
   const std::map<std::string, std::string>* host_environment = nullptr;

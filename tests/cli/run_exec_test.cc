@@ -23,6 +23,7 @@
 #include "project/test_util.h"
 #include "stdio_ask_tool.h"
 #include "subprocess.h"
+#include "terminal_process.h"
 
 namespace toolvfs {
 namespace {
@@ -183,6 +184,19 @@ runtime = "vfs"
 [tools.reader.sandbox]
 filesystem.allow = ["."]
 filesystem.deny = ["private"]
+
+[tools.reporting]
+command = "python3 reporting.py"
+runtime = "vfs"
+)";
+
+// Its own progress and log lines (docs/protocol.md), then a result.
+constexpr const char* kReporting = R"(notify("progress", {"progress": 1, "total": 4, "message": "reading"})
+notify("log", {"level": "debug", "message": "details"})
+notify("log", {"level": "info", "message": "read 3 files"})
+notify("log", {"level": "warning", "message": "odd file", "logger": "parser", "data": {"n": 1}})
+notify("progress", {"progress": 4, "total": 4})
+notify("result", {"content": "reported"})
 )";
 
 // Reads private/secret.txt, which its policy denies, and reports the refusal.
@@ -211,6 +225,7 @@ class RunExecTest : public ::testing::Test {
     WriteTool("waiter.py", kWaiter);
     WriteTool("stubborn.py", kStubborn);
     WriteTool("reader.py", kReader);
+    WriteTool("reporting.py", kReporting);
     Write("private/secret.txt", "secret");
     Write("stdio_greet.py", "import sys\nprint('hello ' + sys.argv[1])\n");
     Write("stdio_ask.py", kStdioAsk);
@@ -290,6 +305,48 @@ TEST_F(RunExecTest, RunPrintsEveryBlockOnItsOwnLines) {
   EXPECT_STREQ(content[3]["type"].GetString(), "resource");
   EXPECT_STREQ(content[3]["resource"]["uri"].GetString(), "file:///r.txt");
   EXPECT_STREQ(content[4]["resource"]["text"].GetString(), "inline");
+}
+
+// A tool's log lines go to stderr at --log-level; its progress off a
+// terminal only at info or debug, as plain lines (no carriage returns).
+TEST_F(RunExecTest, AToolsLogLinesAndProgressFollowTheLogLevel) {
+  ProcessResult quiet = Toolvfs({"run", "reporting"});
+  EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.out, "reported\n");
+  EXPECT_EQ(quiet.err, "toolvfs: reporting: warning: parser: odd file {\"n\":1}\n");
+
+  ProcessResult errors_only = Toolvfs({"--log-level", "error", "run", "reporting"});
+  EXPECT_EQ(errors_only.err, "");
+
+  ProcessResult info = Toolvfs({"--log-level", "info", "run", "reporting"});
+  EXPECT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_EQ(info.out, "reported\n");
+  EXPECT_EQ(info.err,
+            "toolvfs: progress: reporting: 25% (1/4) reading\n"
+            "toolvfs: reporting: info: read 3 files\n"
+            "toolvfs: reporting: warning: parser: odd file {\"n\":1}\n"
+            "toolvfs: progress: reporting: 100% (4/4)\n");
+}
+
+// On a terminal the progress is one status line redrawn in place ("\r",
+// erase to the end of the line), a log line printed above it, and the
+// status removed before the result is printed.
+TEST_F(RunExecTest, OnATerminalProgressIsOneStatusLineRemovedAtTheEnd) {
+  TerminalProcess process({ToolvfsBinary(), "run", "reporting"}, root_);
+  std::string shown;
+  EXPECT_EQ(process.Wait(shown), 0) << shown;
+  const size_t first = shown.find("reporting: 25% (1/4) reading");
+  const size_t warning = shown.find("\r\x1b[Ktoolvfs: reporting: warning: parser: odd file {\"n\":1}\r\n");
+  const size_t last = shown.find("\r\x1b[Kreporting: 100% (4/4)");
+  const size_t result = shown.find("\r\x1b[Kreported\r\n");
+  EXPECT_NE(first, std::string::npos) << shown;
+  EXPECT_NE(warning, std::string::npos) << shown;
+  EXPECT_NE(last, std::string::npos) << shown;
+  EXPECT_NE(result, std::string::npos) << shown;
+  EXPECT_LT(first, warning);
+  EXPECT_LT(warning, last);
+  EXPECT_LT(last, result);
+  EXPECT_EQ(shown.find("info: read 3 files"), std::string::npos) << "below --log-level warn: " << shown;
 }
 
 TEST_F(RunExecTest, ToolErrorGoesToStderrAndExitsOne) {

@@ -17,6 +17,7 @@
 
 #include "project/test_util.h"
 #include "host/test_gate.h"
+#include "core/text.h"
 #include "host/tool_session.h"
 #include "runtime/outcome_text.h"
 #include "runtime/vfs_runtime.h"
@@ -70,7 +71,8 @@ class SessionTest : public ::testing::Test {
     VfsRuntime runtime(*project_, {.working_directory = dir_.path(),
                                    .confinement = {.sandbox = sandbox_},
                                    .inquirer = inquirer_,
-                                   .audit = audit_});
+                                   .audit = audit_,
+                                   .reports = reports_});
     ToolCall call{.name = "t", .arguments_json = std::move(arguments), .answers_json = std::move(answers)};
     auto started = std::chrono::steady_clock::now();
     Result<Outcome> outcome = runtime.Execute(call, tool, cancel_);
@@ -114,6 +116,7 @@ class SessionTest : public ::testing::Test {
   ToolConfig tool_ = ProjectWritableTool();
   Inquirer* inquirer_ = nullptr;
   AuditSink* audit_ = nullptr;
+  ToolReportSink* reports_ = nullptr;
   // The OS sandbox, as in production. Tests of what the loop does to a
   // tool's process group turn it off: their tools fork on purpose, which a
   // sandboxed vfs tool cannot (stdio tools can; the loop must handle both).
@@ -160,6 +163,94 @@ send({"jsonrpc": "2.0", "method": "result", "params": {"content": "second result
   EXPECT_EQ(outcome.kind, Outcome::Kind::kCompleted);
   EXPECT_FALSE(outcome.question);
   EXPECT_EQ(Text(outcome), "done");
+}
+
+// What a sink was given, in order: "progress 0/100 a", "log info x: m",
+// "end".
+class RecordingReports final : public ToolReportSink {
+ public:
+  void OnProgress(const ToolProgress& progress) override {
+    std::string entry = progress.tool + " progress " + std::to_string(static_cast<int>(progress.progress));
+    if (progress.total) entry += "/" + std::to_string(static_cast<int>(*progress.total));
+    if (!progress.message.empty()) entry += " " + progress.message;
+    entries.push_back(entry);
+  }
+  void OnLog(const ToolLogLine& line) override {
+    std::string entry = line.tool + " log " + std::string(ToolLogLevelName(line.level)) + " ";
+    if (!line.logger.empty()) entry += line.logger + ": ";
+    entry += line.message;
+    if (!line.data_json.empty()) entry += " " + line.data_json;
+    entries.push_back(entry);
+  }
+  void OnRunEnd() override { entries.push_back("end"); }
+
+  std::vector<std::string> entries;
+};
+
+TEST_F(SessionTest, ToolProgressAndLogLinesReachTheSinkInOrder) {
+  RecordingReports recorded;
+  reports_ = &recorded;
+  Outcome outcome = Run(R"PY(
+send({"jsonrpc": "2.0", "method": "progress", "params": {"progress": 0, "total": 100, "message": "start"}})
+send({"jsonrpc": "2.0", "method": "log", "params": {"level": "info", "message": "parsed", "logger": "parser", "data": {"files": 3}}})
+send({"jsonrpc": "2.0", "method": "progress", "params": {"progress": 7}})
+send({"jsonrpc": "2.0", "method": "log", "params": {"level": "emergency", "message": "not really"}})
+result("done")
+send({"jsonrpc": "2.0", "method": "log", "params": {"level": "info", "message": "after the result"}})
+)PY");
+  EXPECT_EQ(Text(outcome), "done");
+  EXPECT_THAT(recorded.entries, ::testing::ElementsAre("t progress 0/100 start", "t log info parser: parsed {\"files\":3}",
+                                                       "t progress 7", "t log emergency not really", "end"));
+}
+
+TEST_F(SessionTest, MalformedReportsAreDroppedWithOneWarningAndTheRunGoesOn) {
+  RecordingReports recorded;
+  reports_ = &recorded;
+  Outcome outcome = Run(R"PY(
+send({"jsonrpc": "2.0", "method": "progress", "params": {"progress": -1}})
+send({"jsonrpc": "2.0", "method": "progress", "params": {"progress": "half"}})
+send({"jsonrpc": "2.0", "method": "progress", "params": {"progress": 1, "total": 0}})
+send({"jsonrpc": "2.0", "method": "log", "params": {"level": "verbose", "message": "x"}})
+send({"jsonrpc": "2.0", "method": "log", "params": {"level": "info"}})
+send({"jsonrpc": "2.0", "method": "log", "params": {"level": "info", "message": "x", "colour": "red"}})
+send({"jsonrpc": "2.0", "method": "log", "params": {"level": "info", "message": "valid"}})
+result("done")
+)PY");
+  EXPECT_EQ(outcome.kind, Outcome::Kind::kCompleted);
+  EXPECT_FALSE(outcome.is_error);
+  ASSERT_EQ(recorded.entries.size(), 3u) << ::testing::PrintToString(recorded.entries);
+  EXPECT_EQ(recorded.entries[0],
+            "t log warning toolvfs: Tool 't' sent an invalid 'progress' notification ('progress' must be a "
+            "non-negative number); it was dropped, and so are later invalid ones of this run");
+  EXPECT_EQ(recorded.entries[1], "t log info valid");
+  EXPECT_EQ(recorded.entries[2], "end");
+}
+
+TEST_F(SessionTest, ReportsAreBoundedInSizeAndRate) {
+  RecordingReports recorded;
+  reports_ = &recorded;
+  Outcome outcome = Run(R"PY(
+send({"jsonrpc": "2.0", "method": "log", "params": {"level": "info", "message": "\u00e9" * 5000}})
+send({"jsonrpc": "2.0", "method": "log", "params": {"level": "info", "message": "big data", "data": "x" * 20000}})
+for i in range(400):
+    send({"jsonrpc": "2.0", "method": "log", "params": {"level": "debug", "message": str(i)}})
+result("done")
+)PY");
+  EXPECT_EQ(Text(outcome), "done");
+  ASSERT_GE(recorded.entries.size(), 4u);
+  // 10,000 bytes of two-byte characters, cut at 4096 on a boundary.
+  EXPECT_THAT(recorded.entries[0], HasSubstr(" [message cut: 10000 bytes, the limit is 4096]"));
+  EXPECT_TRUE(IsValidUtf8(recorded.entries[0]));
+  EXPECT_EQ(recorded.entries[1], "t log info big data [data left out: 20002 bytes of JSON, the limit is 16384]");
+  // A burst of 100, then 50 a second: most of the 400 are dropped, and
+  // the count is reported once at the end, before `end`.
+  const size_t delivered = recorded.entries.size() - 2 - 2;  // the two above, the warning, end
+  EXPECT_LT(delivered, 400u);
+  EXPECT_GE(delivered, 98u);  // the burst, less the two lines above
+  const std::string& warning = recorded.entries[recorded.entries.size() - 2];
+  EXPECT_THAT(warning, HasSubstr("t log warning toolvfs: Tool 't' reported faster than the host passes on: dropped " +
+                                 std::to_string(400 - delivered) + " log line(s) over 50 per second and 0 progress"));
+  EXPECT_EQ(recorded.entries.back(), "end");
 }
 
 TEST_F(SessionTest, InitCarriesToolHostAndMethods) {

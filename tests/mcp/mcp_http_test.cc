@@ -569,6 +569,77 @@ TEST_F(McpHttpTest, ACancelledCallEndsItsStreamWithoutAnAnswer) {
   EXPECT_EQ(pong.status, 200) << pong;
 }
 
+// A call's own messages go on the SSE stream of the POST that carries it
+// (the transport specification prefers that): the approval it asks
+// (elicitation/create, the server's request 1), its tool's log line and
+// progress, then its answer, with no GET stream open.
+TEST_F(McpHttpTest, ACallsElicitationProgressAndLogsComeOnItsOwnPostStream) {
+  Write(root_ / "proj" / "toolvfs.toml",
+        "[tools.scribe]\ncommand = \"python3 scribe.py\"\nruntime = \"vfs\"\n"
+        "[tools.scribe.sandbox]\nfilesystem.allow = [\".\"]\n");
+  Write(root_ / "proj" / "scribe.py",
+        "import sys, toolvfs_tool\n"
+        "def main(tool):\n"
+        "    tool.log('warning', 'about to write')\n"
+        "    tool.progress(1, 2)\n"
+        "    tool.write('scribe.txt', 'by scribe')\n"
+        "    return 'written'\n"
+        "sys.exit(toolvfs_tool.tool_main(main))\n");
+  HttpServer server(root_, {});
+  HttpResponse answer = server.Post(
+      "", R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",)"
+          R"("capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}})");
+  ASSERT_EQ(answer.status, 200) << answer;
+  const std::string session = answer.Header("mcp-session-id");
+  EXPECT_EQ(server.Post(session, R"({"jsonrpc":"2.0","method":"notifications/initialized"})").status, 202);
+  // The session's GET stream is open too: before, a call's request to the
+  // client went there.
+  HttpResponse get_stream;
+  std::thread get([&] {
+    get_stream = server.client().Send("GET", {"Accept: text/event-stream", "Mcp-Session-Id: " + session}, "");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  HttpResponse streamed;
+  std::atomic<bool> call_ended{false};
+  std::thread call([&] {
+    streamed = server.Post(session, R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"scribe",)"
+                                    R"("arguments":{},"_meta":{"progressToken":"t"}}})");
+    call_ended.store(true);
+  });
+  // The user allows it once: the answer to the server's request 1, posted
+  // while the call's stream is open.
+  // An answer before the question is ignored, so it is posted until the
+  // call's stream has ended.
+  for (int attempt = 0; attempt < 100 && !call_ended.load(); ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(server.Post(session, R"({"jsonrpc":"2.0","id":1,"result":{"action":"accept",)"
+                                   R"("content":{"decision":"allow_once"}}})")
+                  .status,
+              202);
+  }
+  call.join();
+  EXPECT_EQ(server.client().Send("DELETE", {"Mcp-Session-Id: " + session}, "").status, 200);
+  get.join();
+  EXPECT_EQ(get_stream.status, 200) << get_stream;
+  EXPECT_EQ(get_stream.body.find("elicitation/create"), std::string::npos) << get_stream;
+  EXPECT_EQ(get_stream.body.find("about to write"), std::string::npos) << get_stream;
+  EXPECT_EQ(streamed.status, 200) << streamed;
+  EXPECT_NE(streamed.Header("content-type").find("text/event-stream"), std::string::npos) << streamed;
+  const size_t logged = streamed.body.find(R"("method":"notifications/message","params":{"level":"warning",)"
+                                           R"("logger":"scribe","data":"about to write"})");
+  const size_t progress = streamed.body.find(R"("method":"notifications/progress","params":{"progressToken":"t",)"
+                                             R"("progress":1,"total":2})");
+  const size_t asked = streamed.body.find(R"("id":1,"method":"elicitation/create")");
+  const size_t result = streamed.body.find(R"("id":5,"result":{"content":[{"type":"text","text":"written"}])");
+  EXPECT_NE(logged, std::string::npos) << streamed;
+  EXPECT_NE(progress, std::string::npos) << streamed;
+  EXPECT_NE(asked, std::string::npos) << streamed;
+  ASSERT_NE(result, std::string::npos) << streamed << server.Log();
+  EXPECT_LT(logged, result);
+  EXPECT_LT(progress, result);
+  EXPECT_LT(asked, result);
+}
+
 TEST_F(McpHttpTest, SqliteSessionStoreKeepsOneWorkspacePerSessionUntilItEnds) {
   const std::string store = (root_ / "sessions.db").string();
   {

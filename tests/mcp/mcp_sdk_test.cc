@@ -158,5 +158,78 @@ TEST(McpSdkTest, TheTypeScriptClientUsesTwoSessionsAtOnceOverHttp) {
   EXPECT_NE(result.out.substr(first_id, 46), result.out.substr(second_id, 46)) << result;
 }
 
+// Over Streamable HTTP, one SDK client does what it does over stdio: the
+// snapshot tools with structured results (validated by the SDK against
+// their outputSchema), an approval by elicitation, a tool's own progress
+// and log lines, and a cancellation that leaves no tool process.
+TEST(McpSdkTest, OverHttpTheClientAnswersElicitationGetsProgressAndCancels) {
+  const fs::path sdk = fs::path(NpmDir()) / "node_modules/@modelcontextprotocol/sdk/package.json";
+  ASSERT_TRUE(fs::exists(sdk)) << sdk << " is missing: run scripts/install-mcp-servers.sh (make test does)";
+  std::string pattern = (fs::temp_directory_path() / "toolvfs-mcp-sdk-http-features-XXXXXX").string();
+  ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+  const fs::path root = pattern;
+  fs::create_directories(root / "proj");
+  std::ofstream(root / "proj" / "toolvfs.toml") << "[tools.nap]\ncommand = \"sleep 161.803\"\nruntime = \"stdio\"\n"
+                                                   "[tools.nap.sandbox.limits]\ncancel_grace_s = 1\n"
+                                                   "[tools.scribe]\ncommand = \"python3 scribe.py\"\nruntime = \"vfs\"\n"
+                                                   "[tools.scribe.sandbox]\nfilesystem.allow = [\".\"]\n"
+                                                   "[tools.reporter]\ncommand = \"python3 reporter.py\"\nruntime = \"vfs\"\n";
+  std::ofstream(root / "proj" / "scribe.py") << "import sys, toolvfs_tool\n"
+                                                "def main(tool):\n"
+                                                "    tool.write('scribe.txt', 'by scribe')\n"
+                                                "    return 'written: ' + tool.read('scribe.txt')\n"
+                                                "sys.exit(toolvfs_tool.tool_main(main))\n";
+  std::ofstream(root / "proj" / "reporter.py") << "import sys, toolvfs_tool\n"
+                                                  "def main(tool):\n"
+                                                  "    tool.log('info', 'starting')\n"
+                                                  "    for done in (1, 2, 3):\n"
+                                                  "        tool.progress(done, 3, 'step %d' % done)\n"
+                                                  "    tool.log('debug', 'below the level')\n"
+                                                  "    return 'reported'\n"
+                                                  "sys.exit(toolvfs_tool.tool_main(main))\n";
+  ProcessResult result;
+  int server_exit = -1;
+  std::string log;
+  {
+    McpHttpServerProcess server(root / "proj", (root / "server.log").string(), {});
+    result = RunProcess({TOOLVFS_TEST_NODE, (fs::path(SourceDir()) / "tests/mcp/sdk_client.cjs").string(), NpmDir(),
+                         "--http-features", server.url()},
+                        {.deadline = std::chrono::seconds(90)});
+    log = server.Log();
+    server_exit = server.Stop();
+  }
+  fs::remove_all(root);
+  ASSERT_EQ(result.exit_code, 0) << result << log;
+  EXPECT_EQ(server_exit, 0) << log;
+  // Snapshot tools: structured, and the SDK accepted them.
+  EXPECT_NE(result.out.find(R"("created":{"content":[{"type":"text","text":"{\"id\":)"), std::string::npos) << result;
+  EXPECT_NE(result.out.find(R"("structuredContent":{"id":)"), std::string::npos) << result;
+  EXPECT_NE(result.out.find(R"("label":"before","created_at":)"), std::string::npos) << result;
+  EXPECT_NE(result.out.find(R"("label":null,"created_at":)"), std::string::npos) << result;
+  EXPECT_NE(result.out.find(R"("structuredContent":{"snapshots":[{"id":)"), std::string::npos) << result;
+  EXPECT_NE(result.out.find(R"("added":["notes","notes/a.txt"],"added_count":2,"modified":[],"modified_count":0,)"),
+            std::string::npos)
+      << result;
+  EXPECT_NE(result.out.find(R"("removed":2,"restored":0,"reverted":0})"), std::string::npos) << result;
+  // The approval was asked of this client and allowed once.
+  EXPECT_NE(result.out.find(R"("elicitations":[{"mode":"form","message":"Tool 'scribe' asks to write 'scribe.txt')"),
+            std::string::npos)
+      << result;
+  EXPECT_NE(result.out.find(R"("scribe":{"content":[{"type":"text","text":"written: by scribe"}],"isError":false})"),
+            std::string::npos)
+      << result;
+  // The tool's own progress and log lines.
+  EXPECT_NE(result.out.find(R"("progress":[{"progress":1,"total":3,"message":"step 1"},)"
+                            R"({"progress":2,"total":3,"message":"step 2"},{"progress":3,"total":3,"message":"step 3"}])"),
+            std::string::npos)
+      << result;
+  EXPECT_NE(result.out.find(R"({"level":"info","logger":"reporter","data":"starting"})"), std::string::npos) << result;
+  EXPECT_EQ(result.out.find("below the level"), std::string::npos) << result;
+  // The cancelled call: its tool ran, is gone, and the session went on.
+  EXPECT_NE(result.out.find(R"("napStarted":true)"), std::string::npos) << result;
+  EXPECT_NE(result.out.find(R"("cancelError":"MCP error -32001: the user pressed stop")"), std::string::npos) << result;
+  EXPECT_NE(result.out.find(R"("napGone":true)"), std::string::npos) << result;
+}
+
 }  // namespace
 }  // namespace toolvfs

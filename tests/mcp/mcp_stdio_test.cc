@@ -182,6 +182,73 @@ TEST_F(McpStdioTest, UncoveredRequestsAreDeniedWithTheHowToWithoutElicitation) {
   EXPECT_FALSE(fs::exists(project_ / "new.txt"));
 }
 
+// A vfs tool's own progress and log lines (docs/protocol.md) reach the
+// client: progress with the call's token, replacing the server's
+// elapsed-time reports once the tool has its own (a value not above the
+// last one sent is dropped), log lines at the level the client set.
+TEST_F(McpStdioTest, AToolsOwnProgressAndLogLinesReachTheClient) {
+  Write(project_ / "reporter.py",
+        "import sys, time, toolvfs_tool\n"
+        "def main(tool):\n"
+        "    time.sleep(1.6)  # the server reports elapsed time meanwhile\n"
+        "    tool.progress(0, 10, 'not above what was sent')\n"
+        "    tool.progress(5, 10, 'half')\n"
+        "    tool.log('debug', 'hidden')\n"
+        "    tool.log('info', 'shown')\n"
+        "    tool.log('error', 'failed', logger='db', data={'code': 7})\n"
+        "    tool.progress(10, 10)\n"
+        "    return 'reported'\n"
+        "sys.exit(toolvfs_tool.tool_main(main))\n");
+  Write(project_ / "toolvfs.toml", "[tools.reporter]\ncommand = \"python3 reporter.py\"\nruntime = \"vfs\"\n");
+  // Input stays open until the call is answered: at end of input a call
+  // gets only 2 s, which a loaded machine may need to start the tool.
+  const std::string input = std::string(kInitialize) + "\n" +
+                            R"({"jsonrpc":"2.0","method":"notifications/initialized"})" "\n"
+                            R"({"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}})" "\n"
+                            R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"reporter","arguments":{},)"
+                            R"("_meta":{"progressToken":"tok"}}})" "\n";
+  Write(root_ / "input.jsonl", input);
+  const std::string output = (root_ / "output.jsonl").string();
+  ProcessResult run = RunProcess(
+      {"/bin/sh", "-c",
+       "(cat \"$2\"; for i in $(seq 300); do grep -q '\"id\":2,' \"$3\" 2>/dev/null && break; sleep 0.1; done) | "
+       "\"$0\" mcp --no-audit --project \"$1\" > \"$3\"",
+       ToolvfsBinary(), project_.string(), (root_ / "input.jsonl").string(), output},
+      {.cwd = project_.string(), .deadline = std::chrono::seconds(60)});
+  EXPECT_EQ(run.exit_code, 0) << run;
+  std::vector<std::string> answers;
+  {
+    std::ifstream lines(output);
+    for (std::string line; std::getline(lines, line);) answers.push_back(line);
+  }
+  auto position = [&](std::string_view needle) -> size_t {
+    for (size_t index = 0; index < answers.size(); ++index) {
+      if (answers[index].find(needle) != std::string::npos) return index;
+    }
+    return answers.size();
+  };
+  std::string all;
+  for (const std::string& answer : answers) all += answer + "\n";
+  const size_t answer = position(R"("id":2,"result")");
+  ASSERT_LT(answer, answers.size()) << all;
+  EXPECT_NE(answers[answer].find(R"("text":"reported")"), std::string::npos) << all;
+  const size_t elapsed = position(R"("progressToken":"tok","progress":1,"message":"running for 1 s;)");
+  const size_t half = position(R"({"progressToken":"tok","progress":5,"total":10,"message":"half"})");
+  const size_t done = position(R"({"progressToken":"tok","progress":10,"total":10})");
+  const size_t shown = position(R"({"level":"info","logger":"reporter","data":"shown"})");
+  const size_t failed =
+      position(R"({"level":"error","logger":"reporter/db","data":{"message":"failed","data":{"code":7}}})");
+  EXPECT_LT(elapsed, half) << all;
+  EXPECT_LT(half, done) << all;
+  EXPECT_LT(done, answer) << all;
+  EXPECT_LT(shown, failed) << all;
+  EXPECT_LT(failed, answer) << all;
+  EXPECT_EQ(all.find("not above what was sent"), std::string::npos) << all;
+  EXPECT_EQ(all.find("hidden"), std::string::npos) << all;
+  // Once the tool reports, the server's elapsed-time reports stop.
+  EXPECT_EQ(all.find("running for", answers[half].size() + all.find(answers[half])), std::string::npos) << all;
+}
+
 TEST_F(McpStdioTest, AClientThatVanishesMidCallLeavesNoToolProcessBehind) {
   // A tool that would sleep for minutes; the client closes its end 1 s in.
   Write(project_ / "toolvfs.toml",

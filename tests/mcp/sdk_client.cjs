@@ -6,6 +6,7 @@
 // policy does not cover).
 // Usage: node sdk_client.cjs NPM_DIR TOOLVFS PROJECT
 //        node sdk_client.cjs NPM_DIR --http URL
+//        node sdk_client.cjs NPM_DIR --http-features URL
 const path = require('path');
 const { execFileSync } = require('child_process');
 const [npmDir, toolvfs, project] = process.argv.slice(2);
@@ -22,6 +23,31 @@ function alive(prefix) {
   } catch {
     return false;
   }
+}
+
+// Calls `nap` (its process's command line is `command`), aborts the call
+// once the process runs, and reports whether it ran, the call's error and
+// whether the process is gone within 10 s.
+async function cancelNap(client, command) {
+  const controller = new AbortController();
+  const napping = client.callTool({ name: 'nap', arguments: {} }, CallToolResultSchema, { signal: controller.signal });
+  for (let waited = 0; waited < 100 && !alive(command); ++waited) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const napStarted = alive(command);
+  controller.abort('the user pressed stop');
+  let cancelError = '';
+  try {
+    await napping;
+  } catch (error) {
+    cancelError = String(error.message ?? error);
+  }
+  let napGone = false;
+  for (let waited = 0; waited < 100 && !napGone; ++waited) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    napGone = !alive(command);
+  }
+  return { napStarted, cancelError, napGone };
 }
 
 async function main() {
@@ -74,24 +100,7 @@ async function main() {
     onprogress: (update) => progress.push(update),
   });
   // Cancellation: the SDK sends notifications/cancelled when aborted.
-  const controller = new AbortController();
-  const napping = client.callTool({ name: 'nap', arguments: {} }, CallToolResultSchema, { signal: controller.signal });
-  for (let waited = 0; waited < 100 && !alive('sleep 314.159'); ++waited) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  const napStarted = alive('sleep 314.159');
-  controller.abort('the user pressed stop');
-  let cancelError = '';
-  try {
-    await napping;
-  } catch (error) {
-    cancelError = String(error.message ?? error);
-  }
-  let napGone = false;
-  for (let waited = 0; waited < 100 && !napGone; ++waited) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    napGone = !alive('sleep 314.159');
-  }
+  const { napStarted, cancelError, napGone } = await cancelNap(client, 'sleep 314.159');
   await client.ping();
   const afterCancel = await client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } });
   console.log(JSON.stringify({
@@ -152,7 +161,60 @@ async function mainHttp(url) {
   console.log(JSON.stringify({ first, second }));
 }
 
-(toolvfs === '--http' ? mainHttp(project) : main()).catch((error) => {
+// Over Streamable HTTP, one session doing what a host does beyond plain
+// calls: the snapshot tools (their structuredContent validated by the SDK
+// against their outputSchema), an approval asked by elicitation and
+// answered, a tool's own progress and log lines, and a call cancelled with
+// AbortController (its tool process must be gone afterwards). The
+// project's toolvfs.toml has `scribe` (a vfs tool writing what its policy
+// does not cover), `reporter` (a vfs tool reporting progress and logging)
+// and `nap` (sleeps for minutes).
+async function mainHttpFeatures(url) {
+  const { StreamableHTTPClientTransport } = require(path.join(sdk, 'client/streamableHttp.js'));
+  const { LoggingMessageNotificationSchema } = require(path.join(sdk, 'types.js'));
+  const transport = new StreamableHTTPClientTransport(new URL(url));
+  const client = new Client({ name: 'toolvfs-test-features', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+  const elicitations = [];
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    elicitations.push(request.params);
+    return { action: 'accept', content: { decision: 'allow_once' } };
+  });
+  const logs = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => logs.push(notification.params));
+  await client.connect(transport);
+  await client.setLoggingLevel('info');
+  // Snapshot tools: the SDK rejects a result whose structuredContent does
+  // not match the tool's outputSchema (or is missing while one is declared).
+  const created = await client.callTool({ name: 'snapshot_create', arguments: { label: 'before' } });
+  await client.callTool({ name: 'write_file', arguments: { path: 'notes/a.txt', content: 'after the snapshot' } });
+  const unlabelled = await client.callTool({ name: 'snapshot_create', arguments: {} });
+  const listed = await client.callTool({ name: 'snapshot_list', arguments: {} });
+  const diff = await client.callTool({
+    name: 'snapshot_diff', arguments: { from: created.structuredContent.id },
+  });
+  const restored = await client.callTool({
+    name: 'snapshot_restore', arguments: { id: created.structuredContent.id },
+  });
+  // An approval over HTTP, answered by this client.
+  const scribe = await client.callTool({ name: 'scribe', arguments: {} });
+  // A tool's own progress and log lines.
+  const progress = [];
+  const reporter = await client.callTool({ name: 'reporter', arguments: {} }, CallToolResultSchema, {
+    onprogress: (update) => progress.push(update),
+  });
+  // Cancellation of a running call.
+  const { napStarted, cancelError, napGone } = await cancelNap(client, 'sleep 161.803');
+  await client.ping();
+  await transport.terminateSession();
+  await client.close();
+  console.log(JSON.stringify({
+    created, unlabelled, listed, diff, restored, elicitations, scribe, progress, reporter, logs,
+    napStarted, cancelError, napGone,
+  }));
+}
+
+const modes = { '--http': mainHttp, '--http-features': mainHttpFeatures };
+(modes[toolvfs] ? modes[toolvfs](project) : main()).catch((error) => {
   console.error(`sdk_client: ${error.stack || error}`);
   process.exit(1);
 });

@@ -446,6 +446,25 @@ class NotificationsTest(HostTestCase):
         with self.assertRaises(tv.Cancelled):
             tool.next_apply()
 
+    def test_progress_and_log_lines(self):
+        tool = self.connect()
+        tool.progress(0, 100, "starting")
+        tool.progress(2.5)
+        tool.log("info", "parsed")
+        tool.log("warning", "odd file", logger="parser", data={"path": "a.txt"})
+        tool.log("debug", "flag", data=False)  # falsy data is still data
+        self.assertEqual(self.host.read_line(),
+                         '{"jsonrpc":"2.0","method":"progress","params":{"progress":0,"total":100,"message":"starting"}}')
+        self.assertEqual(self.host.read_message()["params"], {"progress": 2.5})
+        self.assertEqual(self.host.read_message()["params"], {"level": "info", "message": "parsed"})
+        self.assertEqual(self.host.read_message()["params"],
+                         {"level": "warning", "message": "odd file", "logger": "parser", "data": {"path": "a.txt"}})
+        self.assertEqual(self.host.read_message()["params"], {"level": "debug", "message": "flag", "data": False})
+        for bad in (lambda: tool.progress(-1), lambda: tool.progress(True), lambda: tool.progress(1, 0),
+                    lambda: tool.log("verbose", "x"), lambda: tool.log("info", 42)):
+            with self.assertRaises(tv.InvalidParams):
+                bad()
+
 
 class FinalMessagesTest(HostTestCase):
     def test_result_and_error(self):

@@ -524,6 +524,24 @@ TEST_F(SdkSessionTest, StatefulToolGetsApplyAndSendsState) {
   EXPECT_EQ(tool.next_apply().error().code, kCancelled);
 }
 
+TEST_F(SdkSessionTest, ProgressAndLogLines) {
+  Tool tool = Connect();
+  tool.progress(0, 100, "starting").value();
+  tool.progress(2.5).value();
+  tool.log("info", "parsed").value();
+  tool.log("warning", "odd file", "parser", Json::object({{"path", "a.txt"}})).value();
+  EXPECT_EQ(host_.ReadLine().value(),
+            R"({"jsonrpc":"2.0","method":"progress","params":{"progress":0,"total":100,"message":"starting"}})");
+  EXPECT_EQ(host_.ReadLine().value(), R"({"jsonrpc":"2.0","method":"progress","params":{"progress":2.5}})");
+  EXPECT_EQ(host_.ReadLine().value(), R"({"jsonrpc":"2.0","method":"log","params":{"level":"info","message":"parsed"}})");
+  EXPECT_EQ(host_.ReadLine().value(),
+            R"({"jsonrpc":"2.0","method":"log","params":{"level":"warning","message":"odd file","logger":"parser",)"
+            R"("data":{"path":"a.txt"}}})");
+  EXPECT_EQ(tool.progress(-1).error().code, kInvalidParams);
+  EXPECT_EQ(tool.progress(1, 0.0).error().code, kInvalidParams);
+  EXPECT_EQ(tool.log("verbose", "x").error().code, kInvalidParams);
+}
+
 TEST_F(SdkSessionTest, ResultAndErrorNotifications) {
   Tool tool = Connect();
   tool.result(Json::array({text_block("Modified 2 files."), resource_block("file:///a.txt", "new text", "text/plain")}))
