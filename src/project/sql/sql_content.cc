@@ -12,6 +12,17 @@ namespace {
 constexpr const char* kFindContentInSlot = "SELECT id FROM contents WHERE id=?1 AND hash=?2";
 constexpr const char* kFindCollidedContent = "SELECT content_id FROM content_collisions WHERE hash=?1";
 constexpr const char* kAddReferences = "UPDATE contents SET reference_count=reference_count+?2 WHERE id=?1";
+// Each change of a count is one statement that reads and writes the row
+// under its row lock, so writers of two workspaces (or two files) sharing
+// a content never both count from the same old value.
+constexpr const char* kAddReferenceIfStored =
+    "UPDATE contents SET reference_count=reference_count+1 WHERE id=?1 RETURNING id";
+constexpr const char* kAddReferencesIfSameHash =
+    "UPDATE contents SET reference_count=reference_count+?3 WHERE id=?1 AND hash=?2 RETURNING id";
+constexpr const char* kDropReference =
+    "UPDATE contents SET reference_count=reference_count-1 WHERE id=?1 "
+    "RETURNING reference_count, CASE WHEN data IS NULL THEN 1 ELSE 0 END";
+constexpr const char* kSlotTaken = "SELECT 1 FROM contents WHERE id=?1";
 // Takes id ?1 if it is free (no row back when another content holds it).
 constexpr const char* kInsertContent =
     "INSERT INTO contents(id, hash, size, reference_count, data) VALUES(?1, ?2, ?3, ?4, ?5) "
@@ -49,20 +60,28 @@ Result<std::optional<int64_t>> FindContent(SqlConnection& db, const ContentHash&
 }
 
 // The id of the content with address `hash`, with one more reference, if
-// it is stored already.
+// it is stored already. A content found but deleted before the reference
+// was added (its last reference dropped by a concurrent writer) counts as
+// not stored: the caller inserts it anew.
 Result<std::optional<int64_t>> ReferenceExisting(SqlConnection& db, const ContentHash& hash) {
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> id, FindContent(db, hash));
-  if (id) TOOLVFS_RETURN_IF_ERROR(AddContentReference(db, *id));
+  if (!id) return id;
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement add, db.Prepare(kAddReferenceIfStored));
+  add.Bind(1, *id);
+  TOOLVFS_ASSIGN_OR_RETURN(bool still_stored, add.Step());
+  if (!still_stored) return std::optional<int64_t>();
   return id;
 }
 
 }  // namespace
 
 Result<int64_t> InsertNewContent(SqlConnection& db, const ContentHash& hash, uint64_t size,
-                                 std::optional<std::string_view> data, int64_t references) {
+                                 std::optional<std::string_view> data, int64_t references, bool* created) {
   const int64_t slot = ContentSlot(hash);
+  if (created != nullptr) *created = false;
   // Another content holds the slot only for crafted input; then the next
   // free id after it, a few probes at most.
+  int vanished = 0;
   for (uint64_t probe = 0;; ++probe) {
     const int64_t id = static_cast<int64_t>(static_cast<uint64_t>(slot) + probe);
     TOOLVFS_ASSIGN_OR_RETURN(SqlStatement insert, db.Prepare(kInsertContent));
@@ -73,7 +92,25 @@ Result<int64_t> InsertNewContent(SqlConnection& db, const ContentHash& hash, uin
       insert.BindNull(5);
     }
     TOOLVFS_ASSIGN_OR_RETURN(bool inserted, insert.Step());
-    if (!inserted) continue;
+    if (!inserted) {
+      // The slot is taken: by this very content when a concurrent writer
+      // stored it after our look (row-locking engines; it waited for that
+      // writer to commit), then it takes our references; or by another
+      // hash; or by a content deleted since, whose slot is free again.
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement add, db.Prepare(kAddReferencesIfSameHash));
+      add.Bind(1, id).BindBlob(2, HashBytes(hash)).Bind(3, references);
+      TOOLVFS_ASSIGN_OR_RETURN(bool same, add.Step());
+      if (same) return id;
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement taken, db.Prepare(kSlotTaken));
+      taken.Bind(1, id);
+      TOOLVFS_ASSIGN_OR_RETURN(bool held, taken.Step());
+      if (!held) {
+        if (++vanished > 3) return ChangedError("Content slot " + std::to_string(id) + " keeps changing; try again");
+        --probe;  // try this slot again
+      }
+      continue;
+    }
+    if (created != nullptr) *created = true;
     if (probe > 0) {
       TOOLVFS_ASSIGN_OR_RETURN(SqlStatement record, db.Prepare(kInsertCollision));
       record.BindBlob(1, HashBytes(hash)).Bind(2, id);
@@ -115,6 +152,12 @@ Result<int64_t> PutChunkedContent(SqlConnection& db, std::vector<Chunk> chunks, 
   const ContentHash whole = ChunkedContentHash(size, hashes);
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> existing, ReferenceExisting(db, whole));
   if (existing) return *existing;
+  // The list's row first: if a concurrent writer stored the same content
+  // since the look above, that one takes the reference and the chunks
+  // keep the references its list holds.
+  bool created = false;
+  TOOLVFS_ASSIGN_OR_RETURN(int64_t id, InsertNewContent(db, whole, size, std::nullopt, 1, &created));
+  if (!created) return id;
   for (size_t i = 0; i < chunks.size(); ++i) {
     if (i < stored) {
       TOOLVFS_RETURN_IF_ERROR(AddContentReference(db, chunks[i].id));
@@ -124,7 +167,6 @@ Result<int64_t> PutChunkedContent(SqlConnection& db, std::vector<Chunk> chunks, 
                                PutWholeContent(db, tail.substr(offset, kChunkBytes), chunks[i].hash));
     }
   }
-  TOOLVFS_ASSIGN_OR_RETURN(int64_t id, InsertNewContent(db, whole, size, std::nullopt, 1));
   for (size_t i = 0; i < chunks.size(); ++i) {
     TOOLVFS_ASSIGN_OR_RETURN(SqlStatement link, db.Prepare(kInsertChunkLink));
     link.Bind(1, id).Bind(2, static_cast<int64_t>(i)).Bind(3, chunks[i].id);
@@ -224,18 +266,17 @@ Status ReleaseContent(SqlConnection& db, int64_t content_id) {
   int64_t references = 0;
   bool chunked = false;
   {
-    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement state, db.Prepare(kContentState));
-    state.Bind(1, content_id);
-    TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
+    // Counted down and read in one statement, which keeps the row locked
+    // to the end of the transaction: a writer adding a reference now
+    // waits, then finds the row gone and stores the content anew.
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement drop, db.Prepare(kDropReference));
+    drop.Bind(1, content_id);
+    TOOLVFS_ASSIGN_OR_RETURN(bool found, drop.Step());
     if (!found) return InternalError("Content " + std::to_string(content_id) + " of the store is missing");
-    references = state.Int(0);
-    chunked = state.Int(1) != 0;
+    references = drop.Int(0);
+    chunked = drop.Int(1) != 0;
   }
-  if (references > 1) {
-    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement add, db.Prepare(kAddReferences));
-    add.Bind(1, content_id).Bind(2, int64_t{-1});
-    return add.Run();
-  }
+  if (references > 0) return OkStatus();
   if (chunked) {
     TOOLVFS_ASSIGN_OR_RETURN(std::vector<Chunk> chunks, ChunkList(db, content_id));
     for (const Chunk& chunk : chunks) TOOLVFS_RETURN_IF_ERROR(ReleaseContent(db, chunk.id));

@@ -34,8 +34,12 @@ Result<std::string> ReadContent(SqlConnection& db, int64_t content_id, uint64_t 
 // `data` (none for a chunk list, whose links the caller adds) and
 // `references`, at id ContentSlot(hash) or, if another content holds that
 // slot, the next free id after it (recorded in content_collisions). Its id.
+// When a concurrent writer stored the same content since the caller looked
+// (engines with row locks), that content takes the `references` instead
+// and `*created` (if given) is false.
 Result<int64_t> InsertNewContent(SqlConnection& db, const ContentHash& hash, uint64_t size,
-                                 std::optional<std::string_view> data, int64_t references);
+                                 std::optional<std::string_view> data, int64_t references,
+                                 bool* created = nullptr);
 
 Status AddContentReference(SqlConnection& db, int64_t content_id);
 
