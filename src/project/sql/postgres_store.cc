@@ -257,7 +257,13 @@ class PostgresSqlDatabase final : public SqlDatabase {
       // Those two SQLSTATEs are Internal (PostgresStatus); the connection's
       // last_sql_state() cannot tell, since the transaction's ROLLBACK has
       // reset it by now.
-      if (prepared.code() != StatusCode::kInternal) return prepared;
+      // So is a look that found the winner's tables committed between its
+      // two questions (no schema_version yet, then some table): it says
+      // InvalidArgument, another program's database, and a later look
+      // finds the schema (a real foreign database says so after them all).
+      if (prepared.code() != StatusCode::kInternal && prepared.code() != StatusCode::kInvalidArgument) {
+        return prepared;
+      }
     }
     return prepared;
   }
