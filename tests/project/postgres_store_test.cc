@@ -311,7 +311,17 @@ TEST(PostgresRestartTest, AServerRestartMidRunIsUnavailableThenTheStoreReconnect
 std::string Describe(const std::string& uri) {
   std::string text;
   auto describe_tree = [&](ProjectFiles& store) {
-    for (const auto& [path, entry] : ReadTree(store)) text += "  " + path + ": " + entry + "\n";
+    for (const auto& [path, entry] : ReadTree(store)) {
+      text += "  " + path + ": " + entry;
+      Result<FileMetadata> metadata = store.Metadata(path);
+      EXPECT_TRUE(metadata.ok()) << metadata.status().ToString();
+      if (metadata.ok() && metadata->kind == EntryKind::kFile) {
+        text += " version " + std::to_string(metadata->version.value_or(0)) + " created " +
+                std::to_string(metadata->created_ms.value_or(0)) + " modified " +
+                std::to_string(metadata->modified_ms);
+      }
+      text += "\n";
+    }
   };
   Result<std::unique_ptr<ProjectFiles>> store = OpenProject(uri);
   EXPECT_TRUE(store.ok()) << store.status().ToString();
@@ -329,20 +339,22 @@ std::string Describe(const std::string& uri) {
   return text;
 }
 
-TEST(PostgresCopyTest, SqliteToPostgresToSqliteKeepsTreesAndSnapshots) {
+TEST(PostgresCopyTest, SqliteToPostgresToSqliteKeepsTreesVersionsTimesAndSnapshots) {
   TempDir dir;
   const std::string original = "sqlite:" + dir.Join("original.db") + "#main";
   {
     Result<std::unique_ptr<ProjectFiles>> store = OpenProject(original);
     ASSERT_TRUE(store.ok());
     ProjectFiles& files = **store;
-    ASSERT_TRUE(files.Write("README.md", "# one\n").ok());
+    ASSERT_TRUE(files.Write("README.md", "# zero\n").ok());
+    ASSERT_TRUE(files.Write("README.md", "# one\n").ok());  // version 2 before the first snapshot
     ASSERT_TRUE(files.Write("src/main.cc", "int main() {}\n").ok());
     ASSERT_TRUE(files.Write("empty/x", "").ok());
     ASSERT_TRUE(files.Delete("empty/x").ok());
     ASSERT_TRUE(files.Write("big.bin", std::string(300'000, 'b')).ok());  // chunked
     ASSERT_TRUE(files.Snapshot("first").ok());
     ASSERT_TRUE(files.Write("README.md", "# two\n", WriteMode::kAppend).ok());
+    ASSERT_TRUE(files.Write("README.md", "# three\n", WriteMode::kAppend).ok());  // 4 in the second snapshot
     ASSERT_TRUE(files.Delete("src", true).ok());
     ASSERT_TRUE(files.Snapshot().ok());
     ASSERT_TRUE(files.Write("src", "now a file").ok());
@@ -365,6 +377,9 @@ TEST(PostgresCopyTest, SqliteToPostgresToSqliteKeepsTreesAndSnapshots) {
     ASSERT_TRUE(report.ok()) << report.status().ToString();
     EXPECT_EQ(report->snapshots.size(), 3u);
   };
+  // Later than every time of the original, so a copy that stamped its own
+  // clock on the files would show.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
   const std::string shared = TestPostgresUri() + "#" + NewTestPostgresWorkspace();
   copy(original, shared);
   EXPECT_EQ(Describe(shared), expected);

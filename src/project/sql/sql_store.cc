@@ -103,6 +103,9 @@ constexpr const char* kInsertEntry =
 constexpr const char* kKillEntry =
     "UPDATE entries SET died=?4 WHERE workspace_id=?1 AND parent=?2 AND name=?5 AND born=?3";
 constexpr const char* kDropEntry = "DELETE FROM entries WHERE workspace_id=?1 AND parent=?2 AND name=?4 AND born=?3";
+constexpr const char* kSetEntryMetadata =
+    "UPDATE entries SET version=?4, created_ms=?5, modified_ms=?6 "
+    "WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND died IS NULL";
 constexpr const char* kReplaceEntryContent =
     "UPDATE entries SET content_id=?4, size=?5, version=?6, modified_ms=?7 "
     "WHERE workspace_id=?1 AND parent=?2 AND name=?8 AND born=?3";
@@ -724,6 +727,30 @@ class SqlStore final : public ProjectFiles {
     TOOLVFS_RETURN_IF_ERROR(RefuseWrite("write", path));
     return InWriteTransaction(*workspace_, WriteScope::kFiles, [&](const Change& change) {
       return WriteFile(change, path, content, mode);
+    });
+  }
+
+  Status WriteWithMetadata(std::string_view raw_path, std::string_view content,
+                           const FileMetadata& metadata) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    if (path.empty()) return ProjectRootError("write");
+    TOOLVFS_RETURN_IF_ERROR(RefuseWrite("write", path));
+    if (metadata.version && *metadata.version < 1) {
+      return InvalidArgumentError(CannotDo("write", path) + ": version 0 does not exist (a file starts at 1)");
+    }
+    return InWriteTransaction(*workspace_, WriteScope::kFiles, [&](const Change& change) -> Status {
+      TOOLVFS_RETURN_IF_ERROR(WriteFile(change, path, content, WriteMode::kOverwrite));
+      // The row the write left live (locked by it), with the given fields.
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> written, LookUpLive(change, path));
+      if (!written) return InternalError("The file " + DisplayPath(path) + " vanished inside its write");
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement update, change.db.Prepare(kSetEntryMetadata));
+      update.Bind(1, workspace_->id)
+          .Bind(2, ParentPath(path))
+          .Bind(3, BaseName(path))
+          .Bind(4, metadata.version ? static_cast<int64_t>(*metadata.version) : *written->version)
+          .Bind(5, metadata.created_ms.value_or(written->created_ms))
+          .Bind(6, metadata.modified_ms);
+      return update.Run();
     });
   }
 
