@@ -168,6 +168,21 @@ PhaseTimes RunWorkload(WorkloadStore& store, const Workload& work, const std::ve
   return times;
 }
 
+// The workload's paths, contents and overwriting contents, made before any
+// clock starts.
+struct WorkloadData {
+  std::vector<std::string> paths, contents, rewritten;
+};
+WorkloadData MakeWorkloadData(const Workload& work) {
+  WorkloadData data;
+  for (int i = 0; i < work.files; ++i) {
+    data.paths.push_back(FilePath(i, work.dirs));
+    data.contents.push_back(RandomContent(static_cast<uint64_t>(i) + 1, work.size));
+  }
+  for (int j = 0; j < work.overwrites; ++j) data.rewritten.push_back(RandomContent(1'000'000 + j, work.size));
+  return data;
+}
+
 // (a) and (b): a ProjectFiles.
 class ProjectStore : public WorkloadStore {
  public:
@@ -682,12 +697,7 @@ void RunPostgresPart(const std::string& url, const Workload& work, int repeat, i
   const auto transports = server.private_server() ? std::vector<bool>{false, true} : std::vector<bool>{false};
 
   if (workload) {
-    std::vector<std::string> paths, contents, rewritten;
-    for (int i = 0; i < work.files; ++i) {
-      paths.push_back(FilePath(i, work.dirs));
-      contents.push_back(RandomContent(static_cast<uint64_t>(i) + 1, work.size));
-    }
-    for (int j = 0; j < work.overwrites; ++j) rewritten.push_back(RandomContent(1'000'000 + j, work.size));
+    const auto [paths, contents, rewritten] = MakeWorkloadData(work);
     std::printf("workload: create %d files of %d bytes in %d directories, read them all, list the directories, "
                 "overwrite %d; one operation at a time; each pass in a new database\n",
                 work.files, work.size, work.dirs, work.overwrites);
@@ -844,12 +854,7 @@ int main(int argc, char** argv) {
 
   const auto selected = [&](char store) { return stores.find(store) != std::string::npos; };
   if (!skip_workload && stores.find_first_of("abcd") != std::string::npos) {
-    std::vector<std::string> paths, contents, rewritten;
-    for (int i = 0; i < work.files; ++i) {
-      paths.push_back(FilePath(i, work.dirs));
-      contents.push_back(RandomContent(static_cast<uint64_t>(i) + 1, work.size));
-    }
-    for (int j = 0; j < work.overwrites; ++j) rewritten.push_back(RandomContent(1'000'000 + j, work.size));
+    const auto [paths, contents, rewritten] = MakeWorkloadData(work);
 
     std::printf("workload: create %d files of %d bytes in %d directories, read them all, list the "
                 "directories, overwrite %d; one operation at a time\n",
