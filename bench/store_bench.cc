@@ -38,9 +38,28 @@
 // workspace runs without sync; the changes and the timed calls use the
 // durability of part 1.
 //
+// Part 3, PostgreSQL (issue 18; selected with --stores e and/or f): on a
+// private server that the bench starts and stops with
+// scripts/test-postgres.sh (PostgreSQL 15, fsync=off as in the tests), or
+// on the server of --postgres-url (a user that may create databases),
+//   (e) the postgres store, over the Unix socket and over loopback TCP,
+//   (f) plain PostgreSQL: one table files(path TEXT COLLATE "C" PRIMARY
+//       KEY, content BYTEA) through libpq (our RAII layer), each operation
+//       one prepared statement in autocommit: one round trip, the least a
+//       client of the server can do (the store needs several: see
+//       docs/benchmarks.md),
+// the part 1 workload on each, each pass in a database of its own; then
+// part 2's snapshot figures on the postgres store; then WRITERS (8)
+// processes writing different files of one directory of one workspace
+// against one process (each creates --parallel-files files, then
+// overwrites each once; throughput of all together, started at once).
+//
 //   store_bench [--no-sync] [--large] [--files N] [--agentfs-files N] ...
+//   store_bench --stores ef [--postgres-url URL] [--writers 8]
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
 
@@ -55,6 +74,7 @@
 
 #include "bench_report.h"
 #include "project/project_files.h"
+#include "project/sql/postgres_database.h"
 
 namespace toolvfs {
 namespace {
@@ -152,6 +172,21 @@ PhaseTimes RunWorkload(WorkloadStore& store, const Workload& work, const std::ve
   }
   times.overwrite = SecondsSince(start);
   return times;
+}
+
+// The workload's paths, contents and overwriting contents, made before any
+// clock starts.
+struct WorkloadData {
+  std::vector<std::string> paths, contents, rewritten;
+};
+WorkloadData MakeWorkloadData(const Workload& work) {
+  WorkloadData data;
+  for (int i = 0; i < work.files; ++i) {
+    data.paths.push_back(FilePath(i, work.dirs));
+    data.contents.push_back(RandomContent(static_cast<uint64_t>(i) + 1, work.size));
+  }
+  for (int j = 0; j < work.overwrites; ++j) data.rewritten.push_back(RandomContent(1'000'000 + j, work.size));
+  return data;
 }
 
 // (a) and (b): a ProjectFiles.
@@ -341,10 +376,9 @@ std::string SnapshotFilePath(int i, int dirs) {
 // save time), then runs `rounds` rounds of `changes` changes for each count
 // in `change_counts`, all with the durability asked for: the changes are
 // synced by their own commits, so a timed call pays for its own work only.
-std::vector<SnapshotCosts> MeasureSnapshots(const std::string& store_file, int files, int dirs, int size,
-                                            const std::vector<int>& change_counts, int rounds, bool sync,
-                                            uint64_t& seed) {
-  const std::string uri = "sqlite:" + store_file + "#snapshots";
+std::vector<SnapshotCosts> MeasureSnapshotsAt(const std::string& uri, int files, int dirs, int size,
+                                              const std::vector<int>& change_counts, int rounds, bool sync,
+                                              uint64_t& seed) {
   {
     std::unique_ptr<ProjectFiles> setup = Open(uri, /*sync=*/false);
     for (int i = 0; i < files; ++i) Must(setup->Write(SnapshotFilePath(i, dirs), RandomContent(++seed, size)));
@@ -398,6 +432,226 @@ std::vector<SnapshotCosts> MeasureSnapshots(const std::string& store_file, int f
   return costs;
 }
 
+std::vector<SnapshotCosts> MeasureSnapshots(const std::string& store_file, int files, int dirs, int size,
+                                            const std::vector<int>& change_counts, int rounds, bool sync,
+                                            uint64_t& seed) {
+  return MeasureSnapshotsAt("sqlite:" + store_file + "#snapshots", files, dirs, size, change_counts, rounds, sync,
+                            seed);
+}
+
+// ----- Part 3: PostgreSQL ---------------------------------------------------------------
+
+// A PostgreSQL server for the bench: a private one started (and stopped
+// when this ends) with scripts/test-postgres.sh in a directory of /tmp, or
+// the one of --postgres-url.
+class BenchPostgresServer {
+ public:
+  explicit BenchPostgresServer(std::string url) : url_(std::move(url)) {
+    if (!url_.empty()) return;
+    char pattern[] = "/tmp/store_bench-pg-XXXXXX";  // short: a socket path has at most 107 bytes
+    if (mkdtemp(pattern) == nullptr) Fail(std::string("cannot create a directory in /tmp: ") + std::strerror(errno));
+    directory_ = pattern;
+    // A bench that Fails exits without unwinding: stop the server then too
+    // (only from this process, not from a writer process that fails).
+    owner_ = ::getpid();
+    started_ = this;
+    std::atexit([] {
+      if (started_ != nullptr && ::getpid() == started_->owner_) started_->Stop();
+    });
+    Script("start");
+    int status = 0;
+    port_ = Capture("cat " + directory_ + "/port", status);
+    while (!port_.empty() && port_.back() == '\n') port_.pop_back();
+    if (status != 0 || port_.empty()) Fail("the private server wrote no port into " + directory_);
+  }
+  ~BenchPostgresServer() { Stop(); }
+  BenchPostgresServer(const BenchPostgresServer&) = delete;
+  BenchPostgresServer& operator=(const BenchPostgresServer&) = delete;
+
+  // A URI of database `database` over the Unix socket (private server) or
+  // as --postgres-url says; over loopback TCP when `tcp`.
+  std::string Uri(const std::string& database, bool tcp) const {
+    if (!url_.empty()) return WithDatabase(url_, database);
+    if (tcp) return "postgresql://toolvfs@127.0.0.1:" + port_ + "/" + database;
+    return "postgresql://toolvfs@/" + database + "?host=" + directory_ + "&port=" + port_;
+  }
+  bool private_server() const { return url_.empty(); }
+
+  // Creates database `name` (dropped by DropDatabase).
+  void CreateDatabase(const std::string& name) { Admin("CREATE DATABASE " + name); }
+  void DropDatabase(const std::string& name) { Admin("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); }
+
+ private:
+  void Stop() {
+    if (directory_.empty()) return;
+    const std::string directory = std::move(directory_);
+    directory_.clear();
+    started_ = nullptr;
+    int status = 0;
+    (void)Capture(std::string(TEST_POSTGRES_SCRIPT) + " stop " + directory + " 2>&1", status);
+  }
+  void Script(const std::string& action) {
+    int status = 0;
+    std::string output = Capture(std::string(TEST_POSTGRES_SCRIPT) + " " + action + " " + directory_ + " 2>&1", status);
+    if (status != 0) Fail("scripts/test-postgres.sh " + action + " failed: " + output);
+  }
+  void Admin(const std::string& sql) {
+    Result<std::unique_ptr<PostgresConnection>> admin = PostgresConnection::Open(Uri("postgres", false), "bench server");
+    if (!admin.ok()) Fail(admin.status().message());
+    Result<PostgresResult> done = (*admin)->Execute(sql.c_str());
+    if (!done.ok()) Fail(done.status().message());
+  }
+  // `url` with its database (the path after the authority) replaced.
+  static std::string WithDatabase(const std::string& url, const std::string& database) {
+    const size_t scheme = url.find("://");
+    if (scheme == std::string::npos) Fail("--postgres-url " + url + " is not a postgres:// or postgresql:// URI");
+    const size_t path = url.find_first_of("/?#", scheme + 3);
+    if (path == std::string::npos) return url + "/" + database;
+    const size_t path_end = url[path] == '/' ? url.find_first_of("?#", path) : path;
+    return url.substr(0, path) + "/" + database + (path_end == std::string::npos ? "" : url.substr(path_end));
+  }
+
+  std::string url_;
+  std::string directory_;
+  std::string port_;
+  pid_t owner_ = 0;
+  static inline BenchPostgresServer* started_ = nullptr;
+};
+
+// (f): plain PostgreSQL, one table, each operation one prepared statement
+// in autocommit.
+class PlainPostgresStore : public WorkloadStore {
+ public:
+  explicit PlainPostgresStore(const std::string& uri) {
+    Result<std::unique_ptr<PostgresConnection>> connection = PostgresConnection::Open(uri, "plain table");
+    if (!connection.ok()) Fail(connection.status().message());
+    connection_ = std::move(*connection);
+    if (Status made = connection_->ExecuteScript(
+            "CREATE TABLE files(path TEXT COLLATE \"C\" PRIMARY KEY, content BYTEA NOT NULL)");
+        !made.ok()) {
+      Fail(made.message());
+    }
+    Prepare(kWrite,
+            "INSERT INTO files(path, content) VALUES($1, $2) ON CONFLICT(path) DO UPDATE SET content=excluded.content");
+    Prepare(kRead, "SELECT content FROM files WHERE path=$1");
+    Prepare(kList, "SELECT path FROM files WHERE path>=$1 AND path<$2");
+  }
+  void Write(const std::string& path, const std::string& content) override {
+    const char* values[] = {path.c_str(), content.data()};
+    const int lengths[] = {0, static_cast<int>(content.size())};
+    const int formats[] = {0, 1};
+    Run(kWrite, 2, values, lengths, formats);
+  }
+  std::string Read(const std::string& path) override {
+    const char* values[] = {path.c_str()};
+    const int lengths[] = {0};
+    const int formats[] = {0};
+    PostgresResult rows = Run(kRead, 1, values, lengths, formats);
+    if (rows.rows() != 1) Fail("plain read: " + path + " missing");
+    return rows.Bytes(0, 0);
+  }
+  // The direct children of `dir`, as (c) lists them.
+  size_t List(const std::string& dir) override {
+    const std::string first = dir + "/", past = dir + "0";
+    const char* values[] = {first.c_str(), past.c_str()};
+    const int lengths[] = {0, 0};
+    const int formats[] = {0, 0};
+    PostgresResult rows = Run(kList, 2, values, lengths, formats);
+    std::vector<std::string> names;
+    for (int row = 0; row < rows.rows(); ++row) {
+      std::string_view name = rows.Text(row, 0).substr(first.size());
+      if (name.find('/') == std::string_view::npos) names.emplace_back(name);
+    }
+    return names.size();
+  }
+
+ private:
+  static constexpr const char* kWrite = "write";
+  static constexpr const char* kRead = "read";
+  static constexpr const char* kList = "list";
+  void Prepare(const char* key, const std::string& sql) {
+    if (Status prepared = connection_->Prepare(key, sql); !prepared.ok()) Fail(prepared.message());
+  }
+  PostgresResult Run(const char* key, int count, const char* const* values, const int* lengths, const int* formats) {
+    Result<PostgresResult> result = connection_->ExecutePrepared(key, count, values, lengths, formats);
+    if (!result.ok()) Fail(result.status().message());
+    return std::move(*result);
+  }
+
+  std::unique_ptr<PostgresConnection> connection_;
+};
+
+// Writes per second of `processes` processes, each opening the store of
+// `uri` and then, all started at once, creating `files` files of its own
+// (in one directory shared by all) and overwriting each once.
+double ParallelWriteRate(const std::string& uri, int processes, int files, int size, uint64_t seed) {
+  // The schema and the workspace first, and closed again before the fork
+  // (a child must not inherit an open store's connections).
+  Open(uri, /*sync=*/true).reset();
+  int ready[2], go[2];
+  if (::pipe(ready) != 0 || ::pipe(go) != 0) Fail(std::string("pipe: ") + std::strerror(errno));
+  std::fflush(stdout);
+  std::vector<pid_t> children;
+  for (int writer = 0; writer < processes; ++writer) {
+    const pid_t pid = ::fork();
+    if (pid < 0) Fail(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+      ::close(ready[0]);
+      ::close(go[1]);
+      std::vector<std::string> contents;
+      for (int i = 0; i < 2 * files; ++i) contents.push_back(RandomContent(seed + writer * 1'000'000ull + i, size));
+      std::unique_ptr<ProjectFiles> store = Open(uri, /*sync=*/true);
+      char byte = 1;
+      if (::write(ready[1], &byte, 1) != 1) _exit(2);
+      if (::read(go[0], &byte, 1) != 0) _exit(2);  // the parent closes it: everyone starts at once
+      for (int round = 0; round < 2; ++round) {
+        for (int i = 0; i < files; ++i) {
+          const std::string path = "shared/w" + std::to_string(writer) + "-f" + std::to_string(i);
+          Status written = store->Write(path, contents[round * files + i]);
+          if (!written.ok()) {
+            std::fprintf(stderr, "writer %d: %s\n", writer, written.message().c_str());
+            _exit(1);
+          }
+        }
+      }
+      _exit(0);
+    }
+    children.push_back(pid);
+  }
+  ::close(ready[1]);
+  ::close(go[0]);
+  // Every writer says when its store is open; one that died instead (its
+  // message is on stderr) fails the bench rather than leaving it waiting.
+  for (int ready_count = 0; ready_count < processes;) {
+    pollfd waiting{ready[0], POLLIN, 0};
+    if (::poll(&waiting, 1, 1000) == 1) {
+      char byte = 0;
+      if (::read(ready[0], &byte, 1) != 1) Fail("a writer process died before it opened the store");
+      ++ready_count;
+      continue;
+    }
+    for (pid_t child : children) {
+      int status = 0;
+      if (::waitpid(child, &status, WNOHANG) == child) {
+        for (pid_t other : children) ::kill(other, SIGKILL);
+        Fail("a writer process ended before it opened the store (status " + std::to_string(status) + ")");
+      }
+    }
+  }
+  const Clock::time_point start = Clock::now();
+  ::close(go[1]);
+  bool failed = false;
+  for (pid_t child : children) {
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    failed = failed || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+  }
+  const double seconds = SecondsSince(start);
+  ::close(ready[0]);
+  if (failed) Fail("a writer process failed (its message is above)");
+  return 2.0 * processes * files / seconds;
+}
+
 // ----- Report -------------------------------------------------------------------
 
 std::string FileSystemOf(const std::string& dir) {
@@ -431,6 +685,124 @@ std::string OpsText(double ops_per_second) {
   return text;
 }
 
+// Part 3 (see the top of the file): (e) against (f) over the socket and
+// TCP, snapshots of the postgres store, WRITERS processes against one.
+void RunPostgresPart(const std::string& url, const Workload& work, int repeat, int rounds, int writers,
+                     int parallel_files, bool workload, bool snapshots, bool store, bool plain) {
+  BenchPostgresServer server(url);
+  std::printf("part 3, PostgreSQL: %s\n",
+              server.private_server() ? "a private server (scripts/test-postgres.sh: PostgreSQL 15, fsync=off, "
+                                        "Unix socket and loopback TCP)"
+                                      : ("the server of --postgres-url " + server.Uri("DB", false)).c_str());
+  int databases = 0;
+  const auto new_database = [&] {
+    const std::string name = "store_bench_" + std::to_string(::getpid()) + "_" + std::to_string(++databases);
+    server.CreateDatabase(name);
+    return name;
+  };
+  const auto transports = server.private_server() ? std::vector<bool>{false, true} : std::vector<bool>{false};
+
+  if (workload) {
+    const auto [paths, contents, rewritten] = MakeWorkloadData(work);
+    std::printf("workload: create %d files of %d bytes in %d directories, read them all, list the directories, "
+                "overwrite %d; one operation at a time; each pass in a new database\n",
+                work.files, work.size, work.dirs, work.overwrites);
+    // runs[transport][0 = (e), 1 = (f)]
+    std::vector<PhaseTimes> runs[2][2];
+    for (int pass = 1; pass <= repeat; ++pass) {
+      for (bool tcp : transports) {
+        for (int kind = 0; kind < 2; ++kind) {
+          if ((kind == 0 && !store) || (kind == 1 && !plain)) continue;
+          std::printf("  pass %d/%d: (%c) %s over %s ...\n", pass, repeat, kind == 0 ? 'e' : 'f',
+                      kind == 0 ? "postgres store" : "plain table", tcp ? "TCP" : "the socket");
+          std::fflush(stdout);
+          const std::string database = new_database();
+          const std::string uri = server.Uri(database, tcp);
+          if (kind == 0) {
+            ProjectStore tested(Open(uri + "#bench", /*sync=*/true));
+            runs[tcp][kind].push_back(RunWorkload(tested, work, paths, contents, rewritten));
+          } else {
+            PlainPostgresStore tested(uri);
+            runs[tcp][kind].push_back(RunWorkload(tested, work, paths, contents, rewritten));
+          }
+          server.DropDatabase(database);
+        }
+      }
+    }
+    struct Row {
+      const char* name;
+      int ops;
+      double PhaseTimes::*phase;
+    };
+    const Row rows[] = {{"create", work.files, &PhaseTimes::create},
+                        {"read", work.files, &PhaseTimes::read},
+                        {"list", work.dirs, &PhaseTimes::list},
+                        {"overwrite", work.overwrites, &PhaseTimes::overwrite}};
+    std::printf("\nops/s (median of %d passes)\n", repeat);
+    std::printf("             %12s %12s %9s %12s %12s %9s\n", "(e) socket", "(f) socket", "(e)/(f)", "(e) TCP",
+                "(f) TCP", "(e)/(f)");
+    bool met = true;
+    for (const Row& row : rows) {
+      double rate[2][2] = {};
+      for (bool tcp : transports) {
+        for (int kind = 0; kind < 2; ++kind) {
+          std::vector<double> seconds;
+          for (const PhaseTimes& run : runs[tcp][kind]) seconds.push_back(run.*row.phase);
+          const double median = seconds.empty() ? 0 : Median(seconds);
+          rate[tcp][kind] = median > 0 ? row.ops / median : 0;
+        }
+        if (store && plain) met = met && rate[tcp][0] >= 0.8 * rate[tcp][1];
+      }
+      std::printf("%-12s %12s %12s %9s %12s %12s %9s\n", row.name, OpsText(rate[0][0]).c_str(),
+                  OpsText(rate[0][1]).c_str(), Ratio(rate[0][0], rate[0][1]).c_str(), OpsText(rate[1][0]).c_str(),
+                  OpsText(rate[1][1]).c_str(), Ratio(rate[1][0], rate[1][1]).c_str());
+    }
+    if (store && plain) std::printf("\ntarget (e) >= 0.8 x (f) in every phase: %s\n", met ? "met" : "MISSED");
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  if (!store) return;
+
+  if (snapshots) {
+    const std::vector<int> change_counts = {10, 1000};
+    std::printf("snapshots of the postgres store (socket): ms per call, median of %d rounds; a change as in "
+                "part 2\n",
+                rounds);
+    std::printf("%9s %8s %12s %12s %12s %12s\n", "files", "changed", "snapshot", "restore", "diff", "delete snap");
+    uint64_t seed = 7'000'000;
+    for (int files : {1000, 10000}) {
+      const std::string database = new_database();
+      std::vector<SnapshotCosts> costs = MeasureSnapshotsAt(server.Uri(database, false) + "#snapshots", files, 100,
+                                                            work.size, change_counts, rounds, true, seed);
+      for (size_t k = 0; k < costs.size(); ++k) {
+        std::printf("%9d %8d %12.2f %12.2f %12.2f %12.2f\n", files, change_counts[k], costs[k].snapshot,
+                    costs[k].restore, costs[k].diff, costs[k].delete_snapshot);
+      }
+      std::fflush(stdout);
+      server.DropDatabase(database);
+    }
+    std::printf("\n");
+  }
+
+  std::printf("%d processes writing different files of one directory of one workspace vs 1 process "
+              "(socket; each creates %d files, then overwrites them; median of %d)\n",
+              writers, parallel_files, repeat);
+  std::vector<double> one, many;
+  for (int pass = 0; pass < repeat; ++pass) {
+    for (int processes : {1, writers}) {
+      const std::string database = new_database();
+      const double rate = ParallelWriteRate(server.Uri(database, false) + "#parallel", processes, parallel_files,
+                                            work.size, 9'000'000ull + pass * 100'000'000ull);
+      (processes == 1 ? one : many).push_back(rate);
+      server.DropDatabase(database);
+    }
+  }
+  std::printf("  1 process:   %s writes/s\n", OpsText(Median(one)).c_str());
+  std::printf("  %d processes: %s writes/s\n", writers, OpsText(Median(many)).c_str());
+  std::printf("  ratio: %s\n", Ratio(Median(many), Median(one)).c_str());
+  std::fflush(stdout);
+}
+
 }  // namespace
 }  // namespace toolvfs
 
@@ -457,7 +829,17 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 99999));
   app.add_flag("--no-agentfs", no_agentfs, "skip (d)");
   std::string stores = "abcd";
-  app.add_option("--stores", stores, "which of (a)-(d) run, e.g. 'b' alone for a profile (default abcd)");
+  app.add_option("--stores", stores,
+                 "which of (a)-(f) run, e.g. 'b' alone for a profile (default abcd; e and f: part 3, PostgreSQL)");
+  std::string postgres_url;
+  app.add_option("--postgres-url", postgres_url,
+                 "part 3 on this server (libpq URI; its database part is replaced by databases the bench creates "
+                 "and drops) instead of a private one");
+  int writers = 8, parallel_files = 500;
+  app.add_option("--writers", writers, "part 3: processes writing one workspace at once (against 1)")
+      ->check(CLI::Range(2, 64));
+  app.add_option("--parallel-files", parallel_files, "part 3: files each writer process creates, then overwrites")
+      ->check(CLI::Range(1, 100000));
   app.add_option("--repeat", repeat, "passes of (a)-(c), in turn (median per phase; AgentFS runs once)")
       ->check(CLI::PositiveNumber);
   app.add_option("--rounds", rounds, "snapshot rounds per cell (median)")->check(CLI::PositiveNumber);
@@ -479,13 +861,9 @@ int main(int argc, char** argv) {
               sync ? "sync_writes=true, synchronous=FULL (default)" : "sync_writes=false, synchronous=NORMAL (--no-sync)");
   std::fflush(stdout);
 
-  if (!skip_workload) {
-    std::vector<std::string> paths, contents, rewritten;
-    for (int i = 0; i < work.files; ++i) {
-      paths.push_back(FilePath(i, work.dirs));
-      contents.push_back(RandomContent(static_cast<uint64_t>(i) + 1, work.size));
-    }
-    for (int j = 0; j < work.overwrites; ++j) rewritten.push_back(RandomContent(1'000'000 + j, work.size));
+  const auto selected = [&](char store) { return stores.find(store) != std::string::npos; };
+  if (!skip_workload && stores.find_first_of("abcd") != std::string::npos) {
+    const auto [paths, contents, rewritten] = MakeWorkloadData(work);
 
     std::printf("workload: create %d files of %d bytes in %d directories, read them all, list the "
                 "directories, overwrite %d; one operation at a time\n",
@@ -502,7 +880,6 @@ int main(int argc, char** argv) {
     // (a)-(c) run `repeat` times in turn, each time on new files, so that
     // a change of the machine's load hits all three alike; medians.
     std::vector<PhaseTimes> fs_runs, sqlite_runs, plain_runs;
-    const auto selected = [&](char store) { return stores.find(store) != std::string::npos; };
     for (int pass = 1; pass <= repeat; ++pass) {
       const std::string pass_dir = dir + "/pass" + std::to_string(pass);
       std::filesystem::create_directory(pass_dir);
@@ -599,7 +976,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
 
-  if (!skip_snapshots) {
+  if (!skip_snapshots && selected('b')) {
     std::vector<int> sizes = {1000, 10000};
     if (large) sizes.push_back(100000);
     const std::vector<int> change_counts = {10, 1000};
@@ -627,6 +1004,9 @@ int main(int argc, char** argv) {
                   *bar <= 5 ? "met" : "MISSED", *bar);
     }
   }
+
+  if (selected('e') || selected('f')) RunPostgresPart(postgres_url, work, repeat, rounds, writers, parallel_files,
+                                                     !skip_workload, !skip_snapshots, selected('e'), selected('f'));
 
   if (keep) {
     std::printf("\nkept %s\n", dir.c_str());

@@ -76,6 +76,9 @@ class ForwardingProjectFiles : public ProjectFiles {
   }
   Status DeleteSnapshot(std::string_view id) override { return target_.DeleteSnapshot(id); }
   Result<UniqueFd> OpenForStreaming(std::string_view path) override { return target_.OpenForStreaming(path); }
+  Status WriteWithMetadata(std::string_view path, std::string_view content, const FileMetadata& metadata) override {
+    return target_.WriteWithMetadata(path, content, metadata);
+  }
   Status WriteFromDescriptor(std::string_view path, int source, WriteMode mode) override {
     return target_.WriteFromDescriptor(path, source, mode);
   }

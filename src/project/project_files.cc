@@ -74,6 +74,13 @@ Result<UniqueFd> ProjectFiles::OpenForStreaming(std::string_view path) {
                           Quote(DisplayRoot()) + " does not hand out file descriptors");
 }
 
+Status ProjectFiles::WriteWithMetadata(std::string_view path, std::string_view content, const FileMetadata& metadata) {
+  static_cast<void>(content);
+  static_cast<void>(metadata);
+  return UnsupportedError("Cannot write " + DisplayPath(path) + " with given metadata: the store " +
+                          Quote(DisplayRoot()) + " does not take them");
+}
+
 Status ProjectFiles::WriteFromDescriptor(std::string_view path, int source, WriteMode mode) {
   static_cast<void>(source);
   static_cast<void>(mode);

@@ -375,6 +375,16 @@ class ProjectFiles {
   // errors and atomicity. `source` must be seekable (it is read again from
   // the same offset if the write has to start over).
   virtual Status WriteFromDescriptor(std::string_view path, int source, WriteMode mode);
+
+  // Writing with given metadata (optional; `toolvfs workspace copy`, which
+  // moves a workspace between stores with each file's history intact).
+  // Write(path, content, kOverwrite), after which the file's modified_ms
+  // is metadata.modified_ms, and its version and created_ms those of
+  // `metadata` when set (else as the write made them); InvalidArgument for
+  // version 0. Stores that keep versions
+  // (sqlite, postgres) implement it; the default returns Unsupported and a
+  // caller falls back to Write.
+  virtual Status WriteWithMetadata(std::string_view path, std::string_view content, const FileMetadata& metadata);
 };
 
 // How many times an operation judged by a policy is tried when the tree

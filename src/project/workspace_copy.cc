@@ -91,7 +91,11 @@ class StateWriter {
     if (!content.ok()) {
       return Status(content.status().code(), "Cannot copy " + Quote(path) + ": " + content.status().message());
     }
-    Status written = target_.Write(path, *content, WriteMode::kOverwrite);
+    // With the source's version and times where both stores keep them.
+    Result<FileMetadata> metadata = state.Metadata(path);
+    if (!metadata.ok()) return metadata.status();
+    Status written = target_.WriteWithMetadata(path, *content, *metadata);
+    if (IsUnsupported(written)) written = target_.Write(path, *content, WriteMode::kOverwrite);
     if (!written.ok()) return Status(written.code(), "Cannot copy " + Quote(path) + ": " + written.message());
     ++report_.files_written;
     report_.bytes_written += content->size();

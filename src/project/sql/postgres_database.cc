@@ -3,6 +3,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cstdlib>
 #include <random>
@@ -236,11 +237,24 @@ Result<PostgresResult> PostgresConnection::Finish(PGresult* raw) {
   return PostgresStatus(state != nullptr ? state : "", "Cannot use the store " + Quote(display_), message);
 }
 
+namespace {
+std::atomic<uint64_t> retried_serialization_failures{0};
+std::atomic<uint64_t> retried_deadlocks{0};
+std::atomic<uint64_t> retried_unique_violations{0};
+}  // namespace
+
+PostgresRetryCounts PostgresRetriedTransactions() {
+  return PostgresRetryCounts{retried_serialization_failures.load(std::memory_order_relaxed),
+                             retried_deadlocks.load(std::memory_order_relaxed),
+                             retried_unique_violations.load(std::memory_order_relaxed)};
+}
+
 Status RunPostgresTransaction(PostgresConnection& connection, PostgresIsolation isolation,
                               const std::function<Status(PostgresConnection&)>& body,
                               const PostgresRetryPolicy& policy, int* attempts) {
-  const char* begin = isolation == PostgresIsolation::kSerializable ? "BEGIN ISOLATION LEVEL SERIALIZABLE"
-                                                                    : "BEGIN ISOLATION LEVEL READ COMMITTED";
+  const char* begin = isolation == PostgresIsolation::kSerializable    ? "BEGIN ISOLATION LEVEL SERIALIZABLE"
+                      : isolation == PostgresIsolation::kReadCommitted ? "BEGIN ISOLATION LEVEL READ COMMITTED"
+                                                                       : "BEGIN";
   thread_local std::minstd_rand random(std::random_device{}());
   std::chrono::milliseconds backoff = policy.first_backoff;
   const int max_attempts = std::max(1, policy.max_attempts);
@@ -255,13 +269,18 @@ Status RunPostgresTransaction(PostgresConnection& connection, PostgresIsolation 
       if (committed.ok()) return OkStatus();
       status = committed.status();
     }
-    const bool retryable = IsRetryableSqlState(connection.last_sql_state());
+    const std::string state = connection.last_sql_state();  // a copy: the ROLLBACK below resets it
+    const bool retryable = IsRetryableSqlState(state) || (policy.retry_unique_violations && state == "23505");
     // After a failed COMMIT the transaction is already over and ROLLBACK
     // only warns; after anything else it ends the failed transaction.
     (void)connection.Execute("ROLLBACK");
     if (!retryable) return status;
     last = status;
     if (attempt == max_attempts) break;
+    (state == "40001"   ? retried_serialization_failures
+     : state == "40P01" ? retried_deadlocks
+                        : retried_unique_violations)
+        .fetch_add(1, std::memory_order_relaxed);
     std::uniform_int_distribution<int64_t> pause(0, std::max<int64_t>(1, backoff.count()));
     std::this_thread::sleep_for(std::chrono::milliseconds(pause(random)));
     backoff = std::min(backoff * 2, policy.max_backoff);

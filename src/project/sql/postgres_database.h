@@ -158,7 +158,11 @@ class PostgresConnection {
   std::map<const char*, std::string> prepared_;  // key -> statement name
 };
 
-enum class PostgresIsolation { kReadCommitted, kSerializable };
+enum class PostgresIsolation {
+  kSessionDefault,  // plain BEGIN: the connection's default_transaction_isolation (URI options, PGOPTIONS, server)
+  kReadCommitted,
+  kSerializable,
+};
 
 // How often a transaction that lost a race is run again, and how long to
 // wait in between: a random pause of up to first_backoff, doubling per
@@ -167,12 +171,28 @@ struct PostgresRetryPolicy {
   int max_attempts = 10;
   std::chrono::milliseconds first_backoff{2};
   std::chrono::milliseconds max_backoff{250};
+  // Whether a unique violation (23505) is a lost race too: for bodies that
+  // insert a row only after looking it up in the same transaction, where a
+  // duplicate means a concurrent transaction inserted it in between
+  // (READ COMMITTED sees it on the next run).
+  bool retry_unique_violations = false;
 };
+
+// How many transactions RunPostgresTransaction ran again in this process
+// since it started (every isolation, every database), by what ended them:
+// how tests see that conflicts happened and were retried.
+struct PostgresRetryCounts {
+  uint64_t serialization_failures = 0;  // 40001
+  uint64_t deadlocks = 0;               // 40P01
+  uint64_t unique_violations = 0;       // 23505, with retry_unique_violations
+};
+PostgresRetryCounts PostgresRetriedTransactions();
 
 // Runs `body` in one transaction at `isolation`: commits when it returns OK,
 // rolls back otherwise. When the server ends the transaction with a
 // serialization failure or a deadlock (IsRetryableSqlState, in `body` or at
-// COMMIT), rolls back, waits, and runs `body` again, up to
+// COMMIT; with policy.retry_unique_violations also 23505), rolls back,
+// waits, and runs `body` again, up to
 // policy.max_attempts runs in all; then returns Changed naming the number
 // of attempts and the server's last message. `body` must have no effect
 // outside the transaction, since it may run more than once. `attempts`, if

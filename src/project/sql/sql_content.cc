@@ -11,6 +11,11 @@ namespace {
 
 constexpr const char* kFindContent = "SELECT content_id FROM content_addresses WHERE hash=?1";
 constexpr const char* kAddReferences = "UPDATE contents SET reference_count=reference_count+?2 WHERE id=?1";
+// Each change of a count is one statement that reads and writes the row
+// under its row lock, so writers of two workspaces (or two files) sharing
+// a content never both count from the same old value.
+constexpr const char* kAddReferenceIfStored =
+    "UPDATE contents SET reference_count=reference_count+1 WHERE id=?1 RETURNING id";
 // A new content goes at the end of contents (the engine numbers it).
 constexpr const char* kInsertContent =
     "INSERT INTO contents(hash, size, reference_count, data) VALUES(?1, ?2, ?3, ?4) RETURNING id";
@@ -47,10 +52,16 @@ Result<std::optional<int64_t>> FindContent(SqlConnection& db, const ContentHash&
 }
 
 // The id of the content with address `hash`, with one more reference, if
-// it is stored already.
+// it is stored already. A content found but deleted before the reference
+// was added (its last reference dropped by a concurrent writer) counts as
+// not stored: the caller inserts it anew.
 Result<std::optional<int64_t>> ReferenceExisting(SqlConnection& db, const ContentHash& hash) {
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> id, FindContent(db, hash));
-  if (id) TOOLVFS_RETURN_IF_ERROR(AddContentReference(db, *id));
+  if (!id) return id;
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement add, db.Prepare(kAddReferenceIfStored));
+  add.Bind(1, *id);
+  TOOLVFS_ASSIGN_OR_RETURN(bool still_stored, add.Step());
+  if (!still_stored) return std::optional<int64_t>();
   return id;
 }
 
@@ -107,6 +118,10 @@ Result<int64_t> PutChunkedContent(SqlConnection& db, std::vector<Chunk> chunks, 
   const ContentHash whole = ChunkedContentHash(size, hashes);
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> existing, ReferenceExisting(db, whole));
   if (existing) return *existing;
+  // A concurrent writer that stored the same content since the look above
+  // makes the address's insert fail as a duplicate key: the transaction
+  // runs again (engines with row locks retry it) and finds that content.
+  TOOLVFS_ASSIGN_OR_RETURN(int64_t id, InsertNewContent(db, whole, size, std::nullopt, 1));
   for (size_t i = 0; i < chunks.size(); ++i) {
     if (i < stored) {
       TOOLVFS_RETURN_IF_ERROR(AddContentReference(db, chunks[i].id));
@@ -116,7 +131,6 @@ Result<int64_t> PutChunkedContent(SqlConnection& db, std::vector<Chunk> chunks, 
                                PutWholeContent(db, tail.substr(offset, kChunkBytes), chunks[i].hash));
     }
   }
-  TOOLVFS_ASSIGN_OR_RETURN(int64_t id, InsertNewContent(db, whole, size, std::nullopt, 1));
   for (size_t i = 0; i < chunks.size(); ++i) {
     TOOLVFS_ASSIGN_OR_RETURN(SqlStatement link, db.Prepare(kInsertChunkLink));
     link.Bind(1, id).Bind(2, static_cast<int64_t>(i)).Bind(3, chunks[i].id);
@@ -216,6 +230,9 @@ Status ReleaseContent(SqlConnection& db, int64_t content_id) {
   int64_t references = 0;
   bool chunked = false;
   {
+    // Counted down and read in one statement, which keeps the row locked
+    // to the end of the transaction: a writer adding a reference now
+    // waits, then finds the row gone and stores the content anew.
     TOOLVFS_ASSIGN_OR_RETURN(SqlStatement release, db.Prepare(kReleaseReference));
     release.Bind(1, content_id);
     TOOLVFS_ASSIGN_OR_RETURN(bool found, release.Step());

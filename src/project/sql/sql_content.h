@@ -34,6 +34,8 @@ Result<std::string> ReadContent(SqlConnection& db, int64_t content_id, uint64_t 
 // `data` (none for a chunk list, whose links the caller adds) and
 // `references`, at the end of contents, with its row in content_addresses.
 // Its id.
+// A concurrent writer that stored the same content after the caller looked
+// makes this fail as a duplicate key (its transaction is to run again).
 Result<int64_t> InsertNewContent(SqlConnection& db, const ContentHash& hash, uint64_t size,
                                  std::optional<std::string_view> data, int64_t references);
 

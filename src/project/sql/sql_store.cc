@@ -63,6 +63,15 @@ int64_t NowMs() {
 constexpr const char* kLookUpEntry =
     "SELECT kind, born, content_id, size, version, created_ms, modified_ms FROM entries "
     "WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND +born<=?4 AND (died IS NULL OR died>?4)";
+// kLookUpEntry of a row a write changes (FOR UPDATE) or builds on, as the
+// parent of what it creates (FOR SHARE), on engines with row locks
+// (SqlDialect::row_locks; docs/stores.md, "Concurrency").
+constexpr const char* kLockEntry =
+    "SELECT kind, born, content_id, size, version, created_ms, modified_ms FROM entries "
+    "WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND +born<=?4 AND (died IS NULL OR died>?4) FOR UPDATE";
+constexpr const char* kShareEntry =
+    "SELECT kind, born, content_id, size, version, created_ms, modified_ms FROM entries "
+    "WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND +born<=?4 AND (died IS NULL OR died>?4) FOR SHARE";
 // A file and, when it is stored whole, its bytes, in one statement (so one
 // consistent read without a transaction: the common case of a small file).
 constexpr const char* kReadWholeEntry =
@@ -105,15 +114,29 @@ constexpr const char* kUnreplacePredecessor =
     "UPDATE entries SET replaced=NULL WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND died=?4 "
     "AND replaced IS NOT NULL";
 constexpr const char* kDropEntry = "DELETE FROM entries WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND born=?4";
+constexpr const char* kSetEntryMetadata =
+    "UPDATE entries SET version=?4, created_ms=?5, modified_ms=?6 "
+    "WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND died IS NULL";
 constexpr const char* kReplaceEntryContent =
     "UPDATE entries SET content_id=?4, size=?5, version=?6, modified_ms=?7 "
     "WHERE workspace_id=?1 AND parent=?2 AND name=?8 AND born=?3";
 
 constexpr const char* kWorkspaceState =
     "SELECT generation, next_snapshot, created_ms FROM workspaces WHERE id=?1";
+// The workspace row as a write takes it on engines with row locks: shared
+// by writes of single files, which then lock their entry rows; alone by
+// changes of whole subtrees or of the generation (snapshot, restore).
+constexpr const char* kShareWorkspace =
+    "SELECT generation, next_snapshot, created_ms FROM workspaces WHERE id=?1 FOR SHARE";
+constexpr const char* kLockWorkspace =
+    "SELECT generation, next_snapshot, created_ms FROM workspaces WHERE id=?1 FOR UPDATE";
+constexpr const char* kLockWorkspaceByName = "SELECT id FROM workspaces WHERE name=?1 FOR UPDATE";
+constexpr const char* kLockEveryWorkspace = "SELECT id FROM workspaces ORDER BY id FOR UPDATE";
 constexpr const char* kFindWorkspace = "SELECT id FROM workspaces WHERE name=?1";
+// No row back when a concurrent opener created the workspace first.
 constexpr const char* kInsertWorkspace =
-    "INSERT INTO workspaces(name, generation, next_snapshot, created_ms) VALUES(?1, 1, 1, ?2) RETURNING id";
+    "INSERT INTO workspaces(name, generation, next_snapshot, created_ms) VALUES(?1, 1, 1, ?2) "
+    "ON CONFLICT(name) DO NOTHING RETURNING id";
 // A snapshot freezes the current generation under the next id and starts
 // a new generation; the old values come back (RETURNING gives the new row).
 constexpr const char* kAdvanceGeneration =
@@ -171,14 +194,16 @@ std::string PastSubtree(std::string_view dir) { return std::string(dir) + "0"; }
 
 // ----- Reading rows -------------------------------------------------------------
 
+// The entry at `path` in the state at generation `at`, with `statement`
+// (kLookUpEntry, or a locking variant of it).
 Result<std::optional<Entry>> LookUp(SqlConnection& db, int64_t workspace, std::string_view path,
-                                    int64_t at, int64_t root_created_ms) {
+                                    int64_t at, int64_t root_created_ms, const char* statement_sql = kLookUpEntry) {
   if (path.empty()) {
     Entry root;
     root.created_ms = root.modified_ms = root_created_ms;
     return std::optional<Entry>(root);
   }
-  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement statement, db.Prepare(kLookUpEntry));
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement statement, db.Prepare(statement_sql));
   statement.Bind(1, workspace).Bind(2, ParentPath(path)).Bind(3, BaseName(path)).Bind(4, at);
   TOOLVFS_ASSIGN_OR_RETURN(bool found, statement.Step());
   if (!found) return std::optional<Entry>();
@@ -217,7 +242,8 @@ struct Workspace {
   int64_t at = kLive;       // the generation looked at: kLive, or a snapshot's
   std::string snapshot;     // the snapshot's id when read-only
   std::shared_ptr<SqlDatabase> database;  // lends connections: using one changes nothing of the workspace
-  std::mutex write_mutex;   // one writer of this process at a time
+  bool row_locks = false;   // the engine's SqlDialect::row_locks
+  std::mutex write_mutex;   // without row locks: one writer of this process at a time
 
   Workspace(std::shared_ptr<SqlDatabase> sql_database, std::string location_name, std::string display_name,
             const StoreOptions& store_options)
@@ -229,6 +255,13 @@ struct Workspace {
   bool read_only() const { return at != kLive; }
 };
 
+// What a write transaction may change, so what it locks on engines with
+// row locks (docs/stores.md, "Concurrency").
+enum class WriteScope {
+  kFiles,      // single entries: the workspace row shared, each entry row it changes locked
+  kWorkspace,  // anything (subtrees, the generation): the workspace row alone
+};
+
 // A write transaction on the live state of a workspace, with its current
 // generation and the time of the change.
 struct Change {
@@ -236,14 +269,36 @@ struct Change {
   const Workspace& workspace;
   int64_t generation;
   int64_t now;
+  WriteScope scope = WriteScope::kWorkspace;
+  bool* needs_workspace = nullptr;  // set by MayChangeSubtree
+
+  // Whether rows this change reads to change must be locked as it reads them.
+  bool locks_rows() const { return workspace.row_locks && scope == WriteScope::kFiles; }
 };
 
-Result<int64_t> CurrentGeneration(SqlConnection& db, int64_t workspace_id, std::string_view display) {
-  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement state, db.Prepare(kWorkspaceState));
-  state.Bind(1, workspace_id);
+// Whether `change` may go on with what it found: false (and the change is
+// to be run again with the whole workspace, InWriteTransaction) when it
+// locked single files but found a subtree to move or delete.
+bool MayChangeSubtree(const Change& change) {
+  if (!change.locks_rows()) return true;
+  *change.needs_workspace = true;
+  return false;
+}
+
+// Why a change stopped at MayChangeSubtree (never reported: it runs again).
+Status SubtreeNeedsWholeWorkspace() { return ChangedError("the change touches a subtree; running it again alone"); }
+
+// The generation of the live state, with the workspace row locked as
+// `scope` needs (the first lock a write takes: docs/stores.md, "Lock order").
+Result<int64_t> CurrentGeneration(SqlConnection& db, const Workspace& workspace, WriteScope scope) {
+  const char* sql = !workspace.row_locks ? kWorkspaceState
+                    : scope == WriteScope::kFiles ? kShareWorkspace
+                                                  : kLockWorkspace;
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement state, db.Prepare(sql));
+  state.Bind(1, workspace.id);
   TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
   if (!found) {
-    return NotFoundError("The workspace " + Quote(display) + " was deleted while it was open");
+    return NotFoundError("The workspace " + Quote(workspace.display) + " was deleted while it was open");
   }
   return state.Int(0);
 }
@@ -345,9 +400,11 @@ Status CreateParents(const Change& change, std::string_view path, const std::str
   std::vector<std::string_view> missing;
   std::string_view ancestor = ParentPath(path);
   while (!ancestor.empty()) {
-    TOOLVFS_ASSIGN_OR_RETURN(
-        std::optional<Entry> entry,
-        LookUp(change.db, change.workspace.id, ancestor, kLive, change.workspace.created_ms));
+    // Shared: writers creating in one directory go side by side, and one
+    // deleting it waits for them (or they for it, then find it gone).
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> entry,
+                             LookUp(change.db, change.workspace.id, ancestor, kLive, change.workspace.created_ms,
+                                    change.locks_rows() ? kShareEntry : kLookUpEntry));
     if (entry) {
       if (!entry->is_directory()) return ParentIsFileError(what, ancestor);
       break;
@@ -363,8 +420,12 @@ Status CreateParents(const Change& change, std::string_view path, const std::str
   return OkStatus();
 }
 
+// The live entry at `path`, locked against other writers until the change
+// ends when the change locks rows: a second writer of the same file waits
+// here, then reads what the first one wrote.
 Result<std::optional<Entry>> LookUpLive(const Change& change, std::string_view path) {
-  return LookUp(change.db, change.workspace.id, path, kLive, change.workspace.created_ms);
+  return LookUp(change.db, change.workspace.id, path, kLive, change.workspace.created_ms,
+                change.locks_rows() ? kLockEntry : kLookUpEntry);
 }
 
 // Replaces the live row `old` at `path` with `next` (same path): in place
@@ -434,16 +495,25 @@ Status CreateDirectory(const Change& change, const std::string& path) {
   return InsertEntry(change, path, directory);
 }
 
-// Runs `body` in a write transaction of the live state of `workspace`;
-// commits if it returns OK, rolls back otherwise.
+// Runs `body` in a write transaction of the live state of `workspace`
+// that may change what `scope` says; commits if it returns OK, rolls back
+// otherwise. A kFiles change that finds a subtree to change
+// (MayChangeSubtree) runs again as a kWorkspace one.
 template <typename Body>
-Status InWriteTransaction(Workspace& workspace, Body&& body) {
-  std::lock_guard lock(workspace.write_mutex);
-  return workspace.database->RunWriteTransaction([&](SqlConnection& db) -> Status {
-    TOOLVFS_ASSIGN_OR_RETURN(int64_t generation, CurrentGeneration(db, workspace.id, workspace.display));
-    Change change{db, workspace, generation, NowMs()};
-    return body(change);
-  });
+Status InWriteTransaction(Workspace& workspace, WriteScope scope, Body&& body) {
+  std::unique_lock<std::mutex> lock(workspace.write_mutex, std::defer_lock);
+  if (!workspace.row_locks) lock.lock();
+  while (true) {
+    bool needs_workspace = false;
+    Status status = workspace.database->RunWriteTransaction([&](SqlConnection& db) -> Status {
+      needs_workspace = false;
+      TOOLVFS_ASSIGN_OR_RETURN(int64_t generation, CurrentGeneration(db, workspace, scope));
+      Change change{db, workspace, generation, NowMs(), scope, &needs_workspace};
+      return body(change);
+    });
+    if (!needs_workspace || scope == WriteScope::kWorkspace) return status;
+    scope = WriteScope::kWorkspace;
+  }
 }
 
 // ----- Materialize ------------------------------------------------------------------
@@ -531,7 +601,7 @@ class SqlView final : public MaterializedView {
                                    Quote(workspace_->snapshot) + ", which is read-only");
     }
     // One transaction: the sync applies whole or not at all.
-    return InWriteTransaction(*workspace_, [&](const Change& change) {
+    return InWriteTransaction(*workspace_, WriteScope::kWorkspace, [&](const Change& change) {
       return ApplyCopyChanges(change, written_, now_in_copy);
     });
   }
@@ -685,8 +755,32 @@ class SqlStore final : public ProjectFiles {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     if (path.empty()) return ProjectRootError("write");
     TOOLVFS_RETURN_IF_ERROR(RefuseWrite("write", path));
-    return InWriteTransaction(*workspace_, [&](const Change& change) {
+    return InWriteTransaction(*workspace_, WriteScope::kFiles, [&](const Change& change) {
       return WriteFile(change, path, content, mode);
+    });
+  }
+
+  Status WriteWithMetadata(std::string_view raw_path, std::string_view content,
+                           const FileMetadata& metadata) override {
+    TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
+    if (path.empty()) return ProjectRootError("write");
+    TOOLVFS_RETURN_IF_ERROR(RefuseWrite("write", path));
+    if (metadata.version && *metadata.version < 1) {
+      return InvalidArgumentError(CannotDo("write", path) + ": version 0 does not exist (a file starts at 1)");
+    }
+    return InWriteTransaction(*workspace_, WriteScope::kFiles, [&](const Change& change) -> Status {
+      TOOLVFS_RETURN_IF_ERROR(WriteFile(change, path, content, WriteMode::kOverwrite));
+      // The row the write left live (locked by it), with the given fields.
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> written, LookUpLive(change, path));
+      if (!written) return InternalError("The file " + DisplayPath(path) + " vanished inside its write");
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement update, change.db.Prepare(kSetEntryMetadata));
+      update.Bind(1, workspace_->id)
+          .Bind(2, ParentPath(path))
+          .Bind(3, BaseName(path))
+          .Bind(4, metadata.version ? static_cast<int64_t>(*metadata.version) : *written->version)
+          .Bind(5, metadata.created_ms.value_or(written->created_ms))
+          .Bind(6, metadata.modified_ms);
+      return update.Run();
     });
   }
 
@@ -722,13 +816,14 @@ class SqlStore final : public ProjectFiles {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     if (path.empty()) return ProjectRootError("delete");
     TOOLVFS_RETURN_IF_ERROR(RefuseWrite("delete", path));
-    return InWriteTransaction(*workspace_, [&](const Change& change) -> Status {
+    return InWriteTransaction(*workspace_, WriteScope::kFiles, [&](const Change& change) -> Status {
       TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> existing, LookUpLive(change, path));
       if (!existing) return MissingOrParentIsFile(change.db, *workspace_, path, kLive, "delete", "Path");
       if (existing->is_directory()) {
         TOOLVFS_ASSIGN_OR_RETURN(bool has_children, HasLiveChildren(change, path));
         if (has_children && !recursive) return DeleteNotEmptyError(path);
         if (has_children) {
+          if (!MayChangeSubtree(change)) return SubtreeNeedsWholeWorkspace();
           TOOLVFS_ASSIGN_OR_RETURN(auto descendants, LiveDescendants(change, path));
           for (const auto& [descendant, entry] : descendants) {
             TOOLVFS_RETURN_IF_ERROR(RetireEntry(change, descendant, entry));
@@ -746,7 +841,7 @@ class SqlStore final : public ProjectFiles {
     if (from.empty() || to.empty()) return RenameRootError(from, to);
     if (from != to && PathContains(from, to)) return RenameIntoItselfError(from, to);
     TOOLVFS_RETURN_IF_ERROR(RefuseWrite("rename", from));
-    return InWriteTransaction(*workspace_, [&](const Change& change) -> Status {
+    return InWriteTransaction(*workspace_, WriteScope::kFiles, [&](const Change& change) -> Status {
       TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> source, LookUpLive(change, from));
       if (!source) {
         TOOLVFS_ASSIGN_OR_RETURN(std::optional<std::string> file, FileAncestor(change.db, *workspace_, from, kLive));
@@ -759,6 +854,7 @@ class SqlStore final : public ProjectFiles {
         if (file) return ParentIsFileError(what, *file);
       }
       const bool moving_directory = source->is_directory();
+      if (moving_directory && !MayChangeSubtree(change)) return SubtreeNeedsWholeWorkspace();
       TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> target, LookUpLive(change, to));
       std::optional<toolvfs::Entry> replaced;
       if (target) {
@@ -828,7 +924,7 @@ class SqlStore final : public ProjectFiles {
     // workspace row moves on and gives the id it had, the snapshot row
     // records it with the generation it froze.
     int64_t id = 0;
-    Status taken = InWriteTransaction(*workspace_, [&](const Change& change) -> Status {
+    Status taken = InWriteTransaction(*workspace_, WriteScope::kWorkspace, [&](const Change& change) -> Status {
       {
         TOOLVFS_ASSIGN_OR_RETURN(SqlStatement advance, change.db.Prepare(kAdvanceGeneration));
         advance.Bind(1, workspace_->id);
@@ -847,7 +943,7 @@ class SqlStore final : public ProjectFiles {
 
   Status Restore(std::string_view id) override {
     TOOLVFS_RETURN_IF_ERROR(RefuseWrite("restore", ""));
-    return InWriteTransaction(*workspace_, [&](const Change& change) -> Status {
+    return InWriteTransaction(*workspace_, WriteScope::kWorkspace, [&](const Change& change) -> Status {
       TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef snapshot, Find(change.db, id));
       TOOLVFS_ASSIGN_OR_RETURN(std::vector<std::string> paths,
                                ChangedPaths(change.db, workspace_->id, snapshot.generation, kLive));
@@ -918,7 +1014,7 @@ class SqlStore final : public ProjectFiles {
 
   Status DeleteSnapshot(std::string_view id) override {
     TOOLVFS_RETURN_IF_ERROR(RefuseWrite("delete a snapshot of", ""));
-    return InWriteTransaction(*workspace_, [&](const Change& change) -> Status {
+    return InWriteTransaction(*workspace_, WriteScope::kWorkspace, [&](const Change& change) -> Status {
       TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef snapshot, Find(change.db, id));
       TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> previous,
                                NeighbourGeneration(change.db, kPreviousSnapshotGeneration, workspace_->id,
@@ -1096,25 +1192,39 @@ class SqlStore final : public ProjectFiles {
 
 // ----- Opening ------------------------------------------------------------------------
 
-// The workspace's id and creation time, creating it if `create`.
+// The id of workspace `name`, if it exists.
+Result<std::optional<int64_t>> FindWorkspace(SqlConnection& db, std::string_view name) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement find, db.Prepare(kFindWorkspace));
+  find.Bind(1, name);
+  TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
+  if (!found) return std::optional<int64_t>();
+  return std::optional<int64_t>(find.Int(0));
+}
+
+// The workspace's id and creation time, creating it if `create` (in a
+// write transaction of its own: two processes opening a new workspace at
+// once both end up with the one the first created).
 Status FindOrCreateWorkspace(SqlConnection& db, Workspace& workspace, bool create) {
-  TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction,
-                           SqlTransaction::Begin(db, create ? SqlTransactionKind::kWrite
-                                                               : SqlTransactionKind::kRead));
-  {
-    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement find, db.Prepare(kFindWorkspace));
-    find.Bind(1, workspace.name);
-    TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
-    if (found) workspace.id = find.Int(0);
+  if (create) {
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> existing, FindWorkspace(db, workspace.name));
+    if (!existing) {
+      TOOLVFS_RETURN_IF_ERROR(workspace.database->RunWriteTransaction([&](SqlConnection& writer) -> Status {
+        TOOLVFS_ASSIGN_OR_RETURN(SqlStatement insert, writer.Prepare(kInsertWorkspace));
+        insert.Bind(1, workspace.name).Bind(2, NowMs());
+        TOOLVFS_ASSIGN_OR_RETURN(bool inserted, insert.Step());
+        if (inserted) workspace.id = insert.Int(0);
+        return OkStatus();
+      }));
+    }
   }
-  if (workspace.id == 0) {
-    if (!create) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction, SqlTransaction::Begin(db, SqlTransactionKind::kRead));
+  {
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> found, FindWorkspace(db, workspace.name));
+    if (!found) {
       return NotFoundError("Workspace " + Quote(workspace.name) + " does not exist in the store " +
                            Quote(workspace.location));
     }
-    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement insert, db.Prepare(kInsertWorkspace));
-    insert.Bind(1, workspace.name).Bind(2, NowMs());
-    TOOLVFS_ASSIGN_OR_RETURN(workspace.id, insert.InsertedId());
+    workspace.id = *found;
   }
   {
     TOOLVFS_ASSIGN_OR_RETURN(SqlStatement state, db.Prepare(kWorkspaceState));
@@ -1174,7 +1284,9 @@ Status SqlStoreFile::DeleteWorkspace(std::string_view name) {
   return database_->RunWriteTransaction([&](SqlConnection& db) -> Status {
     int64_t id = 0;
     {
-      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement find, db.Prepare(kFindWorkspace));
+      // Alone on the workspace: its writers finish first, later ones find it gone.
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement find,
+                               db.Prepare(db.dialect().row_locks ? kLockWorkspaceByName : kFindWorkspace));
       find.Bind(1, name);
       TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
       if (!found) {
@@ -1209,6 +1321,15 @@ Result<GarbageReport> SqlStoreFile::CollectGarbage() {
   report.file_bytes_before = database_->StorageBytes();
   Status collected = database_->RunWriteTransaction([&](SqlConnection& db) -> Status {
     report.entries = report.contents = report.bytes = 0;  // the body may run again
+    if (db.dialect().row_locks) {
+      // Alone on every workspace, in id order: a writer's reference not
+      // committed yet must not look like garbage. Collection is rare.
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement lock, db.Prepare(kLockEveryWorkspace));
+      while (true) {
+        TOOLVFS_ASSIGN_OR_RETURN(bool row, lock.Step());
+        if (!row) break;
+      }
+    }
     struct DeadRow {
       int64_t workspace_id;
       std::string path;
@@ -1262,6 +1383,7 @@ Result<std::unique_ptr<ProjectFiles>> OpenSqlStore(std::shared_ptr<SqlDatabase> 
   workspace->name = address.workspace;
   const bool create = !address.snapshot;
   TOOLVFS_ASSIGN_OR_RETURN(SqlLease connection, workspace->database->Connect());
+  workspace->row_locks = connection->dialect().row_locks;
   TOOLVFS_RETURN_IF_ERROR(FindOrCreateWorkspace(*connection, *workspace, create));
   if (address.snapshot) {
     const std::string reference = *address.snapshot;
