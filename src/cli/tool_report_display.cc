@@ -53,7 +53,9 @@ void ToolReportDisplay::OnProgress(const ToolProgress& progress) {
     PrintLine("toolvfs: progress: " + EscapeForDisplay(text));
     return;
   }
-  progress_line_->Update([&text] { return text; });
+  // Each report drawn (the host already limits their rate), once the run
+  // has lasted long enough for a status line to be worth it.
+  progress_line_->ShowNow(text);
 }
 
 void ToolReportDisplay::OnLog(const ToolLogLine& line) {
