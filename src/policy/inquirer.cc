@@ -609,16 +609,7 @@ std::string ShellWordFor(std::string_view value) {
     plain = plain && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                       c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == '+' || c == '@');
   }
-  if (plain) return std::string(value);
-  std::string quoted = "'";
-  for (char c : value) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "'";
+  return plain ? std::string(value) : ShellQuoted(value);
 }
 
 // The first TOML basic string in `text` ("a\"b" -> a"b), or nullopt.
