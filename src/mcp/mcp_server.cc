@@ -428,20 +428,25 @@ void McpServer::SendToolProgress(const McpCall& call, double progress, std::opti
   for (auto& [id, running] : running_) {
     if (running.call != &call) continue;
     if (running.progress_token.empty() || running.cancel->cancelled()) return;
-    const bool first = !running.tool_reports_progress && running.progress_sent == 0;
-    if (!first && progress <= running.last_progress) return;
-    running.tool_reports_progress = true;
-    running.last_progress = progress;
+    if (!running.tool_reports_progress) {
+      // The server's timed reports stop here; they counted 1, 2, 3, … and
+      // MCP progress must grow, so the tool's own values go on from there.
+      running.tool_reports_progress = true;
+      running.tool_progress_offset = running.last_progress;
+    }
+    const double shown = running.tool_progress_offset + progress;
+    if (running.progress_sent > 0 && shown <= running.last_progress) return;
+    running.last_progress = shown;
     ++running.progress_sent;
     SendForCall(*running.send, id, SerializeNotification("notifications/progress", [&](JsonWriter& writer) {
       writer.StartObject();
       WriteJsonKey(writer, "progressToken");
       writer.RawValue(running.progress_token.data(), running.progress_token.size(), rapidjson::kStringType);
       WriteJsonKey(writer, "progress");
-      WriteNumber(writer, progress);
+      WriteNumber(writer, shown);
       if (total && *total > 0) {
         WriteJsonKey(writer, "total");
-        WriteNumber(writer, *total);
+        WriteNumber(writer, running.tool_progress_offset + *total);
       }
       if (!message.empty()) {
         WriteJsonKey(writer, "message");

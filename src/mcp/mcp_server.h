@@ -132,8 +132,9 @@ class McpCall {
 
   // The tool's own progress (a vfs tool's `progress` notification): sent
   // as notifications/progress with the call's progressToken, when it has
-  // one, instead of the server's elapsed-time reports from then on. A
-  // value not above the last one sent for the call is dropped (MCP wants
+  // one, instead of the server's elapsed-time reports from then on, its
+  // value and total shifted by the last timed report's value. A value
+  // not above the last one sent for the call is dropped (MCP wants
   // progress to grow); `total` <= 0 means unknown.
   void ReportProgress(double progress, std::optional<double> total, std::string_view message);
   // A log line of the tool: notifications/message on the call's channel
@@ -253,6 +254,9 @@ class McpServer {
     // server's elapsed-time reports stop.
     double last_progress = 0;
     bool tool_reports_progress = false;
+    // The last timed report's value when the tool's own began: added to
+    // the tool's values (and total) so that progress keeps growing.
+    double tool_progress_offset = 0;
   };
 
   // A request this server sent to the client, until its response.

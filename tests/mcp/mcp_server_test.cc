@@ -280,7 +280,8 @@ class FeatureHost final : public McpToolHost {
     McpToolListing info{"info", "", R"({"type":"object"})", R"({"type":"object"})", {}};
     info.annotations.read_only = true;
     info.annotations.open_world = false;
-    return {info, {"ask", "", R"({"type":"object"})", "", {}}, {"slow", "", R"({"type":"object"})", "", {}}};
+    return {info, {"ask", "", R"({"type":"object"})", "", {}}, {"slow", "", R"({"type":"object"})", "", {}},
+            {"reports_late", "", R"({"type":"object"})", "", {}}};
   }
   Result<Outcome> CallTool(std::string_view, const std::string&, CancelToken&) override {
     return Status(StatusCode::kInternal, "the server must call CallToolInCall");
@@ -300,6 +301,13 @@ class FeatureHost final : public McpToolHost {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
       outcome.content.push_back(ContentBlock::Text("slow done"));
+    } else if (name == "reports_late") {
+      // Reports its own progress only once the server's timed reports
+      // have begun, with values below theirs.
+      while (!call.cancel().cancelled() && !report.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      call.ReportProgress(0.5, 1, "half");
+      call.ReportProgress(1, 1, "all");
+      outcome.content.push_back(ContentBlock::Text("reported"));
     } else {
       return Status(StatusCode::kNotFound, "unknown tool");
     }
@@ -307,6 +315,7 @@ class FeatureHost final : public McpToolHost {
   }
   std::string info_text = R"({"size":3})";
   std::atomic<bool> release{false};
+  std::atomic<bool> report{false};
 };
 
 TEST(McpServerFeatureTest, ListsOutputSchemaAndAnnotationsAndReturnsStructuredContent) {
@@ -432,6 +441,43 @@ TEST(McpServerFeatureTest, ACallWithAProgressTokenGetsProgressUntilItsAnswer) {
     quiet.release = true;
   }
   for (const std::string& line : quiet_recorder.lines()) EXPECT_EQ(line.find("notifications/progress"), std::string::npos);
+}
+
+TEST(McpServerFeatureTest, AToolsOwnProgressAfterTheTimedReportsGoesOnFromThem) {
+  FeatureHost host;
+  Recorder recorder;
+  McpServerOptions options;
+  options.progress_interval = std::chrono::milliseconds(20);
+  {
+    McpServer server(host, options);
+    server.Submit(kInitialize, recorder.send);
+    server.Submit(
+        R"({"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"reports_late","_meta":{"progressToken":"t"}}})",
+        recorder.send);
+    ASSERT_NE(recorder.WaitFor(R"("progressToken":"t","progress":2,)"), "");
+    host.report = true;
+    ASSERT_NE(recorder.WaitFor(R"("id":12,)"), "");
+  }
+  // The tool's 0.5 of 1 and 1 of 1 come after timed reports 1, 2, … N:
+  // shown as N+0.5 and N+1 of N+1, never dropped for being below N.
+  std::vector<std::string> own;
+  double last = 0;
+  for (const std::string& line : recorder.lines()) {
+    const size_t at = line.find(R"("progress":)");
+    if (at == std::string::npos) continue;
+    const double progress = std::stod(line.substr(at + 11));
+    EXPECT_GT(progress, last) << line;
+    last = progress;
+    if (line.find(R"("message":"half")") != std::string::npos || line.find(R"("message":"all")") != std::string::npos) {
+      own.push_back(line);
+    }
+  }
+  ASSERT_EQ(own.size(), 2u);
+  EXPECT_NE(own[1].find(R"("message":"all")"), std::string::npos);
+  const size_t at = own[1].find(R"("progress":)");
+  const size_t total_at = own[1].find(R"("total":)");
+  ASSERT_NE(total_at, std::string::npos) << own[1];
+  EXPECT_EQ(std::stod(own[1].substr(at + 11)), std::stod(own[1].substr(total_at + 8))) << own[1];
 }
 
 TEST(McpServerFeatureTest, ABadProgressTokenIsInvalidParams) {
