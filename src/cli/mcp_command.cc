@@ -478,6 +478,7 @@ class McpCommand final : public Command {
   // (no listChanged), and the approval form takes the newest protocol
   // revision's shape, since the transport makes each session's server.
   int RunHttp(const CommonOptions& common) {
+    if (!kMcpHttpServedInThisProgram) return ServeMcpHttp(http_options_, std::nullopt, ServerOptions(), nullptr);
     Result<Serving> serving = PrepareServing(common);
     if (!serving.ok()) return ReportError("mcp", serving.status().message());
     const std::optional<SessionConfig> session_config = serving->loaded.config.session;

@@ -66,6 +66,8 @@ Result<std::vector<std::string>> CommandLine() {
 
 }  // namespace
 
+const bool kMcpHttpServedInThisProgram = false;
+
 int ServeMcpHttp(const McpHttpCommandOptions&, const std::optional<SessionConfig>&, McpServerOptions,
                  McpSessionToolsFactory) {
   const std::string helper = HelperPath();

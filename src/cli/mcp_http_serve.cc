@@ -145,6 +145,8 @@ class StopOnSignals {
 
 }  // namespace
 
+const bool kMcpHttpServedInThisProgram = true;
+
 int ServeMcpHttp(const McpHttpCommandOptions& options, const std::optional<SessionConfig>& session_config,
                  McpServerOptions server_options, McpSessionToolsFactory make_tools) {
   Result<HttpListenAddress> address = ParseHttpListenAddress(*options.listen);

@@ -51,4 +51,10 @@ using McpSessionToolsFactory =
 int ServeMcpHttp(const McpHttpCommandOptions& options, const std::optional<SessionConfig>& session_config,
                  McpServerOptions server_options, McpSessionToolsFactory make_tools);
 
+// Whether this program serves HTTP itself (toolvfs-mcp-http) or hands
+// over to the program that does (toolvfs): the one that hands over does
+// so before loading anything, so the config's warnings and the audit log's
+// opening happen once, in the helper.
+extern const bool kMcpHttpServedInThisProgram;
+
 }  // namespace toolvfs
