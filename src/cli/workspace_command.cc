@@ -39,7 +39,6 @@
 #include "project/store_errors.h"
 #include "project/workspace_copy.h"
 #include "project/sql/postgres_uri.h"
-#include "project/sql/libpq_library.h"
 #include "project/sql/postgres_store.h"
 #include "project/sql/sqlite_store.h"
 #include "project/sql/workspace_uri.h"
@@ -97,10 +96,7 @@ bool StoreExists(const WorkspaceAddress& address) { return IsPostgresAddress(add
 
 // The whole store of `address` (never creates a sqlite file).
 Result<std::unique_ptr<SqlStoreFile>> OpenStoreFile(const WorkspaceAddress& address) {
-  if (IsPostgresAddress(address)) {
-    TOOLVFS_RETURN_IF_ERROR(LoadLibpq());
-    return OpenPostgresStoreFile(address.location);
-  }
+  if (IsPostgresAddress(address)) return OpenPostgresStoreFile(address.location);
   TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<SqliteStoreFile> file, SqliteStoreFile::Open(address.location));
   return std::unique_ptr<SqlStoreFile>(std::move(file));
 }

@@ -8,7 +8,6 @@
 #include "project/fs_store.h"
 #include "project/memory_store.h"
 #include "project/null_store.h"
-#include "project/sql/libpq_library.h"
 #include "project/sql/postgres_store.h"
 #include "project/sql/sqlite_store.h"
 #include "project/path.h"
@@ -104,10 +103,7 @@ Result<std::unique_ptr<ProjectFiles>> OpenProject(std::string_view uri,
   }
   if (uri == "null:") return std::unique_ptr<ProjectFiles>(NewNullStore());
   if (uri.starts_with("sqlite:")) return OpenSqliteStore(uri, options);
-  if (IsPostgresUri(uri)) {
-    TOOLVFS_RETURN_IF_ERROR(LoadLibpq());
-    return OpenPostgresStore(uri, options);
-  }
+  if (IsPostgresUri(uri)) return OpenPostgresStore(uri, options);
   // "scheme:rest" with an RFC 3986 scheme (a letter, then letters, digits,
   // '+', '-', '.') before any slash names a store we do not know; anything
   // else is a directory ("./a:b", "/srv/a:b").

@@ -8,12 +8,11 @@ namespace toolvfs {
 namespace {
 
 // Fills "{BLOB}", "{KEY_TEXT}", "{INTEGER}", "{IDENTITY_KEY}",
-// "{INTEGER_KEY}" and "{CLUSTERED}" in `text` with the dialect's words.
+// "{CLUSTERED}" in `text` with the dialect's words.
 std::string Spell(std::string_view text, const SqlDialect& dialect) {
   const std::pair<std::string_view, std::string_view> words[] = {
       {"{BLOB}", dialect.blob_type},          {"{KEY_TEXT}", dialect.key_text_type},
       {"{INTEGER}", dialect.integer_type},    {"{IDENTITY_KEY}", dialect.identity_key},
-      {"{INTEGER_KEY}", dialect.integer_key},
       {"{CLUSTERED}", dialect.clustered_suffix}};
   std::string out;
   size_t at = 0;

@@ -114,7 +114,6 @@ const SqlDialect& SqliteDialect() {
       .key_text_type = "TEXT",  // BINARY collation: memcmp, the bytewise order listings promise
       .integer_type = "INTEGER",
       .identity_key = "INTEGER PRIMARY KEY",
-      .integer_key = "INTEGER PRIMARY KEY",
       .clustered_suffix = " WITHOUT ROWID",
   };
   return kDialect;
