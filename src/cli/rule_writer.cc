@@ -18,15 +18,6 @@
 namespace toolvfs {
 namespace {
 
-// A config file larger than this is not a hand-written toolvfs.toml.
-constexpr uint64_t kMaxConfigBytes = uint64_t{4} << 20;
-
-Result<std::string> ReadWholeFile(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return ErrnoToStatus(errno, "Cannot read " + Quote(path));
-  return ReadToEnd(fd.get(), kMaxConfigBytes, "config file " + Quote(path));
-}
-
 class ConfigRuleWriter final : public RuleWriter {
  public:
   explicit ConfigRuleWriter(std::string config_path) : config_path_(std::move(config_path)) {}
@@ -48,7 +39,7 @@ class ConfigRuleWriter final : public RuleWriter {
     std::error_code error;
     std::filesystem::path file = std::filesystem::canonical(config_path_, error);
     if (error) return ErrnoToStatus(error.value(), "Cannot find the config file " + Quote(config_path_));
-    TOOLVFS_ASSIGN_OR_RETURN(std::string before, ReadWholeFile(file.string()));
+    TOOLVFS_ASSIGN_OR_RETURN(std::string before, ReadConfigText(file.string()));
     TOOLVFS_ASSIGN_OR_RETURN(std::string after, AddSandboxRule(before, inquiry.tool, key, value));
     ConfigCheck checked = CheckConfigText(after, config_path_, InstallationVariables());
     if (!checked.errors.empty()) {
@@ -63,7 +54,7 @@ class ConfigRuleWriter final : public RuleWriter {
 
   Status Apply() override {
     if (file_.empty()) return InternalError("No rule was proposed");
-    TOOLVFS_ASSIGN_OR_RETURN(std::string current, ReadWholeFile(file_));
+    TOOLVFS_ASSIGN_OR_RETURN(std::string current, ReadConfigText(file_));
     if (current != before_) return ChangedError(Quote(config_path_) + " changed since the rule was shown");
     struct stat status;
     if (::stat(file_.c_str(), &status) != 0) return ErrnoToStatus(errno, "Cannot stat " + Quote(file_));

@@ -44,8 +44,10 @@ std::string DescribeProgress(const ToolProgress& progress) {
 
 ToolReportDisplay::ToolReportDisplay(std::string_view cli_log_level, std::unique_ptr<ProgressLine> progress_line)
     : threshold_(ThresholdForCliLogLevel(cli_log_level)),
-      progress_as_lines_(!progress_line->enabled() && threshold_ <= ToolLogLevel::kInfo),
-      progress_line_(std::move(progress_line)) {}
+      progress_line_(progress_line != nullptr
+                         ? std::move(progress_line)
+                         : std::make_unique<ProgressLine>(ProgressLine::ForStderr(cli_log_level != "error"))),
+      progress_as_lines_(!progress_line_->enabled() && threshold_ <= ToolLogLevel::kInfo) {}
 
 void ToolReportDisplay::OnProgress(const ToolProgress& progress) {
   const std::string text = DescribeProgress(progress);

@@ -30,10 +30,9 @@ std::string DescribeProgress(const ToolProgress& progress);
 class ToolReportDisplay final : public ToolReportSink {
  public:
   // `progress_line` draws the status (a disabled one: plain lines
-  // instead, see above).
-  explicit ToolReportDisplay(
-      std::string_view cli_log_level,
-      std::unique_ptr<ProgressLine> progress_line = std::make_unique<ProgressLine>(ProgressLine::ForStderr(true)));
+  // instead, see above); by default the stderr line of every long command,
+  // off at --log-level error as theirs is.
+  explicit ToolReportDisplay(std::string_view cli_log_level, std::unique_ptr<ProgressLine> progress_line = nullptr);
 
   void OnProgress(const ToolProgress& progress) override;
   void OnLog(const ToolLogLine& line) override;
@@ -43,8 +42,8 @@ class ToolReportDisplay final : public ToolReportSink {
   void PrintLine(const std::string& line);
 
   ToolLogLevel threshold_;
-  bool progress_as_lines_;  // off a terminal at info/debug
   std::unique_ptr<ProgressLine> progress_line_;
+  bool progress_as_lines_;  // off a terminal at info/debug
 };
 
 }  // namespace toolvfs

@@ -197,6 +197,10 @@ Result<Config> ParseConfig(std::string_view text, std::string_view source_name,
 // or as ParseConfig.
 Result<Config> LoadConfig(const std::string& path, const ConfigVariables& variables = {});
 
+// The text of the config file at `path`, with LoadConfig's size limit and
+// errors: for tools that edit the file (the inquiry's "save as a rule").
+Result<std::string> ReadConfigText(const std::string& path);
+
 // Every problem in one file, for `toolvfs check`.
 struct ConfigCheck {
   Config config;                    // complete only when `errors` is empty

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstddef>
+#include <cstdio>
 #include <optional>
 #include <vector>
 
@@ -123,13 +124,6 @@ int BracketBalance(std::string_view text) {
 
 bool StartsWithParts(const std::vector<std::string>& parts, const std::vector<std::string>& prefix) {
   return parts.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), parts.begin());
-}
-
-std::string BareOrQuotedKey(std::string_view part) {
-  bool bare = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-';
-  });
-  return bare ? std::string(part) : TomlString(part);
 }
 
 // A key found in the text: its line range and whether its value is an array.
@@ -263,22 +257,33 @@ std::string LineBreakOf(const std::vector<Line>& lines) {
 }  // namespace
 
 std::string TomlString(std::string_view value) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
   std::string quoted = "\"";
   for (char c : value) {
     auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      quoted += '\\';
-      quoted += c;
-    } else if (byte < 0x20 || byte == 0x7F) {
-      quoted += "\\u00";
-      quoted += kHex[byte >> 4];
-      quoted += kHex[byte & 0xF];
-    } else {
-      quoted += c;
+    switch (c) {
+      case '"': quoted += "\\\""; break;
+      case '\\': quoted += "\\\\"; break;
+      case '\n': quoted += "\\n"; break;
+      case '\t': quoted += "\\t"; break;
+      case '\r': quoted += "\\r"; break;
+      default:
+        if (byte < 0x20 || byte == 0x7f) {
+          char escape[8];
+          std::snprintf(escape, sizeof escape, "\\u%04X", byte);
+          quoted += escape;
+        } else {
+          quoted += c;
+        }
     }
   }
   return quoted + "\"";
+}
+
+std::string TomlKey(std::string_view part) {
+  bool bare = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-';
+  });
+  return bare ? std::string(part) : TomlString(part);
 }
 
 Result<std::string> AddSandboxRule(std::string_view text, std::string_view tool_name, std::string_view key,
@@ -289,7 +294,7 @@ Result<std::string> AddSandboxRule(std::string_view text, std::string_view tool_
   const std::vector<std::string> sandbox = {"tools", std::string(tool_name), "sandbox"};
   const std::vector<std::string> subtable = {"tools", std::string(tool_name), "sandbox", key_parts[0]};
   const std::string element = TomlString(value);
-  const std::string table_key = "tools." + BareOrQuotedKey(tool_name) + ".sandbox";
+  const std::string table_key = "tools." + TomlKey(tool_name) + ".sandbox";
   const std::string by_hand = "add " + element + " to " + std::string(key) + " in [" + table_key + "] by hand";
 
   std::vector<Line> lines = SplitLines(text);
@@ -328,7 +333,7 @@ Result<std::string> AddSandboxRule(std::string_view text, std::string_view tool_
   }
   if (!layout.tool_last_line) {
     return UnsupportedError("tool '" + std::string(tool_name) + "' has no [tools." +
-                                   BareOrQuotedKey(tool_name) + "] table in the file; " + by_hand);
+                                   TomlKey(tool_name) + "] table in the file; " + by_hand);
   }
   size_t at = *layout.tool_last_line;
   insert_after(at, std::string(key) + " = [" + element + "]");

@@ -33,8 +33,13 @@ Result<std::string> AddSandboxRule(std::string_view text, std::string_view tool_
 // ---/+++ header. Empty when the texts are equal.
 std::string UnifiedDiff(std::string_view before, std::string_view after, std::string_view path);
 
-// `value` as a TOML basic string: quoted, '"' and '\' escaped, control
-// characters as \uXXXX.
+// `value` as a TOML basic string, so that rules and hints can be pasted
+// into toolvfs.toml as they are shown: quoted, '"' and '\' escaped, \n \t
+// \r as such, other control characters as \uXXXX.
 std::string TomlString(std::string_view value);
+
+// One part of a TOML key as TOML writes it: bare (letters, digits, _ and
+// -), else a TomlString.
+std::string TomlKey(std::string_view part);
 
 }  // namespace toolvfs

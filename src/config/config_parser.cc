@@ -1138,16 +1138,12 @@ Result<Config> ParseConfig(std::string_view text, std::string_view source_name,
   return InvalidArgumentError(std::move(message));
 }
 
-namespace {
-
 Result<std::string> ReadConfigText(const std::string& path) {
   std::string what = "Cannot read config file " + Quote(path);
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return ErrnoToStatus(errno, what);
   return ReadToEnd(fd.get(), kMaxConfigBytes, what);
 }
-
-}  // namespace
 
 Result<Config> LoadConfig(const std::string& path, const ConfigVariables& variables) {
   TOOLVFS_ASSIGN_OR_RETURN(std::string text, ReadConfigText(path));

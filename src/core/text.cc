@@ -142,4 +142,13 @@ std::string ShellQuoted(std::string_view text) {
   return quoted + "'";
 }
 
+std::string ShellWord(std::string_view text) {
+  bool plain = !text.empty();
+  for (char c : text) {
+    plain = plain && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      std::string_view("_-+=.,:/@%").find(c) != std::string_view::npos);
+  }
+  return plain ? std::string(text) : ShellQuoted(text);
+}
+
 }  // namespace toolvfs

@@ -35,4 +35,9 @@ size_t EditDistance(std::string_view a, std::string_view b);
 // as '\''.
 std::string ShellQuoted(std::string_view text);
 
+// `text` as one word for a POSIX shell, as a person would type it: bare
+// when it is plainly one word (letters, digits, _-+=.,:/@%), else
+// ShellQuoted.
+std::string ShellWord(std::string_view text);
+
 }  // namespace toolvfs

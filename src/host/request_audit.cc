@@ -32,14 +32,6 @@ std::string Join(const std::vector<std::string>& targets) {
   return joined;
 }
 
-std::string ShellQuote(std::string_view word) {
-  bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           std::string_view("_-+=.,:/@%").find(c) != std::string_view::npos;
-  });
-  return plain ? std::string(word) : ShellQuoted(word);
-}
-
 bool Allows(AuditDecision decision) {
   return decision == AuditDecision::kAllow || decision == AuditDecision::kAskedAllow;
 }
@@ -75,8 +67,8 @@ std::vector<std::string> NamedTargets(std::string_view method, const Params& par
 }
 
 std::string CommandLine(std::string_view program, std::span<const std::string> args) {
-  std::string line = ShellQuote(program);
-  for (const std::string& arg : args) line += " " + ShellQuote(arg);
+  std::string line = ShellWord(program);
+  for (const std::string& arg : args) line += " " + ShellWord(arg);
   return line;
 }
 

@@ -92,9 +92,6 @@ class ToolReportFilter {
   // then tells the sink the run is over.
   void Finish();
 
-  uint64_t dropped_progress() const { return dropped_progress_; }
-  uint64_t dropped_logs() const { return dropped_logs_; }
-
  private:
   struct Bucket {
     double tokens;

@@ -1,38 +1,14 @@
 #include "policy/command_policy.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <iterator>
+
+#include "config/config_edit.h"
 
 namespace toolvfs {
 namespace {
 
 constexpr std::string_view kAnyRemainder = "**";
-
-// `text` as a TOML basic string, so that rules and hints can be pasted into
-// toolvfs.toml as they are shown: "a\"b", control characters escaped.
-std::string TomlString(std::string_view text) {
-  std::string quoted = "\"";
-  for (char c : text) {
-    auto byte = static_cast<unsigned char>(c);
-    switch (c) {
-      case '"': quoted += "\\\""; break;
-      case '\\': quoted += "\\\\"; break;
-      case '\n': quoted += "\\n"; break;
-      case '\t': quoted += "\\t"; break;
-      case '\r': quoted += "\\r"; break;
-      default:
-        if (byte < 0x20 || byte == 0x7f) {
-          char escape[8];
-          std::snprintf(escape, sizeof escape, "\\u%04X", byte);
-          quoted += escape;
-        } else {
-          quoted += c;
-        }
-    }
-  }
-  return quoted + "\"";
-}
 
 // ["-n", "**"]
 std::string TomlStringArray(std::span<const std::string> items) {

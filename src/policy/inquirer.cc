@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "core/io.h"
+#include "config/config_edit.h"
 #include "core/text.h"
 #include "policy/path_glob.h"
 
@@ -63,34 +64,23 @@ char32_t DecodeValidSequence(std::string_view sequence) {
   }
 }
 
-bool IsBareKey(std::string_view name) {
-  if (name.empty()) return false;
-  for (char c : name) {
-    bool allowed = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                   c == '-';
-    if (!allowed) return false;
-  }
-  return true;
-}
-
 // `tools.NAME.sandbox` with NAME as TOML writes it.
 std::string SandboxTableKey(std::string_view tool_name) {
-  if (IsBareKey(tool_name)) return "tools." + std::string(tool_name) + ".sandbox";
-  std::string quoted = "\"";
-  for (char c : tool_name) {
-    if (c == '"' || c == '\\') quoted += '\\';
-    quoted += c;
-  }
-  quoted += '"';
-  return "tools." + quoted + ".sandbox";
+  return "tools." + TomlKey(tool_name) + ".sandbox";
 }
 
-// y/a/n/d, either case, surrounded by any spaces or tabs (and the \r of a
-// terminal sending CR LF); nullopt for anything else.
-std::optional<InquiryAnswer> ParseAnswer(std::string_view line) {
+// A typed answer without the spaces and tabs around it (and the \r of a
+// terminal sending CR LF).
+std::string_view TrimAnswer(std::string_view line) {
   auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
   while (!line.empty() && is_space(line.front())) line.remove_prefix(1);
   while (!line.empty() && is_space(line.back())) line.remove_suffix(1);
+  return line;
+}
+
+// y/a/n/d, either case, of an answer TrimAnswer has trimmed; nullopt for
+// anything else.
+std::optional<InquiryAnswer> ParseAnswer(std::string_view line) {
   if (line.size() != 1) return std::nullopt;
   switch (line[0]) {
     case 'y': case 'Y': return InquiryAnswer::kAllowOnce;
@@ -338,13 +328,6 @@ class TerminalInquirer final : public Inquirer {
   Status Echo(const KeyPressMode& keys, std::string_view answer) {
     if (!keys.active()) return OkStatus();
     return Say(std::string(answer) + "\n");
-  }
-
-  static std::string_view TrimAnswer(std::string_view line) {
-    auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
-    while (!line.empty() && is_space(line.front())) line.remove_prefix(1);
-    while (!line.empty() && is_space(line.back())) line.remove_suffix(1);
-    return line;
   }
 
   // One key in key-press mode (line breaks and spaces skipped: a habitual
@@ -601,17 +584,6 @@ std::string QualifyPolicyHint(std::string_view tool_name, std::string_view hint)
 
 namespace {
 
-// A value as a word for the shell: bare when it is plainly one word, else
-// in single quotes.
-std::string ShellWordFor(std::string_view value) {
-  bool plain = !value.empty();
-  for (char c : value) {
-    plain = plain && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                      c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == '+' || c == '@');
-  }
-  return plain ? std::string(value) : ShellQuoted(value);
-}
-
 // The first TOML basic string in `text` ("a\"b" -> a"b), or nullopt.
 std::optional<std::string> FirstTomlString(std::string_view text) {
   size_t open = text.find('"');
@@ -642,7 +614,7 @@ std::string ExecFlagHint(std::string_view hint) {
     if (hint.find(entry.key) == std::string_view::npos) continue;
     std::optional<std::string> value = FirstTomlString(hint);
     if (!value) break;
-    return "pass " + std::string(entry.flag) + " " + ShellWordFor(*value);
+    return "pass " + std::string(entry.flag) + " " + ShellWord(*value);
   }
   // "add a commands.rg rule": any arguments of the program.
   if (size_t key = hint.find("commands."); key != std::string_view::npos) {
@@ -653,7 +625,7 @@ std::string ExecFlagHint(std::string_view hint) {
     } else {
       program = std::string(rest.substr(0, rest.find_first_of(" .")));
     }
-    if (!program.empty()) return "pass --allow-cmd " + ShellWordFor(program);
+    if (!program.empty()) return "pass --allow-cmd " + ShellWord(program);
   }
   return std::string(hint);
 }
