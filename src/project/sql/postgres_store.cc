@@ -34,8 +34,10 @@
 #include <vector>
 
 #include "core/text.h"
+#include "project/sql/content_hash.h"
 #include "project/sql/libpq_library.h"
 #include "project/sql/postgres_database.h"
+#include "project/sql/postgres_file_write.h"
 #include "project/sql/postgres_pool.h"
 #include "project/sql/sql_schema.h"
 #include "project/sql/workspace_uri.h"
@@ -241,6 +243,13 @@ class PostgresSqlDatabase final : public SqlDatabase {
     return RunPostgresTransaction(
         connection.server(), PostgresIsolation::kSessionDefault,
         [&](PostgresConnection&) -> Status { return body(connection); }, policy);
+  }
+
+  // The common write in one round trip (postgres_file_write.h).
+  Result<bool> WriteFileDirectly(const SqlFileWrite& write) override {
+    if (write.content.size() > kChunkBytes) return false;
+    TOOLVFS_ASSIGN_OR_RETURN(PostgresPool::Lease lease, pool_.Acquire());
+    return WritePostgresFile(*lease, write);
   }
 
   // The server reclaims dead rows itself (autovacuum); nothing to do.
