@@ -188,9 +188,7 @@ Result<PostgresResult> PostgresConnection::Execute(const char* sql, const std::v
                              arrays.lengths.data(), arrays.formats.data(), /*resultFormat=*/0));
 }
 
-Result<std::vector<PostgresResult>> PostgresConnection::RunPipeline(const std::vector<PipelineStep>& steps,
-                                                                    size_t* failed_step) {
-  if (failed_step != nullptr) *failed_step = steps.size();
+Result<std::vector<PostgresResult>> PostgresConnection::RunPipeline(const std::vector<PipelineStep>& steps) {
   last_sql_state_.clear();
   const auto connection_error = [this] {
     return UnavailableError("Cannot use the store " + Quote(display_) + ": " + OneLine(PQerrorMessage(connection_)) +
@@ -251,7 +249,6 @@ Result<std::vector<PostgresResult>> PostgresConnection::RunPipeline(const std::v
     Result<PostgresResult> answer = Finish(raw);
     if (!answer.ok()) {
       failure = answer.status();
-      if (failed_step != nullptr) *failed_step = step;
       continue;
     }
     results.push_back(std::move(answer).value());

@@ -139,10 +139,8 @@ class PostgresConnection {
   // each step, or the first failure as Execute reports it (last_sql_state()
   // set). The server skips the steps after a failure up to the sync, so a
   // transaction a step began stays open, failed, for the caller to roll
-  // back. `failed_step`, if given, receives the index of the step that
-  // failed (steps.size() when none did). Each `key` must be prepared.
-  Result<std::vector<PostgresResult>> RunPipeline(const std::vector<PipelineStep>& steps,
-                                                  size_t* failed_step = nullptr);
+  // back. Each `key` must be prepared.
+  Result<std::vector<PostgresResult>> RunPipeline(const std::vector<PipelineStep>& steps);
 
   // Whether an idle connection is still there: false when the server
   // closed it (a restart, a terminated backend, an idle timeout) since it
