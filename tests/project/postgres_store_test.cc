@@ -26,6 +26,7 @@
 #include "postgres_test_server.h"
 #include "project/project_files.h"
 #include "project/sql/postgres_database.h"
+#include "project/sql/postgres_file_write.h"
 #include "project/test_util.h"
 #include "project/workspace_copy.h"
 #include "read_tree.h"
@@ -230,6 +231,106 @@ INSTANTIATE_TEST_SUITE_P(Isolation, PostgresConcurrencyTest, ::testing::Values(f
                          [](const ::testing::TestParamInfo<bool>& level) {
                            return level.param ? "Serializable" : "ReadCommitted";
                          });
+
+// The first integer of `sql`'s first row on `database`.
+int64_t CountOn(const std::string& database, const char* sql) {
+  Result<std::unique_ptr<PostgresConnection>> connection =
+      PostgresConnection::Open(TestPostgresUri(database), "test server");
+  EXPECT_TRUE(connection.ok()) << connection.status().ToString();
+  if (!connection.ok()) return -1;
+  Result<PostgresResult> rows = (*connection)->Execute(sql);
+  EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+  if (!rows.ok() || rows->rows() == 0) return -1;
+  return rows->Int(0, 0);
+}
+
+// The content rows of `database` agree with what references them: every
+// count is the number of entry rows and chunk lists using the content, no
+// content is unreferenced, and each has its address.
+void ExpectExactContentCounts(const std::string& database) {
+  EXPECT_EQ(CountOn(database,
+                    "SELECT count(*) FROM contents c WHERE reference_count <> "
+                    "(SELECT count(*) FROM entries e WHERE e.content_id=c.id) + "
+                    "(SELECT count(*) FROM content_chunks k WHERE k.chunk_id=c.id)"),
+            0);
+  EXPECT_EQ(CountOn(database, "SELECT count(*) FROM contents WHERE reference_count<1"), 0);
+  EXPECT_EQ(CountOn(database,
+                    "SELECT (SELECT count(*) FROM contents c WHERE NOT EXISTS "
+                    "(SELECT 1 FROM content_addresses a WHERE a.content_id=c.id AND a.hash=c.hash)) + "
+                    "(SELECT count(*) FROM content_addresses a WHERE NOT EXISTS "
+                    "(SELECT 1 FROM contents c WHERE c.id=a.content_id))"),
+            0);
+}
+
+// The common write, a small file overwritten or created in an existing
+// directory, goes in one round trip (postgres_file_write.h) and leaves
+// what the shared write would: versions, times, snapshots, content counts.
+// What it does not cover goes the shared way with the shared errors.
+TEST(PostgresWriteTest, CommonWritesTakeOneRoundTripAndLeaveWhatTheSharedWriteWould) {
+  const std::string database = NewDatabase();
+  Result<std::unique_ptr<ProjectFiles>> store = OpenProject(TestPostgresUri(database) + "#direct");
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  ProjectFiles& files = **store;
+  const uint64_t before = PostgresWritesInOneRoundTrip();
+  const auto direct_writes = [&] { return PostgresWritesInOneRoundTrip() - before; };
+
+  ASSERT_TRUE(files.Write("top.txt", "at the root").ok());
+  EXPECT_EQ(direct_writes(), 1u) << "a new file at the root";
+  ASSERT_TRUE(files.Write("dir/first", "1").ok());
+  EXPECT_EQ(direct_writes(), 1u) << "a missing parent is the shared path's";
+  ASSERT_TRUE(files.Write("dir/second", "2", WriteMode::kCreate).ok());
+  EXPECT_EQ(direct_writes(), 2u) << "a new file in an existing directory";
+  ASSERT_TRUE(files.Write("dir/second", "two").ok());
+  ASSERT_TRUE(files.Write("dir/second", "two").ok());  // the same bytes again
+  EXPECT_EQ(direct_writes(), 4u);
+  EXPECT_EQ(*files.Read("dir/second"), "two");
+  Result<FileMetadata> second = files.Metadata("dir/second");
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->version, 3u);
+  EXPECT_LE(second->created_ms, second->modified_ms);
+
+  // Not covered: the shared path answers, with its errors.
+  EXPECT_EQ(files.Write("dir/second", "again", WriteMode::kCreate).code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(files.Write("dir", "a directory").code(), StatusCode::kIsDirectory);
+  EXPECT_EQ(files.Write("top.txt/below", "under a file").code(), StatusCode::kNotDirectory);
+  EXPECT_EQ(direct_writes(), 4u);
+  EXPECT_EQ(*files.Read("dir/second"), "two");
+
+  // Two files sharing one content, then each overwritten: the count drops
+  // to one, then the content goes.
+  ASSERT_TRUE(files.Write("dir/x", "shared bytes").ok());
+  ASSERT_TRUE(files.Write("dir/y", "shared bytes").ok());
+  EXPECT_EQ(CountOn(database, "SELECT reference_count FROM contents WHERE size=12"), 2);
+  ASSERT_TRUE(files.Write("dir/x", "x alone").ok());
+  EXPECT_EQ(CountOn(database, "SELECT reference_count FROM contents WHERE size=12"), 1);
+  ASSERT_TRUE(files.Write("dir/y", "y alone").ok());
+  EXPECT_EQ(CountOn(database, "SELECT count(*) FROM contents WHERE size=12"), 0);
+  EXPECT_EQ(direct_writes(), 8u);
+  ExpectExactContentCounts(database);
+
+  // After a snapshot the old row stays for it: the write ends it and
+  // inserts the new one; the version goes on from the old row's.
+  Result<std::string> snapshot = files.Snapshot("before");
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  ASSERT_TRUE(files.Write("dir/second", "after the snapshot").ok());
+  ASSERT_TRUE(files.Write("dir/second", "and again").ok());
+  ASSERT_TRUE(files.Write("dir/new", "born after").ok());
+  EXPECT_EQ(direct_writes(), 11u);
+  EXPECT_EQ(files.Metadata("dir/second")->version, 5u);
+  EXPECT_EQ(files.Metadata("dir/second")->created_ms, second->created_ms);
+  Result<std::unique_ptr<ProjectFiles>> frozen = OpenProject(TestPostgresUri(database) + "#direct@before");
+  ASSERT_TRUE(frozen.ok()) << frozen.status().ToString();
+  EXPECT_EQ(*(*frozen)->Read("dir/second"), "two");
+  EXPECT_EQ((*frozen)->Metadata("dir/second")->version, 3u);
+  EXPECT_FALSE(*(*frozen)->Exists("dir/new"));
+  Result<TreeDiff> diff = files.Diff(*snapshot, std::nullopt);
+  ASSERT_TRUE(diff.ok()) << diff.status().ToString();
+  EXPECT_EQ(diff->added, std::vector<std::string>{"dir/new"});
+  EXPECT_EQ(diff->modified, std::vector<std::string>{"dir/second"});
+  ASSERT_TRUE(files.Restore(*snapshot).ok());
+  EXPECT_EQ(*files.Read("dir/second"), "two");
+  ExpectExactContentCounts(database);
+}
 
 // Another host's write of dir/held stopped half-way, holding what a store
 // write of one file holds (docs/stores.md, "Concurrency"): the workspace

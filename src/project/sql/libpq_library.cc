@@ -12,20 +12,27 @@ namespace {
 #define TOOLVFS_LIBPQ_FUNCTIONS(X)                                                                                  \
   X(PQclear)                                                                                                        \
   X(PQconnectdbParams)                                                                                              \
+  X(PQenterPipelineMode)                                                                                            \
   X(PQerrorMessage)                                                                                                 \
   X(PQexec)                                                                                                         \
   X(PQexecParams)                                                                                                   \
   X(PQexecPrepared)                                                                                                 \
+  X(PQexitPipelineMode)                                                                                             \
   X(PQfinish)                                                                                                       \
   X(PQfreemem)                                                                                                      \
+  X(PQgetResult)                                                                                                    \
   X(PQgetisnull)                                                                                                    \
   X(PQgetlength)                                                                                                    \
   X(PQgetvalue)                                                                                                     \
   X(PQntuples)                                                                                                      \
+  X(PQpipelineStatus)                                                                                               \
+  X(PQpipelineSync)                                                                                                 \
   X(PQprepare)                                                                                                      \
   X(PQresultErrorField)                                                                                             \
   X(PQresultErrorMessage)                                                                                           \
   X(PQresultStatus)                                                                                                 \
+  X(PQsendQueryParams)                                                                                              \
+  X(PQsendQueryPrepared)                                                                                            \
   X(PQsetNoticeProcessor)                                                                                           \
   X(PQsocket)                                                                                                       \
   X(PQstatus)                                                                                                       \
@@ -94,6 +101,44 @@ PGresult* PQexecPrepared(PGconn* connection, const char* statement, int count, c
 
 void PQfinish(PGconn* connection) {
   if (auto function = TOOLVFS_LIBPQ(PQfinish)) function(connection);
+}
+
+int PQenterPipelineMode(PGconn* connection) {
+  auto function = TOOLVFS_LIBPQ(PQenterPipelineMode);
+  return function != nullptr ? function(connection) : 0;
+}
+
+int PQexitPipelineMode(PGconn* connection) {
+  auto function = TOOLVFS_LIBPQ(PQexitPipelineMode);
+  return function != nullptr ? function(connection) : 0;
+}
+
+PGresult* PQgetResult(PGconn* connection) {
+  auto function = TOOLVFS_LIBPQ(PQgetResult);
+  return function != nullptr ? function(connection) : nullptr;
+}
+
+PGpipelineStatus PQpipelineStatus(const PGconn* connection) {
+  auto function = TOOLVFS_LIBPQ(PQpipelineStatus);
+  return function != nullptr ? function(connection) : PQ_PIPELINE_OFF;
+}
+
+int PQpipelineSync(PGconn* connection) {
+  auto function = TOOLVFS_LIBPQ(PQpipelineSync);
+  return function != nullptr ? function(connection) : 0;
+}
+
+int PQsendQueryParams(PGconn* connection, const char* command, int count, const Oid* types,
+                      const char* const* values, const int* lengths, const int* formats, int result_format) {
+  auto function = TOOLVFS_LIBPQ(PQsendQueryParams);
+  return function != nullptr ? function(connection, command, count, types, values, lengths, formats, result_format)
+                             : 0;
+}
+
+int PQsendQueryPrepared(PGconn* connection, const char* statement, int count, const char* const* values,
+                        const int* lengths, const int* formats, int result_format) {
+  auto function = TOOLVFS_LIBPQ(PQsendQueryPrepared);
+  return function != nullptr ? function(connection, statement, count, values, lengths, formats, result_format) : 0;
 }
 
 void PQfreemem(void* memory) {

@@ -161,29 +161,101 @@ Result<std::unique_ptr<PostgresConnection>> PostgresConnection::Open(const std::
 
 PostgresConnection::~PostgresConnection() { PQfinish(connection_); }
 
-Result<PostgresResult> PostgresConnection::Execute(const char* sql, const std::vector<PostgresParameter>& parameters) {
+void PostgresConnection::FillParameters(const std::vector<PostgresParameter>& parameters, ParameterArrays& arrays) {
   // libpq reads text parameters up to their NUL, so each is copied into a
   // string (a string_view may be part of a longer one); binary ones are
-  // passed with their length.
-  std::vector<std::string> texts;
-  texts.reserve(parameters.size());
-  std::vector<const char*> values;
-  std::vector<int> lengths;
-  std::vector<int> formats;
+  // passed with their length (an empty one still needs a pointer: NULL
+  // would be SQL NULL).
+  arrays.texts.reserve(parameters.size());  // no reallocation: values point into it
   for (const PostgresParameter& parameter : parameters) {
-    lengths.push_back(static_cast<int>(parameter.value().size()));
-    formats.push_back(parameter.binary() ? 1 : 0);
+    arrays.lengths.push_back(static_cast<int>(parameter.value().size()));
+    arrays.formats.push_back(parameter.binary() ? 1 : 0);
     if (parameter.null()) {
-      values.push_back(nullptr);
+      arrays.values.push_back(nullptr);
     } else if (parameter.binary()) {
-      values.push_back(parameter.value().data());
+      arrays.values.push_back(parameter.value().data() != nullptr ? parameter.value().data() : "");
     } else {
-      texts.emplace_back(parameter.value());
-      values.push_back(texts.back().c_str());
+      arrays.texts.emplace_back(parameter.value());
+      arrays.values.push_back(arrays.texts.back().c_str());
     }
   }
-  return Finish(PQexecParams(connection_, sql, static_cast<int>(parameters.size()), nullptr, values.data(),
-                             lengths.data(), formats.data(), /*resultFormat=*/0));
+}
+
+Result<PostgresResult> PostgresConnection::Execute(const char* sql, const std::vector<PostgresParameter>& parameters) {
+  ParameterArrays arrays;
+  FillParameters(parameters, arrays);
+  return Finish(PQexecParams(connection_, sql, static_cast<int>(parameters.size()), nullptr, arrays.values.data(),
+                             arrays.lengths.data(), arrays.formats.data(), /*resultFormat=*/0));
+}
+
+Result<std::vector<PostgresResult>> PostgresConnection::RunPipeline(const std::vector<PipelineStep>& steps) {
+  last_sql_state_.clear();
+  const auto connection_error = [this] {
+    return UnavailableError("Cannot use the store " + Quote(display_) + ": " + OneLine(PQerrorMessage(connection_)) +
+                            "; the server is unavailable, try again once it is back");
+  };
+  if (PQenterPipelineMode(connection_) != 1) return connection_error();
+  bool sent = true;
+  for (const PipelineStep& step : steps) {
+    ParameterArrays arrays;
+    FillParameters(step.parameters, arrays);
+    const int count = static_cast<int>(step.parameters.size());
+    int queued = 0;
+    if (step.key == nullptr) {
+      queued = PQsendQueryParams(connection_, step.sql, 0, nullptr, nullptr, nullptr, nullptr, /*resultFormat=*/0);
+    } else {
+      auto found = prepared_.find(step.key);
+      if (found == prepared_.end()) {
+        sent = false;
+        break;
+      }
+      queued = PQsendQueryPrepared(connection_, found->second.c_str(), count, arrays.values.data(),
+                                   arrays.lengths.data(), arrays.formats.data(), /*resultFormat=*/0);
+    }
+    if (queued != 1) {
+      sent = false;
+      break;
+    }
+  }
+  // A step that could not even be queued (the connection is gone) leaves
+  // the connection in pipeline mode with what was queued: not reusable,
+  // so the pool drops it.
+  if (!sent || PQpipelineSync(connection_) != 1) return connection_error();
+
+  // Each step answers with its result(s) and a NULL; a step the server
+  // skipped after a failure with PGRES_PIPELINE_ABORTED; the sync last.
+  std::vector<PostgresResult> results;
+  Status failure = OkStatus();
+  size_t step = 0;
+  while (true) {
+    PGresult* raw = PQgetResult(connection_);
+    if (raw == nullptr) {
+      if (PQstatus(connection_) == CONNECTION_BAD || step > steps.size()) {
+        if (failure.ok()) failure = connection_error();
+        break;
+      }
+      ++step;
+      continue;
+    }
+    const ExecStatusType status = PQresultStatus(raw);
+    if (status == PGRES_PIPELINE_SYNC) {
+      PQclear(raw);
+      break;
+    }
+    if (status == PGRES_PIPELINE_ABORTED || !failure.ok()) {
+      PQclear(raw);
+      continue;
+    }
+    Result<PostgresResult> answer = Finish(raw);
+    if (!answer.ok()) {
+      failure = answer.status();
+      continue;
+    }
+    results.push_back(std::move(answer).value());
+  }
+  if (PQexitPipelineMode(connection_) != 1 && failure.ok()) failure = connection_error();
+  if (!failure.ok()) return failure;
+  return results;
 }
 
 Status PostgresConnection::ExecuteScript(const std::string& sql) {

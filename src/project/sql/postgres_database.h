@@ -126,6 +126,22 @@ class PostgresConnection {
   Result<PostgresResult> ExecutePrepared(const char* key, int count, const char* const* values, const int* lengths,
                                          const int* formats);
 
+  // One statement of RunPipeline: the prepared statement `key` (Prepare)
+  // with its parameters as ExecutePrepared takes them, or, with `key`
+  // nullptr, `sql` without parameters (BEGIN, COMMIT).
+  struct PipelineStep {
+    const char* key = nullptr;
+    const char* sql = nullptr;
+    std::vector<PostgresParameter> parameters;
+  };
+  // Sends every step and one sync at once (libpq's pipeline mode: one
+  // round trip for all of them), then reads their answers: the rows of
+  // each step, or the first failure as Execute reports it (last_sql_state()
+  // set). The server skips the steps after a failure up to the sync, so a
+  // transaction a step began stays open, failed, for the caller to roll
+  // back. Each `key` must be prepared.
+  Result<std::vector<PostgresResult>> RunPipeline(const std::vector<PipelineStep>& steps);
+
   // Whether an idle connection is still there: false when the server
   // closed it (a restart, a terminated backend, an idle timeout) since it
   // was last used, which shows as its goodbye or the end of the stream
@@ -138,7 +154,8 @@ class PostgresConnection {
   // and not inside a transaction (an operation that ended half-way leaves
   // one open). A pool drops a connection that cannot.
   bool reusable() const {
-    return PQstatus(connection_) == CONNECTION_OK && PQtransactionStatus(connection_) == PQTRANS_IDLE;
+    return PQstatus(connection_) == CONNECTION_OK && PQtransactionStatus(connection_) == PQTRANS_IDLE &&
+           PQpipelineStatus(connection_) == PQ_PIPELINE_OFF;
   }
   // The SQLSTATE of the last failed Execute ("" after a success or a
   // failure without one); what RunPostgresTransaction decides retries by.
@@ -147,6 +164,15 @@ class PostgresConnection {
  private:
   PostgresConnection(PGconn* connection, std::string display)
       : connection_(connection), display_(std::move(display)) {}
+  // libpq's parameter arrays for `parameters`; `texts` holds the
+  // NUL-terminated copies of text values and must outlive the arrays' use.
+  struct ParameterArrays {
+    std::vector<std::string> texts;
+    std::vector<const char*> values;
+    std::vector<int> lengths;
+    std::vector<int> formats;
+  };
+  static void FillParameters(const std::vector<PostgresParameter>& parameters, ParameterArrays& arrays);
   // The answer of a statement: `raw` itself on success, else the error as
   // PostgresStatus maps it (Unavailable for a lost connection); records
   // last_sql_state().

@@ -22,8 +22,13 @@
 //   duplicate key (a row a concurrent writer inserted after our look), is
 //   run again with backoff (RunPostgresTransaction), up to a bound.
 //   docs/stores.md, "Concurrency", has the lock order and why.
+// - The common write (a small file overwritten, or created in a directory
+//   that exists) goes first as one transaction in one round trip
+//   (postgres_file_write.h, through SqlDatabase::WriteFileDirectly); what
+//   it does not cover rolls back and goes the shared way.
 #include "project/sql/postgres_store.h"
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -34,8 +39,10 @@
 #include <vector>
 
 #include "core/text.h"
+#include "project/sql/content_hash.h"
 #include "project/sql/libpq_library.h"
 #include "project/sql/postgres_database.h"
+#include "project/sql/postgres_file_write.h"
 #include "project/sql/postgres_pool.h"
 #include "project/sql/sql_schema.h"
 #include "project/sql/workspace_uri.h"
@@ -243,6 +250,16 @@ class PostgresSqlDatabase final : public SqlDatabase {
         [&](PostgresConnection&) -> Status { return body(connection); }, policy);
   }
 
+  // The common write in one round trip (postgres_file_write.h), unless
+  // the engine refused its statement once.
+  Result<bool> WriteFileDirectly(const SqlFileWrite& write) override {
+    if (write.content.size() > kChunkBytes || !direct_writes_.load(std::memory_order_relaxed)) return false;
+    TOOLVFS_ASSIGN_OR_RETURN(PostgresPool::Lease lease, pool_.Acquire());
+    TOOLVFS_ASSIGN_OR_RETURN(PostgresFileWrite done, WritePostgresFile(*lease, write));
+    if (done == PostgresFileWrite::kUnsupported) direct_writes_.store(false, std::memory_order_relaxed);
+    return done == PostgresFileWrite::kWritten;
+  }
+
   // The server reclaims dead rows itself (autovacuum); nothing to do.
   Status Compact() override { return OkStatus(); }
   // Not asked of the server: that takes its size functions, outside the
@@ -284,6 +301,7 @@ class PostgresSqlDatabase final : public SqlDatabase {
  private:
   PostgresPool pool_;
   const std::string display_;
+  std::atomic<bool> direct_writes_{true};  // false once the engine refused WritePostgresFile's statement
 };
 
 // One database object per connection URI in a process, shared by every

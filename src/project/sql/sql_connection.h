@@ -181,6 +181,17 @@ class SqlTransaction {
 
 class SqlDatabase;
 
+// A write of a whole file of a workspace's live state (ProjectFiles::Write
+// in mode overwrite or create), as the shared layer hands it to an engine
+// that may do the common case its own way (SqlDatabase::WriteFileDirectly).
+struct SqlFileWrite {
+  int64_t workspace_id = 0;
+  std::string_view path;     // normalized, not the root
+  std::string_view content;
+  bool create_only = false;  // WriteMode::kCreate: an existing file is an error
+  int64_t now_ms = 0;        // the file's modified (and, when new, created) time
+};
+
 // A connection lent by an SqlDatabase for one operation; given back when
 // the lease ends.
 class SqlLease {
@@ -216,6 +227,19 @@ class SqlDatabase {
   // again, so `body` must have no effect outside the transaction. The
   // default: Connect, Begin(kWrite), body, Commit.
   virtual Status RunWriteTransaction(const std::function<Status(SqlConnection&)>& body);
+
+  // Writes `write` in the engine's own way when it can, with exactly the
+  // rows, versions and content reference counts the shared write
+  // (sql_store.cc WriteFile) would leave: true when written; false when
+  // the engine leaves this write to the shared path, having changed
+  // nothing (the path is a directory or missing its parent, the content is
+  // long, a lost race, ...). Called without the workspace's write mutex,
+  // so only an engine with row locks (SqlDialect::row_locks) may write
+  // here. The default leaves every write to the shared path.
+  virtual Result<bool> WriteFileDirectly(const SqlFileWrite& write) {
+    (void)write;
+    return false;
+  }
 
   // After garbage collection: gives freed space back (SQLite: incremental
   // vacuum and a WAL checkpoint; an engine with nothing to do returns OK).

@@ -755,6 +755,13 @@ class SqlStore final : public ProjectFiles {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     if (path.empty()) return ProjectRootError("write");
     TOOLVFS_RETURN_IF_ERROR(RefuseWrite("write", path));
+    if (mode != WriteMode::kAppend && workspace_->row_locks) {
+      // The engine's own way first (PostgreSQL: one round trip for the
+      // common case); anything it leaves goes the shared way below.
+      const SqlFileWrite direct{workspace_->id, path, content, mode == WriteMode::kCreate, NowMs()};
+      TOOLVFS_ASSIGN_OR_RETURN(bool written, workspace_->database->WriteFileDirectly(direct));
+      if (written) return OkStatus();
+    }
     return InWriteTransaction(*workspace_, WriteScope::kFiles, [&](const Change& change) {
       return WriteFile(change, path, content, mode);
     });
