@@ -77,17 +77,20 @@ constexpr const char* kShareEntry =
 constexpr const char* kReadWholeEntry =
     "SELECT e.kind, e.size, c.data FROM entries e LEFT JOIN contents c ON c.id=e.content_id "
     "WHERE e.workspace_id=?1 AND e.parent=?2 AND e.name=?3 AND +e.born<=?4 AND (e.died IS NULL OR e.died>?4)";
-// Directory ?4 (0: its own row, parent ?2 and name ?3) and its children
-// (1), one statement: a listing is one consistent read.
+// Directory ?4 (its own row, parent ?2 and name ?3: its kind) and its
+// children (their kind + kChildKind), one statement: a listing is one
+// consistent read. One integer column per row, not two: a column read is
+// a call into SQLite, per row.
+constexpr int64_t kChildKind = 2;
 constexpr const char* kListDirectory =
-    "SELECT 0, kind, name FROM entries WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND +born<=?5 "
+    "SELECT kind, name FROM entries WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND +born<=?5 "
     "AND (died IS NULL OR died>?5) "
-    "UNION ALL SELECT 1, kind, name FROM entries WHERE workspace_id=?1 AND parent=?4 AND +born<=?5 "
+    "UNION ALL SELECT kind+2, name FROM entries WHERE workspace_id=?1 AND parent=?4 AND +born<=?5 "
     "AND (died IS NULL OR died>?5)";
 // The same for the live state: `died IS NULL` alone, fewer steps per row.
 constexpr const char* kListLiveDirectory =
-    "SELECT 0, kind, name FROM entries WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND died IS NULL "
-    "UNION ALL SELECT 1, kind, name FROM entries WHERE workspace_id=?1 AND parent=?4 AND died IS NULL";
+    "SELECT kind, name FROM entries WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND died IS NULL "
+    "UNION ALL SELECT kind+2, name FROM entries WHERE workspace_id=?1 AND parent=?4 AND died IS NULL";
 constexpr const char* kEntriesAt =
     "SELECT e.path, e.kind, e.content_id, e.size, e.modified_ms, c.hash FROM entries e "
     "LEFT JOIN contents c ON c.id=e.content_id "
@@ -1123,12 +1126,13 @@ class SqlStore final : public ProjectFiles {
     while (true) {
       TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
       if (!row) break;
-      if (select.Int(0) == 0) {  // the directory itself
+      const int64_t kind = select.Int(0);
+      if (kind < kChildKind) {  // the directory itself
         found = true;
-        is_file = select.Int(1) != kDirectoryKind;
+        is_file = kind != kDirectoryKind;
         continue;
       }
-      entries.push_back(DirEntry{std::string(select.Text(2)), KindOf(select.Int(1)), std::nullopt});
+      entries.push_back(DirEntry{std::string(select.Text(1)), KindOf(kind - kChildKind), std::nullopt});
     }
     if (!found) {
       return MissingOrParentIsFile(db, workspace, path, workspace.at, verb, verb == "list" ? "Directory" : "Path");

@@ -147,6 +147,12 @@ Result<std::unique_ptr<SqliteConnection>> SqliteConnection::Open(const std::stri
   // cache they missed twice as often as a one-table store (store_bench).
   // The map is address space, not memory: pages stay in the page cache.
   TOOLVFS_RETURN_IF_ERROR(connection->Execute("PRAGMA mmap_size=268435456"));
+  // A checkpoint every 4,000 WAL pages (16 MiB) instead of 1,000: a page
+  // that many writes dirty (a directory's entries, the last page of
+  // contents) is copied into the file once per checkpoint, so this writes
+  // it a quarter as often (store_bench). 4,000 frames still fit the first
+  // block of the WAL index (4,096), where a read looks a page up.
+  TOOLVFS_RETURN_IF_ERROR(connection->Execute("PRAGMA wal_autocheckpoint=4000"));
   return connection;
 }
 
