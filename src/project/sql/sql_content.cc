@@ -20,8 +20,8 @@ constexpr const char* kAddReferenceIfStored =
     "UPDATE contents SET reference_count=reference_count+1 WHERE id=?1 AND hash=?2 RETURNING id";
 constexpr const char* kContentAddress = "SELECT hash FROM contents WHERE id=?1";
 // ExchangeContent's rewrite of a whole content held by one reference; the
-// count is checked again under the row lock, since a concurrent writer may
-// have found the content by its address meanwhile.
+// rewrite checks the count again under the row lock, since a concurrent
+// writer may have found the content by its address meanwhile.
 constexpr const char* kSoleWholeContentAddress =
     "SELECT hash FROM contents WHERE id=?1 AND reference_count=1 AND data IS NOT NULL";
 constexpr const char* kRewriteSoleContent =
@@ -52,6 +52,11 @@ constexpr const char* kChunkData =
     "SELECT c.data FROM content_chunks cc JOIN contents c ON c.id=cc.chunk_id "
     "WHERE cc.content_id=?1 AND cc.sequence>=?2 AND cc.sequence<=?3 ORDER BY cc.sequence";
 constexpr const char* kDeleteChunkLinks = "DELETE FROM content_chunks WHERE content_id=?1";
+
+// A content a row refers to is not there: a bug of ours or a damaged file.
+Status MissingContentError(int64_t content_id) {
+  return InternalError("Content " + std::to_string(content_id) + " of the store is missing");
+}
 
 // A content address as a column holds it.
 Result<ContentHash> AddressOf(std::string_view stored) {
@@ -162,7 +167,7 @@ Result<bool> IsChunked(SqlConnection& db, int64_t content_id) {
   TOOLVFS_ASSIGN_OR_RETURN(SqlStatement state, db.Prepare(kContentState));
   state.Bind(1, content_id);
   TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
-  if (!found) return InternalError("Content " + std::to_string(content_id) + " of the store is missing");
+  if (!found) return MissingContentError(content_id);
   return state.Int(1) != 0;
 }
 
@@ -181,10 +186,6 @@ Result<std::vector<Chunk>> ChunkList(SqlConnection& db, int64_t content_id) {
   }
   return chunks;
 }
-
-}  // namespace
-
-namespace {
 
 // Rewrites whole content `id` to `bytes` with address `hash` if it is
 // stored whole with one reference; whether it did.
@@ -238,7 +239,7 @@ Result<ContentHash> StoredContentAddress(SqlConnection& db, int64_t content_id) 
   TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(kContentAddress));
   select.Bind(1, content_id);
   TOOLVFS_ASSIGN_OR_RETURN(bool found, select.Step());
-  if (!found) return InternalError("Content " + std::to_string(content_id) + " of the store is missing");
+  if (!found) return MissingContentError(content_id);
   return AddressOf(select.Blob(0));
 }
 
@@ -311,7 +312,7 @@ Status ReleaseContent(SqlConnection& db, int64_t content_id) {
     TOOLVFS_ASSIGN_OR_RETURN(SqlStatement release, db.Prepare(kReleaseReference));
     release.Bind(1, content_id);
     TOOLVFS_ASSIGN_OR_RETURN(bool found, release.Step());
-    if (!found) return InternalError("Content " + std::to_string(content_id) + " of the store is missing");
+    if (!found) return MissingContentError(content_id);
     references = release.Int(0);
     chunked = release.Int(1) != 0;
   }

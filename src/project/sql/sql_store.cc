@@ -78,9 +78,9 @@ constexpr const char* kReadWholeEntry =
     "SELECT e.kind, e.size, c.data FROM entries e LEFT JOIN contents c ON c.id=e.content_id "
     "WHERE e.workspace_id=?1 AND e.parent=?2 AND e.name=?3 AND +e.born<=?4 AND (e.died IS NULL OR e.died>?4)";
 // Directory ?4 (its own row, parent ?2 and name ?3: its kind) and its
-// children (their kind + kChildKind), one statement: a listing is one
-// consistent read. One integer column per row, not two: a column read is
-// a call into SQLite, per row.
+// children (their kind + kChildKind: `kind+2`), one statement: a listing
+// is one consistent read. One integer column per row, not two: a column
+// read is a call into SQLite, per row.
 constexpr int64_t kChildKind = 2;
 constexpr const char* kListDirectory =
     "SELECT kind, name FROM entries WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND +born<=?5 "

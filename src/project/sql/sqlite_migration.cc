@@ -14,9 +14,10 @@ namespace {
 
 // Version 1 -> 4 in one step: entries re-keyed by (workspace, parent, name,
 // born) (version 2), contents re-inserted with their addresses (version 3)
-// and the birth index without generation 1 (version 4). The old tables are renamed, the current ones created, every
-// row copied (content ids mapped through a temporary table), the old
-// tables dropped: all inside the caller's transaction.
+// and the birth index without generation 1 (version 4). The old tables
+// are renamed, the current ones created, every row copied (content ids
+// mapped through a temporary table), the old tables dropped: all inside
+// the caller's transaction.
 constexpr const char* kSetAsideVersion1 = R"sql(
 DROP INDEX entries_by_parent;
 DROP INDEX entries_by_birth;
