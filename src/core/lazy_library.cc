@@ -36,6 +36,7 @@ const Status& LazyLibrary::Load() {
       addresses.push_back(address);
     }
     addresses_ = std::move(addresses);
+    loaded_.store(true, std::memory_order_release);
   });
   return status_;
 }

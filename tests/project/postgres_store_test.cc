@@ -144,7 +144,7 @@ TEST(PostgresStoreTest, FaultsAreOneClearLineEach) {
   }
   ExecuteOn(newer, "UPDATE schema_version SET version = 99");
   ExpectOneClearLine(OpenProject(TestPostgresTcpUri(newer) + "#w").status(), StatusCode::kUnsupported,
-                     "schema version 99, newer than version 3");
+                     "schema version 99, newer than version 4");
 
   // Another program's database: left alone.
   const std::string foreign = NewDatabase();

@@ -24,6 +24,7 @@
 #include "core/status.h"
 #include "project/project_files.h"
 #include "project/sql/content_hash.h"
+#include "project/sql/sql_schema.h"
 #include "project/sql/sqlite_store.h"
 #include "project/test_util.h"
 #include "project/status_assertions.h"
@@ -317,11 +318,12 @@ TEST_F(SqliteStoreTest, ANewerSchemaIsRefusedNamingBothVersions) {
   ASSERT_TRUE(Open("w"));
   ExecuteSql(File(), "UPDATE schema_version SET version=99");
   EXPECT_TRUE(FailsWith(OpenProject(Uri("w")), StatusCode::kUnsupported,
-                        "has schema version 99, newer than version 3"));
+                        "has schema version 99, newer than version 4"));
 }
 
-// tests/project/fixtures/schema_v1.db and schema_v2.db were written by
-// toolvfs at schema versions 1 (commit e2096d9) and 2 (commit 5360ebe) with
+// tests/project/fixtures/schema_v1.db, schema_v2.db and schema_v3.db were
+// written by toolvfs at schema versions 1 (commit e2096d9), 2 (commit
+// 5360ebe) and 3 (commit ea88142) with
 // the same commands (fixtures/README.md): workspace "main" imported a.txt
 // ("alpha 1"), big.txt (70,000 bytes: two chunks), src/main.c and an empty
 // docs/; snapshot 1 "first"; a.txt = "alpha 2" and b.txt = "beta"
@@ -358,7 +360,7 @@ class SqliteMigrationTest : public SqliteStoreTest {
 
     auto main = Open("main");
     ASSERT_TRUE(main);
-    EXPECT_EQ(QueryInt(File(), "SELECT version FROM schema_version"), 3);
+    EXPECT_EQ(QueryInt(File(), "SELECT version FROM schema_version"), kSqlSchemaVersion);
     EXPECT_EQ(QueryText(File(), "PRAGMA integrity_check"), "ok");
     EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM sqlite_schema WHERE name IN ('entries_v1', 'contents_v1', "
                                "'content_chunks_v1', 'contents_v3', 'content_chunks_v3', 'content_collisions')"),
@@ -426,6 +428,77 @@ TEST_F(SqliteMigrationTest, AVersion1FileIsMigratedKeepingContentVersionsAndSnap
 
 TEST_F(SqliteMigrationTest, AVersion2FileIsMigratedKeepingContentVersionsAndSnapshots) {
   ExpectMigrated("schema_v2.db", 2, {1795746204714, 1795746205589});
+}
+
+TEST_F(SqliteMigrationTest, AVersion3FileIsMigratedKeepingContentVersionsAndSnapshots) {
+  ExpectMigrated("schema_v3.db", 3, {1795756931023, 1795756931689});
+}
+
+// Version 4's birth index leaves out generation 1 (the rows written before
+// the first snapshot: one B-tree page fewer per write); what is born later
+// is in it, and restore and diff find it.
+TEST_F(SqliteStoreTest, TheBirthIndexLeavesOutWhatWasWrittenBeforeTheFirstSnapshot) {
+  auto store = Open("w");
+  ASSERT_TRUE(store);
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(IsOk(store->Write("d/f" + std::to_string(i), "before")));
+  const char* indexed = "SELECT coalesce(sum(ncell), 0) FROM dbstat WHERE name='entries_by_birth' AND pagetype='leaf'";
+  EXPECT_EQ(QueryInt(File(), indexed), 0);
+  ASSERT_TRUE(IsOk(store->Snapshot()));
+  ASSERT_TRUE(IsOk(store->Write("d/f3", "after")));
+  ASSERT_TRUE(IsOk(store->Write("d/new", "after")));
+  EXPECT_EQ(QueryInt(File(), indexed), 2);
+  Result<TreeDiff> diff = store->Diff("1");
+  ASSERT_TRUE(IsOk(diff));
+  EXPECT_EQ(diff->added, std::vector<std::string>{"d/new"});
+  EXPECT_EQ(diff->modified, std::vector<std::string>{"d/f3"});
+  ASSERT_TRUE(IsOk(store->Restore("1")));
+  EXPECT_EQ(*store->Read("d/f3"), "before");
+  EXPECT_FALSE(*store->Exists("d/new"));
+  EXPECT_EQ(*store->Read("d/f19"), "before");
+}
+
+// An overwrite of a file no snapshot sees rewrites its content's row in
+// place when nothing else uses it (ExchangeContent): same id, new address,
+// the old address gone. Shared content and what a snapshot sees are never
+// rewritten, and a materialized copy still tells such a change from none.
+TEST_F(SqliteStoreTest, AnOverwriteRewritesUnsharedContentInPlaceAndNothingElse) {
+  auto store = Open("w");
+  ASSERT_TRUE(store);
+  const char* a_content = "SELECT content_id FROM entries WHERE path='a.txt' AND died IS NULL";
+  const char* addressed = "SELECT count(*) FROM content_addresses a JOIN contents c ON c.id=a.content_id "
+                          "AND c.hash=a.hash";
+  ASSERT_TRUE(IsOk(store->Write("a.txt", "one")));
+  const int64_t first_id = QueryInt(File(), a_content);
+  ASSERT_TRUE(IsOk(store->Write("a.txt", "two")));
+  EXPECT_EQ(QueryInt(File(), a_content), first_id) << "rewritten in place";
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM contents"), 1);
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM content_addresses"), 1);
+  EXPECT_EQ(QueryInt(File(), addressed), 1) << "the address is the new bytes'";
+  EXPECT_EQ(*store->Read("a.txt"), "two");
+  EXPECT_EQ(store->Metadata("a.txt")->version, 2u);
+
+  ASSERT_TRUE(IsOk(store->Write("b.txt", "shared")));
+  ASSERT_TRUE(IsOk(store->Write("c.txt", "shared")));
+  ASSERT_TRUE(IsOk(store->Write("b.txt", "b's own")));
+  EXPECT_EQ(*store->Read("c.txt"), "shared") << "a shared content is not rewritten";
+  ASSERT_TRUE(IsOk(store->Write("a.txt", "shared")));
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM contents"), 2) << "'two' freed, 'shared' found by address";
+  EXPECT_EQ(QueryInt(File(), "SELECT reference_count FROM contents WHERE data=CAST('shared' AS BLOB)"), 2);
+
+  ASSERT_TRUE(IsOk(store->Write("m.txt", "before the snapshot")));
+  ASSERT_TRUE(IsOk(store->Snapshot()));
+  ASSERT_TRUE(IsOk(store->Write("m.txt", "m1")));
+  ASSERT_TRUE(IsOk(store->Write("m.txt", "m2")));
+  EXPECT_EQ(*(*OpenProject(Uri("w@1")))->Read("m.txt"), "before the snapshot") << "the snapshot's row is kept";
+
+  Result<std::unique_ptr<MaterializedView>> view = store->Materialize();
+  ASSERT_TRUE(IsOk(view));
+  ASSERT_TRUE(IsOk(store->Write("m.txt", "m3")));  // in place: the content keeps its id
+  ASSERT_EQ(::unlink(((*view)->path() + "/m.txt").c_str()), 0);
+  ASSERT_TRUE(IsOk((*view)->Release()));
+  EXPECT_EQ(*store->Read("m.txt"), "m3") << "the store's change wins over the copy's deletion";
+  EXPECT_EQ(QueryInt(File(), addressed), QueryInt(File(), "SELECT count(*) FROM contents"));
+  EXPECT_EQ(QueryText(File(), "PRAGMA integrity_check"), "ok");
 }
 
 TEST_F(SqliteStoreTest, ContentIsFoundByItsWholeAddressAndStoredOnce) {

@@ -14,8 +14,19 @@ constexpr const char* kAddReferences = "UPDATE contents SET reference_count=refe
 // Each change of a count is one statement that reads and writes the row
 // under its row lock, so writers of two workspaces (or two files) sharing
 // a content never both count from the same old value.
+// The hash is checked again under the row lock: a row found by its
+// address may have been rewritten in place since (ExchangeContent).
 constexpr const char* kAddReferenceIfStored =
-    "UPDATE contents SET reference_count=reference_count+1 WHERE id=?1 RETURNING id";
+    "UPDATE contents SET reference_count=reference_count+1 WHERE id=?1 AND hash=?2 RETURNING id";
+constexpr const char* kContentAddress = "SELECT hash FROM contents WHERE id=?1";
+// ExchangeContent's rewrite of a whole content held by one reference; the
+// rewrite checks the count again under the row lock, since a concurrent
+// writer may have found the content by its address meanwhile.
+constexpr const char* kSoleWholeContentAddress =
+    "SELECT hash FROM contents WHERE id=?1 AND reference_count=1 AND data IS NOT NULL";
+constexpr const char* kRewriteSoleContent =
+    "UPDATE contents SET hash=?2, size=?3, data=?4 WHERE id=?1 AND reference_count=1 RETURNING id";
+constexpr const char* kDeleteAddressByHash = "DELETE FROM content_addresses WHERE hash=?1";
 // A new content goes at the end of contents (the engine numbers it).
 constexpr const char* kInsertContent =
     "INSERT INTO contents(hash, size, reference_count, data) VALUES(?1, ?2, ?3, ?4) RETURNING id";
@@ -42,6 +53,19 @@ constexpr const char* kChunkData =
     "WHERE cc.content_id=?1 AND cc.sequence>=?2 AND cc.sequence<=?3 ORDER BY cc.sequence";
 constexpr const char* kDeleteChunkLinks = "DELETE FROM content_chunks WHERE content_id=?1";
 
+// A content a row refers to is not there: a bug of ours or a damaged file.
+Status MissingContentError(int64_t content_id) {
+  return InternalError("Content " + std::to_string(content_id) + " of the store is missing");
+}
+
+// A content address as a column holds it.
+Result<ContentHash> AddressOf(std::string_view stored) {
+  ContentHash hash{};
+  if (stored.size() != hash.size()) return InternalError("A content hash of the store is damaged");
+  std::memcpy(hash.data(), stored.data(), hash.size());
+  return hash;
+}
+
 // The id of the content with address `hash`, if it is stored.
 Result<std::optional<int64_t>> FindContent(SqlConnection& db, const ContentHash& hash) {
   TOOLVFS_ASSIGN_OR_RETURN(SqlStatement find, db.Prepare(kFindContent));
@@ -59,7 +83,7 @@ Result<std::optional<int64_t>> ReferenceExisting(SqlConnection& db, const Conten
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> id, FindContent(db, hash));
   if (!id) return id;
   TOOLVFS_ASSIGN_OR_RETURN(SqlStatement add, db.Prepare(kAddReferenceIfStored));
-  add.Bind(1, *id);
+  add.Bind(1, *id).BindBlob(2, HashBytes(hash));
   TOOLVFS_ASSIGN_OR_RETURN(bool still_stored, add.Step());
   if (!still_stored) return std::optional<int64_t>();
   return id;
@@ -143,7 +167,7 @@ Result<bool> IsChunked(SqlConnection& db, int64_t content_id) {
   TOOLVFS_ASSIGN_OR_RETURN(SqlStatement state, db.Prepare(kContentState));
   state.Bind(1, content_id);
   TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
-  if (!found) return InternalError("Content " + std::to_string(content_id) + " of the store is missing");
+  if (!found) return MissingContentError(content_id);
   return state.Int(1) != 0;
 }
 
@@ -156,16 +180,68 @@ Result<std::vector<Chunk>> ChunkList(SqlConnection& db, int64_t content_id) {
     if (!row) break;
     Chunk chunk;
     chunk.id = list.Int(0);
-    std::string_view hash = list.Blob(1);
-    if (hash.size() != chunk.hash.size()) return InternalError("A chunk hash of the store is damaged");
-    std::memcpy(chunk.hash.data(), hash.data(), hash.size());
+    TOOLVFS_ASSIGN_OR_RETURN(chunk.hash, AddressOf(list.Blob(1)));
     chunk.size = static_cast<uint64_t>(list.Int(2));
     chunks.push_back(chunk);
   }
   return chunks;
 }
 
+// Rewrites whole content `id` to `bytes` with address `hash` if it is
+// stored whole with one reference; whether it did.
+Result<bool> RewriteSoleContent(SqlConnection& db, int64_t id, const ContentHash& hash, std::string_view bytes) {
+  ContentHash old_hash{};
+  {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(kSoleWholeContentAddress));
+    select.Bind(1, id);
+    TOOLVFS_ASSIGN_OR_RETURN(bool sole, select.Step());
+    if (!sole) return false;
+    TOOLVFS_ASSIGN_OR_RETURN(old_hash, AddressOf(select.Blob(0)));
+  }
+  {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement rewrite, db.Prepare(kRewriteSoleContent));
+    rewrite.Bind(1, id).BindBlob(2, HashBytes(hash)).Bind(3, static_cast<int64_t>(bytes.size())).BindBlob(4, bytes);
+    TOOLVFS_ASSIGN_OR_RETURN(bool rewritten, rewrite.Step());
+    if (!rewritten) return false;
+  }
+  {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement unaddress, db.Prepare(kDeleteAddressByHash));
+    unaddress.BindBlob(1, HashBytes(old_hash));
+    TOOLVFS_RETURN_IF_ERROR(unaddress.Run());
+  }
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement address, db.Prepare(kInsertAddress));
+  address.BindBlob(1, HashBytes(hash)).Bind(2, id);
+  TOOLVFS_RETURN_IF_ERROR(address.Run());
+  return true;
+}
+
 }  // namespace
+
+Result<int64_t> ExchangeContent(SqlConnection& db, int64_t old, std::string_view bytes) {
+  int64_t id = 0;
+  if (bytes.size() <= kChunkBytes) {
+    const ContentHash hash = Sha256(bytes);
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> existing, ReferenceExisting(db, hash));
+    if (!existing) {
+      TOOLVFS_ASSIGN_OR_RETURN(bool rewritten, RewriteSoleContent(db, old, hash, bytes));
+      if (rewritten) return old;
+      TOOLVFS_ASSIGN_OR_RETURN(existing, InsertNewContent(db, hash, bytes.size(), bytes, 1));
+    }
+    id = *existing;
+  } else {
+    TOOLVFS_ASSIGN_OR_RETURN(id, PutContent(db, bytes));
+  }
+  TOOLVFS_RETURN_IF_ERROR(ReleaseContent(db, old));
+  return id;
+}
+
+Result<ContentHash> StoredContentAddress(SqlConnection& db, int64_t content_id) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(kContentAddress));
+  select.Bind(1, content_id);
+  TOOLVFS_ASSIGN_OR_RETURN(bool found, select.Step());
+  if (!found) return MissingContentError(content_id);
+  return AddressOf(select.Blob(0));
+}
 
 Result<int64_t> PutContent(SqlConnection& db, std::string_view bytes) {
   if (bytes.size() <= kChunkBytes) return PutWholeContent(db, bytes, Sha256(bytes));
@@ -236,7 +312,7 @@ Status ReleaseContent(SqlConnection& db, int64_t content_id) {
     TOOLVFS_ASSIGN_OR_RETURN(SqlStatement release, db.Prepare(kReleaseReference));
     release.Bind(1, content_id);
     TOOLVFS_ASSIGN_OR_RETURN(bool found, release.Step());
-    if (!found) return InternalError("Content " + std::to_string(content_id) + " of the store is missing");
+    if (!found) return MissingContentError(content_id);
     references = release.Int(0);
     chunked = release.Int(1) != 0;
   }

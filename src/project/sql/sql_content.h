@@ -20,6 +20,19 @@ namespace toolvfs {
 // Adds one reference to `bytes` as content, inserting it if new; its id.
 Result<int64_t> PutContent(SqlConnection& db, std::string_view bytes);
 
+// PutContent(bytes) and ReleaseContent(old) in one: the caller's one
+// reference to `old` becomes one to `bytes`; the id of `bytes`. When `old`
+// is stored whole, has that one reference only and `bytes` (at most
+// kChunkBytes) is not stored yet, its row is rewritten in place and keeps
+// its id: one B-tree page instead of two (the last page of contents and
+// the old row's). So a content id stands for its bytes only while a
+// reference is held: the caller must hold the only row that uses `old`, and
+// one no snapshot sees (what a snapshot sees never changes).
+Result<int64_t> ExchangeContent(SqlConnection& db, int64_t old, std::string_view bytes);
+
+// The address of content `content_id`.
+Result<ContentHash> StoredContentAddress(SqlConnection& db, int64_t content_id);
+
 // Adds one reference to the content `old` (of `old_size` bytes) followed
 // by `extra`, rewriting no chunk of `old` but its last, partial one.
 Result<int64_t> AppendContent(SqlConnection& db, int64_t old, uint64_t old_size, std::string_view extra);

@@ -40,7 +40,11 @@ std::string Spell(std::string_view text, const SqlDialect& dialect) {
 // name, born), with no second index on paths (version 2); a new content
 // row goes at the end of its table, and its address is a small row of its
 // own (version 3), so that rows of a kilobyte or more are never inserted
-// between others (which splits a page nearly every time).
+// between others (which splits a page nearly every time). Rows born in
+// generation 1, before the workspace's first snapshot, are left out of the
+// birth index (version 4): every query of it looks for rows born after a
+// snapshot's generation, which is at least 1, and says `born>1` for the
+// engine to see that the partial index answers it.
 constexpr std::string_view kWorkspaceTables = R"sql(
 CREATE TABLE schema_version(version {INTEGER} NOT NULL);
 CREATE TABLE workspaces(
@@ -92,7 +96,7 @@ CREATE TABLE entries(
   modified_ms {INTEGER} NOT NULL,
   replaced {INTEGER},                 -- 1: dead because a row at its path born when it died replaced it
   PRIMARY KEY(workspace_id, parent, name, born)){CLUSTERED};
-CREATE INDEX entries_by_birth ON entries(workspace_id, born);
+CREATE INDEX entries_by_birth ON entries(workspace_id, born) WHERE born>1;
 CREATE INDEX entries_by_death ON entries(workspace_id, died) WHERE died IS NOT NULL AND replaced IS NULL;
 )sql";
 
@@ -155,6 +159,24 @@ Status MigrateSqlSchemaVersion2To3(SqlConnection& connection) {
   tables = ReplaceOnce(tables, "CREATE TABLE contents(", "CREATE TABLE contents_v3(");
   tables = ReplaceOnce(tables, "CREATE TABLE content_chunks(", "CREATE TABLE content_chunks_v3(");
   return connection.Execute(ReplaceOnce(Spell(kMigrateVersion2To3, connection.dialect()), "{CONTENT_TABLES}", tables));
+}
+
+namespace {
+
+// Version 3 -> 4: the birth index without generation 1 (kEntryTables).
+constexpr std::string_view kMigrateVersion3To4 = R"sql(
+DROP INDEX entries_by_birth;
+CREATE INDEX entries_by_birth ON entries(workspace_id, born) WHERE born>1;
+UPDATE schema_version SET version=4;
+)sql";
+
+}  // namespace
+
+Status MigrateSqlSchemaVersion3To4(SqlConnection& connection) { return connection.Execute(kMigrateVersion3To4); }
+
+Status MigrateSqlSchemaVersion2To4(SqlConnection& connection) {
+  TOOLVFS_RETURN_IF_ERROR(MigrateSqlSchemaVersion2To3(connection));
+  return MigrateSqlSchemaVersion3To4(connection);
 }
 
 Status PrepareSqlSchema(SqlConnection& connection, const SqlSchemaMigration& migrate) {

@@ -26,8 +26,11 @@ namespace toolvfs {
 // derived from content hashes (fewer pages per write: docs/stores.md).
 // Version 3: contents numbered in order of insertion and found by address
 // through content_addresses (a new content is appended, not inserted
-// between kilobyte rows; no collision table).
-inline constexpr int64_t kSqlSchemaVersion = 3;
+// between kilobyte rows; no collision table). Version 4: the birth index
+// leaves out generation 1, the rows written before a workspace's first
+// snapshot, which no restore, diff or snapshot deletion looks for (one
+// B-tree page fewer per write until then).
+inline constexpr int64_t kSqlSchemaVersion = 4;
 
 // The statements that create the current schema in an empty database,
 // spelled for `dialect`; they end by recording kSqlSchemaVersion.
@@ -41,6 +44,9 @@ std::string SqlEntryAndContentTablesText(const SqlDialect& dialect);
 // write transaction, in SQL every engine runs (a migration hook may call
 // it). The contents get new ids; nothing else changes.
 Status MigrateSqlSchemaVersion2To3(SqlConnection& connection);
+// Version 3 -> 4 (the partial birth index), and 2 -> 3 -> 4, likewise.
+Status MigrateSqlSchemaVersion3To4(SqlConnection& connection);
+Status MigrateSqlSchemaVersion2To4(SqlConnection& connection);
 
 // Moves a database of schema version `from` (older than kSqlSchemaVersion)
 // to the current version, inside the caller's write transaction.

@@ -77,13 +77,20 @@ constexpr const char* kShareEntry =
 constexpr const char* kReadWholeEntry =
     "SELECT e.kind, e.size, c.data FROM entries e LEFT JOIN contents c ON c.id=e.content_id "
     "WHERE e.workspace_id=?1 AND e.parent=?2 AND e.name=?3 AND +e.born<=?4 AND (e.died IS NULL OR e.died>?4)";
-// Directory ?4 (0: its own row, parent ?2 and name ?3) and its children
-// (1), one statement: a listing is one consistent read.
+// Directory ?4 (its own row, parent ?2 and name ?3: its kind) and its
+// children (their kind + kChildKind: `kind+2`), one statement: a listing
+// is one consistent read. One integer column per row, not two: a column
+// read is a call into SQLite, per row.
+constexpr int64_t kChildKind = 2;
 constexpr const char* kListDirectory =
-    "SELECT 0, kind, name FROM entries WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND +born<=?5 "
+    "SELECT kind, name FROM entries WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND +born<=?5 "
     "AND (died IS NULL OR died>?5) "
-    "UNION ALL SELECT 1, kind, name FROM entries WHERE workspace_id=?1 AND parent=?4 AND +born<=?5 "
+    "UNION ALL SELECT kind+2, name FROM entries WHERE workspace_id=?1 AND parent=?4 AND +born<=?5 "
     "AND (died IS NULL OR died>?5)";
+// The same for the live state: `died IS NULL` alone, fewer steps per row.
+constexpr const char* kListLiveDirectory =
+    "SELECT kind, name FROM entries WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND died IS NULL "
+    "UNION ALL SELECT kind+2, name FROM entries WHERE workspace_id=?1 AND parent=?4 AND died IS NULL";
 constexpr const char* kEntriesAt =
     "SELECT e.path, e.kind, e.content_id, e.size, e.modified_ms, c.hash FROM entries e "
     "LEFT JOIN contents c ON c.id=e.content_id "
@@ -156,20 +163,22 @@ constexpr const char* kNextSnapshotGeneration =
     "SELECT min(generation) FROM snapshots WHERE workspace_id=?1 AND generation>?2";
 // Paths with a row born or dead in (?2, ?3]: every path whose entry may
 // differ between the states at generations ?2 and ?3. A replaced row's
-// death is its successor's birth, so the first arm finds it.
+// death is its successor's birth, so the first arm finds it. ?2 is a
+// snapshot's generation, so at least 1: `born>1` says so to the engine,
+// which then reads the birth index (it leaves out generation 1).
 constexpr const char* kChangedPaths =
-    "SELECT path FROM entries WHERE workspace_id=?1 AND born>?2 AND born<=?3 "
+    "SELECT path FROM entries WHERE workspace_id=?1 AND born>?2 AND born<=?3 AND born>1 "
     "UNION SELECT path FROM entries WHERE workspace_id=?1 AND died>?2 AND died<=?3 AND replaced IS NULL "
     "ORDER BY path";
 // Dead rows seen by no state but those in (?2, ?3]: born after ?2, dead by
 // ?4. Those a new row replaced are found through their successors' births
-// (the same path, born when they died).
+// (the same path, born when they died; after snapshot ?3, so `born>1`).
 constexpr const char* kRowsSeenOnlyBetween =
     "SELECT path, born, content_id FROM entries WHERE workspace_id=?1 AND died>?3 AND died<=?4 "
     "AND born>?2 AND born<=?3 AND replaced IS NULL "
     "UNION ALL SELECT p.path, p.born, p.content_id FROM entries n JOIN entries p "
     "ON p.workspace_id=n.workspace_id AND p.parent=n.parent AND p.name=n.name AND p.died=n.born "
-    "WHERE n.workspace_id=?1 AND n.born>?3 AND n.born<=?4 AND p.replaced IS NOT NULL "
+    "WHERE n.workspace_id=?1 AND n.born>?3 AND n.born<=?4 AND n.born>1 AND p.replaced IS NOT NULL "
     "AND p.born>?2 AND p.born<=?3";
 
 // ----- Rows ---------------------------------------------------------------------
@@ -428,22 +437,26 @@ Result<std::optional<Entry>> LookUpLive(const Change& change, std::string_view p
                 change.locks_rows() ? kLockEntry : kLookUpEntry);
 }
 
+// Gives the live row at `path` born at `next.born`, which no snapshot
+// sees, the content, size, version and time of `next`.
+Status UpdateEntryInPlace(const Change& change, std::string_view path, const Entry& next) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement update, change.db.Prepare(kReplaceEntryContent));
+  update.Bind(1, change.workspace.id)
+      .Bind(2, ParentPath(path))
+      .Bind(8, BaseName(path))
+      .Bind(3, next.born)
+      .Bind(4, next.content_id)
+      .Bind(5, static_cast<int64_t>(next.size))
+      .Bind(6, next.version)
+      .Bind(7, next.modified_ms);
+  return update.Run();
+}
+
 // Replaces the live row `old` at `path` with `next` (same path): in place
 // when no snapshot saw `old`, else as a new row.
 Status ReplaceEntry(const Change& change, std::string_view path, const Entry& old, const Entry& next) {
   if (old.born == change.generation) {
-    {
-      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement update, change.db.Prepare(kReplaceEntryContent));
-      update.Bind(1, change.workspace.id)
-          .Bind(2, ParentPath(path))
-          .Bind(8, BaseName(path))
-          .Bind(3, old.born)
-          .Bind(4, next.content_id)
-          .Bind(5, static_cast<int64_t>(next.size))
-          .Bind(6, next.version)
-          .Bind(7, next.modified_ms);
-      TOOLVFS_RETURN_IF_ERROR(update.Run());
-    }
+    TOOLVFS_RETURN_IF_ERROR(UpdateEntryInPlace(change, path, next));
     if (old.content_id) return ReleaseContent(change.db, *old.content_id);
     return OkStatus();
   }
@@ -467,6 +480,15 @@ Status WriteFile(const Change& change, const std::string& path, std::string_view
   if (mode == WriteMode::kCreate) return CreateExistsError(path);
   if (existing->is_directory()) return IsDirectoryActionError("write", path);
   Entry next = *existing;
+  next.version = existing->version.value_or(0) + 1;
+  next.modified_ms = change.now;
+  if (mode != WriteMode::kAppend && existing->born == change.generation) {
+    // No snapshot sees the row: it changes in place, and so may its
+    // content, if nothing else uses it (ExchangeContent).
+    TOOLVFS_ASSIGN_OR_RETURN(next.content_id, ExchangeContent(change.db, *existing->content_id, content));
+    next.size = content.size();
+    return UpdateEntryInPlace(change, path, next);
+  }
   if (mode == WriteMode::kAppend) {
     TOOLVFS_ASSIGN_OR_RETURN(next.content_id,
                              AppendContent(change.db, *existing->content_id, existing->size, content));
@@ -475,8 +497,6 @@ Status WriteFile(const Change& change, const std::string& path, std::string_view
     TOOLVFS_ASSIGN_OR_RETURN(next.content_id, PutContent(change.db, content));
     next.size = content.size();
   }
-  next.version = existing->version.value_or(0) + 1;
-  next.modified_ms = change.now;
   return ReplaceEntry(change, path, *existing, next);
 }
 
@@ -541,8 +561,11 @@ Status ApplyCopyChanges(const Change& change, const CopiedFromTree& written, con
     if (live->is_directory()) {
       TOOLVFS_ASSIGN_OR_RETURN(bool has_children, HasLiveChildren(change, path));
       if (has_children) continue;  // the store gained entries here since: keep them
-    } else if (live->content_id != node.content_id) {
-      continue;  // changed in the store since the copy was made: keep that change
+    } else {
+      // By address, not id: a content no snapshot sees may be rewritten
+      // in place under its id (ExchangeContent).
+      TOOLVFS_ASSIGN_OR_RETURN(ContentHash address, StoredContentAddress(change.db, *live->content_id));
+      if (address != node.hash) continue;  // changed in the store since the copy was made: keep that change
     }
     TOOLVFS_RETURN_IF_ERROR(RetireEntry(change, path, *live));
   }
@@ -1100,24 +1123,23 @@ class SqlStore final : public ProjectFiles {
   // the one listed, even if another writer deletes it meanwhile).
   static Result<std::vector<DirEntry>> ListChildrenOf(SqlConnection& db, const Workspace& workspace,
                                                       std::string_view path, std::string_view verb) {
-    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(kListDirectory));
-    select.Bind(1, workspace.id)
-        .Bind(2, ParentPath(path))
-        .Bind(3, BaseName(path))
-        .Bind(4, path)
-        .Bind(5, workspace.at);
+    const bool live = workspace.at == kLive;
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(live ? kListLiveDirectory : kListDirectory));
+    select.Bind(1, workspace.id).Bind(2, ParentPath(path)).Bind(3, BaseName(path)).Bind(4, path);
+    if (!live) select.Bind(5, workspace.at);
     std::vector<DirEntry> entries;
     bool found = path.empty();  // the root always exists
     bool is_file = false;
     while (true) {
       TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
       if (!row) break;
-      if (select.Int(0) == 0) {  // the directory itself
+      const int64_t kind = select.Int(0);
+      if (kind < kChildKind) {  // the directory itself
         found = true;
-        is_file = select.Int(1) != kDirectoryKind;
+        is_file = kind != kDirectoryKind;
         continue;
       }
-      entries.push_back(DirEntry{std::string(select.Text(2)), KindOf(select.Int(1)), std::nullopt});
+      entries.push_back(DirEntry{std::string(select.Text(1)), KindOf(kind - kChildKind), std::nullopt});
     }
     if (!found) {
       return MissingOrParentIsFile(db, workspace, path, workspace.at, verb, verb == "list" ? "Directory" : "Path");

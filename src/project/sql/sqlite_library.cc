@@ -51,7 +51,8 @@ namespace {
 
 TOOLVFS_LAZY_FUNCTIONS(TOOLVFS_SQLITE_FUNCTIONS);
 
-LazyLibrary& Sqlite() {
+// Inline: every sqlite3_* call below starts here, a few per listed row.
+[[gnu::always_inline]] inline LazyLibrary& Sqlite() {
   static LazyLibrary library(TOOLVFS_SQLITE_FILE, "sqlite: stores", "libsqlite3-0", kLazySymbols);
   return library;
 }
