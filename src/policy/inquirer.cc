@@ -93,6 +93,12 @@ std::optional<InquiryAnswer> ParseAnswer(std::string_view line) {
 
 bool IsFileOperation(std::string_view operation) { return operation == "read" || operation == "write"; }
 
+// Whether the question may offer a directory or a pattern (t/x/p): one
+// target, a project path.
+bool OffersWiderAnswers(const Inquiry& inquiry) {
+  return IsFileOperation(inquiry.operation) && inquiry.targets.size() <= 1;
+}
+
 // The directory of a project path target, "" for the root.
 std::string DirectoryOf(std::string_view target) {
   size_t slash = target.rfind('/');
@@ -113,22 +119,22 @@ std::string DirectoryShown(std::string_view target) {
 // The answer keys the question offers, in the order shown.
 std::string AnswerKeys(const Inquiry& inquiry, bool can_save) {
   std::string keys = "y/a/n/d";
-  if (IsFileOperation(inquiry.operation)) keys += "/t/x/p";
+  if (OffersWiderAnswers(inquiry)) keys += "/t/x/p";
   if (can_save) keys += "/s";
   return keys;
 }
 
 std::string Prompt(const Inquiry& inquiry, bool can_save) {
   std::string prompt = "toolvfs: tool '" + EscapeForTerminal(inquiry.tool) + "' asks to " +
-                       EscapeForTerminal(inquiry.operation) + " '" + EscapeForTerminal(inquiry.target) +
-                       "', which its policy does not cover\n";
+                       EscapeForTerminal(inquiry.operation) + " " + InquiryTargetsShown(inquiry) +
+                       ", which its policy does not cover\n";
   if (!inquiry.hint.empty()) {
     prompt += "  (to allow it without asking: " +
               EscapeForTerminal(inquiry.ad_hoc ? inquiry.hint : QualifyPolicyHint(inquiry.tool, inquiry.hint)) +
               ")\n";
   }
   prompt += "  y: allow once   a: allow for this run   n: deny once   d: deny for this run\n";
-  if (IsFileOperation(inquiry.operation)) {
+  if (OffersWiderAnswers(inquiry)) {
     prompt += "  t: allow " + DirectoryShown(inquiry.target) + " for this run   x: deny it for this run\n";
     prompt += "  p: allow or deny a pattern for this run\n";
   }
@@ -272,8 +278,9 @@ class TerminalInquirer final : public Inquirer {
     if (!input_.valid() || !output_.valid()) return InvalidArgumentError("The inquirer has no terminal");
     std::lock_guard question(TerminalPromptMutex());
     if (cancelled_.load()) return CancelledError("Cancelled while asking the user");
-    const bool file_operation = IsFileOperation(inquiry.operation);
-    const bool can_save = rules_ != nullptr && !inquiry.ad_hoc && inquiry.operation != "run";
+    const bool file_operation = OffersWiderAnswers(inquiry);
+    const bool can_save =
+        rules_ != nullptr && !inquiry.ad_hoc && inquiry.operation != "run" && inquiry.targets.size() <= 1;
     // Keys pressed before the question was on the screen answer nothing:
     // a stray "y" typed earlier must not grant what the user never read.
     // Fails harmlessly (ENOTTY) when the input is not a terminal.
@@ -631,8 +638,8 @@ std::string ExecFlagHint(std::string_view hint) {
 }
 
 std::string NonInteractiveDenial(const Inquiry& inquiry, std::string_view method) {
-  std::string message = EscapeForTerminal(method) + " of '" + EscapeForTerminal(inquiry.target) +
-                        "' was not covered by the policy of tool '" + EscapeForTerminal(inquiry.tool) +
+  std::string message = EscapeForTerminal(method) + " of " + InquiryTargetsShown(inquiry) +
+                        " was not covered by the policy of tool '" + EscapeForTerminal(inquiry.tool) +
                         "' and was denied without asking (no interaction); to allow it, ";
   if (inquiry.hint.empty()) {
     message += "add a rule for it to " + EscapeForTerminal(SandboxTableKey(inquiry.tool)) +
@@ -643,6 +650,17 @@ std::string NonInteractiveDenial(const Inquiry& inquiry, std::string_view method
     message += EscapeForTerminal(QualifyPolicyHint(inquiry.tool, inquiry.hint));
   }
   return message;
+}
+
+std::string InquiryTargetsShown(const Inquiry& inquiry) {
+  if (inquiry.targets.size() <= 1) return "'" + EscapeForTerminal(inquiry.target) + "'";
+  constexpr size_t kListed = 20;
+  std::string shown = std::to_string(inquiry.targets.size()) + " paths: ";
+  for (size_t i = 0; i < inquiry.targets.size() && i < kListed; ++i) {
+    shown += (i == 0 ? "'" : ", '") + EscapeForTerminal(inquiry.targets[i]) + "'";
+  }
+  if (inquiry.targets.size() > kListed) shown += " … and " + std::to_string(inquiry.targets.size() - kListed) + " more";
+  return shown;
 }
 
 std::string EscapeForTerminal(std::string_view text) {

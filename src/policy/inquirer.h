@@ -24,7 +24,17 @@ struct Inquiry {
   // The tool runs under `toolvfs exec`: `hint` names exec's --allow-*
   // flags already (ExecFlagHint) and is shown as it is.
   bool ad_hoc = false;
+  // Two or more targets asked about in one question (the paths a
+  // snapshot_restore changes, AccessGate::AuthorizeAll): the answer is
+  // each one's, `target` is the first, and an inquirer offers only the
+  // plain answers (no directory, pattern or saved rule).
+  std::vector<std::string> targets;
 };
+
+// The inquiry's target(s) for a message, escaped (EscapeForTerminal) and
+// quoted: "'a.txt'", or "3 paths: 'a', 'b', 'c'" with at most 20 listed
+// ("… and N more").
+std::string InquiryTargetsShown(const Inquiry& inquiry);
 
 enum class InquiryAnswer {
   kAllowOnce,    // y

@@ -86,7 +86,19 @@ class Snapshots {
   Result<std::string> Create(std::optional<std::string_view> label) {
     return session_ ? session_->Snapshot(label) : files_.Snapshot(label);
   }
-  Status Restore(std::string_view id) { return session_ ? session_->Restore(id) : files_.Restore(id); }
+  // Restores `id` after `check` accepted every path it changes; returns the
+  // change undone. In a session every path the restore changes was
+  // checked (SessionWorkspace::RestoreChecked); on a plain store the diff,
+  // the check and the restore are each atomic on their own, and a write by
+  // another process between the diff and the restore is undone unchecked
+  // (docs/sessions.md, "Snapshot tools").
+  Result<TreeDiff> Restore(std::string_view id, const RestoreCheck& check) {
+    if (session_) return session_->RestoreChecked(id, check);
+    TOOLVFS_ASSIGN_OR_RETURN(TreeDiff undone, files_.Diff(id, std::nullopt));
+    if (check) TOOLVFS_RETURN_IF_ERROR(check(ChangedPaths(undone)));
+    TOOLVFS_RETURN_IF_ERROR(files_.Restore(id));
+    return undone;
+  }
   Result<std::vector<SnapshotInfo>> List() { return session_ ? session_->Snapshots() : files_.ListSnapshots(); }
   Result<TreeDiff> Diff(std::string_view from, std::optional<std::string_view> to) {
     return session_ ? session_->Diff(from, to) : files_.Diff(from, to);
@@ -129,17 +141,9 @@ Result<std::string> RestoreTool(Snapshots& snapshots, const ConfigValue::Object&
                                 const RestoreCheck& check) {
   const std::string_view id = StringArgument(arguments, "id").value_or("");
   TOOLVFS_ASSIGN_OR_RETURN(SnapshotInfo info, snapshots.Find(id));
-  // What the restore undoes, for the answer: the change from the snapshot
-  // to now (proportional to the change, like the restore itself).
-  TOOLVFS_ASSIGN_OR_RETURN(TreeDiff undone, snapshots.Diff(id, std::nullopt));
-  if (check) {
-    std::vector<std::string> changed = undone.added;
-    changed.insert(changed.end(), undone.modified.begin(), undone.modified.end());
-    changed.insert(changed.end(), undone.deleted.begin(), undone.deleted.end());
-    std::sort(changed.begin(), changed.end());
-    TOOLVFS_RETURN_IF_ERROR(check(changed));
-  }
-  TOOLVFS_RETURN_IF_ERROR(snapshots.Restore(id));
+  // What the restore undid, for the answer: the change from the snapshot
+  // to then (proportional to the change, like the restore itself).
+  TOOLVFS_ASSIGN_OR_RETURN(TreeDiff undone, snapshots.Restore(id, check));
   rapidjson::StringBuffer buffer;
   JsonWriter writer(buffer);
   writer.StartObject();
