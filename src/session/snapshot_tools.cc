@@ -6,6 +6,7 @@
 
 #include "core/text.h"
 #include "protocol/json_writer.h"
+#include "session/tool_support.h"
 
 namespace toolvfs {
 namespace {
@@ -46,14 +47,6 @@ const std::vector<SnapshotToolInfo> kTools = {
      R"json({"id":{"type":"string","required":true,"description":"The id snapshot_create or snapshot_list gave"}})json",
      true},
 };
-
-std::optional<std::string_view> StringArgument(const ConfigValue::Object& arguments, std::string_view name) {
-  auto found = arguments.find(name);
-  if (found == arguments.end() || !found->second.is_string()) return std::nullopt;
-  return found->second.as_string();
-}
-
-std::string Text(const rapidjson::StringBuffer& buffer) { return std::string(buffer.GetString(), buffer.GetSize()); }
 
 void WriteSnapshot(JsonWriter& writer, const SnapshotInfo& info) {
   WriteJsonKey(writer, "id");
@@ -134,7 +127,7 @@ Result<std::string> CreateTool(Snapshots& snapshots, const ConfigValue::Object& 
   writer.StartObject();
   WriteSnapshot(writer, info);
   writer.EndObject();
-  return Text(buffer);
+  return JsonText(buffer);
 }
 
 Result<std::string> RestoreTool(Snapshots& snapshots, const ConfigValue::Object& arguments,
@@ -155,7 +148,7 @@ Result<std::string> RestoreTool(Snapshots& snapshots, const ConfigValue::Object&
   WriteJsonKey(writer, "reverted");
   writer.Uint64(undone.modified.size());
   writer.EndObject();
-  return Text(buffer);
+  return JsonText(buffer);
 }
 
 Result<std::string> ListTool(Snapshots& snapshots) {
@@ -172,7 +165,7 @@ Result<std::string> ListTool(Snapshots& snapshots) {
   }
   writer.EndArray();
   writer.EndObject();
-  return Text(buffer);
+  return JsonText(buffer);
 }
 
 Result<std::string> DiffTool(Snapshots& snapshots, const ConfigValue::Object& arguments) {
@@ -203,19 +196,14 @@ Result<std::string> DiffTool(Snapshots& snapshots, const ConfigValue::Object& ar
   WritePaths(writer, "modified", diff.modified);
   WritePaths(writer, "deleted", diff.deleted);
   writer.EndObject();
-  return Text(buffer);
+  return JsonText(buffer);
 }
 
 }  // namespace
 
 const std::vector<SnapshotToolInfo>& SnapshotTools() { return kTools; }
 
-const SnapshotToolInfo* FindSnapshotTool(std::string_view name) {
-  for (const SnapshotToolInfo& tool : kTools) {
-    if (tool.name == name) return &tool;
-  }
-  return nullptr;
-}
+const SnapshotToolInfo* FindSnapshotTool(std::string_view name) { return FindToolNamed(kTools, name); }
 
 Result<std::string> RunSnapshotTool(ProjectFiles& files, SessionWorkspace* session, std::string_view tool,
                                     const ConfigValue::Object& arguments, const RestoreCheck& restore_check) {
