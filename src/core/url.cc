@@ -46,14 +46,6 @@ bool MayStayLiteral(char c, bool in_query) {
   return in_query && c == '?';
 }
 
-std::string Lowercase(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 int HexValue(char c) {
   if (IsDigit(c)) return c - '0';
   return (c | 0x20) - 'a' + 10;
@@ -246,13 +238,13 @@ Result<std::string> NormalizeHostName(std::string_view host, const UrlError& inv
   if (host.find('%') != std::string_view::npos) return invalid("has a '%' in the host");
   TOOLVFS_RETURN_IF_ERROR(LoadIdn2());
   char* converted = nullptr;
-  int code = idn2_to_ascii_8z(Lowercase(host).c_str(), &converted, IDN2_NONTRANSITIONAL | IDN2_NFC_INPUT);
+  int code = idn2_to_ascii_8z(AsciiLowercase(host).c_str(), &converted, IDN2_NONTRANSITIONAL | IDN2_NFC_INPUT);
   std::unique_ptr<char, decltype(&std::free)> owned(converted, &std::free);
   if (code != IDN2_OK) {
     return invalid("has a host that is not a valid internationalized name: " +
                    std::string(idn2_strerror(code)));
   }
-  std::string name = Lowercase(converted);
+  std::string name = AsciiLowercase(converted);
   if (name.ends_with('.')) name.pop_back();
   // Checked after the conversion: IDNA mapping turns some characters into
   // ASCII ones that end a host (fullwidth '／' becomes '/') or into nothing
@@ -337,7 +329,7 @@ Result<NormalizedUrl> NormalizeUrl(std::string_view url) {
 
   size_t separator = url.find("://");
   NormalizedUrl normalized;
-  normalized.scheme = Lowercase(url.substr(0, separator));
+  normalized.scheme = AsciiLowercase(url.substr(0, separator));
   if (separator == std::string_view::npos || (normalized.scheme != "http" && normalized.scheme != "https")) {
     return invalid("does not start with http:// or https://");
   }
