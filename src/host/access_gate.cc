@@ -65,7 +65,7 @@ std::optional<Status> AccessGate::Settled(RequestScope& scope, std::string_view 
     case Decision::kDeny: {
       Record(scope, target, AuditDecision::kDeny, decision.rule);
       std::string why = "denied by " + decision.rule;
-      if (!decision.hint.empty()) why += "; " + (policy_.ad_hoc ? ExecFlagHint(decision.hint) : decision.hint);
+      if (!decision.hint.empty()) why += "; " + (policy_.ad_hoc ? ExecFlagHint(decision) : decision.hint);
       return Denial(scope, target, why);
     }
     case Decision::kUncovered:
@@ -79,7 +79,7 @@ Status AccessGate::Authorize(RequestScope& scope, std::string_view operation, st
   if (std::optional<Status> settled = Settled(scope, operation, target, decision)) return *settled;
 
   Inquiry inquiry{policy_.tool_name, std::string(operation), std::string(target),
-                  policy_.ad_hoc ? ExecFlagHint(decision.hint) : decision.hint, policy_.ad_hoc};
+                  policy_.ad_hoc ? ExecFlagHint(decision) : decision.hint, policy_.ad_hoc};
   if (!inquirer_.asks_user()) {
     Record(scope, target, AuditDecision::kDeny, "not covered, no interaction");
     return Status(StatusCode::kPermissionDenied, NonInteractiveDenial(inquiry, scope.method()));
@@ -118,8 +118,8 @@ Status AccessGate::Authorize(RequestScope& scope, std::string_view operation, st
 }
 
 Status AccessGate::AuthorizeAll(RequestScope& scope, std::string_view operation, const std::vector<Judged>& targets) {
-  // The policy and the run's answers first: a denial among them refuses
-  // before anything is asked.
+  // The policy's decisions first: a denial among them refuses before
+  // anything is asked.
   std::vector<const Judged*> open;
   for (const Judged& judged : targets) {
     if (judged.decision.decision != Decision::kUncovered) {
@@ -150,7 +150,7 @@ Status AccessGate::AuthorizeAll(RequestScope& scope, std::string_view operation,
   }
   if (asked.empty()) return OkStatus();
   Inquiry inquiry{policy_.tool_name, std::string(operation), asked.front()->target,
-                  policy_.ad_hoc ? ExecFlagHint(asked.front()->decision.hint) : asked.front()->decision.hint,
+                  policy_.ad_hoc ? ExecFlagHint(asked.front()->decision) : asked.front()->decision.hint,
                   policy_.ad_hoc};
   if (asked.size() > 1) {
     for (const Judged* judged : asked) inquiry.targets.push_back(judged->target);

@@ -589,52 +589,16 @@ std::string QualifyPolicyHint(std::string_view tool_name, std::string_view hint)
   return out;
 }
 
-namespace {
-
-// The first TOML basic string in `text` ("a\"b" -> a"b), or nullopt.
-std::optional<std::string> FirstTomlString(std::string_view text) {
-  size_t open = text.find('"');
-  if (open == std::string_view::npos) return std::nullopt;
-  std::string value;
-  for (size_t index = open + 1; index < text.size(); ++index) {
-    char c = text[index];
-    if (c == '"') return value;
-    if (c == '\\' && index + 1 < text.size()) c = text[++index];
-    value += c;
+std::string ExecFlagHint(const PolicyDecision& decision) {
+  if (!decision.grant) return decision.hint;
+  const PolicyGrant& grant = *decision.grant;
+  switch (grant.kind) {
+    case PolicyGrant::Kind::kRead: return "pass --allow-read " + ShellWord(grant.value.empty() ? "." : grant.value);
+    case PolicyGrant::Kind::kWrite: return "pass --allow-write " + ShellWord(grant.value.empty() ? "." : grant.value);
+    case PolicyGrant::Kind::kNetwork: return "pass --allow-net " + ShellWord(grant.value);
+    case PolicyGrant::Kind::kCommand: return "pass --allow-cmd " + ShellWord(grant.value);
   }
-  return std::nullopt;
-}
-
-}  // namespace
-
-std::string ExecFlagHint(std::string_view hint) {
-  // The config key the hint names decides the flag; the value is the
-  // hint's quoted path or URL ("." is the whole project).
-  struct KeyFlag {
-    std::string_view key;
-    std::string_view flag;
-  };
-  constexpr KeyFlag kFlags[] = {{"filesystem.writable", "--allow-write"},
-                                {"filesystem.allow", "--allow-read"},
-                                {"network.allow", "--allow-net"}};
-  for (const KeyFlag& entry : kFlags) {
-    if (hint.find(entry.key) == std::string_view::npos) continue;
-    std::optional<std::string> value = FirstTomlString(hint);
-    if (!value) break;
-    return "pass " + std::string(entry.flag) + " " + ShellWord(*value);
-  }
-  // "add a commands.rg rule": any arguments of the program.
-  if (size_t key = hint.find("commands."); key != std::string_view::npos) {
-    std::string_view rest = hint.substr(key + 9);
-    std::string program;
-    if (rest.starts_with('"')) {
-      program = FirstTomlString(rest).value_or("");
-    } else {
-      program = std::string(rest.substr(0, rest.find_first_of(" .")));
-    }
-    if (!program.empty()) return "pass --allow-cmd " + ShellWord(program);
-  }
-  return std::string(hint);
+  return decision.hint;
 }
 
 std::string NonInteractiveDenial(const Inquiry& inquiry, std::string_view method) {

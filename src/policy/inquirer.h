@@ -13,6 +13,7 @@
 
 #include "core/status.h"
 #include "core/unique_fd.h"
+#include "policy/decision.h"
 
 namespace toolvfs {
 
@@ -151,12 +152,12 @@ std::string NonInteractiveDenial(const Inquiry& inquiry, std::string_view method
 // limits.*; anything else in the hint is kept as it is.
 std::string QualifyPolicyHint(std::string_view tool_name, std::string_view hint);
 
-// A PolicyDecision hint for a tool of `toolvfs exec`, which has no config
-// to add a rule to: `add "todo.txt" to filesystem.writable` becomes `pass
-// --allow-write todo.txt`, filesystem.allow --allow-read, a network.allow
-// prefix --allow-net, a commands rule --allow-cmd. A hint of another kind
-// is returned as it is.
-std::string ExecFlagHint(std::string_view hint);
+// A PolicyDecision's hint for a tool of `toolvfs exec`, which has no
+// config to add a rule to, made from its grant: `add "todo.txt" to
+// filesystem.writable` becomes `pass --allow-write todo.txt`; a read grant
+// --allow-read ("." for the whole project), a network prefix --allow-net,
+// a command --allow-cmd. Without a grant, the hint as it is.
+std::string ExecFlagHint(const PolicyDecision& decision);
 
 // `text` with control characters shown as \xNN (backslash itself as \\),
 // so what the user reads is exactly what would be granted: every C0
