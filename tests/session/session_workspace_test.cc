@@ -286,6 +286,14 @@ TEST_P(SessionWorkspaceTest, SnapshotRestoreAndDiffThroughTheTools) {
   EXPECT_EQ((*session_->Snapshots())[0].label, "before");
 }
 
+// Writes `path` through `session` on another thread, as another MCP call
+// would, and waits for it: a check running now must not hold it up.
+void WriteAsAnotherCall(SessionWorkspace& session, const std::string& path) {
+  std::thread writer(
+      [&] { EXPECT_TRUE(RunSessionTool(session, "write_file", {{"path", path}, {"content", "late"}}).ok()); });
+  writer.join();
+}
+
 // snapshot_restore never undoes a path its check did not see: a write by
 // another call (its own SessionWorkspace on the same store, as each
 // builtin call opens one) while the check runs (outside the lock: it may
@@ -304,11 +312,7 @@ TEST_P(SessionWorkspaceTest, AWriteDuringARestoresCheckIsCheckedBeforeItIsUndone
     return [&checked, &other, refuse_late](const std::vector<std::string>& paths) -> Status {
       checked.push_back(paths);
       if (checked.size() == 1) {
-        // On another thread, as another MCP call: it must not wait for us.
-        std::thread writer([&] {
-          EXPECT_TRUE(RunSessionTool(**other, "write_file", {{"path", "secret.txt"}, {"content", "late"}}).ok());
-        });
-        writer.join();
+        WriteAsAnotherCall(**other, "secret.txt");
         return OkStatus();
       }
       return refuse_late ? PermissionDeniedError("secret.txt is not yours") : OkStatus();
@@ -343,12 +347,7 @@ TEST_P(SessionWorkspaceTest, AFileWrittenDuringADeletesCheckIsCheckedBeforeItIsD
   std::vector<std::vector<std::string>> checked;
   Result<SessionDeleteResult> deleted = session_->DeleteFile("d", [&](const std::vector<std::string>& files) {
     checked.push_back(files);
-    if (checked.size() == 1) {
-      std::thread writer([&] {
-        EXPECT_TRUE(RunSessionTool(**other, "write_file", {{"path", "d/b.txt"}, {"content", "late"}}).ok());
-      });
-      writer.join();
-    }
+    if (checked.size() == 1) WriteAsAnotherCall(**other, "d/b.txt");
     return OkStatus();
   });
   ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
