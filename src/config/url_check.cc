@@ -12,14 +12,6 @@ bool IsAsciiAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= '
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsHexDigit(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
-std::string Lowercase(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 Status Invalid(std::string_view why) { return InvalidArgumentError(std::string(why)); }
 
 Status CheckCharacters(std::string_view url) {
@@ -126,7 +118,7 @@ Status CheckUrlPrefix(std::string_view url) {
   if (!scheme_well_formed) {
     return Invalid("has no scheme; write it as https://HOST/PATH");
   }
-  std::string lower_scheme = Lowercase(scheme);
+  std::string lower_scheme = AsciiLowercase(scheme);
   if (lower_scheme != "http" && lower_scheme != "https") {
     return Invalid("has the scheme " + Quote(scheme) + "; only http and https are supported");
   }

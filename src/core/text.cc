@@ -151,4 +151,12 @@ std::string ShellWord(std::string_view text) {
   return plain ? std::string(text) : ShellQuoted(text);
 }
 
+std::string AsciiLowercase(std::string_view text) {
+  std::string lower(text);
+  for (char& c : lower) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return lower;
+}
+
 }  // namespace toolvfs

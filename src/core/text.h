@@ -40,4 +40,9 @@ std::string ShellQuoted(std::string_view text);
 // ShellQuoted.
 std::string ShellWord(std::string_view text);
 
+// `text` with the ASCII letters A-Z made lowercase; every other byte (UTF-8
+// included) kept. For the case-insensitive parts of URLs, schemes and
+// header values, which are ASCII by definition.
+std::string AsciiLowercase(std::string_view text);
+
 }  // namespace toolvfs

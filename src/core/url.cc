@@ -46,14 +46,6 @@ bool MayStayLiteral(char c, bool in_query) {
   return in_query && c == '?';
 }
 
-std::string Lowercase(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 int HexValue(char c) {
   if (IsDigit(c)) return c - '0';
   return (c | 0x20) - 'a' + 10;
@@ -239,20 +231,54 @@ bool IsDottedDecimalQuad(std::string_view host) {
   return true;
 }
 
+// Whether lowercase `host` needs libidn2: it has a non-ASCII byte, or a
+// label that is an A-label already ("xn--", whose punycode is checked).
+// Any other host is ASCII that IDNA leaves as it is, checked by
+// AsciiHostIdnaError instead, so that an ASCII URL never opens the
+// library (core/idn2_library.h).
+bool NeedsIdnaConversion(std::string_view host) {
+  for (char c : host) {
+    if (static_cast<unsigned char>(c) >= 0x80) return true;
+  }
+  return host.starts_with("xn--") || host.find(".xn--") != std::string_view::npos;
+}
+
+// What libidn2 (UTS #46, non-transitional) refuses in an ASCII host
+// without A-labels, in its own words; nullopt when it would accept it.
+std::optional<std::string_view> AsciiHostIdnaError(std::string_view host) {
+  std::string_view name = host.ends_with('.') ? host.substr(0, host.size() - 1) : host;
+  if (name.size() > 253) return "domain name longer than 255 characters";
+  while (true) {
+    const size_t dot = name.find('.');
+    const std::string_view label = name.substr(0, dot);
+    if (label.size() > 63) return "domain label longer than 63 characters";
+    if (label.starts_with('-') || label.ends_with('-')) return "string start/ends with forbidden hyphen";
+    if (label.substr(std::min<size_t>(2, label.size())).starts_with("--")) {
+      return "string contains forbidden two hyphens pattern";
+    }
+    if (dot == std::string_view::npos) return std::nullopt;
+    name.remove_prefix(dot + 1);
+  }
+}
+
 // A registered name (or an IPv4 address) as an A-label in lower case,
 // without the trailing dot.
 Result<std::string> NormalizeHostName(std::string_view host, const UrlError& invalid) {
   if (host.empty()) return invalid("has no host");
   if (host.find('%') != std::string_view::npos) return invalid("has a '%' in the host");
-  TOOLVFS_RETURN_IF_ERROR(LoadIdn2());
-  char* converted = nullptr;
-  int code = idn2_to_ascii_8z(Lowercase(host).c_str(), &converted, IDN2_NONTRANSITIONAL | IDN2_NFC_INPUT);
-  std::unique_ptr<char, decltype(&std::free)> owned(converted, &std::free);
-  if (code != IDN2_OK) {
-    return invalid("has a host that is not a valid internationalized name: " +
-                   std::string(idn2_strerror(code)));
+  std::string name = AsciiLowercase(host);
+  if (NeedsIdnaConversion(name)) {
+    TOOLVFS_RETURN_IF_ERROR(LoadIdn2());
+    char* converted = nullptr;
+    int code = idn2_to_ascii_8z(name.c_str(), &converted, IDN2_NONTRANSITIONAL | IDN2_NFC_INPUT);
+    std::unique_ptr<char, decltype(&std::free)> owned(converted, &std::free);
+    if (code != IDN2_OK) {
+      return invalid("has a host that is not a valid internationalized name: " + std::string(idn2_strerror(code)));
+    }
+    name = AsciiLowercase(converted);
+  } else if (std::optional<std::string_view> broken = AsciiHostIdnaError(name)) {
+    return invalid("has a host that is not a valid internationalized name: " + std::string(*broken));
   }
-  std::string name = Lowercase(converted);
   if (name.ends_with('.')) name.pop_back();
   // Checked after the conversion: IDNA mapping turns some characters into
   // ASCII ones that end a host (fullwidth '／' becomes '/') or into nothing
@@ -337,7 +363,7 @@ Result<NormalizedUrl> NormalizeUrl(std::string_view url) {
 
   size_t separator = url.find("://");
   NormalizedUrl normalized;
-  normalized.scheme = Lowercase(url.substr(0, separator));
+  normalized.scheme = AsciiLowercase(url.substr(0, separator));
   if (separator == std::string_view::npos || (normalized.scheme != "http" && normalized.scheme != "https")) {
     return invalid("does not start with http:// or https://");
   }

@@ -114,7 +114,30 @@ class AccessGate {
   Status Authorize(RequestScope& scope, std::string_view operation, std::string_view target,
                    const PolicyDecision& decision);
 
+  // One target of AuthorizeAll with the policy's decision on it.
+  struct Judged {
+    std::string target;
+    PolicyDecision decision;
+  };
+  // Authorize for each of `targets` (one operation on many: the paths a
+  // snapshot_restore changes), with one question for all those neither
+  // the policy nor a run-scoped answer decides: the user answers once for
+  // the set, and "for this run" is remembered per target. A policy denial
+  // of any target refuses at once, before a question; OK only when every
+  // target is allowed. With a single open target the question is
+  // Authorize's own (its wider answers included).
+  Status AuthorizeAll(RequestScope& scope, std::string_view operation, const std::vector<Judged>& targets);
+
  private:
+  // The audit view of one decided target (RequestScope's fields).
+  static void Record(RequestScope& scope, std::string_view target, AuditDecision outcome, std::string_view rule);
+  // The policy's decision or a run-scoped answer on `target`; nullopt
+  // when neither decides it.
+  std::optional<Status> Settled(RequestScope& scope, std::string_view operation, std::string_view target,
+                                const PolicyDecision& decision);
+  // The run-scoped answer on `target`, recorded; nullopt if none.
+  std::optional<Status> Remembered(RequestScope& scope, std::string_view operation, std::string_view target);
+
   const ToolPolicy& policy_;
   Inquirer& inquirer_;
   PendingSender pending_sender_;

@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "protocol/json_writer.h"
@@ -45,12 +46,16 @@ class ElicitationInquirer final : public Inquirer {
 
 bool McpSessionApprovals::Allowed(const Inquiry& inquiry) const {
   std::lock_guard lock(mutex_);
-  return allowed_.contains({inquiry.tool, inquiry.operation, inquiry.target});
+  if (inquiry.targets.empty()) return allowed_.contains({inquiry.tool, inquiry.operation, inquiry.target});
+  return std::all_of(inquiry.targets.begin(), inquiry.targets.end(), [&](const std::string& target) {
+    return allowed_.contains({inquiry.tool, inquiry.operation, target});
+  });
 }
 
 void McpSessionApprovals::Allow(const Inquiry& inquiry) {
   std::lock_guard lock(mutex_);
   allowed_.emplace(inquiry.tool, inquiry.operation, inquiry.target);
+  for (const std::string& target : inquiry.targets) allowed_.emplace(inquiry.tool, inquiry.operation, target);
 }
 
 std::unique_ptr<Inquirer> NewElicitationInquirer(McpCall& call, McpSessionApprovals& approvals,
@@ -61,8 +66,8 @@ std::unique_ptr<Inquirer> NewElicitationInquirer(McpCall& call, McpSessionApprov
 std::string ElicitationParamsJson(const Inquiry& inquiry, std::string_view protocol_version) {
   const bool titled_with_one_of = protocol_version >= "2025-11-25";
   std::string message = "Tool '" + EscapeForTerminal(inquiry.tool) + "' asks to " +
-                        EscapeForTerminal(inquiry.operation) + " '" + EscapeForTerminal(inquiry.target) +
-                        "', which its policy does not cover. Allow it?";
+                        EscapeForTerminal(inquiry.operation) + " " + InquiryTargetsShown(inquiry) +
+                        ", which its policy does not cover. Allow it?";
   if (!inquiry.hint.empty()) {
     message += " (To allow it for good: " + EscapeForTerminal(QualifyPolicyHint(inquiry.tool, inquiry.hint)) + ".)";
   }

@@ -21,8 +21,8 @@ namespace toolvfs {
 // server's life over stdio), shared by every call. Thread-safe.
 class McpSessionApprovals {
  public:
-  // Whether this tool's operation on this exact target was allowed for the
-  // session.
+  // Whether this tool's operation on this exact target (on each of its
+  // targets, for a question about several) was allowed for the session.
   bool Allowed(const Inquiry& inquiry) const;
   void Allow(const Inquiry& inquiry);
 

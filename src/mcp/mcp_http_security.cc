@@ -15,13 +15,6 @@
 namespace toolvfs {
 namespace {
 
-std::string Lowercase(std::string_view text) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return lower;
-}
-
 // "host[:port]" or "[v6]:port" split into the host (no brackets) and the
 // port text (empty when there is none). False when the brackets do not
 // close or something follows them other than ":port".
@@ -65,7 +58,7 @@ bool IsPortNumber(std::string_view text) {
 
 // "scheme://host[:port]" in lower case, or empty when `origin` is not one.
 std::string NormalizedOrigin(std::string_view origin) {
-  std::string lower = Lowercase(origin);
+  std::string lower = AsciiLowercase(origin);
   std::string_view rest = lower;
   if (rest.starts_with("http://")) {
     rest.remove_prefix(7);
@@ -102,7 +95,7 @@ Result<HttpListenAddress> ParseHttpListenAddress(std::string_view text) {
 }
 
 bool IsLoopbackHost(std::string_view host) {
-  const std::string lower = Lowercase(host);
+  const std::string lower = AsciiLowercase(host);
   if (lower == "localhost" || lower.ends_with(".localhost")) return true;
   in_addr v4{};
   if (inet_pton(AF_INET, lower.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
@@ -166,7 +159,7 @@ Result<std::string> ReadBearerTokenFile(const std::string& path) {
 
 bool BearerTokenMatches(std::string_view authorization, std::string_view expected) {
   constexpr std::string_view kScheme = "bearer ";
-  if (authorization.size() < kScheme.size() || Lowercase(authorization.substr(0, kScheme.size())) != kScheme) {
+  if (authorization.size() < kScheme.size() || AsciiLowercase(authorization.substr(0, kScheme.size())) != kScheme) {
     return false;
   }
   std::string_view given = authorization.substr(kScheme.size());

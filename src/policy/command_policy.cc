@@ -64,14 +64,16 @@ PolicyDecision CommandPolicy::Check(std::string_view program_name, std::span<con
     std::string_view base = BaseName(program_name);
     const CommandRule* base_rule = base == program_name ? nullptr : FindRule(base);
     if (base_rule != nullptr && base_rule->denied) return PolicyDecision::Deny(RuleKey(base) + " = false");
-    return PolicyDecision::Uncovered("add a " + key + " rule");
+    return PolicyDecision::Uncovered("add a " + key + " rule",
+                                     PolicyGrant{PolicyGrant::Kind::kCommand, std::string(program_name)});
   }
   if (rule->denied) return PolicyDecision::Deny(key + " = false");
   if (!rule->args) return PolicyDecision::Allow(key);
   for (const std::vector<std::string>& allowed : *rule->args) {
     if (ListAdmits(allowed, args)) return PolicyDecision::Allow(key + " args " + TomlStringArray(allowed));
   }
-  return PolicyDecision::Uncovered("add " + TomlStringArray(args) + " to " + key + ".args");
+  return PolicyDecision::Uncovered("add " + TomlStringArray(args) + " to " + key + ".args",
+                                   PolicyGrant{PolicyGrant::Kind::kCommand, std::string(program_name)});
 }
 
 std::vector<std::string> CommandPolicy::ForwardableVariables(std::string_view program_name) const {

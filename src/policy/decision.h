@@ -1,6 +1,7 @@
 // The outcome of checking one request against a tool's policy (SPEC.md §3.2).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,17 @@ enum class Decision {
 
 // "allow" | "deny" | "uncovered".
 std::string_view DecisionName(Decision decision);
+
+// What a rule would have to grant for a request to be allowed, as data:
+// for front ends that grant it another way than a config rule (`toolvfs
+// exec`'s --allow-* flags, ExecFlagHint).
+struct PolicyGrant {
+  enum class Kind { kRead, kWrite, kNetwork, kCommand };
+  Kind kind = Kind::kRead;
+  // A project path ("" = the whole project), a URL prefix, a program name.
+  std::string value;
+  friend bool operator==(const PolicyGrant&, const PolicyGrant&) = default;
+};
 
 struct PolicyDecision {
   Decision decision = Decision::kUncovered;
@@ -29,12 +41,17 @@ struct PolicyDecision {
   // key, e.g. `add "src/gen" to filesystem.writable`. Shown in the
   // non-interactive denial message. Empty when nothing can allow it.
   std::string hint;
+  // The grant `hint` describes, when one rule entry would allow the request
+  // (not for a deny rule to remove, or an environment variable to list).
+  std::optional<PolicyGrant> grant;
 
-  static PolicyDecision Allow(std::string rule) { return {Decision::kAllow, std::move(rule), {}}; }
-  static PolicyDecision Deny(std::string rule, std::string hint = {}) {
-    return {Decision::kDeny, std::move(rule), std::move(hint)};
+  static PolicyDecision Allow(std::string rule) { return {Decision::kAllow, std::move(rule), {}, {}}; }
+  static PolicyDecision Deny(std::string rule, std::string hint = {}, std::optional<PolicyGrant> grant = {}) {
+    return {Decision::kDeny, std::move(rule), std::move(hint), std::move(grant)};
   }
-  static PolicyDecision Uncovered(std::string hint) { return {Decision::kUncovered, {}, std::move(hint)}; }
+  static PolicyDecision Uncovered(std::string hint, std::optional<PolicyGrant> grant = {}) {
+    return {Decision::kUncovered, {}, std::move(hint), std::move(grant)};
+  }
 };
 
 }  // namespace toolvfs

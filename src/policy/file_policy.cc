@@ -10,6 +10,10 @@ namespace {
 // A path as rules and hints show it: a TOML string that can be pasted into
 // toolvfs.toml as it is, "." for the root. Project paths hold no control
 // characters, so only quotes and backslashes need escaping.
+PolicyGrant GrantOf(FileAccess access, std::string_view path) {
+  return {access == FileAccess::kRead ? PolicyGrant::Kind::kRead : PolicyGrant::Kind::kWrite, std::string(path)};
+}
+
 std::string ConfigPath(std::string_view path) {
   if (path.empty()) return "\".\"";
   std::string quoted = "\"";
@@ -112,13 +116,14 @@ PolicyDecision FilePolicy::Decide(FileAccess access, std::string_view path, bool
   }
   if (const PathGlob* sensitive = UnexemptedSensitivePattern(path)) {
     return PolicyDecision::Deny("sensitive path " + ConfigPath(sensitive->text()),
-                                "name " + ConfigPath(path) + " in " + GrantingKey(access) + " to allow it");
+                                "name " + ConfigPath(path) + " in " + GrantingKey(access) + " to allow it",
+                                GrantOf(access, path));
   }
   if (access == FileAccess::kWrite && judge_below) {
     if (std::optional<PolicyDecision> denial = DenialBelow(path)) return *std::move(denial);
   }
   if (grant) return PolicyDecision::Allow(std::move(grant->rule));
-  return PolicyDecision::Uncovered("add " + ConfigPath(path) + " to " + GrantingKey(access));
+  return PolicyDecision::Uncovered("add " + ConfigPath(path) + " to " + GrantingKey(access), GrantOf(access, path));
 }
 
 bool FilePolicy::IsSensitive(std::string_view path) const {

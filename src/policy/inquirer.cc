@@ -93,6 +93,12 @@ std::optional<InquiryAnswer> ParseAnswer(std::string_view line) {
 
 bool IsFileOperation(std::string_view operation) { return operation == "read" || operation == "write"; }
 
+// Whether the question may offer a directory or a pattern (t/x/p): one
+// target, a project path.
+bool OffersWiderAnswers(const Inquiry& inquiry) {
+  return IsFileOperation(inquiry.operation) && inquiry.targets.size() <= 1;
+}
+
 // The directory of a project path target, "" for the root.
 std::string DirectoryOf(std::string_view target) {
   size_t slash = target.rfind('/');
@@ -113,22 +119,22 @@ std::string DirectoryShown(std::string_view target) {
 // The answer keys the question offers, in the order shown.
 std::string AnswerKeys(const Inquiry& inquiry, bool can_save) {
   std::string keys = "y/a/n/d";
-  if (IsFileOperation(inquiry.operation)) keys += "/t/x/p";
+  if (OffersWiderAnswers(inquiry)) keys += "/t/x/p";
   if (can_save) keys += "/s";
   return keys;
 }
 
 std::string Prompt(const Inquiry& inquiry, bool can_save) {
   std::string prompt = "toolvfs: tool '" + EscapeForTerminal(inquiry.tool) + "' asks to " +
-                       EscapeForTerminal(inquiry.operation) + " '" + EscapeForTerminal(inquiry.target) +
-                       "', which its policy does not cover\n";
+                       EscapeForTerminal(inquiry.operation) + " " + InquiryTargetsShown(inquiry) +
+                       ", which its policy does not cover\n";
   if (!inquiry.hint.empty()) {
     prompt += "  (to allow it without asking: " +
               EscapeForTerminal(inquiry.ad_hoc ? inquiry.hint : QualifyPolicyHint(inquiry.tool, inquiry.hint)) +
               ")\n";
   }
   prompt += "  y: allow once   a: allow for this run   n: deny once   d: deny for this run\n";
-  if (IsFileOperation(inquiry.operation)) {
+  if (OffersWiderAnswers(inquiry)) {
     prompt += "  t: allow " + DirectoryShown(inquiry.target) + " for this run   x: deny it for this run\n";
     prompt += "  p: allow or deny a pattern for this run\n";
   }
@@ -272,8 +278,9 @@ class TerminalInquirer final : public Inquirer {
     if (!input_.valid() || !output_.valid()) return InvalidArgumentError("The inquirer has no terminal");
     std::lock_guard question(TerminalPromptMutex());
     if (cancelled_.load()) return CancelledError("Cancelled while asking the user");
-    const bool file_operation = IsFileOperation(inquiry.operation);
-    const bool can_save = rules_ != nullptr && !inquiry.ad_hoc && inquiry.operation != "run";
+    const bool file_operation = OffersWiderAnswers(inquiry);
+    const bool can_save =
+        rules_ != nullptr && !inquiry.ad_hoc && inquiry.operation != "run" && inquiry.targets.size() <= 1;
     // Keys pressed before the question was on the screen answer nothing:
     // a stray "y" typed earlier must not grant what the user never read.
     // Fails harmlessly (ENOTTY) when the input is not a terminal.
@@ -582,57 +589,21 @@ std::string QualifyPolicyHint(std::string_view tool_name, std::string_view hint)
   return out;
 }
 
-namespace {
-
-// The first TOML basic string in `text` ("a\"b" -> a"b), or nullopt.
-std::optional<std::string> FirstTomlString(std::string_view text) {
-  size_t open = text.find('"');
-  if (open == std::string_view::npos) return std::nullopt;
-  std::string value;
-  for (size_t index = open + 1; index < text.size(); ++index) {
-    char c = text[index];
-    if (c == '"') return value;
-    if (c == '\\' && index + 1 < text.size()) c = text[++index];
-    value += c;
+std::string ExecFlagHint(const PolicyDecision& decision) {
+  if (!decision.grant) return decision.hint;
+  const PolicyGrant& grant = *decision.grant;
+  switch (grant.kind) {
+    case PolicyGrant::Kind::kRead: return "pass --allow-read " + ShellWord(grant.value.empty() ? "." : grant.value);
+    case PolicyGrant::Kind::kWrite: return "pass --allow-write " + ShellWord(grant.value.empty() ? "." : grant.value);
+    case PolicyGrant::Kind::kNetwork: return "pass --allow-net " + ShellWord(grant.value);
+    case PolicyGrant::Kind::kCommand: return "pass --allow-cmd " + ShellWord(grant.value);
   }
-  return std::nullopt;
-}
-
-}  // namespace
-
-std::string ExecFlagHint(std::string_view hint) {
-  // The config key the hint names decides the flag; the value is the
-  // hint's quoted path or URL ("." is the whole project).
-  struct KeyFlag {
-    std::string_view key;
-    std::string_view flag;
-  };
-  constexpr KeyFlag kFlags[] = {{"filesystem.writable", "--allow-write"},
-                                {"filesystem.allow", "--allow-read"},
-                                {"network.allow", "--allow-net"}};
-  for (const KeyFlag& entry : kFlags) {
-    if (hint.find(entry.key) == std::string_view::npos) continue;
-    std::optional<std::string> value = FirstTomlString(hint);
-    if (!value) break;
-    return "pass " + std::string(entry.flag) + " " + ShellWord(*value);
-  }
-  // "add a commands.rg rule": any arguments of the program.
-  if (size_t key = hint.find("commands."); key != std::string_view::npos) {
-    std::string_view rest = hint.substr(key + 9);
-    std::string program;
-    if (rest.starts_with('"')) {
-      program = FirstTomlString(rest).value_or("");
-    } else {
-      program = std::string(rest.substr(0, rest.find_first_of(" .")));
-    }
-    if (!program.empty()) return "pass --allow-cmd " + ShellWord(program);
-  }
-  return std::string(hint);
+  return decision.hint;
 }
 
 std::string NonInteractiveDenial(const Inquiry& inquiry, std::string_view method) {
-  std::string message = EscapeForTerminal(method) + " of '" + EscapeForTerminal(inquiry.target) +
-                        "' was not covered by the policy of tool '" + EscapeForTerminal(inquiry.tool) +
+  std::string message = EscapeForTerminal(method) + " of " + InquiryTargetsShown(inquiry) +
+                        " was not covered by the policy of tool '" + EscapeForTerminal(inquiry.tool) +
                         "' and was denied without asking (no interaction); to allow it, ";
   if (inquiry.hint.empty()) {
     message += "add a rule for it to " + EscapeForTerminal(SandboxTableKey(inquiry.tool)) +
@@ -643,6 +614,17 @@ std::string NonInteractiveDenial(const Inquiry& inquiry, std::string_view method
     message += EscapeForTerminal(QualifyPolicyHint(inquiry.tool, inquiry.hint));
   }
   return message;
+}
+
+std::string InquiryTargetsShown(const Inquiry& inquiry) {
+  if (inquiry.targets.size() <= 1) return "'" + EscapeForTerminal(inquiry.target) + "'";
+  constexpr size_t kListed = 20;
+  std::string shown = std::to_string(inquiry.targets.size()) + " paths: ";
+  for (size_t i = 0; i < inquiry.targets.size() && i < kListed; ++i) {
+    shown += (i == 0 ? "'" : ", '") + EscapeForTerminal(inquiry.targets[i]) + "'";
+  }
+  if (inquiry.targets.size() > kListed) shown += " … and " + std::to_string(inquiry.targets.size() - kListed) + " more";
+  return shown;
 }
 
 std::string EscapeForTerminal(std::string_view text) {

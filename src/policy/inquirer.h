@@ -13,6 +13,7 @@
 
 #include "core/status.h"
 #include "core/unique_fd.h"
+#include "policy/decision.h"
 
 namespace toolvfs {
 
@@ -24,7 +25,17 @@ struct Inquiry {
   // The tool runs under `toolvfs exec`: `hint` names exec's --allow-*
   // flags already (ExecFlagHint) and is shown as it is.
   bool ad_hoc = false;
+  // Two or more targets asked about in one question (the paths a
+  // snapshot_restore changes, AccessGate::AuthorizeAll): the answer is
+  // each one's, `target` is the first, and an inquirer offers only the
+  // plain answers (no directory, pattern or saved rule).
+  std::vector<std::string> targets;
 };
+
+// The inquiry's target(s) for a message, escaped (EscapeForTerminal) and
+// quoted: "'a.txt'", or "3 paths: 'a', 'b', 'c'" with at most 20 listed
+// ("… and N more").
+std::string InquiryTargetsShown(const Inquiry& inquiry);
 
 enum class InquiryAnswer {
   kAllowOnce,    // y
@@ -141,12 +152,12 @@ std::string NonInteractiveDenial(const Inquiry& inquiry, std::string_view method
 // limits.*; anything else in the hint is kept as it is.
 std::string QualifyPolicyHint(std::string_view tool_name, std::string_view hint);
 
-// A PolicyDecision hint for a tool of `toolvfs exec`, which has no config
-// to add a rule to: `add "todo.txt" to filesystem.writable` becomes `pass
-// --allow-write todo.txt`, filesystem.allow --allow-read, a network.allow
-// prefix --allow-net, a commands rule --allow-cmd. A hint of another kind
-// is returned as it is.
-std::string ExecFlagHint(std::string_view hint);
+// A PolicyDecision's hint for a tool of `toolvfs exec`, which has no
+// config to add a rule to, made from its grant: `add "todo.txt" to
+// filesystem.writable` becomes `pass --allow-write todo.txt`; a read grant
+// --allow-read ("." for the whole project), a network prefix --allow-net,
+// a command --allow-cmd. Without a grant, the hint as it is.
+std::string ExecFlagHint(const PolicyDecision& decision);
 
 // `text` with control characters shown as \xNN (backslash itself as \\),
 // so what the user reads is exactly what would be granted: every C0

@@ -69,7 +69,9 @@ PolicyDecision NetworkPolicy::Check(const NormalizedUrl& url) const {
   if (const Rule* allow = MostSpecific(allow_, url)) return PolicyDecision::Allow(allow->text);
   NormalizedUrl without_query = url;
   without_query.query.clear();
-  return PolicyDecision::Uncovered("add a prefix of \"" + without_query.ToString() + "\" to network.allow");
+  std::string prefix = without_query.ToString();
+  return PolicyDecision::Uncovered("add a prefix of \"" + prefix + "\" to network.allow",
+                                   PolicyGrant{PolicyGrant::Kind::kNetwork, prefix});
 }
 
 bool NetworkPolicy::MayUseVariable(std::string_view name) const {

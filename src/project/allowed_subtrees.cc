@@ -160,15 +160,19 @@ Result<std::optional<OpenedPrefix>> OpenPrefix(int root_fd, const std::string& w
   return std::optional<OpenedPrefix>(std::move(opened));
 }
 
-// Collects PolicyExceptions below one directory; with `aliases_of`, lists
-// instead every regular file whose inode is in it (the second pass, only
-// run when a listed file has other hard links).
+// The inodes of excepted regular files that have other hard links.
+using LinkedInodes = std::set<std::pair<dev_t, ino_t>>;
+
+// Collects PolicyExceptions below one directory, and in `linked` the
+// inodes of those with other hard links (from the stat that listed them);
+// with `aliases_of`, lists instead every regular file whose inode is in it
+// (the second pass, only run when `linked` is not empty).
 class ExceptionWalker {
  public:
   ExceptionWalker(const std::function<bool(std::string_view, bool)>& allowed,
                   const AllowedSubtreesOptions& options, std::vector<PolicyException>& exceptions,
-                  const std::set<std::pair<dev_t, ino_t>>* aliases_of)
-      : allowed_(allowed), options_(options), exceptions_(exceptions), aliases_of_(aliases_of) {}
+                  LinkedInodes& linked, const LinkedInodes* aliases_of)
+      : allowed_(allowed), options_(options), exceptions_(exceptions), linked_(linked), aliases_of_(aliases_of) {}
 
   // Walks the directory `directory_fd` (taken) at project path `path`.
   Status WalkDirectory(UniqueFd directory_fd, const std::string& path) {
@@ -208,6 +212,9 @@ class ExceptionWalker {
   }
 
   void Add(std::string path, const struct stat& status) {
+    if (aliases_of_ == nullptr && S_ISREG(status.st_mode) && status.st_nlink > 1) {
+      linked_.insert({status.st_dev, status.st_ino});
+    }
     exceptions_.push_back({.path = std::move(path),
                            .is_directory = S_ISDIR(status.st_mode),
                            .device = status.st_dev,
@@ -218,7 +225,8 @@ class ExceptionWalker {
   const std::function<bool(std::string_view, bool)>& allowed_;
   const AllowedSubtreesOptions& options_;
   std::vector<PolicyException>& exceptions_;
-  const std::set<std::pair<dev_t, ino_t>>* aliases_of_;
+  LinkedInodes& linked_;
+  const LinkedInodes* aliases_of_;
   size_t walked_ = 0;
 };
 
@@ -226,8 +234,8 @@ class ExceptionWalker {
 Status CollectExceptions(int root_fd, const std::vector<std::string>& prefixes,
                          const std::function<bool(std::string_view, bool)>& allowed,
                          const AllowedSubtreesOptions& options, std::vector<PolicyException>& exceptions,
-                         const std::set<std::pair<dev_t, ino_t>>* aliases_of) {
-  ExceptionWalker walker(allowed, options, exceptions, aliases_of);
+                         LinkedInodes& linked, const LinkedInodes* aliases_of) {
+  ExceptionWalker walker(allowed, options, exceptions, linked, aliases_of);
   for (const std::string& written : prefixes) {
     TOOLVFS_ASSIGN_OR_RETURN(std::optional<OpenedPrefix> opened, OpenPrefix(root_fd, written));
     if (!opened) continue;
@@ -253,22 +261,16 @@ Result<std::vector<PolicyException>> PolicyExceptions(
   UniqueFd root_fd(open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!root_fd.valid()) return WalkError(root, errno);
   std::vector<PolicyException> exceptions;
-  TOOLVFS_RETURN_IF_ERROR(CollectExceptions(root_fd.get(), prefixes, allowed, options, exceptions, nullptr));
+  LinkedInodes linked;
+  TOOLVFS_RETURN_IF_ERROR(CollectExceptions(root_fd.get(), prefixes, allowed, options, exceptions, linked, nullptr));
   // Another name of an excepted file's inode reads and writes the same
   // content, and the cover is on the name: cover every other name too. The
   // second pass stats every file, so it runs only when some excepted file
   // has other links at all.
-  std::set<std::pair<dev_t, ino_t>> linked;
-  for (const PolicyException& exception : exceptions) {
-    struct stat status;
-    if (exception.is_directory) continue;
-    if (fstatat(root_fd.get(), exception.path.c_str(), &status, AT_SYMLINK_NOFOLLOW) == 0 &&
-        status.st_nlink > 1 && status.st_ino == exception.inode) {
-      linked.insert({exception.device, exception.inode});
-    }
-  }
   if (!linked.empty()) {
-    TOOLVFS_RETURN_IF_ERROR(CollectExceptions(root_fd.get(), prefixes, allowed, options, exceptions, &linked));
+    LinkedInodes unused;
+    TOOLVFS_RETURN_IF_ERROR(
+        CollectExceptions(root_fd.get(), prefixes, allowed, options, exceptions, unused, &linked));
   }
   std::sort(exceptions.begin(), exceptions.end(),
             [](const PolicyException& a, const PolicyException& b) { return a.path < b.path; });

@@ -25,14 +25,6 @@ constexpr size_t kMaxAnswerLineBytes = 64 << 10;
 
 Status Invalid(std::string message) { return Status(StatusCode::kInvalidArgument, std::move(message)); }
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 std::string_view Trimmed(std::string_view text) {
   auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
   while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
@@ -41,7 +33,7 @@ std::string_view Trimmed(std::string_view text) {
 }
 
 std::optional<bool> ParseBoolean(std::string_view text) {
-  std::string lower = Lower(text);
+  std::string lower = AsciiLowercase(text);
   if (lower == "true" || lower == "yes") return true;
   if (lower == "false" || lower == "no") return false;
   return std::nullopt;
@@ -291,7 +283,7 @@ class TerminalQuestionAsker final : public QuestionAsker {
     switch (question.answer_type) {
       case AnswerType::kText: return ToValidUtf8(text);
       case AnswerType::kBoolean: {
-        std::string lower = Lower(text);
+        std::string lower = AsciiLowercase(text);
         if (lower == "y") return "true";
         if (lower == "n") return "false";
         if (std::optional<bool> parsed = ParseBoolean(text)) return *parsed ? "true" : "false";

@@ -562,16 +562,21 @@ Result<Outcome> BuiltinRuntime::ExecuteJudged(const ToolCall& call, const ToolCo
     TOOLVFS_RETURN_IF_ERROR(gate.Authorize(scope, FileAccessName(judged.access), ShownTarget(judged.path),
                                            policy.files.Check(judged.access, judged.path)));
     return act([&](const std::vector<std::string>& paths) -> Status {
+      // A policy denial refuses at once; the paths the policy leaves open
+      // are one question together (a restore of 40 files is not 40).
+      std::vector<AccessGate::Judged> open;
       for (const std::string& path : paths) {
         PolicyDecision decision = policy.files.Check(FileAccess::kWrite, path);
         if (decision.decision == Decision::kAllow) continue;
-        if (decision.decision != Decision::kDeny && !judged.writes_need_own_decision) continue;
-        Status authorized = gate.Authorize(scope, FileAccessName(FileAccess::kWrite), path, decision);
-        if (authorized.ok()) continue;
-        judged.path = path;  // the audit record names the path refused
-        return authorized;
+        if (decision.decision == Decision::kDeny) {
+          judged.path = path;  // the audit record names the path refused
+          return gate.Authorize(scope, FileAccessName(FileAccess::kWrite), path, decision);
+        }
+        if (judged.writes_need_own_decision) open.push_back({path, std::move(decision)});
       }
-      return OkStatus();
+      Status authorized = gate.AuthorizeAll(scope, FileAccessName(FileAccess::kWrite), open);
+      if (!authorized.ok() && !open.empty()) judged.path = open.front().target;
+      return authorized;
     });
   }();
   if (options_.audit != nullptr) {

@@ -105,7 +105,8 @@ class BuiltinRuntime final : public ToolRuntime {
   // Judges paths a call is about to write besides its own: a denial of any
   // one is the error (naming it); an uncovered one goes with the call's own
   // decision, as for fs.delete below a directory, unless
-  // writes_need_own_decision.
+  // writes_need_own_decision: then the uncovered ones are put to the user
+  // in one question (AccessGate::AuthorizeAll).
   using WriteCheck = std::function<Status(const std::vector<std::string>& paths)>;
 
   Result<Outcome> ExecuteSessionTool(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel);

@@ -263,26 +263,20 @@ SandboxRequest ConfinementRequest(const LaunchSpec& spec, const ToolConfig& tool
 
 namespace {
 
-// A program that is not there is the user's typo or a missing package, not
-// a sandbox failure: said as such before the sandbox is built (which would
-// fail on it with "Cannot sandbox ...").
-Status CheckProgramExists(const LaunchSpec& spec) {
-  if (spec.program.find('/') != std::string::npos) {
-    std::filesystem::path program(spec.program);
-    if (program.is_relative() && !spec.working_directory.empty()) {
-      program = std::filesystem::path(spec.working_directory) / program;
-    }
-    std::error_code error;
-    if (std::filesystem::is_regular_file(program, error)) return OkStatus();
-    return NotFoundError("program " + Quote(spec.program) + " does not exist (looked for " + Quote(program.lexically_normal().string()) + ")");
+// A program given by path that is not there is the user's typo, not a
+// sandbox failure: said as such before the sandbox is built (which would
+// fail on it with "Cannot sandbox ..."). A bare name is looked up once, by
+// ResolveProgram, which says the same of one not on the PATH.
+Status CheckProgramFileExists(const LaunchSpec& spec) {
+  if (spec.program.find('/') == std::string::npos) return OkStatus();
+  std::filesystem::path program(spec.program);
+  if (program.is_relative() && !spec.working_directory.empty()) {
+    program = std::filesystem::path(spec.working_directory) / program;
   }
-  std::string search_path(kFixedPath);
-  for (const std::string& entry : spec.environment) {
-    if (entry.starts_with("PATH=")) search_path = entry.substr(5);
-  }
-  if (FindProgramOnPath(spec.program, search_path).ok()) return OkStatus();
-  return NotFoundError("program " + Quote(spec.program) + " was not found on the PATH tools get (" + search_path +
-                       "): install it there, or give its full path in the tool's command");
+  std::error_code error;
+  if (std::filesystem::is_regular_file(program, error)) return OkStatus();
+  return NotFoundError("program " + Quote(spec.program) + " does not exist (looked for " +
+                       Quote(program.lexically_normal().string()) + ")");
 }
 
 }  // namespace
@@ -290,9 +284,15 @@ Status CheckProgramExists(const LaunchSpec& spec) {
 Result<ChildProcess> LaunchConfined(const LaunchSpec& spec, const ToolConfig& tool, ToolKind kind,
                                     const std::string& project_directory,
                                     const ConfinementOptions& confinement) {
-  TOOLVFS_RETURN_IF_ERROR(CheckProgramExists(spec));
-  if (!confinement.sandbox) return Launch(spec);
+  TOOLVFS_RETURN_IF_ERROR(CheckProgramFileExists(spec));
+  // The program is found once, as Launch would find it; the sandbox's
+  // rules and the launch then use that path.
+  LaunchSpec resolved = spec;
+  TOOLVFS_ASSIGN_OR_RETURN(resolved.program, ResolveProgram(spec));
+  resolved.argv0 = spec.program;
+  if (!confinement.sandbox) return Launch(resolved);
   SandboxRequest request = ConfinementRequest(spec, tool, kind, project_directory);
+  request.access.program = resolved.program;
   request.hidden_for_testing = confinement.hidden_for_testing;
   if (kind != ToolKind::kVfs) {
     Status narrowed = NarrowToPolicy(request, FilePolicy::ForTool(tool, confinement.config_project_path));
@@ -307,9 +307,8 @@ Result<ChildProcess> LaunchConfined(const LaunchSpec& spec, const ToolConfig& to
       confinement.warn("tool " + Quote(tool.name) + " runs without " + missing + " (--sandbox=best-effort)");
     }
   }
-  LaunchSpec confined = spec;
-  confined.sandbox = &profile;
-  return Launch(confined);
+  resolved.sandbox = &profile;
+  return Launch(resolved);
 }
 
 }  // namespace toolvfs

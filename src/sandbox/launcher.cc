@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "core/io.h"
+#include "core/text.h"
 #include "sandbox/close_fds.h"
 #include "sandbox/mount_masks.h"
 #include "sandbox/namespaces.h"
@@ -286,29 +287,6 @@ Status SetNonBlocking(const UniqueFd& fd, std::string_view what) {
   return OkStatus();
 }
 
-// The path execve gets: `program` itself if it has a slash, else the first
-// executable match on PATH (the child's PATH if it sets one, like execvp).
-Result<std::string> ResolveProgram(const LaunchSpec& spec) {
-  if (spec.program.empty()) return InvalidArgumentError("Cannot start a process: no program given");
-  if (spec.program.find('/') != std::string::npos) return spec.program;
-  std::string search_path;
-  bool found_in_environment = false;
-  for (const std::string& entry : spec.environment) {
-    if (entry.starts_with("PATH=")) {
-      search_path = entry.substr(5);
-      found_in_environment = true;
-    }
-  }
-  if (!found_in_environment) {
-    const char* own_path = getenv("PATH");
-    search_path = own_path != nullptr ? own_path : "/usr/bin:/bin";
-  }
-  Result<std::string> found = FindProgramOnPath(spec.program, search_path);
-  if (found.ok()) return found;
-  return NotFoundError("Cannot start '" + spec.program + "': not found on PATH '" +
-                       search_path + "'");
-}
-
 ExitStatus FromWaitStatus(int wait_status) {
   ExitStatus status;
   if (WIFSIGNALED(wait_status)) {
@@ -345,6 +323,27 @@ ResourceLimits ChildResourceLimits(const SandboxProfile* sandbox) {
 }
 
 }  // namespace
+
+Result<std::string> ResolveProgram(const LaunchSpec& spec) {
+  if (spec.program.empty()) return InvalidArgumentError("Cannot start a process: no program given");
+  if (spec.program.find('/') != std::string::npos) return spec.program;
+  std::string search_path;
+  bool found_in_environment = false;
+  for (const std::string& entry : spec.environment) {
+    if (entry.starts_with("PATH=")) {
+      search_path = entry.substr(5);
+      found_in_environment = true;
+    }
+  }
+  if (!found_in_environment) {
+    const char* own_path = getenv("PATH");
+    search_path = own_path != nullptr ? own_path : "/usr/bin:/bin";
+  }
+  Result<std::string> found = FindProgramOnPath(spec.program, search_path);
+  if (found.ok()) return found;
+  return NotFoundError("program " + Quote(spec.program) + " was not found on the PATH tools get (" + search_path +
+                       "): install it there, or give its full path in the tool's command");
+}
 
 std::string ExitStatus::Describe() const {
   if (exited()) return "exited with status " + std::to_string(code);
@@ -440,7 +439,7 @@ Result<ChildProcess> Launch(const LaunchSpec& spec) {
   // argv and envp point into `spec` and `program_path`, which outlive fork.
   std::vector<char*> argv;
   argv.reserve(spec.args.size() + 2);
-  argv.push_back(const_cast<char*>(spec.program.c_str()));
+  argv.push_back(const_cast<char*>(spec.argv0.empty() ? spec.program.c_str() : spec.argv0.c_str()));
   for (const std::string& arg : spec.args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
   std::vector<char*> envp;

@@ -40,8 +40,11 @@ struct LaunchSpec {
   // An absolute path, or a bare name looked up (before fork) on the PATH of
   // `environment` if it sets one, else on the launcher's own PATH.
   std::string program;
-  // argv[1..]; argv[0] is `program` as given.
+  // argv[1..]; argv[0] is `argv0`, or `program` as given when empty.
   std::vector<std::string> args;
+  // What the child sees as its name when `program` is a path resolved
+  // beforehand (LaunchConfined passes the name the config gave).
+  std::string argv0;
   // "K=V" entries: the child's whole environment; nothing is inherited, so
   // no secret of the host leaks into a tool by accident.
   std::vector<std::string> environment;
@@ -132,6 +135,15 @@ class ChildProcess {
   // child is reaped and its group killed.
   std::optional<ProcessCgroup> cgroup_;
 };
+
+// The path execve gets for `spec.program`: itself if it has a slash, else
+// the first executable match on PATH (the child's PATH if `environment`
+// sets one, else the launcher's own, like execvp). The one place a
+// program is looked up before a launch (LaunchConfined hands the result
+// to the sandbox's rules and to Launch). NotFound otherwise: "program
+// 'pyhton3' was not found on the PATH tools get (/usr/bin:/bin): install
+// it there, or give its full path in the tool's command".
+Result<std::string> ResolveProgram(const LaunchSpec& spec);
 
 // Starts `spec.program`. Between its start and exec the child runs, in this
 // order:

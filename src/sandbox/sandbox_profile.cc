@@ -179,8 +179,8 @@ Result<SandboxProfile> SandboxProfile::Build(const SandboxRequest& request, Sand
         return InternalError("Cannot sandbox tool " + Quote(request.tool_name) +
                              ": mount masks were asked for where no mount namespace can carry them");
       }
-      *profile.mount_masks_ = request.mount_masks;
-      *profile.mount_mask_entries_ = PrepareMountMasks(*profile.mount_masks_);
+      profile.mount_masks_ = request.mount_masks;
+      profile.mount_mask_entries_ = PrepareMountMasks(profile.mount_masks_);
     }
   } else {
     if (!request.mount_masks.empty()) {

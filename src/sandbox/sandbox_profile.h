@@ -119,7 +119,7 @@ class SandboxProfile {
   uint64_t process_cgroup_max_tasks() const { return process_cgroup_max_tasks_; }
   // For the child: the mount masks to apply after entering the mount
   // namespace, parents first (mount_masks.h); empty: none.
-  const std::vector<MountMaskEntry>& mount_mask_entries() const { return *mount_mask_entries_; }
+  const std::vector<MountMaskEntry>& mount_mask_entries() const { return mount_mask_entries_; }
 
  private:
   SandboxProfile() = default;
@@ -135,10 +135,11 @@ class SandboxProfile {
   uid_t process_cgroup_uid_ = 0;
   uint64_t process_cgroup_max_tasks_ = 0;
   std::vector<std::string> unenforced_;
-  // Behind pointers so the entries' paths stay valid when the profile moves.
-  std::unique_ptr<std::vector<MountMask>> mount_masks_ = std::make_unique<std::vector<MountMask>>();
-  std::unique_ptr<std::vector<MountMaskEntry>> mount_mask_entries_ =
-      std::make_unique<std::vector<MountMaskEntry>>();
+  // The entries point into the masks' strings. A moved vector hands over
+  // its buffer (the elements do not move), so they stay valid when the
+  // profile moves; the profile is not copyable.
+  std::vector<MountMask> mount_masks_;
+  std::vector<MountMaskEntry> mount_mask_entries_;
 };
 
 }  // namespace toolvfs

@@ -4,6 +4,7 @@
 
 #include "core/text.h"
 #include "protocol/json_writer.h"
+#include "session/tool_support.h"
 
 namespace toolvfs {
 namespace {
@@ -48,10 +49,9 @@ const std::vector<SessionToolInfo> kTools = {
      true},
 };
 
-const std::string& StringArgument(const ConfigValue::Object& arguments, std::string_view name) {
-  static const std::string kEmpty;
-  auto found = arguments.find(name);
-  return found != arguments.end() && found->second.is_string() ? found->second.as_string() : kEmpty;
+// The `path` argument; "" (the root) when absent.
+std::string_view PathArgument(const ConfigValue::Object& arguments) {
+  return StringArgument(arguments, "path").value_or("");
 }
 
 std::optional<uint64_t> UnsignedArgument(const ConfigValue::Object& arguments, std::string_view name) {
@@ -77,10 +77,8 @@ void WriteInfo(JsonWriter& writer, const SessionFileInfo& info) {
   writer.Uint64(info.size_bytes);
 }
 
-std::string Text(const rapidjson::StringBuffer& buffer) { return std::string(buffer.GetString(), buffer.GetSize()); }
-
 Result<std::string> ListDirectoryTool(SessionWorkspace& session, const ConfigValue::Object& arguments) {
-  const std::string& path = StringArgument(arguments, "path");
+  const std::string_view path = PathArgument(arguments);
   TOOLVFS_ASSIGN_OR_RETURN(std::vector<SessionEntry> entries, session.ListDirectory(path));
   TOOLVFS_ASSIGN_OR_RETURN(std::string normalized, session.CheckPath(path, true));
   rapidjson::StringBuffer buffer;
@@ -100,12 +98,12 @@ Result<std::string> ListDirectoryTool(SessionWorkspace& session, const ConfigVal
   }
   writer.EndArray();
   writer.EndObject();
-  return Text(buffer);
+  return JsonText(buffer);
 }
 
 Result<std::string> ReadFileTool(SessionWorkspace& session, const ConfigValue::Object& arguments) {
   TOOLVFS_ASSIGN_OR_RETURN(SessionRead read,
-                           session.ReadFile(StringArgument(arguments, "path"), UnsignedArgument(arguments, "offset"),
+                           session.ReadFile(PathArgument(arguments), UnsignedArgument(arguments, "offset"),
                                             UnsignedArgument(arguments, "limit")));
   rapidjson::StringBuffer buffer;
   JsonWriter writer(buffer);
@@ -122,16 +120,16 @@ Result<std::string> ReadFileTool(SessionWorkspace& session, const ConfigValue::O
     writer.Uint64(read.lines_returned);
   }
   writer.EndObject();
-  return Text(buffer);
+  return JsonText(buffer);
 }
 
 Result<std::string> WriteFileTool(SessionWorkspace& session, const ConfigValue::Object& arguments) {
   SessionWrite write;
-  write.path = StringArgument(arguments, "path");
-  write.content = StringArgument(arguments, "content");
-  const std::string& mode = StringArgument(arguments, "mode");
+  write.path = PathArgument(arguments);
+  write.content = StringArgument(arguments, "content").value_or("");
+  const std::string_view mode = StringArgument(arguments, "mode").value_or("");
   TOOLVFS_ASSIGN_OR_RETURN(write.mode, ParseSessionWriteMode(mode.empty() ? "create" : mode));
-  const std::string& encoding = StringArgument(arguments, "encoding");
+  const std::string_view encoding = StringArgument(arguments, "encoding").value_or("");
   TOOLVFS_ASSIGN_OR_RETURN(write.encoding, ParseSessionEncoding(encoding.empty() ? "utf-8" : encoding));
   write.expected_version = UnsignedArgument(arguments, "expected_version");
   TOOLVFS_ASSIGN_OR_RETURN(SessionWriteResult result, session.WriteFile(write));
@@ -144,12 +142,12 @@ Result<std::string> WriteFileTool(SessionWorkspace& session, const ConfigValue::
                                                               : "appended");
   WriteInfo(writer, result.info);
   writer.EndObject();
-  return Text(buffer);
+  return JsonText(buffer);
 }
 
 Result<std::string> DeleteFileTool(SessionWorkspace& session, const ConfigValue::Object& arguments,
                                    const SessionWorkspace::DeleteCheck& check) {
-  TOOLVFS_ASSIGN_OR_RETURN(SessionDeleteResult result, session.DeleteFile(StringArgument(arguments, "path"), check));
+  TOOLVFS_ASSIGN_OR_RETURN(SessionDeleteResult result, session.DeleteFile(PathArgument(arguments), check));
   rapidjson::StringBuffer buffer;
   JsonWriter writer(buffer);
   writer.StartObject();
@@ -160,15 +158,25 @@ Result<std::string> DeleteFileTool(SessionWorkspace& session, const ConfigValue:
   WriteJsonKey(writer, "was_directory");
   writer.Bool(result.was_directory);
   writer.EndObject();
-  return Text(buffer);
+  return JsonText(buffer);
 }
 
 }  // namespace
 
 const std::vector<SessionToolInfo>& SessionTools() { return kTools; }
 
-const SessionToolInfo* FindSessionTool(std::string_view name) {
-  for (const SessionToolInfo& tool : kTools) {
+const SessionToolInfo* FindSessionTool(std::string_view name) { return FindToolNamed(kTools, name); }
+
+std::optional<std::string_view> StringArgument(const ConfigValue::Object& arguments, std::string_view name) {
+  auto found = arguments.find(name);
+  if (found == arguments.end() || !found->second.is_string()) return std::nullopt;
+  return found->second.as_string();
+}
+
+std::string JsonText(const rapidjson::StringBuffer& buffer) { return std::string(buffer.GetString(), buffer.GetSize()); }
+
+const SessionToolInfo* FindToolNamed(const std::vector<SessionToolInfo>& tools, std::string_view name) {
+  for (const SessionToolInfo& tool : tools) {
     if (tool.name == name) return &tool;
   }
   return nullptr;
@@ -177,10 +185,10 @@ const SessionToolInfo* FindSessionTool(std::string_view name) {
 Result<SessionToolTarget> SessionToolTargetOf(const SessionWorkspace& session, std::string_view tool,
                                               const ConfigValue::Object& arguments) {
   SessionToolTarget target;
-  TOOLVFS_ASSIGN_OR_RETURN(target.path, session.CheckPath(StringArgument(arguments, "path"), /*allow_root=*/true));
+  TOOLVFS_ASSIGN_OR_RETURN(target.path, session.CheckPath(PathArgument(arguments), /*allow_root=*/true));
   if (tool == "write_file") {
-    const std::string& mode = StringArgument(arguments, "mode");
-    target.mode = mode.empty() ? "create" : mode;
+    const std::string_view mode = StringArgument(arguments, "mode").value_or("");
+    target.mode = std::string(mode.empty() ? "create" : mode);
   }
   return target;
 }
@@ -259,7 +267,7 @@ std::string SessionFilesJson(const std::vector<SessionFileInfo>& files) {
     writer.EndObject();
   }
   writer.EndArray();
-  return Text(buffer);
+  return JsonText(buffer);
 }
 
 }  // namespace toolvfs

@@ -3,9 +3,11 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <iterator>
 #include <charconv>
 #include <cstdio>
 #include <chrono>
+#include <map>
 #include <utility>
 
 #include "core/text.h"
@@ -32,6 +34,56 @@ std::string Join(std::string_view parent, std::string_view name) {
 }
 
 std::string SidecarPath(std::string_view path) { return Join(kSidecarRoot, path); }
+
+// The mutex of the sessions on `files` in this process: one per store
+// object, alive while a SessionWorkspace holds it. Each call of the
+// builtin runtime opens its own SessionWorkspace, so a per-object mutex
+// would serialize nothing between two calls.
+std::shared_ptr<std::mutex> StoreMutex(const ProjectFiles& files) {
+  static std::mutex& registry_mutex = *new std::mutex;  // never destroyed: used until exit
+  static auto& registry = *new std::map<const ProjectFiles*, std::weak_ptr<std::mutex>>;
+  std::lock_guard lock(registry_mutex);
+  std::erase_if(registry, [](const auto& entry) { return entry.second.expired(); });
+  std::weak_ptr<std::mutex>& entry = registry[&files];
+  std::shared_ptr<std::mutex> mutex = entry.lock();
+  if (!mutex) {
+    mutex = std::make_shared<std::mutex>();
+    entry = mutex;
+  }
+  return mutex;
+}
+
+// Runs `act` on the sorted paths `list` gives once `check` has accepted
+// every one of them, without holding `mutex` while `check` runs (it may
+// wait minutes for the user, and every call on the store would wait with
+// it): `list` and `act` run together under `mutex`, and when `list` finds
+// paths `check` has not seen (another call wrote them meanwhile), `check`
+// is called again with those. Changed after kJudgeAttempts lists that each
+// found new paths. Without `check`, one list and the act.
+template <typename T>
+Result<T> ActOnCheckedPaths(std::mutex& mutex, const std::function<Result<std::vector<std::string>>()>& list,
+                            const PathsCheck& check,
+                            const std::function<Result<T>(const std::vector<std::string>&)>& act) {
+  std::vector<std::string> checked;
+  for (int attempt = 0; attempt < kJudgeAttempts; ++attempt) {
+    std::vector<std::string> unchecked;
+    {
+      std::lock_guard lock(mutex);
+      TOOLVFS_ASSIGN_OR_RETURN(std::vector<std::string> paths, list());
+      if (check) {
+        std::set_difference(paths.begin(), paths.end(), checked.begin(), checked.end(),
+                            std::back_inserter(unchecked));
+      }
+      if (unchecked.empty()) return act(paths);
+    }
+    TOOLVFS_RETURN_IF_ERROR(check(unchecked));
+    std::vector<std::string> merged;
+    std::merge(checked.begin(), checked.end(), unchecked.begin(), unchecked.end(), std::back_inserter(merged));
+    checked = std::move(merged);
+  }
+  return ChangedError("The workspace kept changing while the paths were checked (" +
+                      std::to_string(kJudgeAttempts) + " times); nothing was changed, try again");
+}
 
 // Unicode code points of valid UTF-8 `text`: every byte that does not
 // continue a sequence starts one.
@@ -255,7 +307,8 @@ SessionWorkspace::SessionWorkspace(ProjectFiles& files, SessionSettings settings
     : files_(files),
       settings_(std::move(settings)),
       loader_(loader ? std::move(loader) : MountLoader(LoadSessionHostMounts)),
-      clock_(clock ? std::move(clock) : SessionClock(SystemNowMs)) {}
+      clock_(clock ? std::move(clock) : SessionClock(SystemNowMs)),
+      mutex_(StoreMutex(files)) {}
 
 Result<bool> SessionWorkspace::IsSession(ProjectFiles& files) { return files.Exists(kSessionRecordPath); }
 
@@ -276,7 +329,7 @@ Result<std::unique_ptr<SessionWorkspace>> SessionWorkspace::Create(ProjectFiles&
   std::unique_ptr<SessionWorkspace> session(
       new SessionWorkspace(files, std::move(settings), std::move(loader), std::move(clock)));
   TOOLVFS_RETURN_IF_ERROR(session->WriteRecord(false, std::nullopt));
-  std::lock_guard lock(session->mutex_);
+  std::lock_guard lock(*session->mutex_);
   if (Status mounted = session->EnsureMounted(); !mounted.ok()) {
     // No half-made session: without its record the workspace is what it
     // was (each mount loads all or nothing).
@@ -362,7 +415,7 @@ Result<SessionFileInfo> SessionWorkspace::InfoOf(const std::string& path) {
 }
 
 Result<std::vector<SessionEntry>> SessionWorkspace::ListDirectory(std::string_view path) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(*mutex_);
   TOOLVFS_ASSIGN_OR_RETURN(std::string normalized, CheckPath(path, /*allow_root=*/true));
   TOOLVFS_RETURN_IF_ERROR(EnsureMounted());
   Result<std::vector<DirEntry>> entries = files_.ListDir(normalized);
@@ -386,7 +439,7 @@ Result<std::vector<SessionEntry>> SessionWorkspace::ListDirectory(std::string_vi
 
 Result<SessionRead> SessionWorkspace::ReadFile(std::string_view path, std::optional<uint64_t> offset,
                                                std::optional<uint64_t> limit) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(*mutex_);
   TOOLVFS_ASSIGN_OR_RETURN(std::string normalized, CheckPath(path, /*allow_root=*/false));
   if (offset && *offset == 0) return InvalidArgumentError("offset is 1-based; 0 is not a line number");
   if (limit && (*limit == 0 || *limit > kMaxReadLines)) {
@@ -470,7 +523,7 @@ Status SessionWorkspace::CheckContent(const SessionWrite& write, std::string& by
 }
 
 Result<SessionWriteResult> SessionWorkspace::WriteFile(const SessionWrite& write) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(*mutex_);
   TOOLVFS_ASSIGN_OR_RETURN(std::string normalized, CheckPath(write.path, /*allow_root=*/false));
   std::string bytes;
   TOOLVFS_RETURN_IF_ERROR(CheckContent(write, bytes));
@@ -518,34 +571,35 @@ Result<SessionWriteResult> SessionWorkspace::WriteFile(const SessionWrite& write
 }
 
 Result<SessionDeleteResult> SessionWorkspace::DeleteFile(std::string_view path, const DeleteCheck& check) {
-  std::lock_guard lock(mutex_);
-  Result<std::string> checked = CheckPath(path, /*allow_root=*/true);
-  if (!checked.ok()) return checked.status();
-  if (checked->empty()) return InvalidArgumentError("The workspace root cannot be deleted");
-  const std::string& normalized = *checked;
-  TOOLVFS_RETURN_IF_ERROR(EnsureMounted());
-  Result<FileMetadata> metadata = files_.Metadata(normalized);
-  if (!metadata.ok()) {
-    if (metadata.status().code() == StatusCode::kNotFound) {
-      return NotFoundError("Nothing matches " + Quote(normalized) + ": no such file or directory");
+  SessionDeleteResult result;
+  auto list = [&]() -> Result<std::vector<std::string>> {
+    TOOLVFS_ASSIGN_OR_RETURN(result.path, CheckPath(path, /*allow_root=*/true));
+    if (result.path.empty()) return InvalidArgumentError("The workspace root cannot be deleted");
+    TOOLVFS_RETURN_IF_ERROR(EnsureMounted());
+    Result<FileMetadata> metadata = files_.Metadata(result.path);
+    if (!metadata.ok()) {
+      if (metadata.status().code() == StatusCode::kNotFound) {
+        return NotFoundError("Nothing matches " + Quote(result.path) + ": no such file or directory");
+      }
+      return metadata.status();
     }
-    return metadata.status();
-  }
-  SessionDeleteResult result{normalized, 0, metadata->kind == EntryKind::kDirectory};
-  // The store deletes by path segments: removing `a/b` never touches `a/bc`.
-  std::vector<std::string> doomed{normalized};
-  if (result.was_directory) {
-    TOOLVFS_ASSIGN_OR_RETURN(doomed, FilePaths(normalized));
+    result.was_directory = metadata->kind == EntryKind::kDirectory;
+    // The store deletes by path segments: removing `a/b` never touches `a/bc`.
+    if (!result.was_directory) return std::vector<std::string>{result.path};
+    TOOLVFS_ASSIGN_OR_RETURN(std::vector<std::string> doomed, FilePaths(result.path));
     std::sort(doomed.begin(), doomed.end());
-  }
-  result.files_deleted = doomed.size();
-  // Under the lock, so the files checked are the files deleted (by this
-  // process; see the top of session_workspace.h).
-  if (check) TOOLVFS_RETURN_IF_ERROR(check(doomed));
-  TOOLVFS_RETURN_IF_ERROR(files_.Delete(normalized, /*recursive=*/true));
-  Status sidecar = files_.Delete(SidecarPath(normalized), /*recursive=*/true);
-  if (!sidecar.ok() && sidecar.code() != StatusCode::kNotFound) return sidecar;
-  return result;
+    return doomed;
+  };
+  // The files checked are the files deleted (by this process; see the top
+  // of session_workspace.h).
+  return ActOnCheckedPaths<SessionDeleteResult>(
+      *mutex_, list, check, [&](const std::vector<std::string>& doomed) -> Result<SessionDeleteResult> {
+        result.files_deleted = doomed.size();
+        TOOLVFS_RETURN_IF_ERROR(files_.Delete(result.path, /*recursive=*/true));
+        Status sidecar = files_.Delete(SidecarPath(result.path), /*recursive=*/true);
+        if (!sidecar.ok() && sidecar.code() != StatusCode::kNotFound) return sidecar;
+        return result;
+      });
 }
 
 Result<std::vector<std::string>> SessionWorkspace::FilePaths(const std::string& below) {
@@ -569,7 +623,7 @@ Result<std::vector<std::string>> SessionWorkspace::FilePaths(const std::string& 
 }
 
 Result<std::vector<SessionFileInfo>> SessionWorkspace::ListAllFiles() {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(*mutex_);
   TOOLVFS_RETURN_IF_ERROR(EnsureMounted());
   std::vector<SessionFileInfo> infos;
   TOOLVFS_ASSIGN_OR_RETURN(std::vector<std::string> paths, FilePaths());
@@ -583,13 +637,37 @@ Result<std::vector<SessionFileInfo>> SessionWorkspace::ListAllFiles() {
 }
 
 Result<std::string> SessionWorkspace::Snapshot(std::optional<std::string_view> label) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(*mutex_);
   TOOLVFS_RETURN_IF_ERROR(EnsureMounted());
   return files_.Snapshot(label);
 }
 
 Status SessionWorkspace::Restore(std::string_view snapshot_id) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(*mutex_);
+  return RestoreLocked(snapshot_id);
+}
+
+std::vector<std::string> ChangedPaths(const TreeDiff& diff) {
+  std::vector<std::string> paths = diff.added;
+  paths.insert(paths.end(), diff.modified.begin(), diff.modified.end());
+  paths.insert(paths.end(), diff.deleted.begin(), diff.deleted.end());
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+Result<TreeDiff> SessionWorkspace::RestoreChecked(std::string_view snapshot_id, const PathsCheck& check) {
+  TreeDiff undone;
+  auto list = [&]() -> Result<std::vector<std::string>> {
+    TOOLVFS_ASSIGN_OR_RETURN(undone, VisibleDiff(snapshot_id, std::nullopt));
+    return ChangedPaths(undone);
+  };
+  return ActOnCheckedPaths<TreeDiff>(*mutex_, list, check, [&](const std::vector<std::string>&) -> Result<TreeDiff> {
+    TOOLVFS_RETURN_IF_ERROR(RestoreLocked(snapshot_id));
+    return undone;
+  });
+}
+
+Status SessionWorkspace::RestoreLocked(std::string_view snapshot_id) {
   // Keep the materialized path across the restore: it describes a directory
   // on disk now, not the state restored.
   TOOLVFS_ASSIGN_OR_RETURN(std::string text, files_.Read(kSessionRecordPath));
@@ -605,19 +683,23 @@ Status SessionWorkspace::Restore(std::string_view snapshot_id) {
 }
 
 Result<std::vector<SnapshotInfo>> SessionWorkspace::Snapshots() {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(*mutex_);
   return files_.ListSnapshots();
 }
 
 Result<TreeDiff> SessionWorkspace::Diff(std::string_view from, std::optional<std::string_view> to) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(*mutex_);
+  return VisibleDiff(from, to);
+}
+
+Result<TreeDiff> SessionWorkspace::VisibleDiff(std::string_view from, std::optional<std::string_view> to) {
   TOOLVFS_ASSIGN_OR_RETURN(TreeDiff diff, files_.Diff(from, to));
   return TreeDiff{WithoutHidden(std::move(diff.added)), WithoutHidden(std::move(diff.modified)),
                   WithoutHidden(std::move(diff.deleted))};
 }
 
 Status SessionWorkspace::Reset() {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(*mutex_);
   TOOLVFS_ASSIGN_OR_RETURN(std::string text, files_.Read(kSessionRecordPath));
   TOOLVFS_ASSIGN_OR_RETURN(SessionRecord record, ParseSessionRecord(text));
   TOOLVFS_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, files_.ListDir(""));
@@ -633,14 +715,14 @@ Status SessionWorkspace::Reset() {
 }
 
 Status SessionWorkspace::SetMaterializedPath(std::optional<std::string> path) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(*mutex_);
   TOOLVFS_ASSIGN_OR_RETURN(std::string text, files_.Read(kSessionRecordPath));
   TOOLVFS_ASSIGN_OR_RETURN(SessionRecord record, ParseSessionRecord(text));
   return WriteRecord(record.mounts_applied, path);
 }
 
 Result<std::optional<std::string>> SessionWorkspace::MaterializedPath() {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(*mutex_);
   TOOLVFS_ASSIGN_OR_RETURN(std::string text, files_.Read(kSessionRecordPath));
   TOOLVFS_ASSIGN_OR_RETURN(SessionRecord record, ParseSessionRecord(text));
   return record.materialized_path;
@@ -662,14 +744,14 @@ Result<std::unique_ptr<SessionDirectory>> SessionWorkspace::Materialize() {
 
 Status SessionWorkspace::FinishMaterialized(const std::vector<std::pair<std::string, uint64_t>>& versions_before) {
   {
-    std::lock_guard lock(mutex_);
+    std::lock_guard lock(*mutex_);
     // The command may have removed the hidden directory with everything
     // else: the session must survive it.
     TOOLVFS_ASSIGN_OR_RETURN(bool has_record, files_.Exists(kSessionRecordPath));
     if (!has_record) TOOLVFS_RETURN_IF_ERROR(WriteRecord(true, std::nullopt));
   }
   TOOLVFS_RETURN_IF_ERROR(SetMaterializedPath(std::nullopt));
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(*mutex_);
   TOOLVFS_ASSIGN_OR_RETURN(std::vector<std::string> paths, FilePaths());
   for (const std::string& path : paths) {
     TOOLVFS_ASSIGN_OR_RETURN(FileMetadata metadata, files_.Metadata(path));

@@ -17,9 +17,11 @@
 //
 // Every operation validates before it acts: an error changes nothing and
 // its message names the value and the reason. Thread safety: operations
-// on one object are serialized by a mutex; two processes writing the same
-// session at once can race between a check (expected_version, mode) and
-// the write.
+// are serialized by one mutex per store object in this process, shared by
+// every SessionWorkspace opened on it (each MCP call opens its own), so a
+// check made under it (expected_version, mode; the listing a PathsCheck
+// judged) holds for the act; two processes writing the same session at
+// once can still race between a check and the write.
 #pragma once
 
 #include <cstdint>
@@ -73,6 +75,18 @@ using MountLoader = std::function<Status(const SessionSettings& settings, Projec
 // under `settings.allowed_roots` with the session's path limits
 // (session/host_mount.h).
 Status LoadSessionHostMounts(const SessionSettings& settings, ProjectFiles& files);
+
+// Called with the files an operation is about to change (sorted) before
+// it changes any; its error refuses the operation, which then changes
+// nothing (the builtin runtime's policy check per file, which may ask the
+// user). Not under the session's lock: the files are listed again under
+// it, with the act, and a file the check has not seen (written by another
+// call meanwhile) makes a second call with the new ones, so every file
+// changed was checked.
+using PathsCheck = std::function<Status(const std::vector<std::string>& paths)>;
+
+// Every path `diff` names (added, modified and deleted), sorted.
+std::vector<std::string> ChangedPaths(const TreeDiff& diff);
 
 // Milliseconds since the Unix epoch; the system clock unless a test
 // injects another.
@@ -207,16 +221,22 @@ class SessionWorkspace {
                                std::optional<uint64_t> limit);
   Result<SessionWriteResult> WriteFile(const SessionWrite& write);
   // A file, or every file under a directory path; the root is refused.
-  // `check`, when given, is called with every file about to be deleted
-  // (sorted), under the session's lock; its error refuses the delete, which
-  // then changes nothing (the builtin runtime's policy check per file).
-  using DeleteCheck = std::function<Status(const std::vector<std::string>& files)>;
+  // `check`, when given, is called with every file about to be deleted.
+  using DeleteCheck = PathsCheck;
   Result<SessionDeleteResult> DeleteFile(std::string_view path, const DeleteCheck& check = nullptr);
   // Every file with its metadata, sorted by path, without content.
   Result<std::vector<SessionFileInfo>> ListAllFiles();
 
   Result<std::string> Snapshot(std::optional<std::string_view> label);
   Status Restore(std::string_view snapshot_id);
+  // Restore, with `check` (when given) called with every path the restore
+  // changes: added, changed or deleted since the snapshot, the session's
+  // own records left out. The diff that decides what the restore undoes
+  // and the restore are one step under the session's lock, and every
+  // path in that diff was checked (PathsCheck), so a write by another call
+  // is never undone unchecked. Returns what was undone: the diff from the
+  // snapshot to the state before the restore.
+  Result<TreeDiff> RestoreChecked(std::string_view snapshot_id, const PathsCheck& check);
   Result<std::vector<SnapshotInfo>> Snapshots();
   // Without the session's hidden files.
   Result<TreeDiff> Diff(std::string_view from, std::optional<std::string_view> to);
@@ -253,12 +273,17 @@ class SessionWorkspace {
   // holds mutex_.
   Result<std::vector<std::string>> FilePaths(const std::string& below = "");
   Status CheckContent(const SessionWrite& write, std::string& bytes) const;
+  // Restore, the session record kept. Caller holds mutex_.
+  Status RestoreLocked(std::string_view snapshot_id);
+  // Diff without the session's hidden files. Caller holds mutex_.
+  Result<TreeDiff> VisibleDiff(std::string_view from, std::optional<std::string_view> to);
 
   ProjectFiles& files_;
   SessionSettings settings_;
   MountLoader loader_;
   SessionClock clock_;
-  std::mutex mutex_;
+  // Shared by every SessionWorkspace on files_ in this process.
+  std::shared_ptr<std::mutex> mutex_;
 };
 
 // The session record's JSON, and back (InvalidArgument naming the problem).

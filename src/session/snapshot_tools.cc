@@ -6,6 +6,7 @@
 
 #include "core/text.h"
 #include "protocol/json_writer.h"
+#include "session/tool_support.h"
 
 namespace toolvfs {
 namespace {
@@ -47,14 +48,6 @@ const std::vector<SnapshotToolInfo> kTools = {
      true},
 };
 
-std::optional<std::string_view> StringArgument(const ConfigValue::Object& arguments, std::string_view name) {
-  auto found = arguments.find(name);
-  if (found == arguments.end() || !found->second.is_string()) return std::nullopt;
-  return found->second.as_string();
-}
-
-std::string Text(const rapidjson::StringBuffer& buffer) { return std::string(buffer.GetString(), buffer.GetSize()); }
-
 void WriteSnapshot(JsonWriter& writer, const SnapshotInfo& info) {
   WriteJsonKey(writer, "id");
   writer.String(info.id);
@@ -86,7 +79,19 @@ class Snapshots {
   Result<std::string> Create(std::optional<std::string_view> label) {
     return session_ ? session_->Snapshot(label) : files_.Snapshot(label);
   }
-  Status Restore(std::string_view id) { return session_ ? session_->Restore(id) : files_.Restore(id); }
+  // Restores `id` after `check` accepted every path it changes; returns the
+  // change undone. In a session every path the restore changes was
+  // checked (SessionWorkspace::RestoreChecked); on a plain store the diff,
+  // the check and the restore are each atomic on their own, and a write by
+  // another process between the diff and the restore is undone unchecked
+  // (docs/sessions.md, "Snapshot tools").
+  Result<TreeDiff> Restore(std::string_view id, const RestoreCheck& check) {
+    if (session_) return session_->RestoreChecked(id, check);
+    TOOLVFS_ASSIGN_OR_RETURN(TreeDiff undone, files_.Diff(id, std::nullopt));
+    if (check) TOOLVFS_RETURN_IF_ERROR(check(ChangedPaths(undone)));
+    TOOLVFS_RETURN_IF_ERROR(files_.Restore(id));
+    return undone;
+  }
   Result<std::vector<SnapshotInfo>> List() { return session_ ? session_->Snapshots() : files_.ListSnapshots(); }
   Result<TreeDiff> Diff(std::string_view from, std::optional<std::string_view> to) {
     return session_ ? session_->Diff(from, to) : files_.Diff(from, to);
@@ -122,24 +127,16 @@ Result<std::string> CreateTool(Snapshots& snapshots, const ConfigValue::Object& 
   writer.StartObject();
   WriteSnapshot(writer, info);
   writer.EndObject();
-  return Text(buffer);
+  return JsonText(buffer);
 }
 
 Result<std::string> RestoreTool(Snapshots& snapshots, const ConfigValue::Object& arguments,
                                 const RestoreCheck& check) {
   const std::string_view id = StringArgument(arguments, "id").value_or("");
   TOOLVFS_ASSIGN_OR_RETURN(SnapshotInfo info, snapshots.Find(id));
-  // What the restore undoes, for the answer: the change from the snapshot
-  // to now (proportional to the change, like the restore itself).
-  TOOLVFS_ASSIGN_OR_RETURN(TreeDiff undone, snapshots.Diff(id, std::nullopt));
-  if (check) {
-    std::vector<std::string> changed = undone.added;
-    changed.insert(changed.end(), undone.modified.begin(), undone.modified.end());
-    changed.insert(changed.end(), undone.deleted.begin(), undone.deleted.end());
-    std::sort(changed.begin(), changed.end());
-    TOOLVFS_RETURN_IF_ERROR(check(changed));
-  }
-  TOOLVFS_RETURN_IF_ERROR(snapshots.Restore(id));
+  // What the restore undid, for the answer: the change from the snapshot
+  // to then (proportional to the change, like the restore itself).
+  TOOLVFS_ASSIGN_OR_RETURN(TreeDiff undone, snapshots.Restore(id, check));
   rapidjson::StringBuffer buffer;
   JsonWriter writer(buffer);
   writer.StartObject();
@@ -151,7 +148,7 @@ Result<std::string> RestoreTool(Snapshots& snapshots, const ConfigValue::Object&
   WriteJsonKey(writer, "reverted");
   writer.Uint64(undone.modified.size());
   writer.EndObject();
-  return Text(buffer);
+  return JsonText(buffer);
 }
 
 Result<std::string> ListTool(Snapshots& snapshots) {
@@ -168,7 +165,7 @@ Result<std::string> ListTool(Snapshots& snapshots) {
   }
   writer.EndArray();
   writer.EndObject();
-  return Text(buffer);
+  return JsonText(buffer);
 }
 
 Result<std::string> DiffTool(Snapshots& snapshots, const ConfigValue::Object& arguments) {
@@ -199,19 +196,14 @@ Result<std::string> DiffTool(Snapshots& snapshots, const ConfigValue::Object& ar
   WritePaths(writer, "modified", diff.modified);
   WritePaths(writer, "deleted", diff.deleted);
   writer.EndObject();
-  return Text(buffer);
+  return JsonText(buffer);
 }
 
 }  // namespace
 
 const std::vector<SnapshotToolInfo>& SnapshotTools() { return kTools; }
 
-const SnapshotToolInfo* FindSnapshotTool(std::string_view name) {
-  for (const SnapshotToolInfo& tool : kTools) {
-    if (tool.name == name) return &tool;
-  }
-  return nullptr;
-}
+const SnapshotToolInfo* FindSnapshotTool(std::string_view name) { return FindToolNamed(kTools, name); }
 
 Result<std::string> RunSnapshotTool(ProjectFiles& files, SessionWorkspace* session, std::string_view tool,
                                     const ConfigValue::Object& arguments, const RestoreCheck& restore_check) {

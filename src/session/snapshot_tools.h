@@ -37,9 +37,11 @@ const SnapshotToolInfo* FindSnapshotTool(std::string_view name);
 
 // Called by snapshot_restore with every path the restore would change
 // (added, changed or deleted since the snapshot), before it changes any;
-// an error refuses the restore, which then changes nothing. The builtin
-// runtime judges each path as a write.
-using RestoreCheck = std::function<Status(const std::vector<std::string>& paths)>;
+// an error refuses the restore, which then changes nothing. In a session
+// it runs under the session's lock with the diff and the restore
+// (SessionWorkspace::RestoreChecked). The builtin runtime judges the
+// paths as writes, with one question for those the policy leaves open.
+using RestoreCheck = PathsCheck;
 
 // Runs the snapshot tool `tool` with checked `arguments` (types as the
 // schema says) on `files`, or on `session` (whose store is `files`) when

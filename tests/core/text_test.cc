@@ -30,5 +30,10 @@ TEST(TextTest, EscapeKeepsOneLineAndShowsTheExactValue) {
   EXPECT_EQ(EscapeForDisplay("\x7F"), "\\x7f");
 }
 
+TEST(TextTest, AsciiLowercaseChangesOnlyAsciiLetters) {
+  EXPECT_EQ(AsciiLowercase("HTTPS://Ex-AMPLE.com/Z@[\x7f"), "https://ex-ample.com/z@[\x7f");
+  EXPECT_EQ(AsciiLowercase("\xc3\x9c"), "\xc3\x9c");  // Ü stays as it is
+}
+
 }  // namespace
 }  // namespace toolvfs

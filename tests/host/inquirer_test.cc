@@ -337,5 +337,24 @@ TEST_F(AnswerScopeTest, OnceAnswersAskAgainRunAnswersDoNot) {
   EXPECT_EQ(asked_[4].target, "b.txt2");
 }
 
+// `toolvfs exec`'s flags come from the decision's grant, not from its
+// prose: a hint without one (a deny rule to remove, an environment
+// variable to list) is shown as it is.
+TEST(ExecFlagHintTest, TheFlagComesFromTheGrant) {
+  ToolConfig tool;
+  tool.has_sandbox_table = true;
+  tool.sandbox.filesystem_allow = {"src"};
+  const ToolPolicy policy = ToolPolicy::ForTool(tool, std::nullopt);
+  EXPECT_EQ(ExecFlagHint(policy.files.Check(FileAccess::kWrite, "todo list.txt")), "pass --allow-write 'todo list.txt'");
+  EXPECT_EQ(ExecFlagHint(policy.files.Check(FileAccess::kRead, "docs/a.md")), "pass --allow-read docs/a.md");
+  EXPECT_EQ(ExecFlagHint(policy.files.Check(FileAccess::kRead, "")), "pass --allow-read .");
+  EXPECT_EQ(ExecFlagHint(PolicyDecision::Uncovered("add a commands.rg rule", PolicyGrant{PolicyGrant::Kind::kCommand, "rg"})),
+            "pass --allow-cmd rg");
+  // Mentions commands.rg, but --allow-cmd would not forward the variable.
+  const PolicyDecision envs =
+      PolicyDecision::Deny("commands.rg.envs", "\"TOKEN\" is not listed; add it to commands.rg.envs to forward it");
+  EXPECT_EQ(ExecFlagHint(envs), envs.hint);
+}
+
 }  // namespace
 }  // namespace toolvfs

@@ -115,6 +115,13 @@ TEST(UrlTest, RejectsAmbiguousOrMalformedUrls) {
       {"http://evil.com\xef\xbc\x8f.example.org/", "has the character '/'"},  // fullwidth solidus
       {"http://xn--zzzz.example/", "is not a valid internationalized name"},
       {"http://\xff.com/", "is not a valid internationalized name"},
+      // ASCII hosts are checked as libidn2 would, without it (url.cc).
+      {"http://" + std::string(64, 'a') + ".com/", "domain label longer than 63 characters"},
+      {"http://" + std::string(250, 'a').replace(60, 1, ".").replace(120, 1, ".").replace(180, 1, ".") + ".com/",
+       "domain name longer than 255 characters"},
+      {"http://-a.com/", "string start/ends with forbidden hyphen"},
+      {"http://a.b-/", "string start/ends with forbidden hyphen"},
+      {"http://AB--cd.com/", "string contains forbidden two hyphens pattern"},
       {"http://127.1/", "not a dotted-decimal IPv4 address"},
       {"http://0x7f.0.0.1/", "not a dotted-decimal IPv4 address"},
       {"http://0x7f.1/", "not a dotted-decimal IPv4 address"},

@@ -22,6 +22,24 @@ TEST(McpApprovalsTest, TheFormNamesToolOperationAndEscapedTarget) {
   EXPECT_NE(params.find(R"("required":["decision"])"), std::string::npos) << params;
 }
 
+// One question for several paths (a snapshot_restore's): the form lists
+// them, and "allow for this session" then covers each of them.
+TEST(McpApprovalsTest, OneFormForSeveralPathsListsThemAndAllowsEach) {
+  Inquiry batch{"gen", "write", "a.txt", ""};
+  batch.targets = {"a.txt", "b\x1b.txt"};
+  EXPECT_NE(ElicitationParamsJson(batch, "2025-11-25")
+                .find(R"("message":"Tool 'gen' asks to write 2 paths: 'a.txt', 'b\\x1b.txt', which its policy )"),
+            std::string::npos)
+      << ElicitationParamsJson(batch, "2025-11-25");
+  McpSessionApprovals approvals;
+  EXPECT_FALSE(approvals.Allowed(batch));
+  approvals.Allow(batch);
+  EXPECT_TRUE(approvals.Allowed(batch));
+  EXPECT_TRUE(approvals.Allowed(Inquiry{"gen", "write", "b\x1b.txt", ""}));
+  batch.targets.push_back("c.txt");
+  EXPECT_FALSE(approvals.Allowed(batch));  // c.txt was not allowed
+}
+
 TEST(McpApprovalsTest, EarlierRevisionsGetEnumNamesAndNoMode) {
   const std::string params = ElicitationParamsJson(kInquiry, "2025-06-18");
   EXPECT_EQ(params.find(R"("mode")"), std::string::npos) << params;

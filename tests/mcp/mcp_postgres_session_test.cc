@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../cli/subprocess.h"
+#include "../mcp_servers.h"
 #include "mcp_http_server_process.h"
 #include "project/postgres_test_server.h"
 #include "project/sql/postgres_store.h"
@@ -23,11 +24,6 @@ namespace toolvfs {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string NpmDir() {
-  const char* dir = std::getenv("TOOLVFS_MCP_SERVERS_DIR");
-  return dir != nullptr && dir[0] != '\0' ? dir : TOOLVFS_MCP_SERVERS_DEFAULT_DIR;
-}
 
 // The session ids the client printed ("sessionId":"<32 hex digits>").
 std::vector<std::string> SessionIds(const std::string& out) {
@@ -55,7 +51,7 @@ std::vector<std::string> WorkspaceNames(const std::string& uri) {
 class McpPostgresSessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(fs::exists(fs::path(NpmDir()) / "node_modules/@modelcontextprotocol/sdk/package.json"))
+    ASSERT_TRUE(fs::exists(fs::path(McpServersDirectory()) / "node_modules/@modelcontextprotocol/sdk/package.json"))
         << "the MCP SDK is missing: run scripts/install-mcp-servers.sh (make test does)";
     std::string pattern = (fs::temp_directory_path() / "toolvfs-mcp-postgres-XXXXXX").string();
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
@@ -74,7 +70,7 @@ class McpPostgresSessionTest : public ::testing::Test {
     {
       McpHttpServerProcess server(root_ / "proj", (root_ / "server.log").string(), arguments);
       result = RunProcess({TOOLVFS_TEST_NODE, (fs::path(SourceDir()) / "tests/mcp/sdk_client.cjs").string(),
-                           NpmDir(), "--http", server.url()},
+                           McpServersDirectory(), "--http", server.url()},
                           {.deadline = std::chrono::seconds(60)});
       log = server.Log();
       server_exit = server.Stop();

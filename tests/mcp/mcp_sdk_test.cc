@@ -9,6 +9,7 @@
 #include <string>
 
 #include "../cli/subprocess.h"
+#include "../mcp_servers.h"
 #include "mcp_http_server_process.h"
 
 namespace toolvfs {
@@ -16,13 +17,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string NpmDir() {
-  const char* dir = std::getenv("TOOLVFS_MCP_SERVERS_DIR");
-  return dir != nullptr && dir[0] != '\0' ? dir : TOOLVFS_MCP_SERVERS_DEFAULT_DIR;
-}
-
 TEST(McpSdkTest, TheTypeScriptClientListsAndCallsTools) {
-  const fs::path sdk = fs::path(NpmDir()) / "node_modules/@modelcontextprotocol/sdk/package.json";
+  const fs::path sdk = fs::path(McpServersDirectory()) / "node_modules/@modelcontextprotocol/sdk/package.json";
   ASSERT_TRUE(fs::exists(sdk)) << sdk << " is missing: run scripts/install-mcp-servers.sh (make test does)";
   std::string pattern = (fs::temp_directory_path() / "toolvfs-mcp-sdk-XXXXXX").string();
   ASSERT_NE(mkdtemp(pattern.data()), nullptr);
@@ -54,7 +50,7 @@ send({"jsonrpc": "2.0", "method": "result",
 )";
 
   ProcessResult result =
-      RunProcess({TOOLVFS_TEST_NODE, (fs::path(SourceDir()) / "tests/mcp/sdk_client.cjs").string(), NpmDir(),
+      RunProcess({TOOLVFS_TEST_NODE, (fs::path(SourceDir()) / "tests/mcp/sdk_client.cjs").string(), McpServersDirectory(),
                   ToolvfsBinary(), (root / "proj").string()},
                  {.deadline = std::chrono::seconds(60)});
   const bool allowed_written = fs::exists(root / "proj" / "allowed.txt");
@@ -125,7 +121,7 @@ send({"jsonrpc": "2.0", "method": "result",
 // each in its own session with its own workspace, each ending its session
 // with DELETE; the server then exits cleanly on SIGTERM.
 TEST(McpSdkTest, TheTypeScriptClientUsesTwoSessionsAtOnceOverHttp) {
-  const fs::path sdk = fs::path(NpmDir()) / "node_modules/@modelcontextprotocol/sdk/package.json";
+  const fs::path sdk = fs::path(McpServersDirectory()) / "node_modules/@modelcontextprotocol/sdk/package.json";
   ASSERT_TRUE(fs::exists(sdk)) << sdk << " is missing: run scripts/install-mcp-servers.sh (make test does)";
   std::string pattern = (fs::temp_directory_path() / "toolvfs-mcp-sdk-http-XXXXXX").string();
   ASSERT_NE(mkdtemp(pattern.data()), nullptr);
@@ -138,7 +134,7 @@ TEST(McpSdkTest, TheTypeScriptClientUsesTwoSessionsAtOnceOverHttp) {
   std::string log;
   {
     McpHttpServerProcess server(root / "proj", (root / "server.log").string(), {});
-    result = RunProcess({TOOLVFS_TEST_NODE, (fs::path(SourceDir()) / "tests/mcp/sdk_client.cjs").string(), NpmDir(),
+    result = RunProcess({TOOLVFS_TEST_NODE, (fs::path(SourceDir()) / "tests/mcp/sdk_client.cjs").string(), McpServersDirectory(),
                          "--http", server.url()},
                         {.deadline = std::chrono::seconds(60)});
     log = server.Log();
@@ -163,7 +159,7 @@ TEST(McpSdkTest, TheTypeScriptClientUsesTwoSessionsAtOnceOverHttp) {
 // their outputSchema), an approval by elicitation, a tool's own progress
 // and log lines, and a cancellation that leaves no tool process.
 TEST(McpSdkTest, OverHttpTheClientAnswersElicitationGetsProgressAndCancels) {
-  const fs::path sdk = fs::path(NpmDir()) / "node_modules/@modelcontextprotocol/sdk/package.json";
+  const fs::path sdk = fs::path(McpServersDirectory()) / "node_modules/@modelcontextprotocol/sdk/package.json";
   ASSERT_TRUE(fs::exists(sdk)) << sdk << " is missing: run scripts/install-mcp-servers.sh (make test does)";
   std::string pattern = (fs::temp_directory_path() / "toolvfs-mcp-sdk-http-features-XXXXXX").string();
   ASSERT_NE(mkdtemp(pattern.data()), nullptr);
@@ -192,7 +188,7 @@ TEST(McpSdkTest, OverHttpTheClientAnswersElicitationGetsProgressAndCancels) {
   std::string log;
   {
     McpHttpServerProcess server(root / "proj", (root / "server.log").string(), {});
-    result = RunProcess({TOOLVFS_TEST_NODE, (fs::path(SourceDir()) / "tests/mcp/sdk_client.cjs").string(), NpmDir(),
+    result = RunProcess({TOOLVFS_TEST_NODE, (fs::path(SourceDir()) / "tests/mcp/sdk_client.cjs").string(), McpServersDirectory(),
                          "--http-features", server.url()},
                         {.deadline = std::chrono::seconds(90)});
     log = server.Log();

@@ -6,12 +6,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
 
 #include "project/fs_store.h"
 #include "project/test_util.h"
+#include "runtime/confined_launch.h"
 #include "runtime/stdio_runtime.h"
 #include "runtime/vfs_runtime.h"
 
@@ -197,6 +199,32 @@ TEST_F(ConfinementTest, AProcessRunChildGetsNothingForTheFilesItsArgumentsName) 
   EXPECT_THAT(report, HasSubstr(R"("allowed": {"stdout": "source text")")) << report;
   EXPECT_THAT(report, HasSubstr("other/b.txt: Permission denied")) << report;
   EXPECT_THAT(report, Not(HasSubstr("not for this tool"))) << report;
+}
+
+// A bare program name is looked up once, on the PATH the launch uses: a
+// spec without PATH of its own finds it on the launcher's PATH, as the
+// launch itself would, and one found nowhere is said as such.
+TEST_F(ConfinementTest, AProgramIsFoundOnThePathTheLaunchUses) {
+  const std::string bin = dir_.Join("launch-bin");
+  WriteRealFile(bin + "/toolvfs-launch-path-probe", "#!/bin/sh\nexit 7\n");
+  std::filesystem::permissions(bin + "/toolvfs-launch-path-probe", std::filesystem::perms::owner_all);
+  const char* own = std::getenv("PATH");
+  const std::string saved = own != nullptr ? own : "";
+  ASSERT_EQ(::setenv("PATH", (bin + ":" + saved).c_str(), 1), 0);
+  ToolConfig tool = StdioReader({});
+  Result<ChildProcess> child = LaunchConfined(LaunchSpec{.program = "toolvfs-launch-path-probe"}, tool,
+                                              ToolKind::kStdio, dir_.path(), ConfinementOptions{.sandbox = std::nullopt});
+  Result<ChildProcess> missing = LaunchConfined(LaunchSpec{.program = "toolvfs-no-such-probe"}, tool, ToolKind::kStdio,
+                                                dir_.path(), ConfinementOptions{.sandbox = std::nullopt});
+  ASSERT_EQ(::setenv("PATH", saved.c_str(), 1), 0);
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  Result<ExitStatus> status = child->Wait();
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(status->code, 7);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(),
+              HasSubstr("program 'toolvfs-no-such-probe' was not found on the PATH tools get (" + bin + ":"));
 }
 
 }  // namespace

@@ -138,7 +138,8 @@ TEST(LauncherTest, NameNotOnPathIsNotFound) {
   ASSERT_FALSE(child.ok());
   EXPECT_EQ(child.status().code(), StatusCode::kNotFound);
   EXPECT_EQ(child.status().message(),
-            "Cannot start 'toolvfs-no-such-program': not found on PATH '/bin'");
+            "program 'toolvfs-no-such-program' was not found on the PATH tools get (/bin): install it there, or "
+            "give its full path in the tool's command");
 }
 
 TEST(LauncherTest, BadWorkingDirectoryNamesChdir) {

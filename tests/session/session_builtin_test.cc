@@ -11,6 +11,7 @@
 
 #include "project/memory_store.h"
 #include "project/null_store.h"
+#include "policy/inquirer.h"
 #include "runtime/builtin_runtime.h"
 #include "session/session_workspace.h"
 
@@ -182,6 +183,54 @@ TEST_F(SessionBuiltinTest, SnapshotToolsCreateListDiffAndRestore) {
   EXPECT_EQ(records_[1].method, "snapshot.create");
   EXPECT_EQ(records_[1].target, ".");
   EXPECT_EQ(records_[1].decision, AuditDecision::kAllow);
+}
+
+// The paths a restore changes that the policy leaves open are one question,
+// not one each; "for this run" then holds for each of them.
+TEST_F(SessionBuiltinTest, ARestoreAsksOneQuestionForThePathsThePolicyLeavesOpen) {
+  ASSERT_FALSE(Run(*store_, "write_file", R"({"path":"a.txt","content":"one"})").is_error);
+  ASSERT_FALSE(Run(*store_, "snapshot_create", "{}").is_error);
+  for (const char* path : {"x1.txt", "x2.txt", "x3.txt", "b/y.txt"}) {
+    ASSERT_FALSE(Run(*store_, "write_file", std::string(R"({"content":"x","path":")") + path + "\"}").is_error);
+  }
+  ASSERT_FALSE(Run(*store_, "delete_file", R"({"path":"a.txt"})").is_error);
+
+  std::vector<Inquiry> asked;
+  std::unique_ptr<Inquirer> inquirer =
+      NewScriptedInquirer({InquiryAnswer::kAllowForRun, InquiryAnswer::kDenyOnce}, &asked);
+  BuiltinRuntime runtime(*store_, BuiltinRuntimeOptions{.inquirer = inquirer.get(), .audit = sink_.get(),
+                                                        .session_workspace = true});
+  CancelToken cancel;
+  auto restore = [&] {
+    Result<Outcome> outcome = runtime.Execute(ToolCall{.name = "snapshot_restore", .arguments_json = R"({"id":"1"})"},
+                                              Tool("snapshot_restore", {"b"}), cancel);
+    EXPECT_TRUE(outcome.ok()) << outcome.status().ToString();
+    return outcome.ok() ? TextOf(*outcome) : "";
+  };
+  // `b` and `b/y.txt` are writable by the policy; the other four are
+  // asked about at once.
+  EXPECT_THAT(restore(), HasSubstr(R"("removed":5,"restored":1,"reverted":0})"));
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0].operation, "write");
+  EXPECT_EQ(asked[0].targets, (std::vector<std::string>{"a.txt", "x1.txt", "x2.txt", "x3.txt"}));
+  EXPECT_EQ(InquiryTargetsShown(asked[0]), "4 paths: 'a.txt', 'x1.txt', 'x2.txt', 'x3.txt'");
+  EXPECT_EQ(*store_->Read("a.txt"), "one");
+  EXPECT_FALSE(*store_->Exists("x1.txt"));
+  {
+    std::lock_guard lock(mutex_);
+    ASSERT_FALSE(records_.empty());
+    EXPECT_EQ(records_.back().method, "snapshot.restore");
+    EXPECT_EQ(records_.back().decision, AuditDecision::kAskedAllow);
+  }
+
+  // A denial of the one question refuses the restore, which changes nothing.
+  for (const char* path : {"x1.txt", "z.txt"}) {
+    ASSERT_FALSE(Run(*store_, "write_file", std::string(R"({"content":"x","path":")") + path + "\"}").is_error);
+  }
+  EXPECT_THAT(restore(), HasSubstr("snapshot.restore of 2 paths: 'x1.txt', 'z.txt' denied by the user"));
+  ASSERT_EQ(asked.size(), 2u);
+  EXPECT_TRUE(*store_->Exists("x1.txt"));
+  EXPECT_TRUE(*store_->Exists("z.txt"));
 }
 
 // On any store that keeps snapshots the tools work without a session; on

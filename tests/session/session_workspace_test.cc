@@ -8,11 +8,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include "project/memory_store.h"
 #include "project/sql/sqlite_store.h"
 #include "protocol/base64.h"
 #include "session/session_tools.h"
+#include "session/snapshot_tools.h"
 
 namespace toolvfs {
 namespace {
@@ -282,6 +284,78 @@ TEST_P(SessionWorkspaceTest, SnapshotRestoreAndDiffThroughTheTools) {
   EXPECT_EQ(*store_->Read("a.txt"), "one");
   ASSERT_EQ(session_->Snapshots()->size(), 1u);
   EXPECT_EQ((*session_->Snapshots())[0].label, "before");
+}
+
+// Writes `path` through `session` on another thread, as another MCP call
+// would, and waits for it: a check running now must not hold it up.
+void WriteAsAnotherCall(SessionWorkspace& session, const std::string& path) {
+  std::thread writer(
+      [&] { EXPECT_TRUE(RunSessionTool(session, "write_file", {{"path", path}, {"content", "late"}}).ok()); });
+  writer.join();
+}
+
+// snapshot_restore never undoes a path its check did not see: a write by
+// another call (its own SessionWorkspace on the same store, as each
+// builtin call opens one) while the check runs (outside the lock: it may
+// wait for the user) is found when the restore lists again under the
+// lock, and checked before anything changes; refusing it changes nothing.
+TEST_P(SessionWorkspaceTest, AWriteDuringARestoresCheckIsCheckedBeforeItIsUndone) {
+  ASSERT_TRUE(Write("a.txt", "one").ok());
+  Result<std::string> snapshot = session_->Snapshot("before");
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  ASSERT_TRUE(Write("b.txt", "new").ok());
+  Result<std::unique_ptr<SessionWorkspace>> other = SessionWorkspace::Open(*store_);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+
+  std::vector<std::vector<std::string>> checked;
+  auto check_with_late_write = [&](bool refuse_late) -> RestoreCheck {
+    return [&checked, &other, refuse_late](const std::vector<std::string>& paths) -> Status {
+      checked.push_back(paths);
+      if (checked.size() == 1) {
+        WriteAsAnotherCall(**other, "secret.txt");
+        return OkStatus();
+      }
+      return refuse_late ? PermissionDeniedError("secret.txt is not yours") : OkStatus();
+    };
+  };
+  Result<std::string> refused =
+      RunSnapshotTool(*store_, session_.get(), "snapshot_restore", {{"id", *snapshot}}, check_with_late_write(true));
+  EXPECT_EQ(refused.status().code(), StatusCode::kPermissionDenied);
+  ASSERT_EQ(checked.size(), 2u);
+  EXPECT_EQ(checked[0], std::vector<std::string>{"b.txt"});
+  EXPECT_EQ(checked[1], std::vector<std::string>{"secret.txt"});
+  EXPECT_TRUE(*store_->Exists("b.txt"));
+  EXPECT_TRUE(*store_->Exists("secret.txt"));
+
+  ASSERT_TRUE(RunSessionTool(*session_, "delete_file", {{"path", "secret.txt"}}).ok());
+  checked.clear();
+  Result<std::string> restored =
+      RunSnapshotTool(*store_, session_.get(), "snapshot_restore", {{"id", *snapshot}}, check_with_late_write(false));
+  ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+  EXPECT_THAT(*restored, HasSubstr(R"("removed":2,"restored":0,"reverted":0})"));
+  ASSERT_EQ(checked.size(), 2u);
+  EXPECT_FALSE(*store_->Exists("b.txt"));
+  EXPECT_FALSE(*store_->Exists("secret.txt"));
+}
+
+// The same for delete_file on a directory: a file written into it while
+// the check runs is checked before it is deleted with the rest.
+TEST_P(SessionWorkspaceTest, AFileWrittenDuringADeletesCheckIsCheckedBeforeItIsDeleted) {
+  ASSERT_TRUE(Write("d/a.txt", "one").ok());
+  Result<std::unique_ptr<SessionWorkspace>> other = SessionWorkspace::Open(*store_);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  std::vector<std::vector<std::string>> checked;
+  Result<SessionDeleteResult> deleted = session_->DeleteFile("d", [&](const std::vector<std::string>& files) {
+    checked.push_back(files);
+    if (checked.size() == 1) WriteAsAnotherCall(**other, "d/b.txt");
+    return OkStatus();
+  });
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  EXPECT_EQ(deleted->files_deleted, 2u);
+  ASSERT_EQ(checked.size(), 2u);
+  EXPECT_EQ(checked[0], std::vector<std::string>{"d/a.txt"});
+  EXPECT_EQ(checked[1], std::vector<std::string>{"d/b.txt"});
+  EXPECT_FALSE(*store_->Exists("d"));
 }
 
 TEST_P(SessionWorkspaceTest, ResetEmptiesButKeepsTheSession) {
