@@ -284,44 +284,44 @@ Result<std::string> McpServer::RequestClient(const McpSend& send, std::string_vi
   return std::move(*request.result);
 }
 
-void McpServer::Submit(std::string_view line, const McpSend& send) {
+std::function<void()> McpServer::Accept(std::string_view line, const McpSend& send) {
   {
     std::lock_guard lock(state_mutex_);
     notify_send_ = &send;
   }
   ParsedLine parsed = Parse(line);
-  if (parsed.is_blank()) return;
+  if (parsed.is_blank()) return {};
   if (parsed.is_error()) {
     send(SerializeProtocolError(parsed.error()));
-    return;
+    return {};
   }
   Message& message = parsed.message();
   if (message.kind() == MessageKind::kResponse) {
     TakeClientResponse(message);
-    return;
+    return {};
   }
   if (message.kind() == MessageKind::kNotification && message.method() == "notifications/cancelled") {
     CancelCall(message);
-    return;
+    return {};
   }
-  if (message.kind() != MessageKind::kRequest) return;
+  if (message.kind() != MessageKind::kRequest) return {};
   if (message.method() != "tools/call" || protocol_version().empty()) {
     send(Dispatch(message));
-    return;
+    return {};
   }
   // The progress token, if the client asked for progress.
   std::string progress_token;
   Result<std::optional<Params>> meta = message.params().OptionalObject("_meta");
   if (!meta.ok()) {
     send(SerializeError(message.id(), kJsonRpcInvalidParams, "Invalid params: '_meta' must be an object"));
-    return;
+    return {};
   }
   if (*meta) {
     std::optional<JsonType> type = (*meta)->TypeOf("progressToken");
     if (type && *type != JsonType::kString && *type != JsonType::kNumber) {
       send(SerializeError(message.id(), kJsonRpcInvalidParams,
                           "Invalid params: '_meta.progressToken' must be a string or a number"));
-      return;
+      return {};
     }
     if (type) progress_token = *(*meta)->Json("progressToken");
   }
@@ -332,7 +332,7 @@ void McpServer::Submit(std::string_view line, const McpSend& send) {
     lock.unlock();
     send(SerializeError(message.id(), kJsonRpcInvalidRequest,
                         "Invalid Request: id " + key + " is already in use by a running call"));
-    return;
+    return {};
   }
   RunningCall& running = running_[key];
   ++unanswered_calls_;
@@ -343,7 +343,8 @@ void McpServer::Submit(std::string_view line, const McpSend& send) {
   CancelToken* cancel = running.cancel.get();
 
   auto owned = std::make_shared<Message>(std::move(message));
-  work_.push_back([this, owned, cancel, key, &send, wants_progress = !progress_token.empty()] {
+  if (!progress_token.empty() && !progress_thread_.joinable()) StartProgressThread();
+  return [this, owned, cancel, key, &send, wants_progress = !progress_token.empty()] {
     McpCall call(this, &send, *cancel, wants_progress, key);
     {
       std::lock_guard guard(mutex_);
@@ -364,7 +365,16 @@ void McpServer::Submit(std::string_view line, const McpSend& send) {
       --unanswered_calls_;
     }
     call_ended_.notify_all();
-  });
+  };
+}
+
+void McpServer::Submit(std::string_view line, const McpSend& send) {
+  if (std::function<void()> job = Accept(line, send)) RunOnPool(std::move(job));
+}
+
+void McpServer::RunOnPool(std::function<void()> job) {
+  std::lock_guard lock(mutex_);
+  work_.push_back(std::move(job));
   // Threads are kept and reused: making one per call costs a stack's
   // mmap/munmap and TLB shootdowns on every call (bench/mcp_bench).
   // Each queued call needs a worker of its own (a slow call must not hold
@@ -373,7 +383,6 @@ void McpServer::Submit(std::string_view line, const McpSend& send) {
     workers_.emplace_back([this] { RunWorker(); });
   }
   work_ready_.notify_one();
-  if (!progress_token.empty() && !progress_thread_.joinable()) StartProgressThread();
 }
 
 void McpServer::StartProgressThread() {

@@ -6,7 +6,8 @@
 // transport hands it one message line at a time and writes back what it
 // returns, so stdio and any later transport share one dispatcher
 // (HandleLine answers every request on the caller's thread; Submit runs
-// tools/call concurrently).
+// tools/call concurrently; Accept hands a tools/call back to a transport
+// that runs it on a thread of its own).
 //
 // Submit runs each tools/call on a worker thread of a kept pool, so calls
 // overlap and a `notifications/cancelled` for a running call cancels it (the runtime
@@ -210,6 +211,18 @@ class McpServer {
   // carries notifications not tied to a call (log messages, list changes).
   void Submit(std::string_view line, const McpSend& send);
 
+  // Submit in two halves, for a transport whose reader threads take turns
+  // (mcp_stdio.h): handles `line` at once, in input order, as Submit does
+  // (a tools/call is registered, so a cancellation read next finds it),
+  // but hands a tools/call back instead of queueing it: the caller runs
+  // the returned job on its own thread (it sends the answer), or gives it
+  // to RunOnPool. Empty when nothing is left to run. The caller must keep
+  // another thread reading while it runs the job, or cancellation and
+  // ping stop working.
+  std::function<void()> Accept(std::string_view line, const McpSend& send);
+  // Runs a job from Accept on a thread of the server's pool.
+  void RunOnPool(std::function<void()> job);
+
   // Sends the messages that belong to a running call through `send`
   // instead of the call's McpSend (see McpRelatedSend). Set once, before
   // the first Submit.
@@ -233,6 +246,8 @@ class McpServer {
 
   // Waits for the running calls (cancelling none).
   ~McpServer();
+
+  size_t max_concurrent_calls() const { return options_.max_concurrent_calls; }
 
   // The version agreed by initialize; empty before it.
   std::string protocol_version() const;

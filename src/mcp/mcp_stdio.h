@@ -1,6 +1,9 @@
 // The stdio transport of `toolvfs mcp` (MCP "stdio" transport): one
 // JSON-RPC message per line on the input, answers and server messages one
-// line each on the output, through McpServer::Submit.
+// line each on the output, through McpServer::Accept. The thread that
+// reads a tools/call runs it and writes its answer (no hand-off to a
+// worker); other reader threads keep reading meanwhile, so calls overlap
+// and a cancellation or ping is read while calls run (mcp_stdio.cc).
 //
 // Bounded whatever the client does: a line longer than max_line_bytes is
 // answered with -32600 and skipped without being buffered (LineSplitter);
