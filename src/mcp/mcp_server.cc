@@ -661,12 +661,14 @@ WireMessage McpServer::CallTool(const Message& message, McpCall& call) {
     return SerializeError(message.id(), kJsonRpcInvalidParams, outcome.status().message());
   }
   const bool failed = !outcome.ok() || outcome->kind != Outcome::Kind::kCompleted || outcome->is_error;
-  Log(McpLogLevel::kDebug,
-      "tools/call " + std::string(*name) + (failed ? " failed" : " ended") + " after " +
-          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                               started)
-                             .count()) +
-          " ms");
+  if (log_level_.load() <= McpLogLevel::kDebug) {  // built only when it may be sent
+    Log(McpLogLevel::kDebug,
+        "tools/call " + std::string(*name) + (failed ? " failed" : " ended") + " after " +
+            std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                                 started)
+                               .count()) +
+            " ms");
+  }
   // structuredContent: the one text block, when it is the JSON object the
   // tool's output schema describes and nothing of it was cut.
   const ContentBlock* structured = nullptr;

@@ -32,9 +32,43 @@ McpStdioWriter::~McpStdioWriter() {
 }
 
 void McpStdioWriter::Send(const WireMessage& message) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
+  if (writing_) {
+    // Another sender is writing: it writes this one too, after what it
+    // has (so each sender's messages keep their order), and this sender
+    // goes on instead of sleeping on the lock while the writer waits for
+    // the client or for a CPU (a lock convoy on a busy machine). Queued
+    // bytes are bounded: past the bound a sender waits its turn.
+    drained_.wait(lock, [&] { return closed_.cancelled() || !writing_ || queued_bytes_ < kMaxQueuedBytes; });
+    if (closed_.cancelled()) return;
+    if (writing_) {
+      queue_.emplace_back(message.bytes());
+      queued_bytes_ += message.size();
+      return;
+    }
+  }
   if (closed_.cancelled()) return;
-  std::string_view rest = message.bytes();
+  writing_ = true;
+  lock.unlock();
+  bool open = WriteWhole(message.bytes());
+  lock.lock();
+  while (open && !queue_.empty()) {
+    std::string next = std::move(queue_.front());
+    queue_.pop_front();
+    queued_bytes_ -= next.size();
+    lock.unlock();
+    open = WriteWhole(next);
+    lock.lock();
+  }
+  if (!open) {
+    queue_.clear();  // for nobody: the client is gone
+    queued_bytes_ = 0;
+  }
+  writing_ = false;
+  drained_.notify_all();
+}
+
+bool McpStdioWriter::WriteWhole(std::string_view rest) {
   auto deadline = std::chrono::steady_clock::now() + options_.stall_timeout;
   while (!rest.empty()) {
     const ssize_t written = write(options_.output_fd, rest.data(), rest.size());
@@ -48,7 +82,7 @@ void McpStdioWriter::Send(const WireMessage& message) {
     if (written < 0 && errno != EAGAIN) {
       if (options_.log) options_.log(std::string("the output is closed (") + strerror(errno) + "); stopping");
       closed_.Cancel();
-      return;
+      return false;
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
@@ -58,11 +92,12 @@ void McpStdioWriter::Send(const WireMessage& message) {
                      " s; taking it as gone and stopping");
       }
       closed_.Cancel();
-      return;
+      return false;
     }
     pollfd output{options_.output_fd, POLLOUT, 0};
     poll(&output, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
   }
+  return true;
 }
 
 namespace {
