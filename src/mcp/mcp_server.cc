@@ -338,6 +338,7 @@ std::function<void()> McpServer::Accept(std::string_view line, const McpSend& se
   ++unanswered_calls_;
   running.cancel = std::make_unique<CancelToken>();
   running.progress_token = progress_token;
+  if (!progress_token.empty()) running.output = std::make_shared<CallOutput>();
   running.send = &send;
   running.started = std::chrono::steady_clock::now();
   CancelToken* cancel = running.cancel.get();
@@ -352,12 +353,18 @@ std::function<void()> McpServer::Accept(std::string_view line, const McpSend& se
     }
     WireMessage answer = CallTool(*owned, call);
     bool cancelled_by_client = false;
+    std::shared_ptr<CallOutput> output;
     {
-      // Erased before the answer goes out, so no progress follows it.
       std::lock_guard guard(mutex_);
       auto found = running_.find(key);
       cancelled_by_client = found->second.cancelled_by_client;
+      output = std::move(found->second.output);
       running_.erase(found);
+    }
+    if (output) {
+      // A progress notification being sent goes first; none follows.
+      std::lock_guard output_lock(output->mutex);
+      output->answered = true;
     }
     if (!cancelled_by_client) send(answer);
     {
@@ -399,44 +406,70 @@ void McpServer::StartProgressThread() {
   });
 }
 
+void McpServer::SendCallProgress(
+    const std::string& id, const std::function<std::optional<WireMessage>(const std::string& id, RunningCall&)>& build) {
+  std::shared_ptr<CallOutput> output;
+  {
+    std::lock_guard lock(mutex_);
+    auto found = running_.find(id);
+    if (found == running_.end() || !found->second.output) return;
+    output = found->second.output;
+  }
+  std::lock_guard output_lock(output->mutex);
+  if (output->answered) return;
+  std::optional<WireMessage> message;
+  const McpSend* send;
+  {
+    std::lock_guard lock(mutex_);
+    auto found = running_.find(id);
+    if (found == running_.end()) return;
+    message = build(id, found->second);
+    send = found->second.send;
+  }
+  // Written with mutex_ released: the client may be slow to read.
+  if (message) SendForCall(*send, id, *message);
+}
+
 void McpServer::SendProgress() {
-  // Sent under mutex_: a call erases itself under it before its answer is
-  // sent, so progress never follows the answer (MCP progress rules).
-  std::lock_guard lock(mutex_);
-  const auto now = std::chrono::steady_clock::now();
-  for (auto& [id, running] : running_) {
-    if (running.progress_token.empty() || running.call == nullptr || running.cancel->cancelled() ||
-        running.tool_reports_progress) {
-      continue;
+  std::vector<std::string> ids;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, running] : running_) {
+      if (!running.progress_token.empty()) ids.push_back(id);
     }
-    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now - running.started).count();
-    const uint64_t work = running.call->work_done();
-    // `progress` must grow with every notification: it is the number of
-    // notifications sent; the message carries the real counts.
-    ++running.progress_sent;
-    running.last_progress = static_cast<double>(running.progress_sent);
-    const std::string text = "running for " + std::to_string(seconds) + " s; " + std::to_string(work) +
-                             (work == 1 ? " request" : " requests") + " of the tool decided by its policy";
-    SendForCall(*running.send, id, SerializeNotification("notifications/progress", [&](JsonWriter& writer) {
-      writer.StartObject();
-      WriteJsonKey(writer, "progressToken");
-      writer.RawValue(running.progress_token.data(), running.progress_token.size(), rapidjson::kStringType);
-      WriteJsonKey(writer, "progress");
-      writer.Uint64(running.progress_sent);
-      WriteJsonKey(writer, "message");
-      writer.String(text);
-      writer.EndObject();
-    }));
+  }
+  const auto now = std::chrono::steady_clock::now();
+  for (const std::string& id : ids) {
+    SendCallProgress(id, [&](const std::string&, RunningCall& running) -> std::optional<WireMessage> {
+      if (running.call == nullptr || running.cancel->cancelled() || running.tool_reports_progress) {
+        return std::nullopt;
+      }
+      const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now - running.started).count();
+      const uint64_t work = running.call->work_done();
+      // `progress` must grow with every notification: it is the number of
+      // notifications sent; the message carries the real counts.
+      ++running.progress_sent;
+      running.last_progress = static_cast<double>(running.progress_sent);
+      const std::string text = "running for " + std::to_string(seconds) + " s; " + std::to_string(work) +
+                               (work == 1 ? " request" : " requests") + " of the tool decided by its policy";
+      return SerializeNotification("notifications/progress", [&](JsonWriter& writer) {
+        writer.StartObject();
+        WriteJsonKey(writer, "progressToken");
+        writer.RawValue(running.progress_token.data(), running.progress_token.size(), rapidjson::kStringType);
+        WriteJsonKey(writer, "progress");
+        writer.Uint64(running.progress_sent);
+        WriteJsonKey(writer, "message");
+        writer.String(text);
+        writer.EndObject();
+      });
+    });
   }
 }
 
 void McpServer::SendToolProgress(const McpCall& call, double progress, std::optional<double> total,
                                  std::string_view message) {
-  // Under mutex_ like SendProgress: never after the call's answer.
-  std::lock_guard lock(mutex_);
-  for (auto& [id, running] : running_) {
-    if (running.call != &call) continue;
-    if (running.progress_token.empty() || running.cancel->cancelled()) return;
+  SendCallProgress(call.request_id_json(), [&](const std::string&, RunningCall& running) -> std::optional<WireMessage> {
+    if (running.call != &call || running.cancel->cancelled()) return std::nullopt;
     if (!running.tool_reports_progress) {
       // The server's timed reports stop here; they counted 1, 2, 3, … and
       // MCP progress must grow, so the tool's own values go on from there.
@@ -444,10 +477,10 @@ void McpServer::SendToolProgress(const McpCall& call, double progress, std::opti
       running.tool_progress_offset = running.last_progress;
     }
     const double shown = running.tool_progress_offset + progress;
-    if (running.progress_sent > 0 && shown <= running.last_progress) return;
+    if (running.progress_sent > 0 && shown <= running.last_progress) return std::nullopt;
     running.last_progress = shown;
     ++running.progress_sent;
-    SendForCall(*running.send, id, SerializeNotification("notifications/progress", [&](JsonWriter& writer) {
+    return SerializeNotification("notifications/progress", [&](JsonWriter& writer) {
       writer.StartObject();
       WriteJsonKey(writer, "progressToken");
       writer.RawValue(running.progress_token.data(), running.progress_token.size(), rapidjson::kStringType);
@@ -462,9 +495,8 @@ void McpServer::SendToolProgress(const McpCall& call, double progress, std::opti
         writer.String(message);
       }
       writer.EndObject();
-    }));
-    return;
-  }
+    });
+  });
 }
 
 void McpServer::SendLog(const McpSend& send, std::string_view related_request_id_json, McpLogLevel level,

@@ -108,6 +108,9 @@ class McpCall {
         request_id_json_(std::move(request_id_json)) {}
 
   CancelToken& cancel() { return cancel_; }
+  // The call's request id as JSON; empty for a call answered through
+  // HandleLine.
+  const std::string& request_id_json() const { return request_id_json_; }
 
   // Whether the client declared `capability` (e.g. "elicitation") at
   // initialize and this call has a channel to it (a call answered through
@@ -255,12 +258,22 @@ class McpServer {
  private:
   friend class McpCall;
 
+  // The progress of a call that asked for it is sent under this lock of
+  // its own, not mutex_: a client that stops reading then holds up that
+  // call's messages, never Submit or CancelCall; and none follows the
+  // answer, which is sent once `answered` was set under the same lock.
+  struct CallOutput {
+    std::mutex mutex;
+    bool answered = false;
+  };
+
   struct RunningCall {
     std::unique_ptr<CancelToken> cancel;
     bool cancelled_by_client = false;
     // For progress: the token as JSON (empty: none), where to send, and
     // the call whose work is counted.
     std::string progress_token;
+    std::shared_ptr<CallOutput> output;  // made when progress_token is set
     const McpSend* send = nullptr;
     McpCall* call = nullptr;
     std::chrono::steady_clock::time_point started;
@@ -293,6 +306,11 @@ class McpServer {
   void SendProgress();
   void SendToolProgress(const McpCall& call, double progress, std::optional<double> total,
                         std::string_view message);
+  // Sends the notification `build` makes from running call `id` (nullopt:
+  // none), in order with the call's other progress and never after its
+  // answer (CallOutput); `build` runs with mutex_ held.
+  void SendCallProgress(const std::string& id,
+                        const std::function<std::optional<WireMessage>(const std::string& id, RunningCall&)>& build);
   // `related_request_id_json`: the call the line belongs to; empty: none.
   void SendLog(const McpSend& send, std::string_view related_request_id_json, McpLogLevel level,
                std::string_view logger, std::string_view message, std::string_view data_json);
