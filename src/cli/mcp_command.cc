@@ -54,11 +54,8 @@ class McpCallReports final : public ToolReportSink {
     call_.ReportProgress(progress.progress, progress.total, progress.message);
   }
   void OnLog(const ToolLogLine& line) override {
-    // The two enums list syslog's severities in the same order (checked
-    // in mcp_server.cc).
-    const auto level = static_cast<McpLogLevel>(line.level);
     const std::string logger = line.logger.empty() ? line.tool : line.tool + "/" + line.logger;
-    call_.Log(level, logger, line.message, line.data_json);
+    call_.Log(line.level, logger, line.message, line.data_json);
   }
 
  private:
@@ -411,9 +408,9 @@ class McpCommand final : public Command {
     // above the level it set (logging/setLevel).
     McpServer* log_server = nullptr;
     std::mutex log_mutex;
-    const auto log = [&](McpLogLevel level, std::string_view text) {
-      std::fprintf(stderr, "toolvfs mcp: %.*s: %.*s\n", static_cast<int>(McpLogLevelName(level).size()),
-                   McpLogLevelName(level).data(), static_cast<int>(text.size()), text.data());
+    const auto log = [&](ToolLogLevel level, std::string_view text) {
+      std::fprintf(stderr, "toolvfs mcp: %.*s: %.*s\n", static_cast<int>(ToolLogLevelName(level).size()),
+                   ToolLogLevelName(level).data(), static_cast<int>(text.size()), text.data());
       std::lock_guard lock(log_mutex);
       if (log_server != nullptr) log_server->Log(level, text);
     };
@@ -432,12 +429,12 @@ class McpCommand final : public Command {
     ConfigWatcher watcher(config_path, std::chrono::seconds(1), [&] {
       Result<LoadedConfig> reloaded = LoadToolConfig(common);
       if (!reloaded.ok()) {
-        log(McpLogLevel::kWarning, "the config changed but cannot be used; keeping the tools of before: " +
+        log(ToolLogLevel::kWarning, "the config changed but cannot be used; keeping the tools of before: " +
                                        reloaded.status().message());
         return;
       }
       tools.Reload(std::move(reloaded).value());
-      log(McpLogLevel::kInfo, "reloaded " + config_path + "; the tool list may have changed");
+      log(ToolLogLevel::kInfo, "reloaded " + config_path + "; the tool list may have changed");
       server.NotifyToolsChanged();
     });
     Status served = ServeMcpOverStdio(server, writer, stdio);

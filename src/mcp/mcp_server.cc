@@ -7,16 +7,9 @@
 #include <string>
 #include <utility>
 
-#include "host/tool_reports.h"
 
 namespace toolvfs {
 namespace {
-
-// MCP's levels are syslog's, as a tool's log lines have them: one list of
-// names (host/tool_reports.h), the enums kept in the same order.
-static_assert(static_cast<int>(McpLogLevel::kDebug) == static_cast<int>(ToolLogLevel::kDebug));
-static_assert(static_cast<int>(McpLogLevel::kWarning) == static_cast<int>(ToolLogLevel::kWarning));
-static_assert(static_cast<int>(McpLogLevel::kEmergency) == static_cast<int>(ToolLogLevel::kEmergency));
 
 // How often a request to the client looks at its cancel tokens (the call's
 // own wakes it at once; an inquirer's Cancel comes from another thread).
@@ -79,14 +72,6 @@ void WriteNumber(JsonWriter& writer, double value) {
 
 }  // namespace
 
-std::optional<McpLogLevel> ParseMcpLogLevel(std::string_view name) {
-  std::optional<ToolLogLevel> level = ParseToolLogLevel(name);
-  if (!level) return std::nullopt;
-  return static_cast<McpLogLevel>(*level);
-}
-
-std::string_view McpLogLevelName(McpLogLevel level) { return ToolLogLevelName(static_cast<ToolLogLevel>(level)); }
-
 std::string_view CutAtUtf8Boundary(std::string_view text, size_t limit) {
   if (text.size() <= limit) return text;
   size_t end = limit;
@@ -112,7 +97,7 @@ void McpCall::ReportProgress(double progress, std::optional<double> total, std::
   server_->SendToolProgress(*this, progress, total, message);
 }
 
-void McpCall::Log(McpLogLevel level, std::string_view logger, std::string_view message,
+void McpCall::Log(ToolLogLevel level, std::string_view logger, std::string_view message,
                   std::string_view data_json) {
   if (server_ == nullptr || send_ == nullptr) return;
   server_->SendLog(*send_, request_id_json_, level, logger, message, data_json);
@@ -499,13 +484,13 @@ void McpServer::SendToolProgress(const McpCall& call, double progress, std::opti
   });
 }
 
-void McpServer::SendLog(const McpSend& send, std::string_view related_request_id_json, McpLogLevel level,
+void McpServer::SendLog(const McpSend& send, std::string_view related_request_id_json, ToolLogLevel level,
                         std::string_view logger, std::string_view message, std::string_view data_json) {
   if (level < log_level_.load() || protocol_version().empty()) return;
   SendForCall(send, related_request_id_json, SerializeNotification("notifications/message", [&](JsonWriter& writer) {
     writer.StartObject();
     WriteJsonKey(writer, "level");
-    writer.String(McpLogLevelName(level));
+    writer.String(ToolLogLevelName(level));
     WriteJsonKey(writer, "logger");
     writer.String(logger);
     WriteJsonKey(writer, "data");
@@ -537,7 +522,7 @@ void McpServer::NotifyToolsChanged() {
   }));
 }
 
-void McpServer::Log(McpLogLevel level, std::string_view text) {
+void McpServer::Log(ToolLogLevel level, std::string_view text) {
   const McpSend* send;
   {
     std::lock_guard lock(state_mutex_);
@@ -620,7 +605,7 @@ WireMessage McpServer::Initialize(const Message& message) {
 WireMessage McpServer::SetLogLevel(const Message& message) {
   Result<std::string_view> level = message.params().String("level");
   if (!level.ok()) return SerializeError(message.id(), kJsonRpcInvalidParams, level.status().message());
-  std::optional<McpLogLevel> parsed = ParseMcpLogLevel(*level);
+  std::optional<ToolLogLevel> parsed = ParseToolLogLevel(*level);
   if (!parsed) {
     return SerializeError(message.id(), kJsonRpcInvalidParams,
                           "Invalid params: unknown log level '" + std::string(*level) +
@@ -693,8 +678,8 @@ WireMessage McpServer::CallTool(const Message& message, McpCall& call) {
     return SerializeError(message.id(), kJsonRpcInvalidParams, outcome.status().message());
   }
   const bool failed = !outcome.ok() || outcome->kind != Outcome::Kind::kCompleted || outcome->is_error;
-  if (log_level_.load() <= McpLogLevel::kDebug) {  // built only when it may be sent
-    Log(McpLogLevel::kDebug,
+  if (log_level_.load() <= ToolLogLevel::kDebug) {  // built only when it may be sent
+    Log(ToolLogLevel::kDebug,
         "tools/call " + std::string(*name) + (failed ? " failed" : " ended") + " after " +
             std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                                  started)

@@ -39,6 +39,9 @@
 
 #include "core/status.h"
 #include "host/cancel_token.h"
+// The MCP logging levels are syslog's (RFC 5424), as a tool's log lines
+// have them: ToolLogLevel, ParseToolLogLevel and ToolLogLevelName.
+#include "host/tool_reports.h"
 #include "protocol/jsonrpc.h"
 #include "runtime/tool_runtime.h"
 
@@ -70,13 +73,6 @@ struct McpToolListing {
   std::string output_schema_json;
   McpToolAnnotations annotations;
 };
-
-// The MCP logging levels (RFC 5424 severities), least severe first.
-enum class McpLogLevel { kDebug, kInfo, kNotice, kWarning, kError, kCritical, kAlert, kEmergency };
-
-// "debug", "info", ...; nullopt for a name that is none of them.
-std::optional<McpLogLevel> ParseMcpLogLevel(std::string_view name);
-std::string_view McpLogLevelName(McpLogLevel level);
 
 class McpServer;
 
@@ -145,7 +141,7 @@ class McpCall {
   // when `level` is at or above the client's (logging/setLevel). `data`:
   // the message as a string, or {"message", "data"} when the tool sent
   // data too (`data_json`, compact; empty: none).
-  void Log(McpLogLevel level, std::string_view logger, std::string_view message, std::string_view data_json);
+  void Log(ToolLogLevel level, std::string_view logger, std::string_view message, std::string_view data_json);
 
  private:
   McpServer* server_;
@@ -194,7 +190,7 @@ struct McpServerOptions {
   std::chrono::milliseconds progress_interval = std::chrono::seconds(1);
   // Log messages below this level are not sent until the client sets one
   // with logging/setLevel.
-  McpLogLevel log_level = McpLogLevel::kWarning;
+  ToolLogLevel log_level = ToolLogLevel::kWarning;
 };
 
 class McpServer {
@@ -245,7 +241,7 @@ class McpServer {
 
   // Sends notifications/message with `text` when `level` is at or above
   // the client's level (after initialize). Thread-safe.
-  void Log(McpLogLevel level, std::string_view text);
+  void Log(ToolLogLevel level, std::string_view text);
 
   // Waits for the running calls (cancelling none).
   ~McpServer();
@@ -312,7 +308,7 @@ class McpServer {
   void SendCallProgress(const std::string& id,
                         const std::function<std::optional<WireMessage>(const std::string& id, RunningCall&)>& build);
   // `related_request_id_json`: the call the line belongs to; empty: none.
-  void SendLog(const McpSend& send, std::string_view related_request_id_json, McpLogLevel level,
+  void SendLog(const McpSend& send, std::string_view related_request_id_json, ToolLogLevel level,
                std::string_view logger, std::string_view message, std::string_view data_json);
   // Sends `message` of the call `request_id_json` through the related
   // send when the transport set one, else through `send`.
@@ -335,7 +331,7 @@ class McpServer {
   std::vector<std::string> client_capabilities_;
   const McpSend* notify_send_ = nullptr;
   std::map<std::string, bool, std::less<>> structured_;  // tool name -> has an output schema
-  std::atomic<McpLogLevel> log_level_;
+  std::atomic<ToolLogLevel> log_level_;
   McpRelatedSend related_send_;  // set before the first Submit, then only read
 
   std::mutex mutex_;  // running_, work_, workers_, idle_workers_, client_requests_, stopping_

@@ -548,12 +548,12 @@ TEST(McpServerFeatureTest, LogMessagesFollowTheClientsLevel) {
   FeatureHost host;
   Recorder recorder;
   McpServer server(host, {});
-  server.Log(McpLogLevel::kError, "before initialize");  // nobody to tell yet
+  server.Log(ToolLogLevel::kError, "before initialize");  // nobody to tell yet
   server.Submit(kInitialize, recorder.send);
-  server.Log(McpLogLevel::kInfo, "below the default level");
-  server.Log(McpLogLevel::kWarning, "a warning");
+  server.Log(ToolLogLevel::kInfo, "below the default level");
+  server.Log(ToolLogLevel::kWarning, "a warning");
   server.Submit(R"({"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}})", recorder.send);
-  server.Log(McpLogLevel::kDebug, "a detail");
+  server.Log(ToolLogLevel::kDebug, "a detail");
   server.Submit(R"({"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"loud"}})", recorder.send);
   server.Submit(R"({"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{"level":7}})", recorder.send);
   const std::vector<std::string> lines = recorder.lines();
