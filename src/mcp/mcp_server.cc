@@ -213,12 +213,21 @@ void McpServer::TakeClientResponse(const Message& response) {
   client_answered_.notify_all();
 }
 
-void McpServer::SendForCall(const McpSend& send, std::string_view request_id_json, const WireMessage& message) {
-  if (related_send_ && !request_id_json.empty()) {
-    related_send_(message, request_id_json);
+void McpServer::Emit(const McpSend& send, const WireMessage& message, const McpOutgoing& what) {
+  if (routed_send_) {
+    routed_send_(message, what);
   } else {
     send(message);
   }
+}
+
+void McpServer::Answer(const McpSend& send, const RequestId& id, const WireMessage& answer) {
+  if (!routed_send_) {
+    send(answer);
+    return;
+  }
+  const std::string id_json = id.ToJson();
+  Emit(send, answer, {.is_answer = true, .id_json = id_json});
 }
 
 Result<std::string> McpServer::RequestClient(const McpSend& send, std::string_view request_id_json,
@@ -230,7 +239,7 @@ Result<std::string> McpServer::RequestClient(const McpSend& send, std::string_vi
     id = next_client_request_id_++;
     client_requests_[id];
   }
-  SendForCall(send, request_id_json, SerializeRequest(id, method, params_json));
+  Emit(send, SerializeRequest(id, method, params_json), {.related_request_id_json = request_id_json});
   const auto deadline = std::chrono::steady_clock::now() + options_.client_request_timeout;
   std::unique_lock lock(mutex_);
   for (;;) {
@@ -242,14 +251,15 @@ Result<std::string> McpServer::RequestClient(const McpSend& send, std::string_vi
       client_requests_.erase(id);
       lock.unlock();
       const std::string reason = cancelled ? "the tool call was cancelled" : "no answer in time";
-      SendForCall(send, request_id_json, SerializeNotification("notifications/cancelled", [&](JsonWriter& writer) {
-        writer.StartObject();
-        WriteJsonKey(writer, "requestId");
-        writer.Int64(id);
-        WriteJsonKey(writer, "reason");
-        writer.String(reason);
-        writer.EndObject();
-      }));
+      Emit(send, SerializeNotification("notifications/cancelled", [&](JsonWriter& writer) {
+             writer.StartObject();
+             WriteJsonKey(writer, "requestId");
+             writer.Int64(id);
+             WriteJsonKey(writer, "reason");
+             writer.String(reason);
+             writer.EndObject();
+           }),
+           {.related_request_id_json = request_id_json});
       if (cancelled) return Status(StatusCode::kCancelled, std::string(method) + " was cancelled with its tool call");
       return Status(StatusCode::kTimeout,
                     "the client did not answer " + std::string(method) + " within " +
@@ -270,14 +280,17 @@ Result<std::string> McpServer::RequestClient(const McpSend& send, std::string_vi
 }
 
 std::function<void()> McpServer::Accept(std::string_view line, const McpSend& send) {
+  return Accept(Parse(line), send);
+}
+
+std::function<void()> McpServer::Accept(ParsedLine parsed, const McpSend& send) {
   {
     std::lock_guard lock(state_mutex_);
     notify_send_ = &send;
   }
-  ParsedLine parsed = Parse(line);
   if (parsed.is_blank()) return {};
   if (parsed.is_error()) {
-    send(SerializeProtocolError(parsed.error()));
+    Answer(send, parsed.error().id, SerializeProtocolError(parsed.error()));
     return {};
   }
   Message& message = parsed.message();
@@ -291,21 +304,23 @@ std::function<void()> McpServer::Accept(std::string_view line, const McpSend& se
   }
   if (message.kind() != MessageKind::kRequest) return {};
   if (message.method() != "tools/call" || protocol_version().empty()) {
-    send(Dispatch(message));
+    Answer(send, message.id(), Dispatch(message));
     return {};
   }
   // The progress token, if the client asked for progress.
   std::string progress_token;
   Result<std::optional<Params>> meta = message.params().OptionalObject("_meta");
   if (!meta.ok()) {
-    send(SerializeError(message.id(), kJsonRpcInvalidParams, "Invalid params: '_meta' must be an object"));
+    Answer(send, message.id(),
+           SerializeError(message.id(), kJsonRpcInvalidParams, "Invalid params: '_meta' must be an object"));
     return {};
   }
   if (*meta) {
     std::optional<JsonType> type = (*meta)->TypeOf("progressToken");
     if (type && *type != JsonType::kString && *type != JsonType::kNumber) {
-      send(SerializeError(message.id(), kJsonRpcInvalidParams,
-                          "Invalid params: '_meta.progressToken' must be a string or a number"));
+      Answer(send, message.id(),
+             SerializeError(message.id(), kJsonRpcInvalidParams,
+                            "Invalid params: '_meta.progressToken' must be a string or a number"));
       return {};
     }
     if (type) progress_token = *(*meta)->Json("progressToken");
@@ -315,8 +330,9 @@ std::function<void()> McpServer::Accept(std::string_view line, const McpSend& se
   call_ended_.wait(lock, [&] { return unanswered_calls_ < options_.max_concurrent_calls; });
   if (running_.contains(key)) {
     lock.unlock();
-    send(SerializeError(message.id(), kJsonRpcInvalidRequest,
-                        "Invalid Request: id " + key + " is already in use by a running call"));
+    Answer(send, message.id(),
+           SerializeError(message.id(), kJsonRpcInvalidRequest,
+                          "Invalid Request: id " + key + " is already in use by a running call"));
     return {};
   }
   RunningCall& running = running_[key];
@@ -351,7 +367,7 @@ std::function<void()> McpServer::Accept(std::string_view line, const McpSend& se
       std::lock_guard output_lock(output->mutex);
       output->answered = true;
     }
-    if (!cancelled_by_client) send(answer);
+    if (!cancelled_by_client) Emit(send, answer, {.is_answer = true, .id_json = key});
     {
       std::lock_guard guard(mutex_);
       --unanswered_calls_;
@@ -362,6 +378,10 @@ std::function<void()> McpServer::Accept(std::string_view line, const McpSend& se
 
 void McpServer::Submit(std::string_view line, const McpSend& send) {
   if (std::function<void()> job = Accept(line, send)) RunOnPool(std::move(job));
+}
+
+void McpServer::Submit(ParsedLine parsed, const McpSend& send) {
+  if (std::function<void()> job = Accept(std::move(parsed), send)) RunOnPool(std::move(job));
 }
 
 void McpServer::RunOnPool(std::function<void()> job) {
@@ -404,15 +424,19 @@ void McpServer::SendCallProgress(
   if (output->answered) return;
   std::optional<WireMessage> message;
   const McpSend* send;
+  std::string progress_token;
   {
     std::lock_guard lock(mutex_);
     auto found = running_.find(id);
     if (found == running_.end()) return;
     message = build(id, found->second);
     send = found->second.send;
+    progress_token = found->second.progress_token;
   }
   // Written with mutex_ released: the client may be slow to read.
-  if (message) SendForCall(*send, id, *message);
+  if (message) {
+    Emit(*send, *message, {.related_request_id_json = id, .progress_token = progress_token});
+  }
 }
 
 void McpServer::SendProgress() {
@@ -487,7 +511,7 @@ void McpServer::SendToolProgress(const McpCall& call, double progress, std::opti
 void McpServer::SendLog(const McpSend& send, std::string_view related_request_id_json, ToolLogLevel level,
                         std::string_view logger, std::string_view message, std::string_view data_json) {
   if (level < log_level_.load() || protocol_version().empty()) return;
-  SendForCall(send, related_request_id_json, SerializeNotification("notifications/message", [&](JsonWriter& writer) {
+  const WireMessage line = SerializeNotification("notifications/message", [&](JsonWriter& writer) {
     writer.StartObject();
     WriteJsonKey(writer, "level");
     writer.String(ToolLogLevelName(level));
@@ -505,7 +529,8 @@ void McpServer::SendLog(const McpSend& send, std::string_view related_request_id
       writer.EndObject();
     }
     writer.EndObject();
-  }));
+  });
+  Emit(send, line, {.related_request_id_json = related_request_id_json});
 }
 
 void McpServer::NotifyToolsChanged() {
@@ -516,10 +541,11 @@ void McpServer::NotifyToolsChanged() {
     send = notify_send_;
     structured_.clear();
   }
-  (*send)(SerializeNotification("notifications/tools/list_changed", [](JsonWriter& writer) {
-    writer.StartObject();
-    writer.EndObject();
-  }));
+  Emit(*send, SerializeNotification("notifications/tools/list_changed", [](JsonWriter& writer) {
+         writer.StartObject();
+         writer.EndObject();
+       }),
+       {});
 }
 
 void McpServer::Log(ToolLogLevel level, std::string_view text) {

@@ -80,13 +80,25 @@ class McpServer;
 // thread-safe.
 using McpSend = std::function<void(const WireMessage&)>;
 
-// Sends one message that belongs to a running call: a request to the
-// client it makes (elicitation), its progress, its tool's log lines.
-// `related_request_id_json` is the call's request id as JSON, so that a
-// transport can send the message with the call's own answer (Streamable
-// HTTP: on the SSE stream of the POST that carries the call, as the
-// transport specification prefers). Thread-safe.
-using McpRelatedSend = std::function<void(const WireMessage&, std::string_view related_request_id_json)>;
+// What a transport needs to know of a message the server sends to route
+// it, given with the message so that it is not parsed again (Streamable
+// HTTP sends an answer on its request's POST, a call's messages on that
+// call's SSE stream).
+struct McpOutgoing {
+  // An answer (result or error) to the client's request `id_json` (its id
+  // as JSON; "null" for a line that could not be read); else a message the
+  // server starts (a request or a notification).
+  bool is_answer = false;
+  std::string_view id_json;
+  // A running call's own message (its request to the client, progress,
+  // log line): that call's request id as JSON; empty: none.
+  std::string_view related_request_id_json;
+  // notifications/progress: its progressToken as JSON; empty otherwise.
+  std::string_view progress_token;
+};
+
+// Sends one message with what a transport routes it by. Thread-safe.
+using McpRoutedSend = std::function<void(const WireMessage&, const McpOutgoing&)>;
 
 // One tools/call while it runs, as the tool host sees it: its cancel
 // token, a way to ask the client (elicitation) and a counter of the work
@@ -94,7 +106,7 @@ using McpRelatedSend = std::function<void(const WireMessage&, std::string_view r
 class McpCall {
  public:
   // `request_id_json`: the call's request id as JSON, for transports
-  // that route a call's messages with it (McpRelatedSend).
+  // that route a call's messages with it (McpOutgoing).
   McpCall(McpServer* server, const McpSend* send, CancelToken& cancel, bool progress_requested = false,
           std::string request_id_json = {})
       : server_(server),
@@ -209,6 +221,9 @@ class McpServer {
   // that asked. `send` must outlive the server; the latest one also
   // carries notifications not tied to a call (log messages, list changes).
   void Submit(std::string_view line, const McpSend& send);
+  // The same with the line already parsed (a transport that parsed it to
+  // route it need not have it parsed twice).
+  void Submit(ParsedLine parsed, const McpSend& send);
 
   // Submit in two halves, for a transport whose reader threads take turns
   // (mcp_stdio.h): handles `line` at once, in input order, as Submit does
@@ -219,13 +234,14 @@ class McpServer {
   // another thread reading while it runs the job, or cancellation and
   // ping stop working.
   std::function<void()> Accept(std::string_view line, const McpSend& send);
+  std::function<void()> Accept(ParsedLine parsed, const McpSend& send);
   // Runs a job from Accept on a thread of the server's pool.
   void RunOnPool(std::function<void()> job);
 
-  // Sends the messages that belong to a running call through `send`
-  // instead of the call's McpSend (see McpRelatedSend). Set once, before
-  // the first Submit.
-  void SetRelatedSend(McpRelatedSend send) { related_send_ = std::move(send); }
+  // Sends every message through `send`, with what it is (McpOutgoing),
+  // instead of through the McpSend given to Submit. Set once, before the
+  // first Submit.
+  void SetRoutedSend(McpRoutedSend send) { routed_send_ = std::move(send); }
 
   // Cancels every running call (the client is gone) and every request to
   // the client they wait for; their answers are not sent.
@@ -310,9 +326,11 @@ class McpServer {
   // `related_request_id_json`: the call the line belongs to; empty: none.
   void SendLog(const McpSend& send, std::string_view related_request_id_json, ToolLogLevel level,
                std::string_view logger, std::string_view message, std::string_view data_json);
-  // Sends `message` of the call `request_id_json` through the related
-  // send when the transport set one, else through `send`.
-  void SendForCall(const McpSend& send, std::string_view request_id_json, const WireMessage& message);
+  // Sends `message` through the routed send when the transport set one,
+  // else through `send`.
+  void Emit(const McpSend& send, const WireMessage& message, const McpOutgoing& what);
+  // An answer to `id` (Emit).
+  void Answer(const McpSend& send, const RequestId& id, const WireMessage& answer);
   bool ClientHas(std::string_view capability) const;
   Result<std::string> RequestClient(const McpSend& send, std::string_view request_id_json, const CancelToken& cancel,
                                     const CancelToken* also_cancel, std::string_view method,
@@ -332,7 +350,7 @@ class McpServer {
   const McpSend* notify_send_ = nullptr;
   std::map<std::string, bool, std::less<>> structured_;  // tool name -> has an output schema
   std::atomic<ToolLogLevel> log_level_;
-  McpRelatedSend related_send_;  // set before the first Submit, then only read
+  McpRoutedSend routed_send_;  // set before the first Submit, then only read
 
   std::mutex mutex_;  // running_, work_, workers_, idle_workers_, client_requests_, stopping_
   std::condition_variable call_ended_;
