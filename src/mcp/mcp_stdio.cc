@@ -112,8 +112,10 @@ namespace {
 // and its context switches were most of a read_file's time,
 // bench/mcp_bench), and before a reader runs a call it makes sure another
 // one is waiting, starting one if none is, so a cancellation or ping is
-// read while calls run. The threads are kept: at most one per call that
-// may run at once, plus one.
+// read while calls run. The calling thread is the first reader; the
+// others are kept: at most one per call that may run at once, plus one.
+// The reader that sees the end (of input, or of the output) is idle, so
+// it is the one that gives running calls their grace and cancels them.
 class StdioReaders {
  public:
   StdioReaders(McpServer& server, McpStdioWriter& writer, const McpStdioOptions& options)
@@ -137,8 +139,8 @@ class StdioReaders {
     for (std::thread& reader : readers) reader.join();
   }
 
-  // Starts the first reader. An input epoll cannot watch (a regular file,
-  // /dev/null) is always readable: readers then just take turns at it.
+  // Prepares the wait for input. An input epoll cannot watch (a regular
+  // file, /dev/null) is always readable: readers then just take turns at it.
   Status Start() {
     if (!epoll_ || !stop_) return Status(StatusCode::kIo, std::string("toolvfs mcp: ") + strerror(errno));
     epoll_event stop{EPOLLIN, {.u32 = kStopEvent}};
@@ -154,16 +156,15 @@ class StdioReaders {
       }
       input_pollable_ = false;
     }
-    std::lock_guard lock(readers_mutex_);
-    AddReader();
     return Status();
   }
 
-  // Waits until the input ended or failed, or the output is gone.
-  void WaitUntilDone() {
-    pollfd fds[2] = {{stop_.get(), POLLIN, 0}, {writer_.closed_fd(), POLLIN, 0}};
-    while (poll(fds, writer_.closed_fd() >= 0 ? 2 : 1, -1) < 0 && errno == EINTR) {
-    }
+  // Reads and runs calls on the calling thread (and the readers it
+  // starts) until the input ended or failed or the output is gone, and
+  // the calls then running ended.
+  void Serve() {
+    ReadAndRun();
+    server_.WaitForCalls(std::chrono::hours(24));
   }
 
   // Ends every reader's wait (a reader running a call stops after it).
@@ -189,13 +190,30 @@ class StdioReaders {
   }
 
   void ReadAndRun() {
+    Loop();
+    // The first reader out was idle when the end came (a reader running a
+    // call leaves after it): it ends the session's calls.
+    if (!ending_.exchange(true)) EndCalls();
+  }
+
+  // The client shut down (end of input) or is gone (output closed or
+  // stalled): calls still running get the grace to finish, then are
+  // cancelled, so no tool outlives the session.
+  void EndCalls() {
+    if (writer_.closed() || !server_.WaitForCalls(options_.shutdown_grace)) {
+      server_.CancelAll();
+      server_.WaitForCalls(std::chrono::hours(24));
+    }
+  }
+
+  void Loop() {
     while (WaitForInput()) {
       std::function<void()> call = ReadAndAccept();
       if (!call) continue;
       {
         std::lock_guard lock(readers_mutex_);
         --idle_readers_;
-        if (idle_readers_ == 0 && readers_.size() < max_readers_ && !done_.load()) AddReader();
+        if (idle_readers_ == 0 && readers_.size() + 1 < max_readers_ && !done_.load()) AddReader();
       }
       call();
       std::lock_guard lock(readers_mutex_);
@@ -211,7 +229,9 @@ class StdioReaders {
       const int ready = epoll_wait(epoll_.get(), events, 3, -1);
       if (ready < 0 && errno == EINTR) continue;
       if (ready < 0) {
-        Finish(Status(StatusCode::kIo, std::string("toolvfs mcp: waiting for stdin failed: ") + strerror(errno)));
+        Status failed(StatusCode::kIo, std::string("toolvfs mcp: waiting for stdin failed: ") + strerror(errno));
+        std::lock_guard lock(read_mutex_);
+        Finish(std::move(failed));
         return false;
       }
       bool input = false;
@@ -289,10 +309,11 @@ class StdioReaders {
   UniqueFd stop_;  // readable once the readers are to stop
   bool input_pollable_ = true;
   std::atomic<bool> done_{false};
+  std::atomic<bool> ending_{false};  // a reader is ending the calls
   const size_t max_readers_;
   std::mutex readers_mutex_;  // readers_, idle_readers_
-  std::vector<std::thread> readers_;
-  size_t idle_readers_ = 0;  // readers not running a call
+  std::vector<std::thread> readers_;  // the readers besides the caller of Serve
+  size_t idle_readers_ = 1;  // readers not running a call (the caller of Serve first)
 };
 
 }  // namespace
@@ -300,14 +321,7 @@ class StdioReaders {
 Status ServeMcpOverStdio(McpServer& server, McpStdioWriter& writer, const McpStdioOptions& options) {
   StdioReaders readers(server, writer, options);
   TOOLVFS_RETURN_IF_ERROR(readers.Start());
-  readers.WaitUntilDone();
-  // The client shut down (end of input) or is gone (output closed or
-  // stalled): calls still running get the grace to finish, then are
-  // cancelled, so no tool outlives the session.
-  if (writer.closed() || !server.WaitForCalls(options.shutdown_grace)) {
-    server.CancelAll();
-    server.WaitForCalls(std::chrono::hours(24));
-  }
+  readers.Serve();
   readers.Stop();
   return readers.status();
 }
