@@ -262,7 +262,8 @@ class StdioReaders {
     splitter_.CommitAppend(static_cast<size_t>(got));
     std::function<void()> call;
     const auto accept = [&](std::string_view line) {
-      std::function<void()> next = server_.Accept(line, writer_.send());
+      // Parsed in place: the splitter pads every line it yields.
+      std::function<void()> next = server_.Accept(parser_.ParsePadded(line), writer_.send());
       if (!next) return;
       if (call) server_.RunOnPool(std::move(call));
       call = std::move(next);
@@ -302,8 +303,9 @@ class StdioReaders {
   McpServer& server_;
   McpStdioWriter& writer_;
   const McpStdioOptions& options_;
-  std::mutex read_mutex_;  // splitter_, status_, the read itself and the accepting of what it read
+  std::mutex read_mutex_;  // splitter_, parser_, status_, the read itself and the accepting of what it read
   LineSplitter splitter_;
+  MessageParser parser_;
   Status status_;
   UniqueFd epoll_;
   UniqueFd stop_;  // readable once the readers are to stop
