@@ -210,6 +210,13 @@ class StdioReaders {
     while (WaitForInput()) {
       std::function<void()> call = ReadAndAccept();
       if (!call) continue;
+      if (done_.load()) {
+        // The input ended (with this call, or since): this reader, idle
+        // again, is to give the call its grace and cancel it after that,
+        // so the pool runs it.
+        server_.RunOnPool(std::move(call));
+        continue;
+      }
       {
         std::lock_guard lock(readers_mutex_);
         --idle_readers_;
