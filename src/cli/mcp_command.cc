@@ -54,11 +54,8 @@ class McpCallReports final : public ToolReportSink {
     call_.ReportProgress(progress.progress, progress.total, progress.message);
   }
   void OnLog(const ToolLogLine& line) override {
-    // The two enums list syslog's severities in the same order (checked
-    // in mcp_server.cc).
-    const auto level = static_cast<McpLogLevel>(line.level);
     const std::string logger = line.logger.empty() ? line.tool : line.tool + "/" + line.logger;
-    call_.Log(level, logger, line.message, line.data_json);
+    call_.Log(line.level, logger, line.message, line.data_json);
   }
 
  private:
@@ -88,7 +85,7 @@ class ConfiguredToolHost final : public McpToolHost {
     if (loaded.config.mcp_servers != loaded_.config.mcp_servers) mcp_.reset();
     imported_.clear();
     imports_listed_ = false;
-    Load(std::move(loaded));
+    Load(std::move(loaded));  // indexes the callable tools again
   }
 
   // Called on the reader thread while calls run on theirs: the config,
@@ -119,6 +116,7 @@ class ConfiguredToolHost final : public McpToolHost {
         imported_.emplace(imported.name, std::move(imported.tool));
       }
     }
+    IndexCallable();
     return listed;
   }
 
@@ -135,17 +133,19 @@ class ConfiguredToolHost final : public McpToolHost {
       listed = imports_listed_ || !HasImports();
     }
     if (!listed) ListTools();  // a client may call an imported tool without listing first
-    std::optional<ToolConfig> found;
+    // Shared, not copied: a call keeps the tool it started with through a
+    // reload, and a read costs no copy of the tool's config.
+    std::shared_ptr<const ToolConfig> found;
     std::string directory;
     {
       std::lock_guard lock(mutex_);
-      if (const ToolConfig* tool = Find(name)) found = *tool;
+      if (auto callable = callable_.find(name); callable != callable_.end()) found = callable->second;
       directory = loaded_.directory;
     }
     if (!found) {
       return Status(StatusCode::kNotFound, "Invalid params: unknown tool " + Quote(name) + " (see tools/list)");
     }
-    const ToolConfig* tool = &*found;
+    const ToolConfig* tool = found.get();
     ToolCall tool_call;
     tool_call.name = tool->name;
     tool_call.arguments_json = arguments_json;
@@ -234,6 +234,20 @@ class ConfiguredToolHost final : public McpToolHost {
       }
       unconfigured_builtins_.emplace(builtin.name, std::move(tool));
     }
+    IndexCallable();
+  }
+
+  // With mutex_ held: callable_ from the config's tools, the unconfigured
+  // builtins and the imported tools, in that order of precedence.
+  void IndexCallable() {
+    callable_.clear();
+    for (const auto& [name, tool] : loaded_.config.tools) {
+      if (!IsMcpImport(tool)) callable_.emplace(name, std::make_shared<const ToolConfig>(tool));
+    }
+    for (const auto& [name, tool] : unconfigured_builtins_) {
+      callable_.emplace(name, std::make_shared<const ToolConfig>(tool));
+    }
+    for (const auto& [name, tool] : imported_) callable_.emplace(name, std::make_shared<const ToolConfig>(tool));
   }
 
   McpToolListing Listing(const ToolConfig& tool) const {
@@ -264,18 +278,6 @@ class ConfiguredToolHost final : public McpToolHost {
     return false;
   }
 
-  const ToolConfig* Find(std::string_view name) const {
-    if (auto found = loaded_.config.tools.find(std::string(name));
-        found != loaded_.config.tools.end() && !IsMcpImport(found->second)) {
-      return &found->second;
-    }
-    if (auto found = unconfigured_builtins_.find(std::string(name)); found != unconfigured_builtins_.end()) {
-      return &found->second;
-    }
-    if (auto found = imported_.find(std::string(name)); found != imported_.end()) return &found->second;
-    return nullptr;
-  }
-
   McpRuntime& Mcp() {
     if (!mcp_) {
       McpRuntimeOptions options;
@@ -293,9 +295,11 @@ class ConfiguredToolHost final : public McpToolHost {
   std::function<std::string()> protocol_version_ = [] { return std::string(kMcpProtocolVersions[0]); };
   std::map<std::string, ToolConfig, std::less<>> unconfigured_builtins_;
   std::map<std::string, ToolConfig, std::less<>> imported_;  // from the last tools/list
+  // Every tool a call may name, shared with the calls running it.
+  std::map<std::string, std::shared_ptr<const ToolConfig>, std::less<>> callable_;
   bool imports_listed_ = false;  // imported_ is filled
   std::unique_ptr<McpRuntime> mcp_;
-  std::mutex mutex_;      // loaded_, unconfigured_builtins_, imported_, mcp_
+  std::mutex mutex_;      // loaded_, unconfigured_builtins_, imported_, callable_, mcp_
   std::mutex mcp_mutex_;  // one MCP call at a time
 };
 
@@ -404,9 +408,9 @@ class McpCommand final : public Command {
     // above the level it set (logging/setLevel).
     McpServer* log_server = nullptr;
     std::mutex log_mutex;
-    const auto log = [&](McpLogLevel level, std::string_view text) {
-      std::fprintf(stderr, "toolvfs mcp: %.*s: %.*s\n", static_cast<int>(McpLogLevelName(level).size()),
-                   McpLogLevelName(level).data(), static_cast<int>(text.size()), text.data());
+    const auto log = [&](ToolLogLevel level, std::string_view text) {
+      std::fprintf(stderr, "toolvfs mcp: %.*s: %.*s\n", static_cast<int>(ToolLogLevelName(level).size()),
+                   ToolLogLevelName(level).data(), static_cast<int>(text.size()), text.data());
       std::lock_guard lock(log_mutex);
       if (log_server != nullptr) log_server->Log(level, text);
     };
@@ -425,12 +429,12 @@ class McpCommand final : public Command {
     ConfigWatcher watcher(config_path, std::chrono::seconds(1), [&] {
       Result<LoadedConfig> reloaded = LoadToolConfig(common);
       if (!reloaded.ok()) {
-        log(McpLogLevel::kWarning, "the config changed but cannot be used; keeping the tools of before: " +
+        log(ToolLogLevel::kWarning, "the config changed but cannot be used; keeping the tools of before: " +
                                        reloaded.status().message());
         return;
       }
       tools.Reload(std::move(reloaded).value());
-      log(McpLogLevel::kInfo, "reloaded " + config_path + "; the tool list may have changed");
+      log(ToolLogLevel::kInfo, "reloaded " + config_path + "; the tool list may have changed");
       server.NotifyToolsChanged();
     });
     Status served = ServeMcpOverStdio(server, writer, stdio);

@@ -3,22 +3,23 @@
 //
 // Cancel() is async-signal-safe: it sets an atomic flag and writes to an
 // eventfd, so a SIGINT handler may call it, and a poll loop can wait on
-// fd() together with the tool's pipes. Once cancelled, a token stays
-// cancelled. Thread-safe.
+// fd() together with the tool's pipes. The eventfd is made by the first
+// fd() call, not with the token: most tokens (one per MCP call, most of
+// them a read) are only ever checked through the flag, and two syscalls
+// per token were a measurable part of a call (bench/mcp_bench). Once
+// cancelled, a token stays cancelled. Thread-safe.
 #pragma once
 
 #include <atomic>
 
 #include "core/status.h"
-#include "core/unique_fd.h"
 
 namespace toolvfs {
 
 class CancelToken {
  public:
-  // Creating the eventfd can only fail when the process is out of fds;
-  // the token then still works through the flag (pollers see no event).
-  CancelToken();
+  CancelToken() = default;
+  ~CancelToken();
   CancelToken(const CancelToken&) = delete;
   CancelToken& operator=(const CancelToken&) = delete;
 
@@ -34,14 +35,17 @@ class CancelToken {
   // The flag itself, for code that polls one (RequestScope::set_cancel_flag).
   const std::atomic<bool>& flag() const noexcept { return cancelled_; }
 
-  // Readable (EPOLLIN) once Cancel() was called; -1 if no eventfd exists.
-  // Never read from it: it stays readable so every poller sees it.
-  int fd() const noexcept { return event_fd_.get(); }
+  // Readable (EPOLLIN) once Cancel() was called, also when that was before
+  // this first call made it. Never read from it: it stays readable so
+  // every poller sees it. -1 when it cannot be made (the process is out of
+  // fds); the token then still works through the flag (pollers see no
+  // event). Not async-signal-safe.
+  int fd() const noexcept;
 
  private:
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> kill_requested_{false};
-  UniqueFd event_fd_;
+  mutable std::atomic<int> event_fd_{-1};
 };
 
 }  // namespace toolvfs

@@ -32,6 +32,10 @@ class ElicitationInquirer final : public Inquirer {
   }
 
   bool asks_user() const override { return call_.ClientHas("elicitation"); }
+  // RequestClient ends a question when the call's token fires, and the
+  // runtime is given that token (cli/mcp_command.cc): no watcher thread
+  // per call is needed.
+  bool ends_questions_on_cancel() const override { return true; }
 
   void Cancel() override { questions_cancelled_.Cancel(); }
 

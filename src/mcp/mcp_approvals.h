@@ -36,7 +36,8 @@ class McpSessionApprovals {
 // from it without asking again. A declined or cancelled form, an answer
 // that is not one of the choices, a client error and a timeout are
 // denials (the last three as a failed Ask, which the host turns into a
-// denial saying why).
+// denial saying why). Its questions end when `call.cancel()` fires, so it
+// says ends_questions_on_cancel: run the tool with that token.
 std::unique_ptr<Inquirer> NewElicitationInquirer(McpCall& call, McpSessionApprovals& approvals,
                                                  std::string protocol_version);
 

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cctype>
+#include <optional>
 
 #include "core/io.h"
 #include "core/text.h"
@@ -56,22 +57,19 @@ bool IsPortNumber(std::string_view text) {
   return error == std::errc() && end == text.data() + text.size() && value <= 65535;
 }
 
-// "scheme://host[:port]" in lower case, or empty when `origin` is not one.
-std::string NormalizedOrigin(std::string_view origin) {
-  std::string lower = AsciiLowercase(origin);
-  std::string_view rest = lower;
-  if (rest.starts_with("http://")) {
-    rest.remove_prefix(7);
-  } else if (rest.starts_with("https://")) {
-    rest.remove_prefix(8);
-  } else {
-    return {};
-  }
-  if (rest.empty() || rest.find_first_of("/?#@ \t") != std::string_view::npos) return {};
-  std::string_view host, port;
-  if (!SplitHostPort(rest, host, port) || host.empty()) return {};
-  if (!port.empty() && !IsPortNumber(port)) return {};
-  return lower;
+// `origin` normalized as the network policy normalizes URLs (case,
+// trailing dot, IDN, the default port made explicit, so that https://x and
+// https://x:443 are one origin), or nullopt when it is not an origin:
+// scheme http or https and a host, with no path, query, fragment or
+// credentials.
+std::optional<NormalizedUrl> ParseOrigin(std::string_view origin) {
+  const size_t scheme_end = origin.find("://");
+  if (scheme_end == std::string_view::npos) return std::nullopt;
+  const std::string_view authority = origin.substr(scheme_end + 3);
+  if (authority.empty() || authority.find_first_of("/?#@") != std::string_view::npos) return std::nullopt;
+  Result<NormalizedUrl> url = NormalizeUrl(origin);
+  if (!url.ok()) return std::nullopt;
+  return std::move(url).value();
 }
 
 }  // namespace
@@ -107,27 +105,25 @@ bool IsLoopbackHost(std::string_view host) {
 Result<OriginAllowList> OriginAllowList::Make(const std::vector<std::string>& extra_origins) {
   OriginAllowList list;
   for (const std::string& origin : extra_origins) {
-    std::string normalized = NormalizedOrigin(origin);
-    if (normalized.empty()) {
+    std::optional<NormalizedUrl> normalized = ParseOrigin(origin);
+    if (!normalized) {
       return Status(StatusCode::kInvalidArgument,
                     "--allow-origin " + Quote(origin) +
                         ": expected an origin, scheme://host[:port] with scheme http or https and no path");
     }
-    list.extra_.push_back(std::move(normalized));
+    list.extra_.push_back(std::move(*normalized));
   }
   return list;
 }
 
 bool OriginAllowList::Allows(std::string_view origin) const {
   if (origin.empty()) return true;
-  const std::string normalized = NormalizedOrigin(origin);
-  if (normalized.empty()) return false;  // "null" (sandboxed frames, file:) included
-  if (std::find(extra_.begin(), extra_.end(), normalized) != extra_.end()) return true;
-  std::string_view rest = normalized;
-  rest.remove_prefix(rest.find("://") + 3);
-  std::string_view host, port;
-  SplitHostPort(rest, host, port);
-  return IsLoopbackHost(host);
+  const std::optional<NormalizedUrl> normalized = ParseOrigin(origin);
+  if (!normalized) return false;  // "null" (sandboxed frames, file:) included
+  for (const NormalizedUrl& allowed : extra_) {
+    if (allowed.SameOrigin(*normalized)) return true;
+  }
+  return IsLoopbackHost(normalized->host);
 }
 
 std::string HostOfHostHeader(std::string_view value) {

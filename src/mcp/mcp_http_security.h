@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "core/url.h"
 
 namespace toolvfs {
 
@@ -32,7 +33,9 @@ bool IsLoopbackHost(std::string_view host);
 
 // The browser origins a server accepts requests from: every loopback
 // origin (http or https, any port) plus the exact origins given
-// (`--allow-origin`, "scheme://host[:port]", compared case-insensitively).
+// (`--allow-origin`, "scheme://host[:port]"), both normalized as the
+// network policy normalizes URLs (core/url.h: case, a trailing dot, IDN,
+// the default port, so https://x and https://x:443 are one origin).
 class OriginAllowList {
  public:
   // InvalidArgument naming an entry that is not "http(s)://host[:port]"
@@ -44,7 +47,7 @@ class OriginAllowList {
   bool Allows(std::string_view origin) const;
 
  private:
-  std::vector<std::string> extra_;  // lower case
+  std::vector<NormalizedUrl> extra_;
 };
 
 // The host part of a Host header value ("localhost:8080" -> "localhost",

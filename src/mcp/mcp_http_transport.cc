@@ -1,7 +1,6 @@
 #include "mcp/mcp_http_transport.h"
 
 #include <httplib.h>
-#include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 #include <sys/random.h>
@@ -25,18 +24,11 @@ constexpr const char* kEndpoint = "/mcp";
 constexpr const char* kSessionHeader = "Mcp-Session-Id";
 constexpr const char* kVersionHeader = "MCP-Protocol-Version";
 
-// JSON-RPC error codes the transport answers itself (the server answers
-// everything it receives).
-constexpr int kParseError = -32700;
-constexpr int kInvalidRequest = -32600;
-constexpr int kInternalError = -32603;
-
-std::string CompactJson(const rapidjson::Value& value) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  value.Accept(writer);
-  return {buffer.GetString(), buffer.GetSize()};
-}
+// The JSON-RPC error codes the transport answers itself (the server
+// answers everything it receives).
+constexpr int kParseError = kJsonRpcParseError;
+constexpr int kInvalidRequest = kJsonRpcInvalidRequest;
+constexpr int kInternalError = kJsonRpcInternalError;
 
 // {"jsonrpc":"2.0","id":null,"error":{...}}: what an HTTP-level refusal
 // carries, so a JSON-RPC client can show the reason.
@@ -64,104 +56,43 @@ void Refuse(httplib::Response& response, int http_status, int code, std::string_
   response.set_content(ErrorBody(code, message), "application/json");
 }
 
-// What the transport needs to know of a message a client POSTed.
+// A message a client POSTed, parsed once: the server takes the parsed
+// line as it is (McpServer::Submit), the transport routes by the rest.
 struct IncomingMessage {
-  enum class Kind { kRequest, kNotification, kResponse } kind = Kind::kRequest;
+  ParsedLine parsed = ParsedLine::Blank();  // a message; moved to the server when submitted
+  MessageKind kind = MessageKind::kRequest;
   std::string method;
-  std::string id_json;                       // requests and responses
+  std::string id_json;                        // requests and responses
   std::optional<std::string> progress_token;  // params._meta.progressToken, as JSON
   std::optional<std::string> cancelled_id;    // notifications/cancelled: params.requestId, as JSON
 };
 
-// Reads one JSON-RPC message; an error message (for a 400) otherwise.
-// Batches were removed from MCP in 2025-06-18 and are refused.
-Result<IncomingMessage> ReadIncoming(std::string_view body, int& error_code) {
-  rapidjson::Document document;
-  document.Parse(body.data(), body.size());
-  error_code = kParseError;
-  if (document.HasParseError()) {
-    return Status(StatusCode::kInvalidArgument, "Parse error: the request body is not JSON");
+// Reads one JSON-RPC message with the server's own parser (its checks:
+// version, id, method or result/error, params an object); an error
+// message (for a 400) otherwise. Batches were removed from MCP in
+// 2025-06-18 and are refused.
+Result<IncomingMessage> ReadIncoming(MessageParser& parser, std::string_view body, int& error_code) {
+  ParsedLine parsed = parser.Parse(body);
+  if (parsed.is_blank()) {
+    error_code = kParseError;
+    return Status(StatusCode::kInvalidArgument, "Parse error: the request body is empty");
   }
-  error_code = kInvalidRequest;
-  if (document.IsArray()) {
-    return Status(StatusCode::kInvalidArgument,
-                  "Invalid Request: JSON-RPC batches are not supported (removed from MCP in 2025-06-18); "
-                  "send one message per POST");
+  if (parsed.is_error()) {
+    error_code = parsed.error().code;
+    return Status(StatusCode::kInvalidArgument, parsed.error().message);
   }
-  if (!document.IsObject()) {
-    return Status(StatusCode::kInvalidArgument, "Invalid Request: the body must be one JSON-RPC message object");
+  const Message& message = parsed.message();
+  IncomingMessage incoming;
+  incoming.kind = message.kind();
+  incoming.method = std::string(message.method());
+  if (message.kind() != MessageKind::kNotification) incoming.id_json = message.id().ToJson();
+  if (message.kind() != MessageKind::kResponse) {
+    Result<std::optional<Params>> meta = message.params().OptionalObject("_meta");
+    if (meta.ok() && *meta) incoming.progress_token = (*meta)->Json("progressToken");
+    if (incoming.method == "notifications/cancelled") incoming.cancelled_id = message.params().Json("requestId");
   }
-  auto version = document.FindMember("jsonrpc");
-  if (version == document.MemberEnd() || !version->value.IsString() ||
-      std::string_view(version->value.GetString()) != "2.0") {
-    return Status(StatusCode::kInvalidArgument, "Invalid Request: \"jsonrpc\" must be \"2.0\"");
-  }
-  IncomingMessage message;
-  auto id = document.FindMember("id");
-  const bool has_id = id != document.MemberEnd();
-  if (has_id && !id->value.IsString() && !id->value.IsInt64() && !id->value.IsUint64()) {
-    return Status(StatusCode::kInvalidArgument, "Invalid Request: \"id\" must be a string or an integer");
-  }
-  if (has_id) message.id_json = CompactJson(id->value);
-  auto method = document.FindMember("method");
-  if (method == document.MemberEnd()) {
-    if (!has_id || (!document.HasMember("result") && !document.HasMember("error"))) {
-      return Status(StatusCode::kInvalidArgument,
-                    "Invalid Request: a message needs a \"method\", or an \"id\" with a \"result\" or \"error\"");
-    }
-    message.kind = IncomingMessage::Kind::kResponse;
-    return message;
-  }
-  if (!method->value.IsString()) {
-    return Status(StatusCode::kInvalidArgument, "Invalid Request: \"method\" must be a string");
-  }
-  message.method = method->value.GetString();
-  message.kind = has_id ? IncomingMessage::Kind::kRequest : IncomingMessage::Kind::kNotification;
-  auto params = document.FindMember("params");
-  if (params != document.MemberEnd() && params->value.IsObject()) {
-    auto meta = params->value.FindMember("_meta");
-    if (meta != params->value.MemberEnd() && meta->value.IsObject()) {
-      auto token = meta->value.FindMember("progressToken");
-      if (token != meta->value.MemberEnd()) message.progress_token = CompactJson(token->value);
-    }
-    auto cancelled = params->value.FindMember("requestId");
-    if (message.method == "notifications/cancelled" && cancelled != params->value.MemberEnd()) {
-      message.cancelled_id = CompactJson(cancelled->value);
-    }
-  }
-  return message;
-}
-
-// What the transport needs to know of a message the server sends.
-struct OutgoingMessage {
-  bool is_response = false;
-  bool is_error = false;
-  std::string id_json;                       // responses ("null" when the server could not read one)
-  std::optional<std::string> progress_token;  // notifications/progress
-};
-
-OutgoingMessage ReadOutgoing(std::string_view line) {
-  OutgoingMessage message;
-  rapidjson::Document document;
-  document.Parse(line.data(), line.size());
-  if (document.HasParseError() || !document.IsObject()) return message;
-  auto method = document.FindMember("method");
-  auto id = document.FindMember("id");
-  if (method == document.MemberEnd() && id != document.MemberEnd()) {
-    message.is_response = true;
-    message.is_error = document.HasMember("error");
-    message.id_json = CompactJson(id->value);
-    return message;
-  }
-  if (method != document.MemberEnd() && method->value.IsString() &&
-      std::string_view(method->value.GetString()) == "notifications/progress") {
-    auto params = document.FindMember("params");
-    if (params != document.MemberEnd() && params->value.IsObject()) {
-      auto token = params->value.FindMember("progressToken");
-      if (token != params->value.MemberEnd()) message.progress_token = CompactJson(token->value);
-    }
-  }
-  return message;
+  incoming.parsed = std::move(parsed);
+  return incoming;
 }
 
 // 128 random bits as 32 hex digits: visible ASCII, as the transport asks
@@ -239,8 +170,8 @@ struct HttpSession {
   std::mutex mutex;  // everything below, and every Outbox of this session
   std::condition_variable changed;
   bool ended = false;
-  std::map<std::string, std::shared_ptr<Outbox>> by_request_id;
-  std::map<std::string, std::shared_ptr<Outbox>> by_progress_token;
+  std::map<std::string, std::shared_ptr<Outbox>, std::less<>> by_request_id;
+  std::map<std::string, std::shared_ptr<Outbox>, std::less<>> by_progress_token;
   std::shared_ptr<Outbox> get_stream;
   std::deque<std::string> backlog;  // for the next GET stream
   bool backlog_overflow_reported = false;
@@ -445,25 +376,28 @@ class McpHttpTransport::Impl {
       return;
     }
     int error_code = 0;
-    Result<IncomingMessage> message = ReadIncoming(request.body, error_code);
+    Result<IncomingMessage> message = [&] {
+      std::lock_guard lock(parser_mutex_);
+      return ReadIncoming(parser_, request.body, error_code);
+    }();
     if (!message.ok()) {
       Refuse(response, 400, error_code, message.status().message());
       return;
     }
     std::shared_ptr<HttpSession> session;
     if (!request.has_header(kSessionHeader) && message->method == "initialize" &&
-        message->kind == IncomingMessage::Kind::kRequest) {
+        message->kind == MessageKind::kRequest) {
       if (!CheckVersionHeader(request, response)) return;
-      Initialize(request.body, *message, response);
+      Initialize(*message, response);
       return;
     }
     session = SessionOf(request, response);
     if (!session) return;
     std::shared_ptr<void> use = UseSession(session);
-    if (message->kind != IncomingMessage::Kind::kRequest) {
+    if (message->kind != MessageKind::kRequest) {
       // Notifications (initialized, cancelled) and the client's answers
       // to the server's requests: accepted, nothing to return.
-      if (!Submit(*session, request.body, nullptr)) {
+      if (!Submit(*session, std::move(message->parsed), nullptr)) {
         Refuse(response, 404, kInvalidRequest, "Session not found: " + Quote(session->id) + " has ended");
         return;
       }
@@ -487,20 +421,20 @@ class McpHttpTransport::Impl {
 
   // Submits `line` to the session's server with `outbox` as the POST it
   // came from. False when the session has ended.
-  bool Submit(HttpSession& session, std::string_view line, std::shared_ptr<Outbox> outbox) {
+  bool Submit(HttpSession& session, ParsedLine line, std::shared_ptr<Outbox> outbox) {
     std::lock_guard submit(session.submit_mutex);
     {
       std::lock_guard lock(session.mutex);
       if (session.ended) return false;
       session.submitting = std::move(outbox);
     }
-    session.server->Submit(line, session.send);
+    session.server->Submit(std::move(line), session.send);
     std::lock_guard lock(session.mutex);
     session.submitting = nullptr;
     return true;
   }
 
-  void Initialize(std::string_view body, const IncomingMessage& message, httplib::Response& response) {
+  void Initialize(IncomingMessage& message, httplib::Response& response) {
     {
       std::lock_guard lock(sessions_mutex_);
       if (sessions_.size() + pending_sessions_ >= options_.max_sessions) {
@@ -512,7 +446,7 @@ class McpHttpTransport::Impl {
       }
       ++pending_sessions_;
     }
-    std::shared_ptr<HttpSession> session = MakeSession(body, message, response);
+    std::shared_ptr<HttpSession> session = MakeSession(message, response);
     std::lock_guard lock(sessions_mutex_);
     --pending_sessions_;
     if (!session) return;
@@ -526,7 +460,7 @@ class McpHttpTransport::Impl {
 
   // Makes a session, submits the initialize to its server and answers it.
   // Null (with the answer in `response`) when it is not to be kept.
-  std::shared_ptr<HttpSession> MakeSession(std::string_view body, const IncomingMessage& message,
+  std::shared_ptr<HttpSession> MakeSession(IncomingMessage& message,
                                            httplib::Response& response) {
     Result<std::string> id = NewSessionId();
     if (!id.ok()) {
@@ -542,16 +476,17 @@ class McpHttpTransport::Impl {
     session->id = *id;
     session->backend = std::move(backend).value();
     HttpSession* raw = session.get();
-    session->send = [this, raw](const WireMessage& sent) { Route(*raw, sent.line()); };
+    // Every message the server sends comes through the routed send below,
+    // with its id and kind; this one is only Submit's required channel.
+    session->send = [this, raw](const WireMessage& sent) { Route(*raw, sent.line(), McpOutgoing{}); };
     McpServerOptions server_options = server_options_;
     const std::string instructions = session->backend->instructions();
     if (!instructions.empty()) server_options.instructions = instructions;
     session->server = std::make_unique<McpServer>(session->backend->tools(), std::move(server_options));
     // A call's own messages (its elicitation requests, progress, log
     // lines) go on the SSE stream of the POST that carries it.
-    session->server->SetRelatedSend([this, raw](const WireMessage& sent, std::string_view related) {
-      Route(*raw, sent.line(), related);
-    });
+    session->server->SetRoutedSend(
+        [this, raw](const WireMessage& sent, const McpOutgoing& what) { Route(*raw, sent.line(), what); });
 
     auto outbox = std::make_shared<Outbox>();
     outbox->answer_only = true;
@@ -559,7 +494,7 @@ class McpHttpTransport::Impl {
       std::lock_guard lock(session->mutex);
       session->by_request_id.emplace(message.id_json, outbox);
     }
-    Submit(*session, body, outbox);
+    Submit(*session, std::move(message.parsed), outbox);
     std::lock_guard lock(session->mutex);
     session->by_request_id.erase(message.id_json);
     if (!outbox->answered || outbox->messages.empty()) {
@@ -568,7 +503,8 @@ class McpHttpTransport::Impl {
     }
     const std::string answer = outbox->messages.back();
     response.set_content(answer, "application/json");
-    if (ReadOutgoing(answer).is_error) return nullptr;  // nothing to keep: the client may try again
+    // Refused (no version agreed): nothing to keep, the client may try again.
+    if (session->server->protocol_version().empty()) return nullptr;
     response.set_header(kSessionHeader, session->id);
     return session;
   }
@@ -576,7 +512,7 @@ class McpHttpTransport::Impl {
   // Answers a request of a session: JSON when the answer is ready once the
   // line is submitted (or the client takes no SSE), else an SSE stream.
   void Answer(const std::shared_ptr<HttpSession>& session, std::shared_ptr<void> use,
-              const IncomingMessage& message, const httplib::Request& request, httplib::Response& response) {
+              IncomingMessage& message, const httplib::Request& request, httplib::Response& response) {
     const bool takes_sse = request.has_header("Accept") ? AcceptsType(request, "text/event-stream") : false;
     auto outbox = std::make_shared<Outbox>();
     outbox->answer_only = !takes_sse;
@@ -590,19 +526,19 @@ class McpHttpTransport::Impl {
       session->by_request_id.emplace(message.id_json, outbox);
       if (message.progress_token && takes_sse) session->by_progress_token[*message.progress_token] = outbox;
     }
-    const auto forget = [session, outbox, message] {
+    const auto forget = [session, outbox, id_json = message.id_json, progress_token = message.progress_token] {
       // Caller holds session->mutex.
       outbox->closed = true;
-      auto by_id = session->by_request_id.find(message.id_json);
+      auto by_id = session->by_request_id.find(id_json);
       if (by_id != session->by_request_id.end() && by_id->second == outbox) session->by_request_id.erase(by_id);
-      if (message.progress_token) {
-        auto by_token = session->by_progress_token.find(*message.progress_token);
+      if (progress_token) {
+        auto by_token = session->by_progress_token.find(*progress_token);
         if (by_token != session->by_progress_token.end() && by_token->second == outbox) {
           session->by_progress_token.erase(by_token);
         }
       }
     };
-    if (!Submit(*session, request.body, outbox)) {
+    if (!Submit(*session, std::move(message.parsed), outbox)) {
       std::lock_guard lock(session->mutex);
       forget();
       Refuse(response, 404, kInvalidRequest, "Session not found: " + Quote(session->id) + " has ended");
@@ -741,12 +677,11 @@ class McpHttpTransport::Impl {
   // open POST stream, else to the backlog the next GET stream starts with.
   // A call whose POST asked for JSON only (or whose stream is gone) has
   // its messages routed like the rest.
-  void Route(HttpSession& session, std::string_view line, std::string_view related = {}) {
-    const OutgoingMessage outgoing = ReadOutgoing(line);
+  void Route(HttpSession& session, std::string_view line, const McpOutgoing& outgoing) {
     std::lock_guard lock(session.mutex);
     if (session.ended) return;
     std::shared_ptr<Outbox> target;
-    if (outgoing.is_response) {
+    if (outgoing.is_answer) {
       auto found = session.by_request_id.find(outgoing.id_json);
       if (found != session.by_request_id.end()) {
         target = found->second;
@@ -759,15 +694,15 @@ class McpHttpTransport::Impl {
       session.changed.notify_all();
       return;
     }
-    if (!related.empty()) {
-      auto found = session.by_request_id.find(std::string(related));
+    if (!outgoing.related_request_id_json.empty()) {
+      auto found = session.by_request_id.find(outgoing.related_request_id_json);
       if (found != session.by_request_id.end() && !found->second->closed && !found->second->answer_only &&
           !found->second->answered) {
         target = found->second;
       }
     }
-    if (!target && outgoing.progress_token) {
-      auto found = session.by_progress_token.find(*outgoing.progress_token);
+    if (!target && !outgoing.progress_token.empty()) {
+      auto found = session.by_progress_token.find(outgoing.progress_token);
       if (found != session.by_progress_token.end() && !found->second->closed) target = found->second;
     }
     if (!target && session.get_stream && !session.get_stream->closed) target = session.get_stream;
@@ -872,6 +807,8 @@ class McpHttpTransport::Impl {
 
   McpHttpOptions options_;
   McpServerOptions server_options_;
+  std::mutex parser_mutex_;  // parser_, shared by the HTTP worker threads
+  MessageParser parser_;
   McpHttpSessionFactory factory_;
   httplib::Server http_;
   uint16_t port_ = 0;

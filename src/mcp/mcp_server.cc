@@ -7,16 +7,9 @@
 #include <string>
 #include <utility>
 
-#include "host/tool_reports.h"
 
 namespace toolvfs {
 namespace {
-
-// MCP's levels are syslog's, as a tool's log lines have them: one list of
-// names (host/tool_reports.h), the enums kept in the same order.
-static_assert(static_cast<int>(McpLogLevel::kDebug) == static_cast<int>(ToolLogLevel::kDebug));
-static_assert(static_cast<int>(McpLogLevel::kWarning) == static_cast<int>(ToolLogLevel::kWarning));
-static_assert(static_cast<int>(McpLogLevel::kEmergency) == static_cast<int>(ToolLogLevel::kEmergency));
 
 // How often a request to the client looks at its cancel tokens (the call's
 // own wakes it at once; an inquirer's Cancel comes from another thread).
@@ -79,14 +72,6 @@ void WriteNumber(JsonWriter& writer, double value) {
 
 }  // namespace
 
-std::optional<McpLogLevel> ParseMcpLogLevel(std::string_view name) {
-  std::optional<ToolLogLevel> level = ParseToolLogLevel(name);
-  if (!level) return std::nullopt;
-  return static_cast<McpLogLevel>(*level);
-}
-
-std::string_view McpLogLevelName(McpLogLevel level) { return ToolLogLevelName(static_cast<ToolLogLevel>(level)); }
-
 std::string_view CutAtUtf8Boundary(std::string_view text, size_t limit) {
   if (text.size() <= limit) return text;
   size_t end = limit;
@@ -112,7 +97,7 @@ void McpCall::ReportProgress(double progress, std::optional<double> total, std::
   server_->SendToolProgress(*this, progress, total, message);
 }
 
-void McpCall::Log(McpLogLevel level, std::string_view logger, std::string_view message,
+void McpCall::Log(ToolLogLevel level, std::string_view logger, std::string_view message,
                   std::string_view data_json) {
   if (server_ == nullptr || send_ == nullptr) return;
   server_->SendLog(*send_, request_id_json_, level, logger, message, data_json);
@@ -228,12 +213,21 @@ void McpServer::TakeClientResponse(const Message& response) {
   client_answered_.notify_all();
 }
 
-void McpServer::SendForCall(const McpSend& send, std::string_view request_id_json, const WireMessage& message) {
-  if (related_send_ && !request_id_json.empty()) {
-    related_send_(message, request_id_json);
+void McpServer::Emit(const McpSend& send, const WireMessage& message, const McpOutgoing& what) {
+  if (routed_send_) {
+    routed_send_(message, what);
   } else {
     send(message);
   }
+}
+
+void McpServer::Answer(const McpSend& send, const RequestId& id, const WireMessage& answer) {
+  if (!routed_send_) {
+    send(answer);
+    return;
+  }
+  const std::string id_json = id.ToJson();
+  Emit(send, answer, {.is_answer = true, .id_json = id_json});
 }
 
 Result<std::string> McpServer::RequestClient(const McpSend& send, std::string_view request_id_json,
@@ -245,7 +239,7 @@ Result<std::string> McpServer::RequestClient(const McpSend& send, std::string_vi
     id = next_client_request_id_++;
     client_requests_[id];
   }
-  SendForCall(send, request_id_json, SerializeRequest(id, method, params_json));
+  Emit(send, SerializeRequest(id, method, params_json), {.related_request_id_json = request_id_json});
   const auto deadline = std::chrono::steady_clock::now() + options_.client_request_timeout;
   std::unique_lock lock(mutex_);
   for (;;) {
@@ -257,14 +251,15 @@ Result<std::string> McpServer::RequestClient(const McpSend& send, std::string_vi
       client_requests_.erase(id);
       lock.unlock();
       const std::string reason = cancelled ? "the tool call was cancelled" : "no answer in time";
-      SendForCall(send, request_id_json, SerializeNotification("notifications/cancelled", [&](JsonWriter& writer) {
-        writer.StartObject();
-        WriteJsonKey(writer, "requestId");
-        writer.Int64(id);
-        WriteJsonKey(writer, "reason");
-        writer.String(reason);
-        writer.EndObject();
-      }));
+      Emit(send, SerializeNotification("notifications/cancelled", [&](JsonWriter& writer) {
+             writer.StartObject();
+             WriteJsonKey(writer, "requestId");
+             writer.Int64(id);
+             WriteJsonKey(writer, "reason");
+             writer.String(reason);
+             writer.EndObject();
+           }),
+           {.related_request_id_json = request_id_json});
       if (cancelled) return Status(StatusCode::kCancelled, std::string(method) + " was cancelled with its tool call");
       return Status(StatusCode::kTimeout,
                     "the client did not answer " + std::string(method) + " within " +
@@ -284,44 +279,49 @@ Result<std::string> McpServer::RequestClient(const McpSend& send, std::string_vi
   return std::move(*request.result);
 }
 
-void McpServer::Submit(std::string_view line, const McpSend& send) {
+std::function<void()> McpServer::Accept(std::string_view line, const McpSend& send) {
+  return Accept(Parse(line), send);
+}
+
+std::function<void()> McpServer::Accept(ParsedLine parsed, const McpSend& send) {
   {
     std::lock_guard lock(state_mutex_);
     notify_send_ = &send;
   }
-  ParsedLine parsed = Parse(line);
-  if (parsed.is_blank()) return;
+  if (parsed.is_blank()) return {};
   if (parsed.is_error()) {
-    send(SerializeProtocolError(parsed.error()));
-    return;
+    Answer(send, parsed.error().id, SerializeProtocolError(parsed.error()));
+    return {};
   }
   Message& message = parsed.message();
   if (message.kind() == MessageKind::kResponse) {
     TakeClientResponse(message);
-    return;
+    return {};
   }
   if (message.kind() == MessageKind::kNotification && message.method() == "notifications/cancelled") {
     CancelCall(message);
-    return;
+    return {};
   }
-  if (message.kind() != MessageKind::kRequest) return;
+  if (message.kind() != MessageKind::kRequest) return {};
   if (message.method() != "tools/call" || protocol_version().empty()) {
-    send(Dispatch(message));
-    return;
+    Answer(send, message.id(), Dispatch(message));
+    return {};
   }
   // The progress token, if the client asked for progress.
   std::string progress_token;
   Result<std::optional<Params>> meta = message.params().OptionalObject("_meta");
   if (!meta.ok()) {
-    send(SerializeError(message.id(), kJsonRpcInvalidParams, "Invalid params: '_meta' must be an object"));
-    return;
+    Answer(send, message.id(),
+           SerializeError(message.id(), kJsonRpcInvalidParams, "Invalid params: '_meta' must be an object"));
+    return {};
   }
   if (*meta) {
     std::optional<JsonType> type = (*meta)->TypeOf("progressToken");
     if (type && *type != JsonType::kString && *type != JsonType::kNumber) {
-      send(SerializeError(message.id(), kJsonRpcInvalidParams,
-                          "Invalid params: '_meta.progressToken' must be a string or a number"));
-      return;
+      Answer(send, message.id(),
+             SerializeError(message.id(), kJsonRpcInvalidParams,
+                            "Invalid params: '_meta.progressToken' must be a string or a number"));
+      return {};
     }
     if (type) progress_token = *(*meta)->Json("progressToken");
   }
@@ -330,20 +330,23 @@ void McpServer::Submit(std::string_view line, const McpSend& send) {
   call_ended_.wait(lock, [&] { return unanswered_calls_ < options_.max_concurrent_calls; });
   if (running_.contains(key)) {
     lock.unlock();
-    send(SerializeError(message.id(), kJsonRpcInvalidRequest,
-                        "Invalid Request: id " + key + " is already in use by a running call"));
-    return;
+    Answer(send, message.id(),
+           SerializeError(message.id(), kJsonRpcInvalidRequest,
+                          "Invalid Request: id " + key + " is already in use by a running call"));
+    return {};
   }
   RunningCall& running = running_[key];
   ++unanswered_calls_;
   running.cancel = std::make_unique<CancelToken>();
   running.progress_token = progress_token;
+  if (!progress_token.empty()) running.output = std::make_shared<CallOutput>();
   running.send = &send;
   running.started = std::chrono::steady_clock::now();
   CancelToken* cancel = running.cancel.get();
 
   auto owned = std::make_shared<Message>(std::move(message));
-  work_.push_back([this, owned, cancel, key, &send, wants_progress = !progress_token.empty()] {
+  if (!progress_token.empty() && !progress_thread_.joinable()) StartProgressThread();
+  return [this, owned, cancel, key, &send, wants_progress = !progress_token.empty()] {
     McpCall call(this, &send, *cancel, wants_progress, key);
     {
       std::lock_guard guard(mutex_);
@@ -351,20 +354,39 @@ void McpServer::Submit(std::string_view line, const McpSend& send) {
     }
     WireMessage answer = CallTool(*owned, call);
     bool cancelled_by_client = false;
+    std::shared_ptr<CallOutput> output;
     {
-      // Erased before the answer goes out, so no progress follows it.
       std::lock_guard guard(mutex_);
       auto found = running_.find(key);
       cancelled_by_client = found->second.cancelled_by_client;
+      output = std::move(found->second.output);
       running_.erase(found);
     }
-    if (!cancelled_by_client) send(answer);
+    if (output) {
+      // A progress notification being sent goes first; none follows.
+      std::lock_guard output_lock(output->mutex);
+      output->answered = true;
+    }
+    if (!cancelled_by_client) Emit(send, answer, {.is_answer = true, .id_json = key});
     {
       std::lock_guard guard(mutex_);
       --unanswered_calls_;
     }
     call_ended_.notify_all();
-  });
+  };
+}
+
+void McpServer::Submit(std::string_view line, const McpSend& send) {
+  if (std::function<void()> job = Accept(line, send)) RunOnPool(std::move(job));
+}
+
+void McpServer::Submit(ParsedLine parsed, const McpSend& send) {
+  if (std::function<void()> job = Accept(std::move(parsed), send)) RunOnPool(std::move(job));
+}
+
+void McpServer::RunOnPool(std::function<void()> job) {
+  std::lock_guard lock(mutex_);
+  work_.push_back(std::move(job));
   // Threads are kept and reused: making one per call costs a stack's
   // mmap/munmap and TLB shootdowns on every call (bench/mcp_bench).
   // Each queued call needs a worker of its own (a slow call must not hold
@@ -373,7 +395,6 @@ void McpServer::Submit(std::string_view line, const McpSend& send) {
     workers_.emplace_back([this] { RunWorker(); });
   }
   work_ready_.notify_one();
-  if (!progress_token.empty() && !progress_thread_.joinable()) StartProgressThread();
 }
 
 void McpServer::StartProgressThread() {
@@ -390,44 +411,74 @@ void McpServer::StartProgressThread() {
   });
 }
 
+void McpServer::SendCallProgress(
+    const std::string& id, const std::function<std::optional<WireMessage>(const std::string& id, RunningCall&)>& build) {
+  std::shared_ptr<CallOutput> output;
+  {
+    std::lock_guard lock(mutex_);
+    auto found = running_.find(id);
+    if (found == running_.end() || !found->second.output) return;
+    output = found->second.output;
+  }
+  std::lock_guard output_lock(output->mutex);
+  if (output->answered) return;
+  std::optional<WireMessage> message;
+  const McpSend* send;
+  std::string progress_token;
+  {
+    std::lock_guard lock(mutex_);
+    auto found = running_.find(id);
+    if (found == running_.end()) return;
+    message = build(id, found->second);
+    send = found->second.send;
+    progress_token = found->second.progress_token;
+  }
+  // Written with mutex_ released: the client may be slow to read.
+  if (message) {
+    Emit(*send, *message, {.related_request_id_json = id, .progress_token = progress_token});
+  }
+}
+
 void McpServer::SendProgress() {
-  // Sent under mutex_: a call erases itself under it before its answer is
-  // sent, so progress never follows the answer (MCP progress rules).
-  std::lock_guard lock(mutex_);
-  const auto now = std::chrono::steady_clock::now();
-  for (auto& [id, running] : running_) {
-    if (running.progress_token.empty() || running.call == nullptr || running.cancel->cancelled() ||
-        running.tool_reports_progress) {
-      continue;
+  std::vector<std::string> ids;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, running] : running_) {
+      if (!running.progress_token.empty()) ids.push_back(id);
     }
-    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now - running.started).count();
-    const uint64_t work = running.call->work_done();
-    // `progress` must grow with every notification: it is the number of
-    // notifications sent; the message carries the real counts.
-    ++running.progress_sent;
-    running.last_progress = static_cast<double>(running.progress_sent);
-    const std::string text = "running for " + std::to_string(seconds) + " s; " + std::to_string(work) +
-                             (work == 1 ? " request" : " requests") + " of the tool decided by its policy";
-    SendForCall(*running.send, id, SerializeNotification("notifications/progress", [&](JsonWriter& writer) {
-      writer.StartObject();
-      WriteJsonKey(writer, "progressToken");
-      writer.RawValue(running.progress_token.data(), running.progress_token.size(), rapidjson::kStringType);
-      WriteJsonKey(writer, "progress");
-      writer.Uint64(running.progress_sent);
-      WriteJsonKey(writer, "message");
-      writer.String(text);
-      writer.EndObject();
-    }));
+  }
+  const auto now = std::chrono::steady_clock::now();
+  for (const std::string& id : ids) {
+    SendCallProgress(id, [&](const std::string&, RunningCall& running) -> std::optional<WireMessage> {
+      if (running.call == nullptr || running.cancel->cancelled() || running.tool_reports_progress) {
+        return std::nullopt;
+      }
+      const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now - running.started).count();
+      const uint64_t work = running.call->work_done();
+      // `progress` must grow with every notification: it is the number of
+      // notifications sent; the message carries the real counts.
+      ++running.progress_sent;
+      running.last_progress = static_cast<double>(running.progress_sent);
+      const std::string text = "running for " + std::to_string(seconds) + " s; " + std::to_string(work) +
+                               (work == 1 ? " request" : " requests") + " of the tool decided by its policy";
+      return SerializeNotification("notifications/progress", [&](JsonWriter& writer) {
+        writer.StartObject();
+        WriteJsonKey(writer, "progressToken");
+        writer.RawValue(running.progress_token.data(), running.progress_token.size(), rapidjson::kStringType);
+        WriteJsonKey(writer, "progress");
+        writer.Uint64(running.progress_sent);
+        WriteJsonKey(writer, "message");
+        writer.String(text);
+        writer.EndObject();
+      });
+    });
   }
 }
 
 void McpServer::SendToolProgress(const McpCall& call, double progress, std::optional<double> total,
                                  std::string_view message) {
-  // Under mutex_ like SendProgress: never after the call's answer.
-  std::lock_guard lock(mutex_);
-  for (auto& [id, running] : running_) {
-    if (running.call != &call) continue;
-    if (running.progress_token.empty() || running.cancel->cancelled()) return;
+  SendCallProgress(call.request_id_json(), [&](const std::string&, RunningCall& running) -> std::optional<WireMessage> {
+    if (running.call != &call || running.cancel->cancelled()) return std::nullopt;
     if (!running.tool_reports_progress) {
       // The server's timed reports stop here; they counted 1, 2, 3, … and
       // MCP progress must grow, so the tool's own values go on from there.
@@ -435,10 +486,10 @@ void McpServer::SendToolProgress(const McpCall& call, double progress, std::opti
       running.tool_progress_offset = running.last_progress;
     }
     const double shown = running.tool_progress_offset + progress;
-    if (running.progress_sent > 0 && shown <= running.last_progress) return;
+    if (running.progress_sent > 0 && shown <= running.last_progress) return std::nullopt;
     running.last_progress = shown;
     ++running.progress_sent;
-    SendForCall(*running.send, id, SerializeNotification("notifications/progress", [&](JsonWriter& writer) {
+    return SerializeNotification("notifications/progress", [&](JsonWriter& writer) {
       writer.StartObject();
       WriteJsonKey(writer, "progressToken");
       writer.RawValue(running.progress_token.data(), running.progress_token.size(), rapidjson::kStringType);
@@ -453,18 +504,17 @@ void McpServer::SendToolProgress(const McpCall& call, double progress, std::opti
         writer.String(message);
       }
       writer.EndObject();
-    }));
-    return;
-  }
+    });
+  });
 }
 
-void McpServer::SendLog(const McpSend& send, std::string_view related_request_id_json, McpLogLevel level,
+void McpServer::SendLog(const McpSend& send, std::string_view related_request_id_json, ToolLogLevel level,
                         std::string_view logger, std::string_view message, std::string_view data_json) {
   if (level < log_level_.load() || protocol_version().empty()) return;
-  SendForCall(send, related_request_id_json, SerializeNotification("notifications/message", [&](JsonWriter& writer) {
+  const WireMessage line = SerializeNotification("notifications/message", [&](JsonWriter& writer) {
     writer.StartObject();
     WriteJsonKey(writer, "level");
-    writer.String(McpLogLevelName(level));
+    writer.String(ToolLogLevelName(level));
     WriteJsonKey(writer, "logger");
     writer.String(logger);
     WriteJsonKey(writer, "data");
@@ -479,7 +529,8 @@ void McpServer::SendLog(const McpSend& send, std::string_view related_request_id
       writer.EndObject();
     }
     writer.EndObject();
-  }));
+  });
+  Emit(send, line, {.related_request_id_json = related_request_id_json});
 }
 
 void McpServer::NotifyToolsChanged() {
@@ -490,13 +541,14 @@ void McpServer::NotifyToolsChanged() {
     send = notify_send_;
     structured_.clear();
   }
-  (*send)(SerializeNotification("notifications/tools/list_changed", [](JsonWriter& writer) {
-    writer.StartObject();
-    writer.EndObject();
-  }));
+  Emit(*send, SerializeNotification("notifications/tools/list_changed", [](JsonWriter& writer) {
+         writer.StartObject();
+         writer.EndObject();
+       }),
+       {});
 }
 
-void McpServer::Log(McpLogLevel level, std::string_view text) {
+void McpServer::Log(ToolLogLevel level, std::string_view text) {
   const McpSend* send;
   {
     std::lock_guard lock(state_mutex_);
@@ -579,7 +631,7 @@ WireMessage McpServer::Initialize(const Message& message) {
 WireMessage McpServer::SetLogLevel(const Message& message) {
   Result<std::string_view> level = message.params().String("level");
   if (!level.ok()) return SerializeError(message.id(), kJsonRpcInvalidParams, level.status().message());
-  std::optional<McpLogLevel> parsed = ParseMcpLogLevel(*level);
+  std::optional<ToolLogLevel> parsed = ParseToolLogLevel(*level);
   if (!parsed) {
     return SerializeError(message.id(), kJsonRpcInvalidParams,
                           "Invalid params: unknown log level '" + std::string(*level) +
@@ -652,12 +704,14 @@ WireMessage McpServer::CallTool(const Message& message, McpCall& call) {
     return SerializeError(message.id(), kJsonRpcInvalidParams, outcome.status().message());
   }
   const bool failed = !outcome.ok() || outcome->kind != Outcome::Kind::kCompleted || outcome->is_error;
-  Log(McpLogLevel::kDebug,
-      "tools/call " + std::string(*name) + (failed ? " failed" : " ended") + " after " +
-          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                               started)
-                             .count()) +
-          " ms");
+  if (log_level_.load() <= ToolLogLevel::kDebug) {  // built only when it may be sent
+    Log(ToolLogLevel::kDebug,
+        "tools/call " + std::string(*name) + (failed ? " failed" : " ended") + " after " +
+            std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                                 started)
+                               .count()) +
+            " ms");
+  }
   // structuredContent: the one text block, when it is the JSON object the
   // tool's output schema describes and nothing of it was cut.
   const ContentBlock* structured = nullptr;

@@ -6,7 +6,8 @@
 // transport hands it one message line at a time and writes back what it
 // returns, so stdio and any later transport share one dispatcher
 // (HandleLine answers every request on the caller's thread; Submit runs
-// tools/call concurrently).
+// tools/call concurrently; Accept hands a tools/call back to a transport
+// that runs it on a thread of its own).
 //
 // Submit runs each tools/call on a worker thread of a kept pool, so calls
 // overlap and a `notifications/cancelled` for a running call cancels it (the runtime
@@ -38,6 +39,9 @@
 
 #include "core/status.h"
 #include "host/cancel_token.h"
+// The MCP logging levels are syslog's (RFC 5424), as a tool's log lines
+// have them: ToolLogLevel, ParseToolLogLevel and ToolLogLevelName.
+#include "host/tool_reports.h"
 #include "protocol/jsonrpc.h"
 #include "runtime/tool_runtime.h"
 
@@ -70,26 +74,31 @@ struct McpToolListing {
   McpToolAnnotations annotations;
 };
 
-// The MCP logging levels (RFC 5424 severities), least severe first.
-enum class McpLogLevel { kDebug, kInfo, kNotice, kWarning, kError, kCritical, kAlert, kEmergency };
-
-// "debug", "info", ...; nullopt for a name that is none of them.
-std::optional<McpLogLevel> ParseMcpLogLevel(std::string_view name);
-std::string_view McpLogLevelName(McpLogLevel level);
-
 class McpServer;
 
 // Sends one message; called from the call threads too, so it must be
 // thread-safe.
 using McpSend = std::function<void(const WireMessage&)>;
 
-// Sends one message that belongs to a running call: a request to the
-// client it makes (elicitation), its progress, its tool's log lines.
-// `related_request_id_json` is the call's request id as JSON, so that a
-// transport can send the message with the call's own answer (Streamable
-// HTTP: on the SSE stream of the POST that carries the call, as the
-// transport specification prefers). Thread-safe.
-using McpRelatedSend = std::function<void(const WireMessage&, std::string_view related_request_id_json)>;
+// What a transport needs to know of a message the server sends to route
+// it, given with the message so that it is not parsed again (Streamable
+// HTTP sends an answer on its request's POST, a call's messages on that
+// call's SSE stream).
+struct McpOutgoing {
+  // An answer (result or error) to the client's request `id_json` (its id
+  // as JSON; "null" for a line that could not be read); else a message the
+  // server starts (a request or a notification).
+  bool is_answer = false;
+  std::string_view id_json;
+  // A running call's own message (its request to the client, progress,
+  // log line): that call's request id as JSON; empty: none.
+  std::string_view related_request_id_json;
+  // notifications/progress: its progressToken as JSON; empty otherwise.
+  std::string_view progress_token;
+};
+
+// Sends one message with what a transport routes it by. Thread-safe.
+using McpRoutedSend = std::function<void(const WireMessage&, const McpOutgoing&)>;
 
 // One tools/call while it runs, as the tool host sees it: its cancel
 // token, a way to ask the client (elicitation) and a counter of the work
@@ -97,7 +106,7 @@ using McpRelatedSend = std::function<void(const WireMessage&, std::string_view r
 class McpCall {
  public:
   // `request_id_json`: the call's request id as JSON, for transports
-  // that route a call's messages with it (McpRelatedSend).
+  // that route a call's messages with it (McpOutgoing).
   McpCall(McpServer* server, const McpSend* send, CancelToken& cancel, bool progress_requested = false,
           std::string request_id_json = {})
       : server_(server),
@@ -107,6 +116,9 @@ class McpCall {
         request_id_json_(std::move(request_id_json)) {}
 
   CancelToken& cancel() { return cancel_; }
+  // The call's request id as JSON; empty for a call answered through
+  // HandleLine.
+  const std::string& request_id_json() const { return request_id_json_; }
 
   // Whether the client declared `capability` (e.g. "elicitation") at
   // initialize and this call has a channel to it (a call answered through
@@ -141,7 +153,7 @@ class McpCall {
   // when `level` is at or above the client's (logging/setLevel). `data`:
   // the message as a string, or {"message", "data"} when the tool sent
   // data too (`data_json`, compact; empty: none).
-  void Log(McpLogLevel level, std::string_view logger, std::string_view message, std::string_view data_json);
+  void Log(ToolLogLevel level, std::string_view logger, std::string_view message, std::string_view data_json);
 
  private:
   McpServer* server_;
@@ -190,7 +202,7 @@ struct McpServerOptions {
   std::chrono::milliseconds progress_interval = std::chrono::seconds(1);
   // Log messages below this level are not sent until the client sets one
   // with logging/setLevel.
-  McpLogLevel log_level = McpLogLevel::kWarning;
+  ToolLogLevel log_level = ToolLogLevel::kWarning;
 };
 
 class McpServer {
@@ -209,11 +221,27 @@ class McpServer {
   // that asked. `send` must outlive the server; the latest one also
   // carries notifications not tied to a call (log messages, list changes).
   void Submit(std::string_view line, const McpSend& send);
+  // The same with the line already parsed (a transport that parsed it to
+  // route it need not have it parsed twice).
+  void Submit(ParsedLine parsed, const McpSend& send);
 
-  // Sends the messages that belong to a running call through `send`
-  // instead of the call's McpSend (see McpRelatedSend). Set once, before
-  // the first Submit.
-  void SetRelatedSend(McpRelatedSend send) { related_send_ = std::move(send); }
+  // Submit in two halves, for a transport whose reader threads take turns
+  // (mcp_stdio.h): handles `line` at once, in input order, as Submit does
+  // (a tools/call is registered, so a cancellation read next finds it),
+  // but hands a tools/call back instead of queueing it: the caller runs
+  // the returned job on its own thread (it sends the answer), or gives it
+  // to RunOnPool. Empty when nothing is left to run. The caller must keep
+  // another thread reading while it runs the job, or cancellation and
+  // ping stop working.
+  std::function<void()> Accept(std::string_view line, const McpSend& send);
+  std::function<void()> Accept(ParsedLine parsed, const McpSend& send);
+  // Runs a job from Accept on a thread of the server's pool.
+  void RunOnPool(std::function<void()> job);
+
+  // Sends every message through `send`, with what it is (McpOutgoing),
+  // instead of through the McpSend given to Submit. Set once, before the
+  // first Submit.
+  void SetRoutedSend(McpRoutedSend send) { routed_send_ = std::move(send); }
 
   // Cancels every running call (the client is gone) and every request to
   // the client they wait for; their answers are not sent.
@@ -229,10 +257,12 @@ class McpServer {
 
   // Sends notifications/message with `text` when `level` is at or above
   // the client's level (after initialize). Thread-safe.
-  void Log(McpLogLevel level, std::string_view text);
+  void Log(ToolLogLevel level, std::string_view text);
 
   // Waits for the running calls (cancelling none).
   ~McpServer();
+
+  size_t max_concurrent_calls() const { return options_.max_concurrent_calls; }
 
   // The version agreed by initialize; empty before it.
   std::string protocol_version() const;
@@ -240,12 +270,22 @@ class McpServer {
  private:
   friend class McpCall;
 
+  // The progress of a call that asked for it is sent under this lock of
+  // its own, not mutex_: a client that stops reading then holds up that
+  // call's messages, never Submit or CancelCall; and none follows the
+  // answer, which is sent once `answered` was set under the same lock.
+  struct CallOutput {
+    std::mutex mutex;
+    bool answered = false;
+  };
+
   struct RunningCall {
     std::unique_ptr<CancelToken> cancel;
     bool cancelled_by_client = false;
     // For progress: the token as JSON (empty: none), where to send, and
     // the call whose work is counted.
     std::string progress_token;
+    std::shared_ptr<CallOutput> output;  // made when progress_token is set
     const McpSend* send = nullptr;
     McpCall* call = nullptr;
     std::chrono::steady_clock::time_point started;
@@ -278,12 +318,19 @@ class McpServer {
   void SendProgress();
   void SendToolProgress(const McpCall& call, double progress, std::optional<double> total,
                         std::string_view message);
+  // Sends the notification `build` makes from running call `id` (nullopt:
+  // none), in order with the call's other progress and never after its
+  // answer (CallOutput); `build` runs with mutex_ held.
+  void SendCallProgress(const std::string& id,
+                        const std::function<std::optional<WireMessage>(const std::string& id, RunningCall&)>& build);
   // `related_request_id_json`: the call the line belongs to; empty: none.
-  void SendLog(const McpSend& send, std::string_view related_request_id_json, McpLogLevel level,
+  void SendLog(const McpSend& send, std::string_view related_request_id_json, ToolLogLevel level,
                std::string_view logger, std::string_view message, std::string_view data_json);
-  // Sends `message` of the call `request_id_json` through the related
-  // send when the transport set one, else through `send`.
-  void SendForCall(const McpSend& send, std::string_view request_id_json, const WireMessage& message);
+  // Sends `message` through the routed send when the transport set one,
+  // else through `send`.
+  void Emit(const McpSend& send, const WireMessage& message, const McpOutgoing& what);
+  // An answer to `id` (Emit).
+  void Answer(const McpSend& send, const RequestId& id, const WireMessage& answer);
   bool ClientHas(std::string_view capability) const;
   Result<std::string> RequestClient(const McpSend& send, std::string_view request_id_json, const CancelToken& cancel,
                                     const CancelToken* also_cancel, std::string_view method,
@@ -302,8 +349,8 @@ class McpServer {
   std::vector<std::string> client_capabilities_;
   const McpSend* notify_send_ = nullptr;
   std::map<std::string, bool, std::less<>> structured_;  // tool name -> has an output schema
-  std::atomic<McpLogLevel> log_level_;
-  McpRelatedSend related_send_;  // set before the first Submit, then only read
+  std::atomic<ToolLogLevel> log_level_;
+  McpRoutedSend routed_send_;  // set before the first Submit, then only read
 
   std::mutex mutex_;  // running_, work_, workers_, idle_workers_, client_requests_, stopping_
   std::condition_variable call_ended_;

@@ -6,7 +6,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
+#include <vector>
+
+#include "core/unique_fd.h"
 
 namespace toolvfs {
 
@@ -21,9 +32,43 @@ McpStdioWriter::~McpStdioWriter() {
 }
 
 void McpStdioWriter::Send(const WireMessage& message) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
+  if (writing_) {
+    // Another sender is writing: it writes this one too, after what it
+    // has (so each sender's messages keep their order), and this sender
+    // goes on instead of sleeping on the lock while the writer waits for
+    // the client or for a CPU (a lock convoy on a busy machine). Queued
+    // bytes are bounded: past the bound a sender waits its turn.
+    drained_.wait(lock, [&] { return closed_.cancelled() || !writing_ || queued_bytes_ < kMaxQueuedBytes; });
+    if (closed_.cancelled()) return;
+    if (writing_) {
+      queue_.emplace_back(message.bytes());
+      queued_bytes_ += message.size();
+      return;
+    }
+  }
   if (closed_.cancelled()) return;
-  std::string_view rest = message.bytes();
+  writing_ = true;
+  lock.unlock();
+  bool open = WriteWhole(message.bytes());
+  lock.lock();
+  while (open && !queue_.empty()) {
+    std::string next = std::move(queue_.front());
+    queue_.pop_front();
+    queued_bytes_ -= next.size();
+    lock.unlock();
+    open = WriteWhole(next);
+    lock.lock();
+  }
+  if (!open) {
+    queue_.clear();  // for nobody: the client is gone
+    queued_bytes_ = 0;
+  }
+  writing_ = false;
+  drained_.notify_all();
+}
+
+bool McpStdioWriter::WriteWhole(std::string_view rest) {
   auto deadline = std::chrono::steady_clock::now() + options_.stall_timeout;
   while (!rest.empty()) {
     const ssize_t written = write(options_.output_fd, rest.data(), rest.size());
@@ -37,7 +82,7 @@ void McpStdioWriter::Send(const WireMessage& message) {
     if (written < 0 && errno != EAGAIN) {
       if (options_.log) options_.log(std::string("the output is closed (") + strerror(errno) + "); stopping");
       closed_.Cancel();
-      return;
+      return false;
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
@@ -47,57 +92,247 @@ void McpStdioWriter::Send(const WireMessage& message) {
                      " s; taking it as gone and stopping");
       }
       closed_.Cancel();
-      return;
+      return false;
     }
     pollfd output{options_.output_fd, POLLOUT, 0};
     poll(&output, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
   }
+  return true;
 }
 
-Status ServeMcpOverStdio(McpServer& server, McpStdioWriter& writer, const McpStdioOptions& options) {
-  const McpSend& send = writer.send();
-  LineSplitter splitter(options.max_line_bytes);
-  Status status;
-  bool end_of_input = false;
-  while (!writer.closed() && !end_of_input) {
-    pollfd fds[2] = {{options.input_fd, POLLIN, 0}, {writer.closed_fd(), POLLIN, 0}};
-    const int ready = poll(fds, writer.closed_fd() >= 0 ? 2 : 1, 1000);
-    if (ready < 0 && errno != EINTR) {
-      status = Status(StatusCode::kIo, std::string("toolvfs mcp: poll on stdin failed: ") + strerror(errno));
-      break;
+namespace {
+
+// The readers of one stdio session, leader/followers style: every reader
+// thread waits in epoll_wait on the input, armed one-shot, so exactly one
+// wakes per arrival. It reads and accepts the lines it got in input order
+// (under read_mutex_, so a cancellation is never handled before the call
+// it names), re-arms the input, and then runs the tools/call it read
+// itself and writes its answer, while the others wait for the next line.
+// So a call costs no hand-off between threads (the reader-to-worker wake
+// and its context switches were most of a read_file's time,
+// bench/mcp_bench), and before a reader runs a call it makes sure another
+// one is waiting, starting one if none is, so a cancellation or ping is
+// read while calls run. The calling thread is the first reader; the
+// others are kept: at most one per call that may run at once, plus one.
+// The reader that sees the end (of input, or of the output) is idle, so
+// it is the one that gives running calls their grace and cancels them.
+class StdioReaders {
+ public:
+  StdioReaders(McpServer& server, McpStdioWriter& writer, const McpStdioOptions& options)
+      : server_(server),
+        writer_(writer),
+        options_(options),
+        splitter_(options.max_line_bytes),
+        epoll_(epoll_create1(EPOLL_CLOEXEC)),
+        stop_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+        max_readers_(server.max_concurrent_calls() + 1) {}
+
+  ~StdioReaders() {
+    Stop();
+    // No reader is added once done_ is set (AddReader's caller checks it
+    // under readers_mutex_), so the list taken here is complete.
+    std::vector<std::thread> readers;
+    {
+      std::lock_guard lock(readers_mutex_);
+      readers.swap(readers_);
     }
-    if (ready <= 0 || fds[0].revents == 0) continue;
-    std::span<char> space = splitter.PrepareAppend();
-    const ssize_t got = read(options.input_fd, space.data(), space.size());
-    if (got < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      status = Status(StatusCode::kIo, std::string("toolvfs mcp: reading stdin failed: ") + strerror(errno));
-      break;
-    }
-    splitter.CommitAppend(static_cast<size_t>(got));
-    if (got == 0) end_of_input = true;
-    while (std::optional<LineSplitter::Event> event = splitter.Next()) {
-      if (writer.closed()) break;  // the client is gone: the rest is for nobody
-      if (event->kind == LineSplitter::EventKind::kTooLong) {
-        send(SerializeProtocolError(LineTooLongError(options.max_line_bytes)));
-      } else {
-        server.Submit(event->line, send);
-      }
-    }
-    if (end_of_input) {
-      // A last message without its newline is taken as it is: the
-      // client closed its end right after it.
-      if (std::optional<LineSplitter::Event> rest = splitter.Finish()) server.Submit(rest->line, send);
-    }
+    for (std::thread& reader : readers) reader.join();
   }
+
+  // Prepares the wait for input. An input epoll cannot watch (a regular
+  // file, /dev/null) is always readable: readers then just take turns at it.
+  Status Start() {
+    if (!epoll_ || !stop_) return Status(StatusCode::kIo, std::string("toolvfs mcp: ") + strerror(errno));
+    epoll_event stop{EPOLLIN, {.u32 = kStopEvent}};
+    epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, stop_.get(), &stop);
+    if (writer_.closed_fd() >= 0) {
+      epoll_event closed{EPOLLIN, {.u32 = kStopEvent}};
+      epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, writer_.closed_fd(), &closed);
+    }
+    epoll_event input{EPOLLIN | EPOLLONESHOT, {.u32 = kInputEvent}};
+    if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, options_.input_fd, &input) != 0) {
+      if (errno != EPERM) {
+        return Status(StatusCode::kIo, std::string("toolvfs mcp: cannot watch stdin: ") + strerror(errno));
+      }
+      input_pollable_ = false;
+    }
+    return Status();
+  }
+
+  // Reads and runs calls on the calling thread (and the readers it
+  // starts) until the input ended or failed or the output is gone, and
+  // the calls then running ended.
+  void Serve() {
+    ReadAndRun();
+    server_.WaitForCalls(std::chrono::hours(24));
+  }
+
+  // Ends every reader's wait (a reader running a call stops after it).
+  void Stop() {
+    done_.store(true);
+    const uint64_t one = 1;
+    [[maybe_unused]] ssize_t written = write(stop_.get(), &one, sizeof one);
+  }
+
+  Status status() {
+    std::lock_guard lock(read_mutex_);
+    return status_;
+  }
+
+ private:
+  static constexpr uint32_t kInputEvent = 1;
+  static constexpr uint32_t kStopEvent = 2;
+
+  // With readers_mutex_ held.
+  void AddReader() {
+    ++idle_readers_;
+    readers_.emplace_back([this] { ReadAndRun(); });
+  }
+
+  void ReadAndRun() {
+    Loop();
+    // The first reader out was idle when the end came (a reader running a
+    // call leaves after it): it ends the session's calls.
+    if (!ending_.exchange(true)) EndCalls();
+  }
+
   // The client shut down (end of input) or is gone (output closed or
   // stalled): calls still running get the grace to finish, then are
   // cancelled, so no tool outlives the session.
-  if (writer.closed() || !server.WaitForCalls(options.shutdown_grace)) {
-    server.CancelAll();
-    server.WaitForCalls(std::chrono::hours(24));
+  void EndCalls() {
+    if (writer_.closed() || !server_.WaitForCalls(options_.shutdown_grace)) {
+      server_.CancelAll();
+      server_.WaitForCalls(std::chrono::hours(24));
+    }
   }
-  return status;
+
+  void Loop() {
+    while (WaitForInput()) {
+      std::function<void()> call = ReadAndAccept();
+      if (!call) continue;
+      if (done_.load()) {
+        // The input ended (with this call, or since): this reader, idle
+        // again, is to give the call its grace and cancel it after that,
+        // so the pool runs it.
+        server_.RunOnPool(std::move(call));
+        continue;
+      }
+      {
+        std::lock_guard lock(readers_mutex_);
+        --idle_readers_;
+        if (idle_readers_ == 0 && readers_.size() + 1 < max_readers_ && !done_.load()) AddReader();
+      }
+      call();
+      std::lock_guard lock(readers_mutex_);
+      ++idle_readers_;
+    }
+  }
+
+  // True when there is input to read, false when the readers stop.
+  bool WaitForInput() {
+    if (!input_pollable_) return !done_.load() && !writer_.closed();
+    for (;;) {
+      epoll_event events[3];
+      const int ready = epoll_wait(epoll_.get(), events, 3, -1);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready < 0) {
+        Status failed(StatusCode::kIo, std::string("toolvfs mcp: waiting for stdin failed: ") + strerror(errno));
+        std::lock_guard lock(read_mutex_);
+        Finish(std::move(failed));
+        return false;
+      }
+      bool input = false;
+      for (int i = 0; i < ready; ++i) {
+        if (events[i].data.u32 == kStopEvent) return false;
+        input = true;
+      }
+      if (input) return true;
+    }
+  }
+
+  // Reads what the input has and accepts its lines in order; returns the
+  // last tools/call read, for this thread to run (any earlier one of the
+  // same read goes to the server's pool, so neither waits for the other).
+  std::function<void()> ReadAndAccept() {
+    std::lock_guard lock(read_mutex_);
+    if (done_.load()) return {};
+    std::span<char> space = splitter_.PrepareAppend();
+    const ssize_t got = read(options_.input_fd, space.data(), space.size());
+    if (got < 0) {
+      if (errno == EINTR || errno == EAGAIN) {
+        Rearm();
+        return {};
+      }
+      Finish(Status(StatusCode::kIo, std::string("toolvfs mcp: reading stdin failed: ") + strerror(errno)));
+      return {};
+    }
+    splitter_.CommitAppend(static_cast<size_t>(got));
+    std::function<void()> call;
+    const auto accept = [&](std::string_view line) {
+      // Parsed in place: the splitter pads every line it yields.
+      std::function<void()> next = server_.Accept(parser_.ParsePadded(line), writer_.send());
+      if (!next) return;
+      if (call) server_.RunOnPool(std::move(call));
+      call = std::move(next);
+    };
+    while (std::optional<LineSplitter::Event> event = splitter_.Next()) {
+      if (writer_.closed()) break;  // the client is gone: the rest is for nobody
+      if (event->kind == LineSplitter::EventKind::kTooLong) {
+        writer_.Send(SerializeProtocolError(LineTooLongError(options_.max_line_bytes)));
+      } else {
+        accept(event->line);
+      }
+    }
+    if (got == 0) {
+      // A last message without its newline is taken as it is: the
+      // client closed its end right after it.
+      if (std::optional<LineSplitter::Event> rest = splitter_.Finish()) accept(rest->line);
+      Finish(Status());
+    } else {
+      Rearm();
+    }
+    return call;
+  }
+
+  // With read_mutex_ held: the next arrival wakes one reader again.
+  void Rearm() {
+    if (!input_pollable_) return;
+    epoll_event input{EPOLLIN | EPOLLONESHOT, {.u32 = kInputEvent}};
+    epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, options_.input_fd, &input);
+  }
+
+  // With read_mutex_ held (or before the readers start).
+  void Finish(Status status) {
+    status_ = std::move(status);
+    Stop();
+  }
+
+  McpServer& server_;
+  McpStdioWriter& writer_;
+  const McpStdioOptions& options_;
+  std::mutex read_mutex_;  // splitter_, parser_, status_, the read itself and the accepting of what it read
+  LineSplitter splitter_;
+  MessageParser parser_;
+  Status status_;
+  UniqueFd epoll_;
+  UniqueFd stop_;  // readable once the readers are to stop
+  bool input_pollable_ = true;
+  std::atomic<bool> done_{false};
+  std::atomic<bool> ending_{false};  // a reader is ending the calls
+  const size_t max_readers_;
+  std::mutex readers_mutex_;  // readers_, idle_readers_
+  std::vector<std::thread> readers_;  // the readers besides the caller of Serve
+  size_t idle_readers_ = 1;  // readers not running a call (the caller of Serve first)
+};
+
+}  // namespace
+
+Status ServeMcpOverStdio(McpServer& server, McpStdioWriter& writer, const McpStdioOptions& options) {
+  StdioReaders readers(server, writer, options);
+  TOOLVFS_RETURN_IF_ERROR(readers.Start());
+  readers.Serve();
+  readers.Stop();
+  return readers.status();
 }
 
 }  // namespace toolvfs

@@ -1,19 +1,27 @@
 // The stdio transport of `toolvfs mcp` (MCP "stdio" transport): one
 // JSON-RPC message per line on the input, answers and server messages one
-// line each on the output, through McpServer::Submit.
+// line each on the output, through McpServer::Accept. The thread that
+// reads a tools/call runs it and writes its answer (no hand-off to a
+// worker); other reader threads keep reading meanwhile, so calls overlap
+// and a cancellation or ping is read while calls run (mcp_stdio.cc).
 //
 // Bounded whatever the client does: a line longer than max_line_bytes is
 // answered with -32600 and skipped without being buffered (LineSplitter);
-// output is written without buffering beyond the message being sent, and
-// a sender waits for the client to read. A client that leaves output
+// output is buffered only while another message is being written (at most
+// McpStdioWriter::kMaxQueuedBytes), and a sender then waits for the client
+// to read. A client that leaves output
 // unread for stall_timeout is taken as gone (as is a closed output): the
 // transport stops reading and cancels the running calls, so memory,
 // threads and tool processes stay bounded by max_concurrent_calls.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <functional>
+#include <mutex>
+#include <string>
 
 #include "core/status.h"
 #include "mcp/mcp_server.h"
@@ -36,15 +44,22 @@ struct McpStdioOptions {
 };
 
 // A thread-safe writer of whole lines to a non-blocking fd with the stall
-// rule above. Once the output failed or stalled, every Send is dropped.
+// rule above. One sender writes at a time; a message sent meanwhile is
+// queued for that sender to write next (at most kMaxQueuedBytes; beyond
+// them a sender waits), so senders do not queue up on a lock while the
+// writer waits for the client. Once the output failed or stalled, every
+// Send is dropped.
 class McpStdioWriter {
  public:
+  static constexpr size_t kMaxQueuedBytes = size_t{1} << 20;
+
   explicit McpStdioWriter(const McpStdioOptions& options);
   ~McpStdioWriter();
   McpStdioWriter(const McpStdioWriter&) = delete;
   McpStdioWriter& operator=(const McpStdioWriter&) = delete;
 
-  // Writes `message` whole or not at all (a stalled write ends the output).
+  // Writes `message` whole or not at all (a stalled write ends the output),
+  // or queues it behind the message being written.
   void Send(const WireMessage& message);
   // Send as an McpSend, living as long as the writer (hand it to the
   // server, which must not outlive the writer).
@@ -54,8 +69,16 @@ class McpStdioWriter {
   int closed_fd() const { return closed_.fd(); }
 
  private:
+  // Writes all of `bytes` with the stall rule; false when the output is
+  // gone (closed_ is then cancelled).
+  bool WriteWhole(std::string_view bytes);
+
   const McpStdioOptions& options_;
-  std::mutex mutex_;
+  std::mutex mutex_;  // writing_, queue_, queued_bytes_
+  std::condition_variable drained_;
+  bool writing_ = false;  // a sender is writing; it also writes queue_
+  std::deque<std::string> queue_;
+  size_t queued_bytes_ = 0;
   CancelToken closed_;
   int saved_flags_ = -1;
   McpSend send_;

@@ -88,6 +88,10 @@ class Inquirer {
   // False for an inquirer that denies without asking: the host then sends
   // no `pending` notification.
   virtual bool asks_user() const = 0;
+  // True for an inquirer whose questions end by themselves once the run's
+  // cancel token fires (the MCP elicitation inquirer waits on its call's
+  // token): a runtime then starts no thread to watch the token for it.
+  virtual bool ends_questions_on_cancel() const { return false; }
   // Makes an Ask in progress, and every later one, fail at once with
   // Cancelled: the run is being cancelled (Ctrl+C while a question is on
   // the screen must not wait for an answer). Thread-safe; callable from a

@@ -435,7 +435,7 @@ Result<Outcome> BuiltinRuntime::Execute(const ToolCall& call, const ToolConfig& 
   const Clock::time_point started = Clock::now();
   WireMessage answer = [&] {
     std::optional<QuestionCanceller> canceller;
-    if (inquirer->asks_user()) canceller.emplace(cancel, gate);
+    if (inquirer->asks_user() && !inquirer->ends_questions_on_cancel()) canceller.emplace(cancel, gate);
     return method->handler(request, context, scope);
   }();
   if (options_.audit != nullptr) {
@@ -558,7 +558,7 @@ Result<Outcome> BuiltinRuntime::ExecuteJudged(const ToolCall& call, const ToolCo
   Result<std::string> result = [&]() -> Result<std::string> {
     TOOLVFS_RETURN_IF_ERROR(judge(judged));
     std::optional<QuestionCanceller> canceller;
-    if (inquirer->asks_user()) canceller.emplace(cancel, gate);
+    if (inquirer->asks_user() && !inquirer->ends_questions_on_cancel()) canceller.emplace(cancel, gate);
     TOOLVFS_RETURN_IF_ERROR(gate.Authorize(scope, FileAccessName(judged.access), ShownTarget(judged.path),
                                            policy.files.Check(judged.access, judged.path)));
     return act([&](const std::vector<std::string>& paths) -> Status {

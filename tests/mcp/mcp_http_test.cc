@@ -734,7 +734,20 @@ TEST(McpHttpSecurityTest, Origins) {
   EXPECT_FALSE(list->Allows("http://127.0.0.1.nip.io"));
   EXPECT_FALSE(list->Allows("null"));
   EXPECT_FALSE(list->Allows("file://"));
-  for (const char* bad : {"*", "app.example.com", "https://app.example.com/path", "ftp://x", "https://"}) {
+  // The default port is the same origin written or not, either side.
+  EXPECT_TRUE(list->Allows("https://app.example.com:443"));
+  EXPECT_TRUE(list->Allows("HTTPS://APP.EXAMPLE.COM."));
+  EXPECT_FALSE(list->Allows("https://app.example.com:8443"));
+  EXPECT_FALSE(list->Allows("https://app.example.com:80"));
+  Result<OriginAllowList> explicit_ports = OriginAllowList::Make({"https://a.example:443", "http://b.example:80"});
+  ASSERT_TRUE(explicit_ports.ok());
+  EXPECT_TRUE(explicit_ports->Allows("https://a.example"));
+  EXPECT_TRUE(explicit_ports->Allows("http://b.example"));
+  EXPECT_FALSE(explicit_ports->Allows("http://a.example"));
+  EXPECT_FALSE(explicit_ports->Allows("https://b.example"));
+  EXPECT_FALSE(list->Allows("https://user@app.example.com"));
+  for (const char* bad : {"*", "app.example.com", "https://app.example.com/path", "ftp://x", "https://",
+                          "https://app.example.com?x", "https://u@app.example.com", "https://x:99999"}) {
     Result<OriginAllowList> refused = OriginAllowList::Make({bad});
     EXPECT_FALSE(refused.ok()) << bad;
   }

@@ -480,6 +480,58 @@ TEST(McpServerFeatureTest, AToolsOwnProgressAfterTheTimedReportsGoesOnFromThem) 
   EXPECT_EQ(std::stod(own[1].substr(at + 11)), std::stod(own[1].substr(total_at + 8))) << own[1];
 }
 
+// A client that stops reading while a call reports progress: the progress
+// being written waits for it (here: until `unblock`), but the server goes
+// on taking messages; a cancellation still reaches the call at once.
+TEST(McpServerFeatureTest, AClientThatStopsReadingDuringProgressDoesNotHoldUpCancellation) {
+  FeatureHost host;
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool progress_blocked = false;
+  bool unblock = false;
+  std::vector<std::string> sent;
+  const McpSend send = [&](const WireMessage& message) {
+    std::unique_lock lock(mutex);
+    sent.push_back(message.ToString());
+    if (message.ToString().find("notifications/progress") == std::string::npos) return;
+    progress_blocked = true;
+    changed.notify_all();
+    changed.wait(lock, [&] { return unblock; });
+  };
+  McpServerOptions options;
+  options.progress_interval = std::chrono::milliseconds(10);
+  McpServer server(host, options);
+  server.Submit(kInitialize, send);
+  server.Submit(
+      R"({"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p"}}})",
+      send);
+  {
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(changed.wait_for(lock, std::chrono::seconds(10), [&] { return progress_blocked; }));
+  }
+  // The cancellation is taken while the progress write still waits.
+  std::atomic<bool> cancel_taken{false};
+  std::thread canceller([&] {
+    server.Submit(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":13}})", send);
+    cancel_taken = true;
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (!cancel_taken.load() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const bool taken_while_blocked = cancel_taken.load();
+  {
+    std::lock_guard lock(mutex);
+    unblock = true;
+  }
+  changed.notify_all();
+  canceller.join();
+  EXPECT_TRUE(taken_while_blocked) << "notifications/cancelled waited for the client to read a progress notification";
+  EXPECT_TRUE(server.WaitForCalls(std::chrono::seconds(10)));
+  std::lock_guard lock(mutex);
+  for (const std::string& line : sent) EXPECT_EQ(line.find(R"("id":13,)"), std::string::npos) << line;
+}
+
 TEST(McpServerFeatureTest, ABadProgressTokenIsInvalidParams) {
   FeatureHost host;
   Recorder recorder;
@@ -496,12 +548,12 @@ TEST(McpServerFeatureTest, LogMessagesFollowTheClientsLevel) {
   FeatureHost host;
   Recorder recorder;
   McpServer server(host, {});
-  server.Log(McpLogLevel::kError, "before initialize");  // nobody to tell yet
+  server.Log(ToolLogLevel::kError, "before initialize");  // nobody to tell yet
   server.Submit(kInitialize, recorder.send);
-  server.Log(McpLogLevel::kInfo, "below the default level");
-  server.Log(McpLogLevel::kWarning, "a warning");
+  server.Log(ToolLogLevel::kInfo, "below the default level");
+  server.Log(ToolLogLevel::kWarning, "a warning");
   server.Submit(R"({"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}})", recorder.send);
-  server.Log(McpLogLevel::kDebug, "a detail");
+  server.Log(ToolLogLevel::kDebug, "a detail");
   server.Submit(R"({"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"loud"}})", recorder.send);
   server.Submit(R"({"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{"level":7}})", recorder.send);
   const std::vector<std::string> lines = recorder.lines();

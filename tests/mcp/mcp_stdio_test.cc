@@ -270,6 +270,25 @@ TEST_F(McpStdioTest, AClientThatVanishesMidCallLeavesNoToolProcessBehind) {
   EXPECT_FALSE(ProcessWithArgumentAlive("sleep 271.828"));
 }
 
+// A long call that is the input's last line, without its newline: it is
+// taken at the end of input, and the reader that took it does not run it
+// itself (it would then wait for it instead of giving it its grace), so
+// the call is cancelled after 2 s.
+TEST_F(McpStdioTest, ACallReadWithTheEndOfInputGetsTheGraceThenIsCancelled) {
+  Write(project_ / "toolvfs.toml",
+        "[tools.nap]\ncommand = \"sleep 271.829\"\nruntime = \"stdio\"\n"
+        "[tools.nap.sandbox.limits]\ncancel_grace_s = 1\n");
+  ProcessResult result = RunScript(
+      "printf '%s\\n%s' '" + std::string(kInitialize) + "' "
+      "'{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"nap\"}}' "
+      "| \"$0\" mcp --no-audit --project \"$1\"",
+      project_, std::chrono::seconds(60));
+  EXPECT_EQ(result.exit_code, 0) << result;
+  EXPECT_LT(result.elapsed, std::chrono::seconds(15)) << result;
+  EXPECT_EQ(result.out.find(R"("id":1,)"), std::string::npos) << "a cancelled call gets no answer: " << result;
+  EXPECT_FALSE(ProcessWithArgumentAlive("sleep 271.829"));
+}
+
 TEST_F(McpStdioTest, AClientThatNeverReadsIsTakenAsGone) {
   Write(project_ / "big.txt", std::string(64 << 10, 'x'));
   std::string input = std::string(kInitialize) + "\n";
