@@ -184,6 +184,7 @@ void McpServer::CancelCall(const Message& notification) {
 void McpServer::CancelAll() {
   {
     std::lock_guard lock(mutex_);
+    all_cancelled_ = true;  // a call accepted from now on is cancelled at once (Accept)
     for (auto& [id, call] : running_) {
       call.cancelled_by_client = true;
       call.cancel->Cancel();
@@ -343,6 +344,12 @@ std::function<void()> McpServer::Accept(ParsedLine parsed, const McpSend& send) 
   running.send = &send;
   running.started = std::chrono::steady_clock::now();
   CancelToken* cancel = running.cancel.get();
+  if (all_cancelled_) {
+    // Accepted after CancelAll (a reader was waiting for a free slot
+    // meanwhile): it must not outlive the session either.
+    running.cancelled_by_client = true;
+    cancel->Cancel();
+  }
 
   auto owned = std::make_shared<Message>(std::move(message));
   if (!progress_token.empty() && !progress_thread_.joinable()) StartProgressThread();

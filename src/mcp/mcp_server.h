@@ -244,7 +244,8 @@ class McpServer {
   void SetRoutedSend(McpRoutedSend send) { routed_send_ = std::move(send); }
 
   // Cancels every running call (the client is gone) and every request to
-  // the client they wait for; their answers are not sent.
+  // the client they wait for; their answers are not sent. Calls accepted
+  // afterwards are cancelled as they start: the session is ending.
   void CancelAll();
 
   // Waits up to `timeout` for the running calls to end and their answers
@@ -358,6 +359,7 @@ class McpServer {
   std::condition_variable progress_wakeup_;
   std::map<std::string, RunningCall> running_;  // by request id as JSON
   size_t unanswered_calls_ = 0;  // started and not yet answered (running_ + being sent)
+  bool all_cancelled_ = false;   // CancelAll was called: the session is ending
   // The calls run on a pool of at most max_concurrent_calls threads, made
   // as needed and kept.
   std::deque<std::function<void()>> work_;

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/unique_fd.h"
@@ -269,11 +270,13 @@ class StdioReaders {
     splitter_.CommitAppend(static_cast<size_t>(got));
     std::function<void()> call;
     const auto accept = [&](std::string_view line) {
+      // A call held from earlier in this read goes to the pool before the
+      // next line is accepted: it already counts against
+      // max_concurrent_calls, and Accept may wait for a free slot, which a
+      // held call would never give back (with a limit of 1, a deadlock).
+      if (call) server_.RunOnPool(std::exchange(call, nullptr));
       // Parsed in place: the splitter pads every line it yields.
-      std::function<void()> next = server_.Accept(parser_.ParsePadded(line), writer_.send());
-      if (!next) return;
-      if (call) server_.RunOnPool(std::move(call));
-      call = std::move(next);
+      call = server_.Accept(parser_.ParsePadded(line), writer_.send());
     };
     while (std::optional<LineSplitter::Event> event = splitter_.Next()) {
       if (writer_.closed()) break;  // the client is gone: the rest is for nobody

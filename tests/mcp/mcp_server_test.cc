@@ -1,15 +1,19 @@
 #include "mcp/mcp_server.h"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
-#include <thread>
-
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "mcp/mcp_stdio.h"
 
 namespace toolvfs {
 namespace {
@@ -530,6 +534,65 @@ TEST(McpServerFeatureTest, AClientThatStopsReadingDuringProgressDoesNotHoldUpCan
   EXPECT_TRUE(server.WaitForCalls(std::chrono::seconds(10)));
   std::lock_guard lock(mutex);
   for (const std::string& line : sent) EXPECT_EQ(line.find(R"("id":13,)"), std::string::npos) << line;
+}
+
+TEST(McpServerFeatureTest, ACallAcceptedAfterCancelAllIsCancelledAtOnce) {
+  // A stdio reader that waited for a free slot while the session ended
+  // accepts its call after CancelAll; that call must not run on.
+  FeatureHost host;
+  Recorder recorder;
+  McpServer server(host, {});
+  server.Submit(kInitialize, recorder.send);
+  server.CancelAll();
+  server.Submit(R"({"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"slow"}})", recorder.send);
+  const bool ended = server.WaitForCalls(std::chrono::seconds(10));
+  host.release = true;  // lets a call that was not cancelled end, so the test ends
+  EXPECT_TRUE(ended) << "a call accepted after CancelAll kept running";
+  for (const std::string& line : recorder.lines()) EXPECT_EQ(line.find(R"("id":21,)"), std::string::npos) << line;
+}
+
+TEST(McpServerFeatureTest, TwoCallsInOneReadAreBothAnsweredWithOneCallAtATime) {
+  // The stdio reader holds the last call of a read to run it itself; with
+  // a limit of one call, accepting the next call while holding one waited
+  // for a slot that only the held call could free.
+  FeatureHost host;
+  McpServerOptions server_options;
+  server_options.max_concurrent_calls = 1;
+  McpServer server(host, server_options);
+  int input[2], output[2];
+  ASSERT_EQ(pipe(input), 0);
+  ASSERT_EQ(pipe(output), 0);
+  McpStdioOptions options;
+  options.input_fd = input[0];
+  options.output_fd = output[1];
+  const std::string lines = std::string(kInitialize) + "\n" +
+                            R"({"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"info"}})" "\n"
+                            R"({"jsonrpc":"2.0","id":32,"method":"tools/call","params":{"name":"info"}})" "\n";
+  ASSERT_EQ(write(input[1], lines.data(), lines.size()), static_cast<ssize_t>(lines.size()));
+  close(input[1]);
+  std::atomic<bool> served{false};
+  std::thread serving([&] {
+    McpStdioWriter writer(options);
+    (void)ServeMcpOverStdio(server, writer, options);
+    close(output[1]);
+    served = true;
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!served.load() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (!served.load()) {
+    ADD_FAILURE() << "the server hung with two calls in one read and max_concurrent_calls 1";
+    std::_Exit(1);  // the serving thread cannot be stopped; a hang is the failure
+  }
+  serving.join();
+  std::string answers;
+  char buffer[4096];
+  for (ssize_t got; (got = read(output[0], buffer, sizeof buffer)) > 0;) answers.append(buffer, static_cast<size_t>(got));
+  close(input[0]);
+  close(output[0]);
+  EXPECT_NE(answers.find(R"("id":31,"result")"), std::string::npos) << answers;
+  EXPECT_NE(answers.find(R"("id":32,"result")"), std::string::npos) << answers;
 }
 
 TEST(McpServerFeatureTest, ABadProgressTokenIsInvalidParams) {
