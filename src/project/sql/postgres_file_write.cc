@@ -27,6 +27,13 @@
 //     that changed under a race at READ COMMITTED), it divides by zero:
 //     the server ends the statement, skips COMMIT, and the transaction
 //     rolls back whole; the caller then goes the shared way.
+// At READ COMMITTED a row lock that waited for another writer returns
+// that writer's row, newer than the statement's snapshot, while `address`
+// and `keep` were read from the snapshot: so the content found by address
+// is taken only if it still has the hash (`found`: the shared path's
+// ExchangeContent may have given its id other bytes meanwhile), and the
+// check declines when the locked row is not the one the snapshot saw
+// (`seen`).
 // Every part carries its own conditions, since a pipeline's statements
 // cannot see each other's answers, and the check is plain SQL that every
 // PostgreSQL-compatible engine evaluates alike (no server-side function).
@@ -54,13 +61,14 @@ constexpr const char* kWriteFile =
     "WITH live AS (SELECT generation FROM workspaces WHERE id=$1), "
     "old AS (SELECT born, kind, content_id, version, created_ms FROM entries "
     "WHERE workspace_id=$1 AND parent=$2 AND name=$3 AND died IS NULL FOR UPDATE), "
+    "seen AS (SELECT version FROM entries WHERE workspace_id=$1 AND parent=$2 AND name=$3 AND died IS NULL), "
     "parent_row AS (SELECT kind FROM entries WHERE workspace_id=$1 AND parent=$10 AND name=$11 "
     "AND died IS NULL AND NOT EXISTS (SELECT 1 FROM old) FOR SHARE), "
     "address AS (SELECT content_id FROM content_addresses WHERE hash=$5), "
     "keep AS (SELECT 1 FROM old, live WHERE old.kind=0 AND old.born=live.generation AND $9=0 "
     "AND old.content_id=(SELECT content_id FROM address)), "
     "found AS (UPDATE contents SET reference_count=reference_count+1 "
-    "WHERE id=(SELECT content_id FROM address) AND NOT EXISTS (SELECT 1 FROM keep) RETURNING id), "
+    "WHERE id=(SELECT content_id FROM address) AND hash=$5 AND NOT EXISTS (SELECT 1 FROM keep) RETURNING id), "
     "stored AS (INSERT INTO contents(hash, size, reference_count, data) "
     "SELECT $5, CAST($6 AS BIGINT), 1, CAST($7 AS BYTEA) WHERE NOT EXISTS (SELECT 1 FROM found) "
     "AND NOT EXISTS (SELECT 1 FROM keep) RETURNING id, hash), "
@@ -90,7 +98,8 @@ constexpr const char* kWriteFile =
     "unaddressed AS (DELETE FROM content_addresses WHERE hash IN (SELECT hash FROM freed)) "
     "SELECT 1/(CASE WHEN (SELECT count(*) FROM updated)+(SELECT count(*) FROM inserted)=1 "
     "AND (SELECT count(*) FROM updated)=(SELECT count(*) FROM released)+(SELECT count(*) FROM freed)"
-    "+(SELECT count(*) FROM keep) THEN 1 ELSE 0 END)";
+    "+(SELECT count(*) FROM keep) "
+    "AND (SELECT version FROM old) IS NOT DISTINCT FROM (SELECT version FROM seen) THEN 1 ELSE 0 END)";
 
 // What kWriteFile's check raises when the common case does not apply.
 constexpr std::string_view kDeclined = "22012";
