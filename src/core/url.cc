@@ -252,10 +252,11 @@ std::optional<std::string_view> AsciiHostIdnaError(std::string_view host) {
     const size_t dot = name.find('.');
     const std::string_view label = name.substr(0, dot);
     if (label.size() > 63) return "domain label longer than 63 characters";
-    if (label.starts_with('-') || label.ends_with('-')) return "string start/ends with forbidden hyphen";
+    // In libidn2's order: "ab--" is reported for its two hyphens.
     if (label.substr(std::min<size_t>(2, label.size())).starts_with("--")) {
       return "string contains forbidden two hyphens pattern";
     }
+    if (label.starts_with('-') || label.ends_with('-')) return "string start/ends with forbidden hyphen";
     if (dot == std::string_view::npos) return std::nullopt;
     name.remove_prefix(dot + 1);
   }
