@@ -53,7 +53,7 @@ TEST(UrlLibraryTest, AsciiHostsAreJudgedAsLibidn2JudgesThem) {
   ASSERT_TRUE(LoadIdn2().ok());
   const std::string label63(63, 'x'), label64(64, 'x');
   std::vector<std::string> hosts = {"example.com", "a-b.com", "-ab.com", "ab-.com", "ab--cd.com", "a--b.com",
-                                    "ab--", "-b--c.com", "ab--c-", "a_b.com", "1.2.3.4", "localhost", "example.com.", "a.-b.c",
+                                    "ab--", "-b--c.com", "ab--c-", "-" + label64, label64 + ".-b", "a_b.com", "1.2.3.4", "localhost", "example.com.", "a.-b.c",
                                     label63 + ".com", label64 + ".com", "a.b-"};
   // Whole names around the length limits: four labels of 61 (247 bytes
   // with their dots), then one short label.
@@ -63,6 +63,9 @@ TEST(UrlLibraryTest, AsciiHostsAreJudgedAsLibidn2JudgesThem) {
     const std::string name = four_labels + "." + std::string(length - four_labels.size() - 1, 'z');
     hosts.push_back(name);
     hosts.push_back(name + ".");
+    hosts.push_back("-" + name);
+    hosts.push_back(label64 + "." + name);
+    hosts.push_back(label64 + name.substr(61));  // a long label in a name near the limit
   }
   for (const std::string& host : hosts) {
     char* converted = nullptr;
