@@ -24,7 +24,6 @@ struct PolicyGrant {
   Kind kind = Kind::kRead;
   // A project path ("" = the whole project), a URL prefix, a program name.
   std::string value;
-  friend bool operator==(const PolicyGrant&, const PolicyGrant&) = default;
 };
 
 struct PolicyDecision {

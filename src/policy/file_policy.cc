@@ -7,13 +7,13 @@
 namespace toolvfs {
 namespace {
 
-// A path as rules and hints show it: a TOML string that can be pasted into
-// toolvfs.toml as it is, "." for the root. Project paths hold no control
-// characters, so only quotes and backslashes need escaping.
 PolicyGrant GrantOf(FileAccess access, std::string_view path) {
   return {access == FileAccess::kRead ? PolicyGrant::Kind::kRead : PolicyGrant::Kind::kWrite, std::string(path)};
 }
 
+// A path as rules and hints show it: a TOML string that can be pasted into
+// toolvfs.toml as it is, "." for the root. Project paths hold no control
+// characters, so only quotes and backslashes need escaping.
 std::string ConfigPath(std::string_view path) {
   if (path.empty()) return "\".\"";
   std::string quoted = "\"";

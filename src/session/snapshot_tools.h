@@ -38,7 +38,9 @@ const SnapshotToolInfo* FindSnapshotTool(std::string_view name);
 // Called by snapshot_restore with every path the restore would change
 // (added, changed or deleted since the snapshot), before it changes any;
 // an error refuses the restore, which then changes nothing. In a session
-// it runs under the session's lock with the diff and the restore
+// it runs outside the session's lock (it may wait for the user); the diff
+// is taken again under the lock with the restore, and any path the check
+// has not seen is checked before anything changes
 // (SessionWorkspace::RestoreChecked). The builtin runtime judges the
 // paths as writes, with one question for those the policy leaves open.
 using RestoreCheck = PathsCheck;
