@@ -335,6 +335,33 @@ TEST(PostgresWriteTest, CommonWritesTakeOneRoundTripAndLeaveWhatTheSharedWriteWo
   ExpectExactContentCounts(database);
 }
 
+// An engine that refuses kWriteFile (CockroachDB: SQLSTATE 0A000, one
+// modification per table in a statement) gets every write the shared way,
+// with the same results. PostgreSQL refuses the statement the same way
+// (0A000, at prepare) when a table it modifies has a DO ALSO rule, which
+// stands in for such an engine here.
+TEST(PostgresWriteTest, AnEngineThatRefusesTheOneStatementWriteGetsEveryWriteTheSharedWay) {
+  const std::string database = NewDatabase();
+  ASSERT_TRUE(OpenProject(TestPostgresUri(database) + "#refused").ok());  // makes the schema
+  ExecuteOn(database, "CREATE RULE refuse_in_with AS ON DELETE TO content_addresses DO ALSO NOTIFY toolvfs_test");
+  Result<std::unique_ptr<ProjectFiles>> store = OpenProject(TestPostgresUri(database) + "#refused");
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  ProjectFiles& files = **store;
+  const uint64_t before = PostgresWritesInOneRoundTrip();
+  ASSERT_TRUE(files.Write("dir/a", "one").ok());
+  ASSERT_TRUE(files.Write("dir/a", "two").ok());
+  ASSERT_TRUE(files.Write("dir/b", "two").ok());
+  ASSERT_TRUE(files.Write("top", "three", WriteMode::kCreate).ok());
+  ASSERT_TRUE(files.Write("dir/a", "four").ok());
+  EXPECT_EQ(PostgresWritesInOneRoundTrip() - before, 0u);
+  EXPECT_EQ(*files.Read("dir/a"), "four");
+  EXPECT_EQ(*files.Read("dir/b"), "two");
+  EXPECT_EQ(*files.Read("top"), "three");
+  EXPECT_EQ(files.Metadata("dir/a")->version, 3u);
+  EXPECT_EQ(files.Write("top", "again", WriteMode::kCreate).code(), StatusCode::kAlreadyExists);
+  ExpectExactContentCounts(database);
+}
+
 // The minor page faults of process `pid` so far (/proc/PID/stat, field 10):
 // the test server runs on this machine.
 uint64_t MinorFaultsOf(int64_t pid) {
