@@ -40,8 +40,9 @@
 //
 // Part 3, PostgreSQL (issue 18; selected with --stores e and/or f): on a
 // private server that the bench starts and stops with
-// scripts/test-postgres.sh (PostgreSQL 15, fsync=off as in the tests), or
-// on the server of --postgres-url (a user that may create databases),
+// scripts/test-postgres.sh (PostgreSQL 15, fsync=off as in the tests;
+// --postgres-fsync: on, as a production server runs), or on the server of
+// --postgres-url (a user that may create databases),
 //   (e) the postgres store, over the Unix socket and over loopback TCP,
 //   (f) plain PostgreSQL: one table files(path TEXT COLLATE "C" PRIMARY
 //       KEY, content BYTEA) through libpq (our RAII layer), each operation
@@ -55,7 +56,7 @@
 // overwrites each once; throughput of all together, started at once).
 //
 //   store_bench [--no-sync] [--large] [--files N] [--agentfs-files N] ...
-//   store_bench --stores ef [--postgres-url URL] [--writers 8]
+//   store_bench --stores ef [--postgres-url URL | --postgres-fsync] [--writers 8]
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <poll.h>
@@ -446,8 +447,11 @@ std::vector<SnapshotCosts> MeasureSnapshots(const std::string& store_file, int f
 // the one of --postgres-url.
 class BenchPostgresServer {
  public:
-  explicit BenchPostgresServer(std::string url) : url_(std::move(url)) {
+  // `fsync`: the private server flushes its log at each commit, as a
+  // production server does (scripts/test-postgres.sh starts it without).
+  BenchPostgresServer(std::string url, bool fsync) : url_(std::move(url)) {
     if (!url_.empty()) return;
+    if (fsync) ::setenv("TOOLVFS_TEST_POSTGRES_FSYNC", "on", 1);
     char pattern[] = "/tmp/store_bench-pg-XXXXXX";  // short: a socket path has at most 107 bytes
     if (mkdtemp(pattern) == nullptr) Fail(std::string("cannot create a directory in /tmp: ") + std::strerror(errno));
     directory_ = pattern;
@@ -687,13 +691,15 @@ std::string OpsText(double ops_per_second) {
 
 // Part 3 (see the top of the file): (e) against (f) over the socket and
 // TCP, snapshots of the postgres store, WRITERS processes against one.
-void RunPostgresPart(const std::string& url, const Workload& work, int repeat, int rounds, int writers,
+void RunPostgresPart(const std::string& url, bool fsync, const Workload& work, int repeat, int rounds, int writers,
                      int parallel_files, bool workload, bool snapshots, bool store, bool plain) {
-  BenchPostgresServer server(url);
+  BenchPostgresServer server(url, fsync);
   std::printf("part 3, PostgreSQL: %s\n",
-              server.private_server() ? "a private server (scripts/test-postgres.sh: PostgreSQL 15, fsync=off, "
-                                        "Unix socket and loopback TCP)"
-                                      : ("the server of --postgres-url " + server.Uri("DB", false)).c_str());
+              server.private_server()
+                  ? (std::string("a private server (scripts/test-postgres.sh: PostgreSQL 15, ") +
+                     (fsync ? "fsync=on" : "fsync=off") + ", Unix socket and loopback TCP)")
+                        .c_str()
+                  : ("the server of --postgres-url " + server.Uri("DB", false)).c_str());
   int databases = 0;
   const auto new_database = [&] {
     const std::string name = "store_bench_" + std::to_string(::getpid()) + "_" + std::to_string(++databases);
@@ -835,6 +841,11 @@ int main(int argc, char** argv) {
   app.add_option("--postgres-url", postgres_url,
                  "part 3 on this server (libpq URI; its database part is replaced by databases the bench creates "
                  "and drops) instead of a private one");
+  bool postgres_fsync = false;
+  app.add_flag("--postgres-fsync", postgres_fsync,
+               "part 3: the private server flushes its log at each commit (fsync=on, a production server's "
+               "durability; default off, as in the tests)")
+      ->excludes("--postgres-url");
   int writers = 8, parallel_files = 500;
   app.add_option("--writers", writers, "part 3: processes writing one workspace at once (against 1)")
       ->check(CLI::Range(2, 64));
@@ -1005,7 +1016,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  if (selected('e') || selected('f')) RunPostgresPart(postgres_url, work, repeat, rounds, writers, parallel_files,
+  if (selected('e') || selected('f')) RunPostgresPart(postgres_url, postgres_fsync, work, repeat, rounds, writers, parallel_files,
                                                      !skip_workload, !skip_snapshots, selected('e'), selected('f'));
 
   if (keep) {

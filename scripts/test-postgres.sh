@@ -7,6 +7,8 @@
 # `toolvfs_password` with password `toolvfs-test-password` and a database
 # of its own of the same name, must give its password over TCP
 # (scram-sha-256), for the tests of credentials.
+# TOOLVFS_TEST_POSTGRES_FSYNC=on starts it with fsync on instead, the
+# durability of a production server (store_bench --postgres-fsync).
 #
 #   scripts/test-postgres.sh start DIR   # initdb if needed, start, wait until it accepts connections
 #   scripts/test-postgres.sh halt DIR    # stop the server but keep the cluster (start again resumes it)
@@ -60,7 +62,7 @@ case "$action" in
         if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then continue; fi
       fi
       if "${as_server[@]}" "$bindir/pg_ctl" start -D "$dir/data" -w -t 60 -l "$dir/server.log" \
-        -o "-k $dir -c listen_addresses=127.0.0.1 -p $port -c fsync=off -c max_connections=200" >/dev/null; then
+        -o "-k $dir -c listen_addresses=127.0.0.1 -p $port -c fsync=${TOOLVFS_TEST_POSTGRES_FSYNC:-off} -c max_connections=200" >/dev/null; then
         started=1
         echo "$port" >"$dir/port"
         break
