@@ -1315,6 +1315,12 @@ constexpr const char* kUnseenDeadRows =
 constexpr const char* kUnreferencedContents =
     "SELECT id, size FROM contents WHERE id IN (SELECT id FROM contents EXCEPT SELECT content_id FROM entries "
     "EXCEPT SELECT chunk_id FROM content_chunks)";
+// Address rows left by in-place rewrites (sql_content.cc,
+// RewriteSoleContent): those whose content has other bytes now, or is gone.
+constexpr const char* kDeleteFormerAddresses =
+    "DELETE FROM content_addresses WHERE NOT EXISTS (SELECT 1 FROM contents c "
+    "WHERE c.id=content_addresses.content_id AND c.hash=content_addresses.hash)";
+constexpr const char* kForgetFormerAddresses = "UPDATE contents SET former_hash=NULL WHERE former_hash IS NOT NULL";
 
 }  // namespace
 
@@ -1423,6 +1429,10 @@ Result<GarbageReport> SqlStoreFile::CollectGarbage() {
         report.contents += 1;
         report.bytes += size;
       }
+    }
+    for (const char* sql : {kDeleteFormerAddresses, kForgetFormerAddresses}) {
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement forget, db.Prepare(sql));
+      TOOLVFS_RETURN_IF_ERROR(forget.Run());
     }
     return OkStatus();
   });
