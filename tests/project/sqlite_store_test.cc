@@ -461,16 +461,20 @@ TEST_F(SqliteStoreTest, TheBirthIndexLeavesOutWhatWasWrittenBeforeTheFirstSnapsh
   EXPECT_EQ(*store->Read("d/f19"), "before");
 }
 
+// Address rows whose content has their bytes (the rest are former
+// addresses that in-place rewrites left: AnOverwriteInPlaceLeaves...).
+constexpr const char* kAddressedContents =
+    "SELECT count(*) FROM content_addresses a JOIN contents c ON c.id=a.content_id AND c.hash=a.hash";
+
 // An overwrite of a file no snapshot sees rewrites its content's row in
 // place when nothing else uses it (ExchangeContent): same id, new address,
-// the old address gone. Shared content and what a snapshot sees are never
+// the old address's row left (schema version 5). Shared content and what a snapshot sees are never
 // rewritten, and a materialized copy still tells such a change from none.
 TEST_F(SqliteStoreTest, AnOverwriteRewritesUnsharedContentInPlaceAndNothingElse) {
   auto store = Open("w");
   ASSERT_TRUE(store);
   const char* a_content = "SELECT content_id FROM entries WHERE path='a.txt' AND died IS NULL";
-  const char* addressed = "SELECT count(*) FROM content_addresses a JOIN contents c ON c.id=a.content_id "
-                          "AND c.hash=a.hash";
+  const char* addressed = kAddressedContents;
   ASSERT_TRUE(IsOk(store->Write("a.txt", "one")));
   const int64_t first_id = QueryInt(File(), a_content);
   ASSERT_TRUE(IsOk(store->Write("a.txt", "two")));
@@ -513,8 +517,7 @@ TEST_F(SqliteStoreTest, AnOverwriteInPlaceLeavesAtMostOneFormerAddressPerContent
   auto store = Open("w");
   ASSERT_TRUE(store);
   const char* addresses = "SELECT count(*) FROM content_addresses";
-  const char* addressed = "SELECT count(*) FROM content_addresses a JOIN contents c ON c.id=a.content_id "
-                          "AND c.hash=a.hash";
+  const char* addressed = kAddressedContents;
   const char* contents = "SELECT count(*) FROM contents";
   for (int i = 0; i <= 20; ++i) ASSERT_TRUE(IsOk(store->Write("a.txt", "v" + std::to_string(i))));
   EXPECT_EQ(*store->Read("a.txt"), "v20");
