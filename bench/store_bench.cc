@@ -71,6 +71,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "bench_report.h"
@@ -128,9 +129,39 @@ std::string FilePath(int i, int dirs) {
   return DirName(i % dirs) + name;
 }
 
-// Seconds per phase (create, read, list, overwrite).
+// What this process handed the kernel to write, from /proc/self/io: write
+// calls (write, pwrite: a WAL frame is two) and their bytes, checkpoints
+// included. Unlike a time, the machine's load does not move it, so it
+// tells a change that writes fewer pages from one that was measured on a
+// quieter disk.
+struct WriteCounts {
+  double calls = 0, bytes = 0;
+};
+
+WriteCounts ProcessWrites() {
+  WriteCounts counts;
+  FILE* io = std::fopen("/proc/self/io", "r");
+  if (io == nullptr) return counts;
+  char line[128];
+  while (std::fgets(line, sizeof line, io) != nullptr) {
+    unsigned long long value = 0;
+    if (std::sscanf(line, "wchar: %llu", &value) == 1) counts.bytes = static_cast<double>(value);
+    if (std::sscanf(line, "syscw: %llu", &value) == 1) counts.calls = static_cast<double>(value);
+  }
+  std::fclose(io);
+  return counts;
+}
+
+WriteCounts WritesSince(const WriteCounts& before) {
+  const WriteCounts now = ProcessWrites();
+  return WriteCounts{now.calls - before.calls, now.bytes - before.bytes};
+}
+
+// Seconds per phase (create, read, list, overwrite), and the writes of the
+// two phases that write.
 struct PhaseTimes {
   double create = 0, read = 0, list = 0, overwrite = 0;
+  WriteCounts create_writes, overwrite_writes;
 };
 
 // What each store offers the workload. Each call is one operation,
@@ -146,9 +177,11 @@ class WorkloadStore {
 PhaseTimes RunWorkload(WorkloadStore& store, const Workload& work, const std::vector<std::string>& paths,
                        const std::vector<std::string>& contents, const std::vector<std::string>& rewritten) {
   PhaseTimes times;
+  WriteCounts writes = ProcessWrites();
   Clock::time_point start = Clock::now();
   for (int i = 0; i < work.files; ++i) store.Write(paths[i], contents[i]);
   times.create = SecondsSince(start);
+  times.create_writes = WritesSince(writes);
 
   start = Clock::now();
   for (int k = 0; k < work.files; ++k) {
@@ -167,11 +200,13 @@ PhaseTimes RunWorkload(WorkloadStore& store, const Workload& work, const std::ve
   }
   times.list = SecondsSince(start);
 
+  writes = ProcessWrites();
   start = Clock::now();
   for (int j = 0; j < work.overwrites; ++j) {
     store.Write(paths[static_cast<int64_t>(j) * work.files / work.overwrites], rewritten[j]);
   }
   times.overwrite = SecondsSince(start);
+  times.overwrite_writes = WritesSince(writes);
   return times;
 }
 
@@ -936,6 +971,13 @@ int main(int argc, char** argv) {
         for (const PhaseTimes& run : runs) values.push_back(run.*phase);
         median.*phase = Median(values);
       }
+      for (WriteCounts PhaseTimes::*phase : {&PhaseTimes::create_writes, &PhaseTimes::overwrite_writes}) {
+        for (double WriteCounts::*count : {&WriteCounts::calls, &WriteCounts::bytes}) {
+          std::vector<double> values;
+          for (const PhaseTimes& run : runs) values.push_back(run.*phase.*count);
+          median.*phase.*count = Median(values);
+        }
+      }
       return median;
     };
     const PhaseTimes fs_times = median_of(fs_runs), sqlite_times = median_of(sqlite_runs),
@@ -966,6 +1008,21 @@ int main(int argc, char** argv) {
         if (row.phase == &PhaseTimes::create || row.phase == &PhaseTimes::overwrite) write_ratio = std::min(write_ratio, b / d);
         if (row.phase == &PhaseTimes::read) read_ratio = b / d;
       }
+    }
+    std::printf("\nwrites per operation: write calls / KiB handed to the kernel (/proc/self/io, WAL and "
+                "checkpoints; the load does not move them), median of %d passes\n", repeat);
+    std::printf("             %16s %16s %16s %12s\n", "(a) fs", "(b) sqlite", "(c) plain", "(b)/(c) KiB");
+    for (const auto& [name, ops, phase] : {std::tuple{"create", work.files, &PhaseTimes::create_writes},
+                                           std::tuple{"overwrite", work.overwrites, &PhaseTimes::overwrite_writes}}) {
+      const auto per_op = [ops = ops, phase = phase](const PhaseTimes& times) {
+        const WriteCounts& counts = times.*phase;
+        char text[32];
+        std::snprintf(text, sizeof text, "%.2f / %.1f", counts.calls / ops, counts.bytes / 1024 / ops);
+        return std::string(counts.calls > 0 ? text : "—");
+      };
+      std::printf("%-12s %16s %16s %16s %12s\n", name, per_op(fs_times).c_str(), per_op(sqlite_times).c_str(),
+                  per_op(plain_times).c_str(),
+                  Ratio((sqlite_times.*phase).bytes, (plain_times.*phase).bytes).c_str());
     }
     if (agentfs_work.files != work.files) {
       std::printf("(d) ran %d files in %d directories, %d overwrites (--agentfs-files)\n", agentfs_work.files,

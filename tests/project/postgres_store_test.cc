@@ -58,6 +58,9 @@ void ExecuteOn(const std::string& database, const std::string& sql) {
   ASSERT_TRUE((*connection)->ExecuteScript(sql).ok()) << sql;
 }
 
+// The first column of the first row of `sql` on `database` (-1 when none).
+int64_t CountOn(const std::string& database, const char* sql);
+
 TEST(PostgresStoreTest, EveryUriFormLibpqTakesOpensTheSameWorkspace) {
   const std::string workspace = NewTestPostgresWorkspace();
   Result<std::unique_ptr<ProjectFiles>> by_socket = OpenProject(TestPostgresUri() + "#" + workspace);
@@ -147,7 +150,27 @@ TEST(PostgresStoreTest, FaultsAreOneClearLineEach) {
   }
   ExecuteOn(newer, "UPDATE schema_version SET version = 99");
   ExpectOneClearLine(OpenProject(TestPostgresTcpUri(newer) + "#w").status(), StatusCode::kUnsupported,
-                     "schema version 99, newer than version 4");
+                     "schema version 99, newer than version 5");
+
+  // A database of version 4 (before contents' former_hash) is migrated
+  // when opened, and goes on working.
+  const std::string older = NewDatabase();
+  {
+    Result<std::unique_ptr<ProjectFiles>> created = OpenProject(TestPostgresTcpUri(older) + "#w");
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    ASSERT_TRUE((*created)->Write("a.txt", "before").ok());
+  }
+  ExecuteOn(older, "ALTER TABLE contents DROP COLUMN former_hash; UPDATE schema_version SET version = 4");
+  {
+    Result<std::unique_ptr<ProjectFiles>> migrated = OpenProject(TestPostgresTcpUri(older) + "#w");
+    ASSERT_TRUE(migrated.ok()) << migrated.status().ToString();
+    EXPECT_EQ(CountOn(older, "SELECT version FROM schema_version"), 5);
+    EXPECT_EQ(*(*migrated)->Read("a.txt"), "before");
+    ASSERT_TRUE((*migrated)->Write("a.txt", "after").ok());
+    EXPECT_EQ(*(*migrated)->Read("a.txt"), "after");
+    EXPECT_EQ(CountOn(older, "SELECT count(*) FROM contents WHERE former_hash IS NOT NULL"), 0)
+        << "with row locks no former address is left";
+  }
 
   // Another program's database: left alone.
   const std::string foreign = NewDatabase();

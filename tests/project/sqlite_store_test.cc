@@ -318,12 +318,12 @@ TEST_F(SqliteStoreTest, ANewerSchemaIsRefusedNamingBothVersions) {
   ASSERT_TRUE(Open("w"));
   ExecuteSql(File(), "UPDATE schema_version SET version=99");
   EXPECT_TRUE(FailsWith(OpenProject(Uri("w")), StatusCode::kUnsupported,
-                        "has schema version 99, newer than version 4"));
+                        "has schema version 99, newer than version 5"));
 }
 
-// tests/project/fixtures/schema_v1.db, schema_v2.db and schema_v3.db were
-// written by toolvfs at schema versions 1 (commit e2096d9), 2 (commit
-// 5360ebe) and 3 (commit ea88142) with
+// tests/project/fixtures/schema_v1.db ... schema_v4.db were written by
+// toolvfs at schema versions 1 (commit e2096d9), 2 (commit 5360ebe), 3
+// (commit ea88142) and 4 (commit 8793878) with
 // the same commands (fixtures/README.md): workspace "main" imported a.txt
 // ("alpha 1"), big.txt (70,000 bytes: two chunks), src/main.c and an empty
 // docs/; snapshot 1 "first"; a.txt = "alpha 2" and b.txt = "beta"
@@ -434,6 +434,10 @@ TEST_F(SqliteMigrationTest, AVersion3FileIsMigratedKeepingContentVersionsAndSnap
   ExpectMigrated("schema_v3.db", 3, {1795756931023, 1795756931689});
 }
 
+TEST_F(SqliteMigrationTest, AVersion4FileIsMigratedKeepingContentVersionsAndSnapshots) {
+  ExpectMigrated("schema_v4.db", 4, {1795767992346, 1795767992658});
+}
+
 // Version 4's birth index leaves out generation 1 (the rows written before
 // the first snapshot: one B-tree page fewer per write); what is born later
 // is in it, and restore and diff find it.
@@ -457,22 +461,26 @@ TEST_F(SqliteStoreTest, TheBirthIndexLeavesOutWhatWasWrittenBeforeTheFirstSnapsh
   EXPECT_EQ(*store->Read("d/f19"), "before");
 }
 
+// Address rows whose content has their bytes (the rest are former
+// addresses that in-place rewrites left: AnOverwriteInPlaceLeaves...).
+constexpr const char* kAddressedContents =
+    "SELECT count(*) FROM content_addresses a JOIN contents c ON c.id=a.content_id AND c.hash=a.hash";
+
 // An overwrite of a file no snapshot sees rewrites its content's row in
 // place when nothing else uses it (ExchangeContent): same id, new address,
-// the old address gone. Shared content and what a snapshot sees are never
+// the old address's row left (schema version 5). Shared content and what a snapshot sees are never
 // rewritten, and a materialized copy still tells such a change from none.
 TEST_F(SqliteStoreTest, AnOverwriteRewritesUnsharedContentInPlaceAndNothingElse) {
   auto store = Open("w");
   ASSERT_TRUE(store);
   const char* a_content = "SELECT content_id FROM entries WHERE path='a.txt' AND died IS NULL";
-  const char* addressed = "SELECT count(*) FROM content_addresses a JOIN contents c ON c.id=a.content_id "
-                          "AND c.hash=a.hash";
+  const char* addressed = kAddressedContents;
   ASSERT_TRUE(IsOk(store->Write("a.txt", "one")));
   const int64_t first_id = QueryInt(File(), a_content);
   ASSERT_TRUE(IsOk(store->Write("a.txt", "two")));
   EXPECT_EQ(QueryInt(File(), a_content), first_id) << "rewritten in place";
   EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM contents"), 1);
-  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM content_addresses"), 1);
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM content_addresses"), 2) << "the former address's row is left";
   EXPECT_EQ(QueryInt(File(), addressed), 1) << "the address is the new bytes'";
   EXPECT_EQ(*store->Read("a.txt"), "two");
   EXPECT_EQ(store->Metadata("a.txt")->version, 2u);
@@ -498,6 +506,63 @@ TEST_F(SqliteStoreTest, AnOverwriteRewritesUnsharedContentInPlaceAndNothingElse)
   ASSERT_TRUE(IsOk((*view)->Release()));
   EXPECT_EQ(*store->Read("m.txt"), "m3") << "the store's change wins over the copy's deletion";
   EXPECT_EQ(QueryInt(File(), addressed), QueryInt(File(), "SELECT count(*) FROM contents"));
+  EXPECT_EQ(QueryText(File(), "PRAGMA integrity_check"), "ok");
+}
+
+// An overwrite in place leaves the row of the address it replaces (one
+// B-tree page fewer per commit), at most one per content: the bytes of a
+// former address are stored once when written again, the row goes with
+// its content, and garbage collection removes what is left.
+TEST_F(SqliteStoreTest, AnOverwriteInPlaceLeavesAtMostOneFormerAddressPerContent) {
+  auto store = Open("w");
+  ASSERT_TRUE(store);
+  const char* addresses = "SELECT count(*) FROM content_addresses";
+  const char* addressed = kAddressedContents;
+  const char* contents = "SELECT count(*) FROM contents";
+  for (int i = 0; i <= 20; ++i) ASSERT_TRUE(IsOk(store->Write("a.txt", "v" + std::to_string(i))));
+  EXPECT_EQ(*store->Read("a.txt"), "v20");
+  EXPECT_EQ(QueryInt(File(), contents), 1);
+  EXPECT_EQ(QueryInt(File(), addresses), 2) << "v0's row left, the others deleted";
+  EXPECT_EQ(QueryInt(File(), addressed), 1);
+
+  // Back to the former bytes: that row is the content's address again.
+  ASSERT_TRUE(IsOk(store->Write("a.txt", "v0")));
+  EXPECT_EQ(*store->Read("a.txt"), "v0");
+  EXPECT_EQ(QueryInt(File(), addresses), 1);
+  EXPECT_EQ(QueryInt(File(), addressed), 1);
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM contents WHERE former_hash IS NOT NULL"), 0);
+
+  // Another file with a content's former bytes: stored once, the row taken over.
+  ASSERT_TRUE(IsOk(store->Write("a.txt", "v1")));
+  ASSERT_TRUE(IsOk(store->Write("b.txt", "v0")));
+  ASSERT_TRUE(IsOk(store->Write("c.txt", "v0")));
+  EXPECT_EQ(QueryInt(File(), contents), 2);
+  EXPECT_EQ(QueryInt(File(), "SELECT reference_count FROM contents WHERE data=CAST('v0' AS BLOB)"), 2)
+      << "found by the address it took over";
+  EXPECT_EQ(QueryInt(File(), addresses), 2);
+  EXPECT_EQ(QueryInt(File(), addressed), 2);
+  ASSERT_TRUE(IsOk(store->Delete("a.txt", false)));  // its content goes, and only its own address row
+  EXPECT_EQ(QueryInt(File(), contents), 1);
+  EXPECT_EQ(QueryInt(File(), addresses), 1);
+  EXPECT_EQ(*store->Read("b.txt"), "v0");
+  ASSERT_TRUE(IsOk(store->Write("d.txt", "v0")));
+  EXPECT_EQ(QueryInt(File(), "SELECT reference_count FROM contents WHERE data=CAST('v0' AS BLOB)"), 3);
+
+  // What a rewrite left, garbage collection removes.
+  ASSERT_TRUE(IsOk(store->Write("e.txt", "e1")));
+  ASSERT_TRUE(IsOk(store->Write("e.txt", "e2")));
+  EXPECT_EQ(QueryInt(File(), addresses), QueryInt(File(), contents) + 1);
+  store.reset();
+  Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(File());
+  ASSERT_TRUE(IsOk(file));
+  ASSERT_TRUE(IsOk((*file)->CollectGarbage()));
+  EXPECT_EQ(QueryInt(File(), addresses), QueryInt(File(), contents));
+  EXPECT_EQ(QueryInt(File(), addressed), QueryInt(File(), contents));
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM contents WHERE former_hash IS NOT NULL"), 0);
+  store = Open("w");
+  EXPECT_EQ(*store->Read("e.txt"), "e2");
+  ASSERT_TRUE(IsOk(store->Write("f.txt", "e1")));
+  EXPECT_EQ(*store->Read("f.txt"), "e1");
   EXPECT_EQ(QueryText(File(), "PRAGMA integrity_check"), "ok");
 }
 

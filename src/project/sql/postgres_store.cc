@@ -58,11 +58,10 @@ constexpr int kMaxConnections = 8;
 // How often a write transaction that lost a race runs (RunWriteTransaction).
 constexpr int kWriteAttempts = 40;
 
-// Version 2 was the first PostgreSQL schema; it and version 3 move to the
-// current one with the shared migrations (sql_schema.h).
+// Version 2 was the first PostgreSQL schema; it and every later one move
+// to the current one with the shared migrations (sql_schema.h).
 Status MigratePostgresSchema(SqlConnection& connection, int64_t from) {
-  if (from == 2) return MigrateSqlSchemaVersion2To4(connection);
-  if (from == 3) return MigrateSqlSchemaVersion3To4(connection);
+  if (from >= 2) return MigrateSqlSchemaFrom(connection, from);
   return UnsupportedError("The store " + Quote(connection.display()) + " has schema version " +
                           std::to_string(from) + ", which no PostgreSQL store ever wrote");
 }

@@ -23,17 +23,26 @@ constexpr const char* kContentAddress = "SELECT hash FROM contents WHERE id=?1";
 // rewrite checks the count again under the row lock, since a concurrent
 // writer may have found the content by its address meanwhile.
 constexpr const char* kSoleWholeContentAddress =
-    "SELECT hash FROM contents WHERE id=?1 AND reference_count=1 AND data IS NOT NULL";
+    "SELECT hash, former_hash FROM contents WHERE id=?1 AND reference_count=1 AND data IS NOT NULL";
 constexpr const char* kRewriteSoleContent =
-    "UPDATE contents SET hash=?2, size=?3, data=?4 WHERE id=?1 AND reference_count=1 RETURNING id";
+    "UPDATE contents SET hash=?2, size=?3, data=?4, former_hash=?5 WHERE id=?1 AND reference_count=1 RETURNING id";
 constexpr const char* kDeleteAddressByHash = "DELETE FROM content_addresses WHERE hash=?1";
 // A new content goes at the end of contents (the engine numbers it).
 constexpr const char* kInsertContent =
     "INSERT INTO contents(hash, size, reference_count, data) VALUES(?1, ?2, ?3, ?4) RETURNING id";
 constexpr const char* kInsertAddress = "INSERT INTO content_addresses(hash, content_id) VALUES(?1, ?2)";
-// Before the content row goes: its address, found through the row's hash.
+// The same where the address may have a former content's row (SQLite:
+// RewriteSoleContent), which no longer has these bytes: the row is taken
+// over. A row whose content has the bytes is never there: the content
+// would have been found by it (ReferenceExisting).
+constexpr const char* kInsertOrTakeOverAddress =
+    "INSERT INTO content_addresses(hash, content_id) VALUES(?1, ?2) "
+    "ON CONFLICT(hash) DO UPDATE SET content_id=excluded.content_id";
+// Before the content row goes: its address and the row of its former one,
+// if that is still its own, found through the content's row.
 constexpr const char* kDeleteAddress =
-    "DELETE FROM content_addresses WHERE hash=(SELECT hash FROM contents WHERE id=?1)";
+    "DELETE FROM content_addresses WHERE content_id=?1 AND hash IN "
+    "(SELECT hash FROM contents WHERE id=?1 UNION ALL SELECT former_hash FROM contents WHERE id=?1)";
 // One reference fewer, in one statement: what is left and whether the
 // content is a chunk list (a content left with none is deleted next).
 constexpr const char* kReleaseReference =
@@ -89,6 +98,18 @@ Result<std::optional<int64_t>> ReferenceExisting(SqlConnection& db, const Conten
   return id;
 }
 
+// Gives content `id` the address `hash`. Without row locks (SQLite) the
+// address may have a former content's row left (RewriteSoleContent), which
+// is taken over; with them (PostgreSQL) no such row is ever left, and a
+// duplicate is a concurrent writer's insert that makes the transaction run
+// again.
+Status InsertAddress(SqlConnection& db, const ContentHash& hash, int64_t id) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement address,
+                           db.Prepare(db.dialect().row_locks ? kInsertAddress : kInsertOrTakeOverAddress));
+  address.BindBlob(1, HashBytes(hash)).Bind(2, id);
+  return address.Run();
+}
+
 }  // namespace
 
 Result<int64_t> InsertNewContent(SqlConnection& db, const ContentHash& hash, uint64_t size,
@@ -104,9 +125,7 @@ Result<int64_t> InsertNewContent(SqlConnection& db, const ContentHash& hash, uin
     }
     TOOLVFS_ASSIGN_OR_RETURN(id, insert.InsertedId());
   }
-  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement address, db.Prepare(kInsertAddress));
-  address.BindBlob(1, HashBytes(hash)).Bind(2, id);
-  TOOLVFS_RETURN_IF_ERROR(address.Run());
+  TOOLVFS_RETURN_IF_ERROR(InsertAddress(db, hash, id));
   return id;
 }
 
@@ -189,29 +208,51 @@ Result<std::vector<Chunk>> ChunkList(SqlConnection& db, int64_t content_id) {
 
 // Rewrites whole content `id` to `bytes` with address `hash` if it is
 // stored whole with one reference; whether it did.
+//
+// Its old address's row would go and the new one's come: two pages of
+// content_addresses, each a random one (the key is a SHA-256), for every
+// overwrite of a file no snapshot sees. Without row locks (SQLite: one
+// writer at a time) the old row is left instead when the content has no
+// former address yet, and the content remembers it (`former_hash`): a
+// page fewer per commit. Such a row is harmless: a content found by
+// address is taken only if it still has that hash (ReferenceExisting), a
+// new content with those bytes takes the row over (InsertAddress), and
+// the row goes with its content (kDeleteAddress) or at garbage
+// collection. So a content leaves at most one row behind: a second
+// rewrite before then deletes the address it replaces, as with row locks.
 Result<bool> RewriteSoleContent(SqlConnection& db, int64_t id, const ContentHash& hash, std::string_view bytes) {
   ContentHash old_hash{};
+  std::optional<ContentHash> former;
   {
     TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(kSoleWholeContentAddress));
     select.Bind(1, id);
     TOOLVFS_ASSIGN_OR_RETURN(bool sole, select.Step());
     if (!sole) return false;
     TOOLVFS_ASSIGN_OR_RETURN(old_hash, AddressOf(select.Blob(0)));
+    if (!select.IsNull(1)) {
+      TOOLVFS_ASSIGN_OR_RETURN(former, AddressOf(select.Blob(1)));
+    }
   }
+  const bool leave_old_address = !db.dialect().row_locks && !former;
+  std::optional<ContentHash> next_former = leave_old_address ? std::optional<ContentHash>(old_hash) : former;
+  if (next_former == hash) next_former.reset();  // back to its former bytes: that row is its address again
   {
     TOOLVFS_ASSIGN_OR_RETURN(SqlStatement rewrite, db.Prepare(kRewriteSoleContent));
     rewrite.Bind(1, id).BindBlob(2, HashBytes(hash)).Bind(3, static_cast<int64_t>(bytes.size())).BindBlob(4, bytes);
+    if (next_former) {
+      rewrite.BindBlob(5, HashBytes(*next_former));
+    } else {
+      rewrite.BindNull(5);
+    }
     TOOLVFS_ASSIGN_OR_RETURN(bool rewritten, rewrite.Step());
     if (!rewritten) return false;
   }
-  {
+  if (!leave_old_address) {
     TOOLVFS_ASSIGN_OR_RETURN(SqlStatement unaddress, db.Prepare(kDeleteAddressByHash));
     unaddress.BindBlob(1, HashBytes(old_hash));
     TOOLVFS_RETURN_IF_ERROR(unaddress.Run());
   }
-  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement address, db.Prepare(kInsertAddress));
-  address.BindBlob(1, HashBytes(hash)).Bind(2, id);
-  TOOLVFS_RETURN_IF_ERROR(address.Run());
+  TOOLVFS_RETURN_IF_ERROR(InsertAddress(db, hash, id));
   return true;
 }
 

@@ -44,7 +44,9 @@ std::string Spell(std::string_view text, const SqlDialect& dialect) {
 // generation 1, before the workspace's first snapshot, are left out of the
 // birth index (version 4): every query of it looks for rows born after a
 // snapshot's generation, which is at least 1, and says `born>1` for the
-// engine to see that the partial index answers it.
+// engine to see that the partial index answers it. A content rewritten in
+// place may leave its old address's row for later (version 5): one page
+// of content_addresses per such overwrite instead of two.
 constexpr std::string_view kWorkspaceTables = R"sql(
 CREATE TABLE schema_version(version {INTEGER} NOT NULL);
 CREATE TABLE workspaces(
@@ -63,13 +65,20 @@ CREATE TABLE snapshots(
 CREATE INDEX snapshots_by_generation ON snapshots(workspace_id, generation);
 )sql";
 
-constexpr std::string_view kContentTables = R"sql(
+// The contents table of version 3 on, in two parts: version 5 added
+// `former_hash` (kFormerHashColumn), which the 2 -> 3 migration leaves out.
+constexpr std::string_view kContentTablesUpToData = R"sql(
 CREATE TABLE contents(
   id {IDENTITY_KEY},                  -- in order of insertion: a new row goes at the end
   hash {BLOB} NOT NULL,               -- content_hash.h
   size {INTEGER} NOT NULL,
   reference_count {INTEGER} NOT NULL, -- entry rows and chunk lists that use it
-  data {BLOB});                       -- NULL for chunked content (content_chunks)
+  data {BLOB}                         -- NULL for chunked content (content_chunks)
+)sql";
+constexpr std::string_view kFormerHashColumn = R"sql(
+  , former_hash {BLOB}                -- the address before an in-place rewrite whose row was left (sql_content.cc)
+)sql";
+constexpr std::string_view kContentTablesAfterData = R"sql();
 CREATE TABLE content_addresses(       -- finds a content by its address: one small row each
   hash {BLOB} NOT NULL PRIMARY KEY,
   content_id {INTEGER} NOT NULL){CLUSTERED};
@@ -100,6 +109,14 @@ CREATE INDEX entries_by_birth ON entries(workspace_id, born) WHERE born>1;
 CREATE INDEX entries_by_death ON entries(workspace_id, died) WHERE died IS NOT NULL AND replaced IS NULL;
 )sql";
 
+// The content tables, with or without version 5's former_hash.
+std::string ContentTablesText(const SqlDialect& dialect, bool former_hash) {
+  std::string text(kContentTablesUpToData);
+  if (former_hash) text += kFormerHashColumn;
+  text += kContentTablesAfterData;
+  return Spell(text, dialect);
+}
+
 }  // namespace
 
 std::string SqlSchemaText(const SqlDialect& dialect) {
@@ -108,7 +125,7 @@ std::string SqlSchemaText(const SqlDialect& dialect) {
 }
 
 std::string SqlEntryAndContentTablesText(const SqlDialect& dialect) {
-  return Spell(kContentTables, dialect) + Spell(kEntryTables, dialect);
+  return ContentTablesText(dialect, /*former_hash=*/true) + Spell(kEntryTables, dialect);
 }
 
 namespace {
@@ -152,16 +169,12 @@ std::string ReplaceOnce(std::string text, std::string_view from, std::string_vie
   return text;
 }
 
-}  // namespace
-
 Status MigrateSqlSchemaVersion2To3(SqlConnection& connection) {
-  std::string tables = Spell(kContentTables, connection.dialect());
+  std::string tables = ContentTablesText(connection.dialect(), /*former_hash=*/false);  // version 5 adds it
   tables = ReplaceOnce(tables, "CREATE TABLE contents(", "CREATE TABLE contents_v3(");
   tables = ReplaceOnce(tables, "CREATE TABLE content_chunks(", "CREATE TABLE content_chunks_v3(");
   return connection.Execute(ReplaceOnce(Spell(kMigrateVersion2To3, connection.dialect()), "{CONTENT_TABLES}", tables));
 }
-
-namespace {
 
 // Version 3 -> 4: the birth index without generation 1 (kEntryTables).
 constexpr std::string_view kMigrateVersion3To4 = R"sql(
@@ -170,13 +183,23 @@ CREATE INDEX entries_by_birth ON entries(workspace_id, born) WHERE born>1;
 UPDATE schema_version SET version=4;
 )sql";
 
+// Version 4 -> 5: no content was rewritten in place leaving its former
+// address, so the new column is NULL everywhere.
+constexpr std::string_view kMigrateVersion4To5 = R"sql(
+ALTER TABLE contents ADD COLUMN former_hash {BLOB};
+UPDATE schema_version SET version=5;
+)sql";
+
 }  // namespace
 
-Status MigrateSqlSchemaVersion3To4(SqlConnection& connection) { return connection.Execute(kMigrateVersion3To4); }
-
-Status MigrateSqlSchemaVersion2To4(SqlConnection& connection) {
-  TOOLVFS_RETURN_IF_ERROR(MigrateSqlSchemaVersion2To3(connection));
-  return MigrateSqlSchemaVersion3To4(connection);
+Status MigrateSqlSchemaFrom(SqlConnection& connection, int64_t from) {
+  if (from < 2 || from >= kSqlSchemaVersion) {
+    return InvalidArgumentError("No shared migration of the store " + Quote(connection.display()) +
+                                " from schema version " + std::to_string(from));
+  }
+  if (from == 2) TOOLVFS_RETURN_IF_ERROR(MigrateSqlSchemaVersion2To3(connection));
+  if (from <= 3) TOOLVFS_RETURN_IF_ERROR(connection.Execute(kMigrateVersion3To4));
+  return connection.Execute(Spell(kMigrateVersion4To5, connection.dialect()));
 }
 
 Status PrepareSqlSchema(SqlConnection& connection, const SqlSchemaMigration& migrate) {

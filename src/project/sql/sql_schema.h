@@ -29,8 +29,11 @@ namespace toolvfs {
 // between kilobyte rows; no collision table). Version 4: the birth index
 // leaves out generation 1, the rows written before a workspace's first
 // snapshot, which no restore, diff or snapshot deletion looks for (one
-// B-tree page fewer per write until then).
-inline constexpr int64_t kSqlSchemaVersion = 4;
+// B-tree page fewer per write until then). Version 5: contents remember
+// the address they had before an in-place rewrite (`former_hash`), whose
+// content_addresses row SQLite leaves for later (one B-tree page fewer
+// per overwrite of a file no snapshot sees).
+inline constexpr int64_t kSqlSchemaVersion = 5;
 
 // The statements that create the current schema in an empty database,
 // spelled for `dialect`; they end by recording kSqlSchemaVersion.
@@ -40,13 +43,12 @@ std::string SqlSchemaText(const SqlDialect& dialect);
 // has them (what a migration from version 1 creates anew).
 std::string SqlEntryAndContentTablesText(const SqlDialect& dialect);
 
-// Moves a database of schema version 2 to version 3 inside the caller's
-// write transaction, in SQL every engine runs (a migration hook may call
-// it). The contents get new ids; nothing else changes.
-Status MigrateSqlSchemaVersion2To3(SqlConnection& connection);
-// Version 3 -> 4 (the partial birth index), and 2 -> 3 -> 4, likewise.
-Status MigrateSqlSchemaVersion3To4(SqlConnection& connection);
-Status MigrateSqlSchemaVersion2To4(SqlConnection& connection);
+// Moves a database of schema version `from` (2 or later, older than
+// kSqlSchemaVersion) to the current version inside the caller's write
+// transaction, in plain SQL that every engine runs, one version after the
+// other (2 -> 3 -> 4 -> 5). An engine's migration hook calls it for the
+// versions it shares; InvalidArgument for a `from` outside them.
+Status MigrateSqlSchemaFrom(SqlConnection& connection, int64_t from);
 
 // Moves a database of schema version `from` (older than kSqlSchemaVersion)
 // to the current version, inside the caller's write transaction.

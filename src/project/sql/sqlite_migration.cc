@@ -12,9 +12,10 @@
 namespace toolvfs {
 namespace {
 
-// Version 1 -> 4 in one step: entries re-keyed by (workspace, parent, name,
-// born) (version 2), contents re-inserted with their addresses (version 3)
-// and the birth index without generation 1 (version 4). The old tables
+// Version 1 -> 5 in one step: entries re-keyed by (workspace, parent, name,
+// born) (version 2), contents re-inserted with their addresses (version 3),
+// the birth index without generation 1 (version 4) and contents' former
+// addresses (version 5, all NULL). The old tables
 // are renamed, the current ones created, every row copied (content ids
 // mapped through a temporary table), the old tables dropped: all inside
 // the caller's transaction.
@@ -42,7 +43,7 @@ DROP TABLE entries_v1;
 DROP TABLE content_chunks_v1;
 DROP TABLE contents_v1;
 DROP TABLE temp.content_ids;
-UPDATE schema_version SET version=4;
+UPDATE schema_version SET version=5;
 )sql";
 
 Status MigrateVersion1(SqlConnection& db) {
@@ -77,8 +78,7 @@ Status MigrateVersion1(SqlConnection& db) {
 
 Status MigrateSqliteSchema(SqlConnection& connection, int64_t from) {
   if (from == 1) return MigrateVersion1(connection);
-  if (from == 2) return MigrateSqlSchemaVersion2To4(connection);
-  if (from == 3) return MigrateSqlSchemaVersion3To4(connection);
+  if (from >= 2) return MigrateSqlSchemaFrom(connection, from);
   return UnsupportedError("The store " + Quote(connection.display()) + " has schema version " +
                           std::to_string(from) + ", for which this toolvfs has no migration to version " +
                           std::to_string(kSqlSchemaVersion));
