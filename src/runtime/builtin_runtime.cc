@@ -569,14 +569,11 @@ Result<Outcome> BuiltinRuntime::ExecuteJudged(const ToolCall& call, const ToolCo
         PolicyDecision decision = policy.files.Check(FileAccess::kWrite, path);
         if (decision.decision == Decision::kAllow) continue;
         if (decision.decision == Decision::kDeny) {
-          judged.path = path;  // the audit record names the path refused
           return gate.Authorize(scope, FileAccessName(FileAccess::kWrite), path, decision);
         }
         if (judged.writes_need_own_decision) open.push_back({path, std::move(decision)});
       }
-      Status authorized = gate.AuthorizeAll(scope, FileAccessName(FileAccess::kWrite), open);
-      if (!authorized.ok() && !open.empty()) judged.path = open.front().target;
-      return authorized;
+      return gate.AuthorizeAll(scope, FileAccessName(FileAccess::kWrite), open);
     });
   }();
   if (options_.audit != nullptr) {
@@ -587,7 +584,8 @@ Result<Outcome> BuiltinRuntime::ExecuteJudged(const ToolCall& call, const ToolCo
     record.tool = tool.name;
     record.call_id = call.id.empty() ? NewCallId() : call.id;
     record.method = judged.method;
-    record.target = ShownTarget(judged.path);
+    // What the gate refused, every path of a refused batch; else the call's own target.
+    record.target = scope.refused_targets().empty() ? ShownTarget(judged.path) : JoinTargets(scope.refused_targets());
     record.code = result.ok() ? 0 : JsonRpcErrorCode(result.status().code());
     if (scope.decided()) {
       record.decision = scope.decision();
