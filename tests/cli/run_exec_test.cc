@@ -1241,6 +1241,14 @@ answer = json.loads(sys.stdin.readline())
 notify("error", {"message": answer.get("error", {}).get("message", "written")})
 )";
 
+// Fetches a URL on a port where nothing listens (9, discard): allowed,
+// the fetch fails with the connection's error, never with a denial.
+constexpr const char* kUrlFetcher = R"(send({"jsonrpc": "2.0", "id": 1, "method": "http.get",
+      "params": {"url": "http://127.0.0.1:9/api/items?page=2"}})
+answer = json.loads(sys.stdin.readline())
+notify("error", {"message": answer.get("error", {}).get("message", "fetched")})
+)";
+
 size_t Occurrences(const std::string& text, const std::string& part) {
   size_t count = 0;
   for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++count;
@@ -1411,6 +1419,23 @@ TEST_F(RunExecTest, ExecNamesTheToolAfterItsScriptAndHintsNameTheFlag) {
   ProcessResult sensitive = Toolvfs({"exec", "--no-interaction", "--args", "{}", "--", "python3", "-u",
                                      "reader.py"});
   EXPECT_THAT(sensitive.err, HasSubstr("tool 'reader.py' failed"));
+}
+
+// A URL's hint is the --allow-net flag with the URL's prefix (its query
+// left out), and that flag lets the request through.
+TEST_F(RunExecTest, ExecHintsNameAllowNetForAUrl) {
+  WriteTool("url_fetcher.py", kUrlFetcher);
+  ProcessResult result = Toolvfs({"exec", "--no-interaction", "--", "python3", "url_fetcher.py"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.err, StartsWith("toolvfs: tool 'url_fetcher.py' failed: http.get of "
+                                     "'http://127.0.0.1:9/api/items?page=2' was not covered by the policy of tool "
+                                     "'url_fetcher.py' and was denied without asking (no interaction); to allow "
+                                     "it, pass --allow-net http://127.0.0.1:9/api/items\n"));
+  ProcessResult allowed = Toolvfs(
+      {"exec", "--no-interaction", "--allow-net", "http://127.0.0.1:9/api/items", "--", "python3", "url_fetcher.py"});
+  EXPECT_THAT(allowed.err, HasSubstr("tool 'url_fetcher.py' failed"));
+  EXPECT_THAT(allowed.err, Not(HasSubstr("denied"))) << allowed.err;
+  EXPECT_THAT(allowed.err, Not(HasSubstr("not covered"))) << allowed.err;
 }
 
 }  // namespace

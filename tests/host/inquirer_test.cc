@@ -23,6 +23,7 @@
 
 #include "cli/pseudo_terminal.h"
 #include "core/io.h"
+#include "core/url.h"
 #include "host/access_gate.h"
 #include "policy/tool_policy.h"
 
@@ -435,10 +436,34 @@ TEST(ExecFlagHintTest, TheFlagComesFromTheGrant) {
   EXPECT_EQ(ExecFlagHint(policy.files.Check(FileAccess::kRead, "")), "pass --allow-read .");
   EXPECT_EQ(ExecFlagHint(PolicyDecision::Uncovered("add a commands.rg rule", PolicyGrant{PolicyGrant::Kind::kCommand, "rg"})),
             "pass --allow-cmd rg");
+  // A URL: the prefix the policy would add, without the query.
+  Result<NormalizedUrl> url = NormalizeUrl("https://api.example.com/v1/items?page=2");
+  ASSERT_TRUE(url.ok()) << url.status().ToString();
+  EXPECT_EQ(ExecFlagHint(policy.network.Check(*url)), "pass --allow-net https://api.example.com/v1/items");
   // Mentions commands.rg, but --allow-cmd would not forward the variable.
   const PolicyDecision envs =
       PolicyDecision::Deny("commands.rg.envs", "\"TOKEN\" is not listed; add it to commands.rg.envs to forward it");
   EXPECT_EQ(ExecFlagHint(envs), envs.hint);
+}
+
+// What the gate says of an uncovered URL under `toolvfs exec
+// --no-interaction`: the --allow-net flag, not the config key.
+TEST(ExecFlagHintTest, TheGateNamesAllowNetForAnUncoveredUrl) {
+  ToolConfig tool;
+  tool.name = "fetch.py";
+  tool.ad_hoc = true;
+  const ToolPolicy policy = ToolPolicy::ForTool(tool, std::nullopt);
+  std::unique_ptr<Inquirer> denying = NewDenyingInquirer();
+  AccessGate gate(policy, *denying);
+  RequestScope scope(RequestId(1), "http.get", /*may_block=*/true);
+  Result<NormalizedUrl> url = NormalizeUrl("https://api.example.com/v1/items?page=2");
+  ASSERT_TRUE(url.ok()) << url.status().ToString();
+  Status refused = gate.Authorize(scope, "GET", url->ToString(), policy.network.Check(*url));
+  EXPECT_EQ(refused.code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(refused.message(),
+            "http.get of 'https://api.example.com/v1/items?page=2' was not covered by the policy of tool 'fetch.py' "
+            "and was denied without asking (no interaction); to allow it, pass --allow-net "
+            "https://api.example.com/v1/items");
 }
 
 }  // namespace
