@@ -419,7 +419,8 @@ Result<Outcome> BuiltinRuntime::Execute(const ToolCall& call, const ToolConfig& 
   }
   const Message& request = parsed.message();
 
-  ToolPolicy policy = ToolPolicy::ForTool(tool, options_.config_project_path);
+  std::optional<ToolPolicy> built;
+  const ToolPolicy& policy = PolicyOf(tool, built);
   std::unique_ptr<Inquirer> denying;
   Inquirer* inquirer = options_.inquirer;
   if (inquirer == nullptr) {
@@ -537,11 +538,17 @@ Result<Outcome> BuiltinRuntime::ExecuteSnapshotTool(const ToolCall& call, const 
       [&](const WriteCheck& check) { return RunSnapshotTool(project_, session.get(), tool.name, arguments, check); });
 }
 
+const ToolPolicy& BuiltinRuntime::PolicyOf(const ToolConfig& tool, std::optional<ToolPolicy>& built) const {
+  if (options_.policy != nullptr && options_.policy->tool_name == tool.name) return *options_.policy;
+  return built.emplace(ToolPolicy::ForTool(tool, options_.config_project_path));
+}
+
 Result<Outcome> BuiltinRuntime::ExecuteJudged(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel,
                                               const std::string& scope_method,
                                               const std::function<Status(JudgedCall&)>& judge,
                                               const std::function<Result<std::string>(const WriteCheck&)>& act) {
-  ToolPolicy policy = ToolPolicy::ForTool(tool, options_.config_project_path);
+  std::optional<ToolPolicy> built;
+  const ToolPolicy& policy = PolicyOf(tool, built);
   std::unique_ptr<Inquirer> denying;
   Inquirer* inquirer = options_.inquirer;
   if (inquirer == nullptr) {
