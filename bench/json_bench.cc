@@ -38,6 +38,7 @@
 #include <simdjson.h>
 
 #include "protocol/base64.h"
+#include "protocol/json_writer.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/ndjson.h"
 #include "source_text.h"
@@ -65,7 +66,7 @@ std::string JsonQuoted(const std::string& text) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return JsonText(buffer);
 }
 
 std::string WriteRequest(const std::string& content) {

@@ -160,7 +160,7 @@ class CheckCommand final : public Command {
     WriteJsonKey(writer, "valid");
     writer.Bool(exit_code == kExitOk);
     writer.EndObject();
-    std::string out(buffer.GetString(), buffer.GetSize());
+    std::string out = JsonText(buffer);
     out += '\n';
     Status written = WriteFull(STDOUT_FILENO, out, "standard output");
     if (!written.ok()) return ReportError("check", written.message());

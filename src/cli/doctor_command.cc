@@ -269,7 +269,7 @@ class DoctorCommand final : public Command {
     }
     writer.EndArray();
     writer.EndObject();
-    std::string out(buffer.GetString(), buffer.GetSize());
+    std::string out = JsonText(buffer);
     out += '\n';
     Status written = WriteFull(STDOUT_FILENO, out, "standard output");
     if (!written.ok()) return ReportError("doctor", written.message());

@@ -389,7 +389,7 @@ class GrepCommand final : public Command {
     rapidjson::StringBuffer buffer(nullptr, kFlushBytes * 2);
     auto flush = [&buffer]() -> Status {
       TOOLVFS_RETURN_IF_ERROR(
-          WriteFull(STDOUT_FILENO, std::string_view(buffer.GetString(), buffer.GetSize()), "standard output"));
+          WriteFull(STDOUT_FILENO, JsonView(buffer), "standard output"));
       buffer.Clear();
       return OkStatus();
     };

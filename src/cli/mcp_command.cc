@@ -29,6 +29,7 @@
 #include "mcp/mcp_stdio.h"
 #include "mcp/mcp_tool_metadata.h"
 #include "policy/audit.h"
+#include "policy/tool_policy.h"
 #include "project/project_files.h"
 #include "runtime/builtin_runtime.h"
 #include "runtime/mcp_runtime.h"
@@ -133,9 +134,9 @@ class ConfiguredToolHost final : public McpToolHost {
       listed = imports_listed_ || !HasImports();
     }
     if (!listed) ListTools();  // a client may call an imported tool without listing first
-    // Shared, not copied: a call keeps the tool it started with through a
-    // reload, and a read costs no copy of the tool's config.
-    std::shared_ptr<const ToolConfig> found;
+    // Shared, not copied: a call keeps the tool (and its policy) it started
+    // with through a reload, and a read costs no copy of the tool's config.
+    std::shared_ptr<const CallableTool> found;
     std::string directory;
     {
       std::lock_guard lock(mutex_);
@@ -145,7 +146,7 @@ class ConfiguredToolHost final : public McpToolHost {
     if (!found) {
       return Status(StatusCode::kNotFound, "Invalid params: unknown tool " + Quote(name) + " (see tools/list)");
     }
-    const ToolConfig* tool = found.get();
+    const ToolConfig* tool = &found->tool;
     ToolCall tool_call;
     tool_call.name = tool->name;
     tool_call.arguments_json = arguments_json;
@@ -183,6 +184,7 @@ class ConfiguredToolHost final : public McpToolHost {
         options.inquirer = inquirer.get();
         options.audit = audit_sink;
         options.session_workspace = session_workspace_;
+        options.policy = &found->policy;
         BuiltinRuntime builtin(store_, std::move(options));
         return builtin.Execute(tool_call, *tool, cancel);
       }
@@ -238,16 +240,19 @@ class ConfiguredToolHost final : public McpToolHost {
   }
 
   // With mutex_ held: callable_ from the config's tools, the unconfigured
-  // builtins and the imported tools, in that order of precedence.
+  // builtins and the imported tools, in that order of precedence, each with
+  // its policy.
   void IndexCallable() {
     callable_.clear();
+    const auto callable = [this](const ToolConfig& tool) {
+      return std::make_shared<const CallableTool>(
+          CallableTool{tool, ToolPolicy::ForTool(tool, services_->config_project_path)});
+    };
     for (const auto& [name, tool] : loaded_.config.tools) {
-      if (!IsMcpImport(tool)) callable_.emplace(name, std::make_shared<const ToolConfig>(tool));
+      if (!IsMcpImport(tool)) callable_.emplace(name, callable(tool));
     }
-    for (const auto& [name, tool] : unconfigured_builtins_) {
-      callable_.emplace(name, std::make_shared<const ToolConfig>(tool));
-    }
-    for (const auto& [name, tool] : imported_) callable_.emplace(name, std::make_shared<const ToolConfig>(tool));
+    for (const auto& [name, tool] : unconfigured_builtins_) callable_.emplace(name, callable(tool));
+    for (const auto& [name, tool] : imported_) callable_.emplace(name, callable(tool));
   }
 
   McpToolListing Listing(const ToolConfig& tool) const {
@@ -295,8 +300,15 @@ class ConfiguredToolHost final : public McpToolHost {
   std::function<std::string()> protocol_version_ = [] { return std::string(kMcpProtocolVersions[0]); };
   std::map<std::string, ToolConfig, std::less<>> unconfigured_builtins_;
   std::map<std::string, ToolConfig, std::less<>> imported_;  // from the last tools/list
+  // A tool as a call finds it: its config and its policy, built once when
+  // the config is loaded or the tools listed (a builtin call then compiles
+  // no path glob).
+  struct CallableTool {
+    ToolConfig tool;
+    ToolPolicy policy;
+  };
   // Every tool a call may name, shared with the calls running it.
-  std::map<std::string, std::shared_ptr<const ToolConfig>, std::less<>> callable_;
+  std::map<std::string, std::shared_ptr<const CallableTool>, std::less<>> callable_;
   bool imports_listed_ = false;  // imported_ is filled
   std::unique_ptr<McpRuntime> mcp_;
   std::mutex mutex_;      // loaded_, unconfigured_builtins_, imported_, callable_, mcp_

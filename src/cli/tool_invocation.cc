@@ -320,7 +320,7 @@ std::string OutcomeJson(const Outcome& outcome, Verdict verdict) {
     }
   }
   writer.EndObject();
-  std::string json(buffer.GetString(), buffer.GetSize());
+  std::string json = JsonText(buffer);
   json += '\n';
   return json;
 }
@@ -874,7 +874,7 @@ int ReportInvocationError(bool json, int exit_code, std::string_view what, const
   }
   writer.EndObject();
   writer.EndObject();
-  std::string out(buffer.GetString(), buffer.GetSize());
+  std::string out = JsonText(buffer);
   out += '\n';
   Status written = WriteFull(STDOUT_FILENO, out, "standard output");
   if (!written.ok()) ReportError("output", written.message());

@@ -337,7 +337,7 @@ class ToolsCommand final : public Command {
       }
     }
     writer.EndArray();
-    std::string json(buffer.GetString(), buffer.GetSize());
+    std::string json = JsonText(buffer);
     json += '\n';
     return json;
   }

@@ -105,7 +105,7 @@ std::string JsonOf(const std::function<void(JsonWriter&)>& write) {
   rapidjson::StringBuffer buffer;
   JsonWriter writer(buffer);
   write(writer);
-  std::string json(buffer.GetString(), buffer.GetSize());
+  std::string json = JsonText(buffer);
   json += '\n';
   return json;
 }

@@ -53,7 +53,7 @@ std::string ConfigValue::ToJson() const {
   rapidjson::StringBuffer buffer;
   JsonWriter writer(buffer);
   WriteValue(*this, writer);
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return JsonText(buffer);
 }
 
 }  // namespace toolvfs

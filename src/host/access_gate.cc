@@ -20,6 +20,19 @@ Status Denial(const RequestScope& scope, std::string_view target, std::string_vi
                 std::string(scope.method()) + " of '" + EscapeForTerminal(target) + "' " + std::string(why));
 }
 
+// The question about `open` (one or more targets): the first one's hint
+// stands for all, as the caller's paths share one operation.
+Inquiry InquiryFor(const ToolPolicy& policy, std::string_view operation,
+                   const std::vector<const AccessGate::Judged*>& open) {
+  const PolicyDecision& first = open.front()->decision;
+  Inquiry inquiry{policy.tool_name, std::string(operation), open.front()->target,
+                  policy.ad_hoc ? ExecFlagHint(first) : first.hint, policy.ad_hoc};
+  if (open.size() > 1) {
+    for (const AccessGate::Judged* judged : open) inquiry.targets.push_back(judged->target);
+  }
+  return inquiry;
+}
+
 }  // namespace
 
 AccessGate::AccessGate(const ToolPolicy& policy, Inquirer& inquirer)
@@ -28,6 +41,9 @@ AccessGate::AccessGate(const ToolPolicy& policy, Inquirer& inquirer)
 void AccessGate::Record(RequestScope& scope, std::string_view target, AuditDecision outcome, std::string_view rule) {
   if (scope.target_count_++ > 0) scope.target_ += " -> ";
   scope.target_ += target;
+  if (outcome == AuditDecision::kDeny || outcome == AuditDecision::kAskedDeny) {
+    scope.refused_targets_.emplace_back(target);
+  }
   if (!scope.decision_ || Strictness(outcome) >= Strictness(*scope.decision_)) {
     scope.decision_ = outcome;
     scope.rule_ = std::string(rule);
@@ -56,33 +72,47 @@ std::optional<Status> AccessGate::Remembered(RequestScope& scope, std::string_vi
   return Denial(scope, target, "denied by the user for the rest of this run");
 }
 
-std::optional<Status> AccessGate::Settled(RequestScope& scope, std::string_view operation, std::string_view target,
-                                          const PolicyDecision& decision) {
-  switch (decision.decision) {
-    case Decision::kAllow:
-      Record(scope, target, AuditDecision::kAllow, decision.rule);
-      return Status();
-    case Decision::kDeny: {
-      Record(scope, target, AuditDecision::kDeny, decision.rule);
-      std::string why = "denied by " + decision.rule;
-      if (!decision.hint.empty()) why += "; " + (policy_.ad_hoc ? ExecFlagHint(decision) : decision.hint);
-      return Denial(scope, target, why);
-    }
-    case Decision::kUncovered:
-      break;
+Status AccessGate::PolicyAnswer(RequestScope& scope, std::string_view target, const PolicyDecision& decision) {
+  if (decision.decision == Decision::kAllow) {
+    Record(scope, target, AuditDecision::kAllow, decision.rule);
+    return Status();
   }
-  return Remembered(scope, operation, target);
+  Record(scope, target, AuditDecision::kDeny, decision.rule);
+  std::string why = "denied by " + decision.rule;
+  if (!decision.hint.empty()) why += "; " + (policy_.ad_hoc ? ExecFlagHint(decision) : decision.hint);
+  return Denial(scope, target, why);
 }
 
-Status AccessGate::Authorize(RequestScope& scope, std::string_view operation, std::string_view target,
-                             const PolicyDecision& decision) {
-  if (std::optional<Status> settled = Settled(scope, operation, target, decision)) return *settled;
+Status AccessGate::DropRemembered(RequestScope& scope, std::string_view operation, std::vector<const Judged*>& open) {
+  std::vector<const Judged*> unanswered;
+  std::optional<Status> first_refusal;
+  std::vector<const Judged*> refused;
+  for (const Judged* judged : open) {
+    std::optional<Status> answer = Remembered(scope, operation, judged->target);
+    if (!answer) {
+      unanswered.push_back(judged);
+    } else if (!answer->ok()) {
+      if (!first_refusal) first_refusal = std::move(*answer);
+      refused.push_back(judged);
+    }
+  }
+  open = std::move(unanswered);
+  if (refused.empty()) return OkStatus();
+  if (refused.size() == 1) return *first_refusal;
+  return Status(StatusCode::kPermissionDenied, std::string(scope.method()) + " of " +
+                                                   InquiryTargetsShown(InquiryFor(policy_, operation, refused)) +
+                                                   " denied by the user for the rest of this run");
+}
 
-  Inquiry inquiry{policy_.tool_name, std::string(operation), std::string(target),
-                  policy_.ad_hoc ? ExecFlagHint(decision) : decision.hint, policy_.ad_hoc};
+Status AccessGate::Ask(RequestScope& scope, std::string_view operation, std::vector<const Judged*> open) {
+  TOOLVFS_RETURN_IF_ERROR(DropRemembered(scope, operation, open));
+  if (open.empty()) return OkStatus();
   if (!inquirer_.asks_user()) {
-    Record(scope, target, AuditDecision::kDeny, "not covered, no interaction");
-    return Status(StatusCode::kPermissionDenied, NonInteractiveDenial(inquiry, scope.method()));
+    for (const Judged* judged : open) {
+      Record(scope, judged->target, AuditDecision::kDeny, "not covered, no interaction");
+    }
+    return Status(StatusCode::kPermissionDenied,
+                  NonInteractiveDenial(InquiryFor(policy_, operation, open), scope.method()));
   }
   if (!scope.may_block()) {
     scope.needs_worker_ = true;
@@ -90,71 +120,10 @@ Status AccessGate::Authorize(RequestScope& scope, std::string_view operation, st
   }
 
   std::lock_guard question(question_mutex_);
-  // Another question may have settled this target while we waited.
-  if (std::optional<Status> answer = Remembered(scope, operation, target)) return *answer;
-  if (pending_sender_) {
-    pending_sender_(scope.id(), "asking the user to allow " + std::string(operation) + " of '" +
-                                    std::string(target) + "'");
-  }
-  Result<InquiryReply> reply = inquirer_.AskWithScope(inquiry);
-  if (!reply.ok()) {
-    Record(scope, target, AuditDecision::kAskedDeny, "user (no answer)");
-    return Denial(scope, target, "was not answered: " + reply.status().message());
-  }
-  const InquiryAnswer answer = reply->answer;
-  bool allowed = answer == InquiryAnswer::kAllowOnce || answer == InquiryAnswer::kAllowForRun;
-  if (answer == InquiryAnswer::kAllowForRun || answer == InquiryAnswer::kDenyForRun) {
-    std::lock_guard lock(answers_mutex_);
-    run_answers_[{std::string(operation), std::string(target)}] = allowed;
-    if (!reply->pattern.empty()) {
-      pattern_answers_.push_back(
-          {std::string(operation), PathGlob::Pattern(reply->pattern), reply->pattern, allowed});
-    }
-  }
-  Record(scope, target, allowed ? AuditDecision::kAskedAllow : AuditDecision::kAskedDeny,
-         reply->pattern.empty() ? std::string("user") : "user: " + reply->pattern);
-  if (allowed) return Status();
-  return Denial(scope, target, "denied by the user");
-}
-
-Status AccessGate::AuthorizeAll(RequestScope& scope, std::string_view operation, const std::vector<Judged>& targets) {
-  // The policy's decisions first: a denial among them refuses before
-  // anything is asked.
-  std::vector<const Judged*> open;
-  for (const Judged& judged : targets) {
-    if (judged.decision.decision != Decision::kUncovered) {
-      if (Status settled = *Settled(scope, operation, judged.target, judged.decision); !settled.ok()) return settled;
-    } else {
-      open.push_back(&judged);
-    }
-  }
-  if (open.size() == 1 || !inquirer_.asks_user() || !scope.may_block()) {
-    // Authorize's own answers: the first open target refused without
-    // interaction, or the move to a worker.
-    for (const Judged* judged : open) {
-      TOOLVFS_RETURN_IF_ERROR(Authorize(scope, operation, judged->target, judged->decision));
-    }
-    return OkStatus();
-  }
-
-  std::lock_guard question(question_mutex_);
-  // The run's answers, those given while we waited included.
-  std::vector<const Judged*> asked;
-  for (const Judged* judged : open) {
-    std::optional<Status> answer = Remembered(scope, operation, judged->target);
-    if (!answer) {
-      asked.push_back(judged);
-    } else if (!answer->ok()) {
-      return *answer;
-    }
-  }
-  if (asked.empty()) return OkStatus();
-  Inquiry inquiry{policy_.tool_name, std::string(operation), asked.front()->target,
-                  policy_.ad_hoc ? ExecFlagHint(asked.front()->decision) : asked.front()->decision.hint,
-                  policy_.ad_hoc};
-  if (asked.size() > 1) {
-    for (const Judged* judged : asked) inquiry.targets.push_back(judged->target);
-  }
+  // Another question may have settled some of them while we waited.
+  TOOLVFS_RETURN_IF_ERROR(DropRemembered(scope, operation, open));
+  if (open.empty()) return OkStatus();
+  const Inquiry inquiry = InquiryFor(policy_, operation, open);
   if (pending_sender_) {
     pending_sender_(scope.id(),
                     "asking the user to allow " + std::string(operation) + " of " + InquiryTargetsShown(inquiry));
@@ -163,23 +132,36 @@ Status AccessGate::AuthorizeAll(RequestScope& scope, std::string_view operation,
   const InquiryAnswer answer = reply.ok() ? reply->answer : InquiryAnswer::kDenyOnce;
   const bool allowed = answer == InquiryAnswer::kAllowOnce || answer == InquiryAnswer::kAllowForRun;
   const bool for_run = answer == InquiryAnswer::kAllowForRun || answer == InquiryAnswer::kDenyForRun;
-  std::string rule = !reply.ok() ? "user (no answer)" : reply->pattern.empty() ? "user" : "user: " + reply->pattern;
-  {
+  if (for_run) {
     std::lock_guard lock(answers_mutex_);
-    if (for_run && reply.ok() && !reply->pattern.empty()) {
+    for (const Judged* judged : open) run_answers_[{std::string(operation), judged->target}] = allowed;
+    if (!reply->pattern.empty()) {
       pattern_answers_.push_back({std::string(operation), PathGlob::Pattern(reply->pattern), reply->pattern, allowed});
     }
-    for (const Judged* judged : asked) {
-      if (for_run) run_answers_[{std::string(operation), judged->target}] = allowed;
-    }
   }
-  for (const Judged* judged : asked) {
+  const std::string rule =
+      !reply.ok() ? "user (no answer)" : reply->pattern.empty() ? "user" : "user: " + reply->pattern;
+  for (const Judged* judged : open) {
     Record(scope, judged->target, allowed ? AuditDecision::kAskedAllow : AuditDecision::kAskedDeny, rule);
   }
   if (allowed) return OkStatus();
   const std::string why = reply.ok() ? "denied by the user" : "was not answered: " + reply.status().message();
   return Status(StatusCode::kPermissionDenied,
                 std::string(scope.method()) + " of " + InquiryTargetsShown(inquiry) + " " + why);
+}
+
+Status AccessGate::Authorize(RequestScope& scope, std::string_view operation, std::string_view target,
+                             const PolicyDecision& decision) {
+  if (decision.decision != Decision::kUncovered) return PolicyAnswer(scope, target, decision);
+  const Judged judged{std::string(target), decision};
+  return Ask(scope, operation, {&judged});
+}
+
+Status AccessGate::AuthorizeAll(RequestScope& scope, std::string_view operation, const std::vector<Judged>& targets) {
+  std::vector<const Judged*> open;
+  open.reserve(targets.size());
+  for (const Judged& judged : targets) open.push_back(&judged);
+  return Ask(scope, operation, std::move(open));
 }
 
 }  // namespace toolvfs

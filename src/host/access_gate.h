@@ -61,6 +61,10 @@ class RequestScope {
   size_t target_count() const { return target_count_; }
   AuditDecision decision() const { return *decision_; }
   const std::string& rule() const { return rule_; }
+  // The targets Authorize refused (by the policy, the user or a run-scoped
+  // answer), in the order decided: every path of a refused batch, so the
+  // audit record can name each one.
+  const std::vector<std::string>& refused_targets() const { return refused_targets_; }
 
   // Set when the tool cancelled this request or the session is ending: a
   // handler that waits (a child process, a download) stops and answers
@@ -83,6 +87,7 @@ class RequestScope {
   size_t target_count_ = 0;
   std::optional<AuditDecision> decision_;
   std::string rule_;
+  std::vector<std::string> refused_targets_;
   int error_code_ = 0;
   const std::atomic<bool>* cancel_flag_ = nullptr;
 };
@@ -120,23 +125,31 @@ class AccessGate {
     PolicyDecision decision;
   };
   // Authorize for each of `targets` (one operation on many: the paths a
-  // snapshot_restore changes), with one question for all those neither
-  // the policy nor a run-scoped answer decides: the user answers once for
-  // the set, and "for this run" is remembered per target. A policy denial
-  // of any target refuses at once, before a question; OK only when every
-  // target is allowed. With a single open target the question is
-  // Authorize's own (its wider answers included).
+  // snapshot_restore changes), all of them uncovered by the policy: the
+  // caller settles the allowed and denied ones with Authorize first, so a
+  // policy denial refuses before any question. Those no run-scoped answer
+  // decides are one question: the user answers once for the set, and "for
+  // this run" is remembered per target. OK when `targets` is empty or every
+  // target is allowed; a refusal names every refused target (the message
+  // and RequestScope::refused_targets). With a single target the question
+  // is Authorize's own (its wider answers included).
   Status AuthorizeAll(RequestScope& scope, std::string_view operation, const std::vector<Judged>& targets);
 
  private:
   // The audit view of one decided target (RequestScope's fields).
   static void Record(RequestScope& scope, std::string_view target, AuditDecision outcome, std::string_view rule);
-  // The policy's decision or a run-scoped answer on `target`; nullopt
-  // when neither decides it.
-  std::optional<Status> Settled(RequestScope& scope, std::string_view operation, std::string_view target,
-                                const PolicyDecision& decision);
+  // The policy's own answer on a target it allows or denies.
+  Status PolicyAnswer(RequestScope& scope, std::string_view target, const PolicyDecision& decision);
   // The run-scoped answer on `target`, recorded; nullopt if none.
   std::optional<Status> Remembered(RequestScope& scope, std::string_view operation, std::string_view target);
+  // Keeps in `open` the targets no run-scoped answer decides; a refusal
+  // when one or more of them has a denying one (naming each).
+  Status DropRemembered(RequestScope& scope, std::string_view operation, std::vector<const Judged*>& open);
+  // The one asking path of Authorize and AuthorizeAll for targets the
+  // policy leaves open: run-scoped answers, the refusal without
+  // interaction, the move to a worker, `pending`, one question for all
+  // that are left, and the answer remembered for the run.
+  Status Ask(RequestScope& scope, std::string_view operation, std::vector<const Judged*> open);
 
   const ToolPolicy& policy_;
   Inquirer& inquirer_;

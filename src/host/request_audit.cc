@@ -23,15 +23,6 @@ std::optional<std::string> ParamText(const Params& params, std::string_view name
   return params.Json(name);
 }
 
-std::string Join(const std::vector<std::string>& targets) {
-  std::string joined;
-  for (const std::string& target : targets) {
-    if (!joined.empty()) joined += " -> ";
-    joined += target;
-  }
-  return joined;
-}
-
 bool Allows(AuditDecision decision) {
   return decision == AuditDecision::kAllow || decision == AuditDecision::kAskedAllow;
 }
@@ -64,6 +55,15 @@ std::vector<std::string> NamedTargets(std::string_view method, const Params& par
     targets.push_back(Bounded(CommandLine(*program, args)));
   }
   return targets;
+}
+
+std::string JoinTargets(const std::vector<std::string>& targets) {
+  std::string joined;
+  for (const std::string& target : targets) {
+    if (!joined.empty()) joined += " -> ";
+    joined += target;
+  }
+  return joined;
 }
 
 std::string CommandLine(std::string_view program, std::span<const std::string> args) {
@@ -114,7 +114,7 @@ AuditRecord AuditRecordForAnswer(const AnsweredRequest& request, std::string_vie
     return record;
   }
   // Refused before the gate saw all of it: what the request named.
-  record.target = Join(named);
+  record.target = JoinTargets(named);
   if (decided && (!Allows(scope->decision()) || request.code == 0)) {
     record.decision = scope->decision();
     record.rule = scope->rule();

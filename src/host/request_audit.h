@@ -43,6 +43,10 @@ inline constexpr size_t kMaxNamedTargetBytes = 4096;
 // not a string is its JSON text.
 std::vector<std::string> NamedTargets(std::string_view method, const Params& params);
 
+// Several targets as one audit target: joined by " -> " (a rename's from
+// and to, redirect hops, the paths of a refused snapshot_restore).
+std::string JoinTargets(const std::vector<std::string>& targets);
+
 // The command line as the user is shown it and the audit log records it:
 // each word as is when no shell treats its characters specially, else in
 // single quotes ('\'' for a quote).

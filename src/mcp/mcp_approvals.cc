@@ -132,7 +132,7 @@ std::string ElicitationParamsJson(const Inquiry& inquiry, std::string_view proto
   writer.EndArray();
   writer.EndObject();
   writer.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return JsonText(buffer);
 }
 
 Result<InquiryAnswer> ParseElicitationAnswer(std::string_view result_json) {

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "core/text.h"
+#include "protocol/json_writer.h"
 
 namespace toolvfs {
 namespace {
@@ -48,7 +49,7 @@ std::string ErrorBody(int code, std::string_view message) {
   writer.String(message.data(), static_cast<rapidjson::SizeType>(message.size()));
   writer.EndObject();
   writer.EndObject();
-  return {buffer.GetString(), buffer.GetSize()};
+  return JsonText(buffer);
 }
 
 void Refuse(httplib::Response& response, int http_status, int code, std::string_view message) {

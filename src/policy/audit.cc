@@ -228,7 +228,7 @@ std::string AuditRecord::ToJson() const {
   WriteJsonKey(writer, "duration_us");
   writer.Uint64(duration_us);
   writer.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return JsonText(buffer);
 }
 
 Result<AuditRecord> ParseAuditRecord(std::string_view json_line) {

@@ -69,7 +69,7 @@ std::string GrepResultToJson(const GrepResult& result) {
   rapidjson::StringBuffer buffer(nullptr, estimate);
   JsonWriter writer(buffer);
   WriteGrepResult(result, writer);
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return JsonText(buffer);
 }
 
 }  // namespace toolvfs

@@ -17,6 +17,7 @@
 #include <rapidjson/writer.h>
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace toolvfs {
@@ -33,6 +34,14 @@ class JsonWriter : public rapidjson::Writer<rapidjson::StringBuffer> {
     return String(std::string_view(text, length));
   }
 };
+
+// The JSON text written into `buffer` so far, as a view (valid until the
+// buffer is written to again or destroyed) or as a copy. The buffer holds
+// exactly the text: GetString()'s terminating NUL is not part of it.
+inline std::string_view JsonView(const rapidjson::StringBuffer& buffer) {
+  return {buffer.GetString(), buffer.GetSize()};
+}
+inline std::string JsonText(const rapidjson::StringBuffer& buffer) { return std::string(JsonView(buffer)); }
 
 // Appends `text` as a quoted, escaped JSON string to `buffer`.
 void AppendJsonString(rapidjson::StringBuffer& buffer, std::string_view text);

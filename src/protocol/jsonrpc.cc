@@ -264,7 +264,7 @@ std::string RequestId::ToJson() const {
   rapidjson::StringBuffer buffer;
   JsonWriter writer(buffer);
   WriteTo(writer);
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return JsonText(buffer);
 }
 
 size_t RequestIdHash::operator()(const RequestId& id) const {

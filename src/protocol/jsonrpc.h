@@ -244,7 +244,7 @@ class WireMessage {
   explicit WireMessage(size_t size_hint = 0);
   // A copy of a serialized message (e.g. one built once, sent per run).
   static WireMessage Copy(std::string_view bytes);
-  std::string_view bytes() const { return {buffer_.GetString(), buffer_.GetSize()}; }
+  std::string_view bytes() const { return JsonView(buffer_); }
   // bytes() without the final '\n' (for a transport that adds its own).
   std::string_view line() const {
     std::string_view all = bytes();

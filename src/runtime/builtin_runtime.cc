@@ -419,7 +419,8 @@ Result<Outcome> BuiltinRuntime::Execute(const ToolCall& call, const ToolConfig& 
   }
   const Message& request = parsed.message();
 
-  ToolPolicy policy = ToolPolicy::ForTool(tool, options_.config_project_path);
+  std::optional<ToolPolicy> built;
+  const ToolPolicy& policy = PolicyOf(tool, built);
   std::unique_ptr<Inquirer> denying;
   Inquirer* inquirer = options_.inquirer;
   if (inquirer == nullptr) {
@@ -537,11 +538,17 @@ Result<Outcome> BuiltinRuntime::ExecuteSnapshotTool(const ToolCall& call, const 
       [&](const WriteCheck& check) { return RunSnapshotTool(project_, session.get(), tool.name, arguments, check); });
 }
 
+const ToolPolicy& BuiltinRuntime::PolicyOf(const ToolConfig& tool, std::optional<ToolPolicy>& built) const {
+  if (options_.policy != nullptr && options_.policy->tool_name == tool.name) return *options_.policy;
+  return built.emplace(ToolPolicy::ForTool(tool, options_.config_project_path));
+}
+
 Result<Outcome> BuiltinRuntime::ExecuteJudged(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel,
                                               const std::string& scope_method,
                                               const std::function<Status(JudgedCall&)>& judge,
                                               const std::function<Result<std::string>(const WriteCheck&)>& act) {
-  ToolPolicy policy = ToolPolicy::ForTool(tool, options_.config_project_path);
+  std::optional<ToolPolicy> built;
+  const ToolPolicy& policy = PolicyOf(tool, built);
   std::unique_ptr<Inquirer> denying;
   Inquirer* inquirer = options_.inquirer;
   if (inquirer == nullptr) {
@@ -569,14 +576,11 @@ Result<Outcome> BuiltinRuntime::ExecuteJudged(const ToolCall& call, const ToolCo
         PolicyDecision decision = policy.files.Check(FileAccess::kWrite, path);
         if (decision.decision == Decision::kAllow) continue;
         if (decision.decision == Decision::kDeny) {
-          judged.path = path;  // the audit record names the path refused
           return gate.Authorize(scope, FileAccessName(FileAccess::kWrite), path, decision);
         }
         if (judged.writes_need_own_decision) open.push_back({path, std::move(decision)});
       }
-      Status authorized = gate.AuthorizeAll(scope, FileAccessName(FileAccess::kWrite), open);
-      if (!authorized.ok() && !open.empty()) judged.path = open.front().target;
-      return authorized;
+      return gate.AuthorizeAll(scope, FileAccessName(FileAccess::kWrite), open);
     });
   }();
   if (options_.audit != nullptr) {
@@ -587,7 +591,8 @@ Result<Outcome> BuiltinRuntime::ExecuteJudged(const ToolCall& call, const ToolCo
     record.tool = tool.name;
     record.call_id = call.id.empty() ? NewCallId() : call.id;
     record.method = judged.method;
-    record.target = ShownTarget(judged.path);
+    // What the gate refused, every path of a refused batch; else the call's own target.
+    record.target = scope.refused_targets().empty() ? ShownTarget(judged.path) : JoinTargets(scope.refused_targets());
     record.code = result.ok() ? 0 : JsonRpcErrorCode(result.status().code());
     if (scope.decided()) {
       record.decision = scope.decision();

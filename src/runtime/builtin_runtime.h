@@ -22,6 +22,7 @@
 #include "policy/audit.h"
 #include "policy/file_policy.h"
 #include "policy/inquirer.h"
+#include "policy/tool_policy.h"
 #include "project/project_files.h"
 #include "runtime/tool_runtime.h"
 
@@ -59,6 +60,14 @@ struct BuiltinRuntimeOptions {
   // write_file and delete_file run the session suite. Decided by the
   // caller, not per call, so a generic builtin costs no extra store call.
   bool session_workspace = false;
+  // The policy of the tool Execute runs, built once by a caller that runs
+  // many calls of its tools (the MCP server builds one per tool when it
+  // loads the config): ToolPolicy::ForTool of that tool with
+  // config_project_path. Not owned; must outlive the runtime. One built for
+  // another tool (by name) is not used. Null: built for each call, which
+  // compiles the tool's path globs each time (a fifth of an MCP read_file's
+  // instructions; docs/benchmarks.md).
+  const ToolPolicy* policy = nullptr;
 };
 
 class BuiltinRuntime final : public ToolRuntime {
@@ -116,6 +125,9 @@ class BuiltinRuntime final : public ToolRuntime {
   // through the gate (questions included), then `act` runs, given a
   // WriteCheck for the paths it is about to write; one audit record either
   // way.
+  // The policy `tool` is judged by: options.policy when it is that tool's,
+  // else one built into `built`.
+  const ToolPolicy& PolicyOf(const ToolConfig& tool, std::optional<ToolPolicy>& built) const;
   Result<Outcome> ExecuteJudged(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel,
                                 const std::string& scope_method, const std::function<Status(JudgedCall&)>& judge,
                                 const std::function<Result<std::string>(const WriteCheck&)>& act);

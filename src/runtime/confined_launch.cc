@@ -11,7 +11,6 @@
 #include "project/allowed_subtrees.h"
 #include "project/path.h"
 #include "runtime/sdk_location.h"
-#include "sandbox/private_temp_dir.h"
 
 namespace toolvfs {
 
@@ -240,9 +239,10 @@ SandboxRequest ConfinementRequest(const LaunchSpec& spec, const ToolConfig& tool
   access.program = spec.program;
   access.args = TrustedCommandWords(spec, tool, kind);
   access.working_directory = spec.working_directory;
-  access.path_env = std::string(kFixedPath);
+  // The PATH ResolveProgram searched: a shebang's `env NAME` is found
+  // where the program was.
+  access.path_env = SearchPathOf(spec).directories;
   for (const std::string& entry : spec.environment) {
-    if (entry.starts_with("PATH=")) access.path_env = entry.substr(5);
     // HOME and TMPDIR name the same private directory (FixedEnvironment).
     if (entry.starts_with("TMPDIR=")) access.private_temp_dir = entry.substr(7);
   }

@@ -146,7 +146,7 @@ Status McpClient::Initialize(CancelToken& cancel) {
   writer.EndObject();
   TOOLVFS_ASSIGN_OR_RETURN(
       McpResponse response,
-      Request("initialize", std::string_view(buffer.GetString(), buffer.GetSize()), options_.startup_timeout, cancel));
+      Request("initialize", JsonView(buffer), options_.startup_timeout, cancel));
   if (response.error) {
     Shutdown();
     return Status(StatusCode::kInternal, what + " refused initialize: " + response.error->Describe());
@@ -204,7 +204,7 @@ void McpClient::SendCancelled(int64_t id, std::string_view reason) {
   WriteJsonString(writer, reason);
   writer.EndObject();
   writer.EndObject();
-  (void)Send(std::string_view(buffer.GetString(), buffer.GetSize()));
+  (void)Send(JsonView(buffer));
   // Give the notification a moment to leave before anything else happens.
   const Clock::time_point until = Clock::now() + std::chrono::milliseconds(200);
   while (!io_->to_write.empty() && child_.stdin_fd().valid() && Clock::now() < until) {
@@ -310,7 +310,7 @@ Status McpClient::HandleLine(std::string_view line, int64_t id, std::optional<Mc
       writer.EndObject();
     }
     writer.EndObject();
-    return Send(std::string_view(buffer.GetString(), buffer.GetSize()));
+    return Send(JsonView(buffer));
   }
   int64_t answered_id = 0;
   if (!has_id || id_element.get_int64().get(answered_id) != simdjson::SUCCESS || answered_id != id) {
@@ -468,7 +468,7 @@ Result<std::vector<McpToolInfo>> McpClient::ListTools(std::chrono::milliseconds 
       WriteJsonKey(writer, "cursor");
       WriteJsonString(writer, cursor);
       writer.EndObject();
-      params.assign(buffer.GetString(), buffer.GetSize());
+      params = JsonText(buffer);
     }
     TOOLVFS_ASSIGN_OR_RETURN(McpResponse response, Request("tools/list", params, timeout, cancel));
     if (response.error) {

@@ -227,7 +227,7 @@ Result<Outcome> McpRuntime::Execute(const ToolCall& call, const ToolConfig& tool
   writer.RawValue(arguments_json.data(), arguments_json.size(), rapidjson::kObjectType);
   writer.EndObject();
 
-  Result<McpResponse> response = client->Request("tools/call", std::string_view(buffer.GetString(), buffer.GetSize()),
+  Result<McpResponse> response = client->Request("tools/call", JsonView(buffer),
                                                  std::chrono::seconds(tool.sandbox.limits.timeout_s), cancel);
   const std::string stderr_tail = client->StderrTail();
   if (!response.ok()) {

@@ -33,7 +33,7 @@ ToolQuestion FreeInputQuestion(const std::vector<ContentBlock>& content) {
   question.id = std::string(kFreeInputQuestionId);
   question.text = std::move(text);
   question.answer_type = AnswerType::kText;
-  question.json.assign(buffer.GetString(), buffer.GetSize());
+  question.json = JsonText(buffer);
   return question;
 }
 

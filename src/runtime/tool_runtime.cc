@@ -42,7 +42,7 @@ ContentBlock ContentBlock::Blob(std::string_view uri, std::string_view mime_type
   writer.EndObject();
   ContentBlock block;
   block.type = "resource";
-  block.json.assign(buffer.GetString(), buffer.GetSize());
+  block.json = JsonText(buffer);
   block.text = std::move(text);
   return block;
 }
@@ -58,7 +58,7 @@ ContentBlock ContentBlock::Text(std::string text) {
   writer.EndObject();
   ContentBlock block;
   block.type = "text";
-  block.json.assign(buffer.GetString(), buffer.GetSize());
+  block.json = JsonText(buffer);
   block.text = std::move(text);
   return block;
 }

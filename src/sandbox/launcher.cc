@@ -324,25 +324,26 @@ ResourceLimits ChildResourceLimits(const SandboxProfile* sandbox) {
 
 }  // namespace
 
+LaunchSearchPath SearchPathOf(const LaunchSpec& spec) {
+  // The first PATH entry, the one getenv in the child returns.
+  for (const std::string& entry : spec.environment) {
+    if (entry.starts_with("PATH=")) return LaunchSearchPath{entry.substr(5), /*from_environment=*/true};
+  }
+  const char* own_path = getenv("PATH");
+  return LaunchSearchPath{own_path != nullptr ? own_path : "/usr/bin:/bin", /*from_environment=*/false};
+}
+
 Result<std::string> ResolveProgram(const LaunchSpec& spec) {
   if (spec.program.empty()) return InvalidArgumentError("Cannot start a process: no program given");
   if (spec.program.find('/') != std::string::npos) return spec.program;
-  std::string search_path;
-  bool found_in_environment = false;
-  for (const std::string& entry : spec.environment) {
-    if (entry.starts_with("PATH=")) {
-      search_path = entry.substr(5);
-      found_in_environment = true;
-    }
-  }
-  if (!found_in_environment) {
-    const char* own_path = getenv("PATH");
-    search_path = own_path != nullptr ? own_path : "/usr/bin:/bin";
-  }
-  Result<std::string> found = FindProgramOnPath(spec.program, search_path);
+  const LaunchSearchPath search_path = SearchPathOf(spec);
+  Result<std::string> found = FindProgramOnPath(spec.program, search_path.directories);
   if (found.ok()) return found;
-  return NotFoundError("program " + Quote(spec.program) + " was not found on the PATH tools get (" + search_path +
-                       "): install it there, or give its full path in the tool's command");
+  const std::string shown = EscapeForDisplay(search_path.directories);
+  return NotFoundError("program " + Quote(spec.program) + " was not found on " +
+                       (search_path.from_environment ? "the PATH tools get (" + shown + ")"
+                                                     : "toolvfs's own PATH (" + shown + "), as the launch sets none") +
+                       ": install it there, or give its full path in the tool's command");
 }
 
 std::string ExitStatus::Describe() const {

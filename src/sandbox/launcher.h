@@ -136,13 +136,25 @@ class ChildProcess {
   std::optional<ProcessCgroup> cgroup_;
 };
 
+// The PATH a bare program name of `spec` is looked up on: the one its
+// `environment` sets (a tool's: kFixedPath, or what an MCP server is
+// given), else the launcher's own, else "/usr/bin:/bin" (as execvp would).
+// LaunchConfined derives the sandbox's rules from this same PATH, so a
+// sandboxed and an unsandboxed launch find the same program.
+struct LaunchSearchPath {
+  std::string directories;
+  bool from_environment = false;  // false: the launcher's own PATH
+};
+LaunchSearchPath SearchPathOf(const LaunchSpec& spec);
+
 // The path execve gets for `spec.program`: itself if it has a slash, else
-// the first executable match on PATH (the child's PATH if `environment`
-// sets one, else the launcher's own, like execvp). The one place a
+// the first executable match on SearchPathOf(spec). The one place a
 // program is looked up before a launch (LaunchConfined hands the result
-// to the sandbox's rules and to Launch). NotFound otherwise: "program
-// 'pyhton3' was not found on the PATH tools get (/usr/bin:/bin): install
-// it there, or give its full path in the tool's command".
+// to the sandbox's rules and to Launch). NotFound otherwise, one line
+// naming the program and the PATH searched (escaped): "program 'pyhton3'
+// was not found on the PATH tools get (/usr/bin:/bin): install it there,
+// or give its full path in the tool's command" ("on toolvfs's own PATH
+// (...), as the launch sets none" when the environment has no PATH).
 Result<std::string> ResolveProgram(const LaunchSpec& spec);
 
 // Starts `spec.program`. Between its start and exec the child runs, in this

@@ -173,8 +173,6 @@ std::optional<std::string_view> StringArgument(const ConfigValue::Object& argume
   return found->second.as_string();
 }
 
-std::string JsonText(const rapidjson::StringBuffer& buffer) { return std::string(buffer.GetString(), buffer.GetSize()); }
-
 const SessionToolInfo* FindToolNamed(const std::vector<SessionToolInfo>& tools, std::string_view name) {
   for (const SessionToolInfo& tool : tools) {
     if (tool.name == name) return &tool;

@@ -238,7 +238,7 @@ std::string SessionRecordJson(const SessionSettings& settings, bool mounts_appli
     writer.String(*materialized_path);
   }
   writer.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return JsonText(buffer);
 }
 
 Result<SessionRecord> ParseSessionRecord(std::string_view json) {

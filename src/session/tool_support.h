@@ -3,8 +3,6 @@
 // answers. Internal to src/session.
 #pragma once
 
-#include <rapidjson/stringbuffer.h>
-
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,9 +16,6 @@ namespace toolvfs {
 // The string argument `name`; nullopt when it is absent. The arguments are
 // checked against the tool's schema first, so one present is a string.
 std::optional<std::string_view> StringArgument(const ConfigValue::Object& arguments, std::string_view name);
-
-// The JSON text a JsonWriter wrote into `buffer`.
-std::string JsonText(const rapidjson::StringBuffer& buffer);
 
 // The tool named `name` in `tools`, or null.
 const SessionToolInfo* FindToolNamed(const std::vector<SessionToolInfo>& tools, std::string_view name);

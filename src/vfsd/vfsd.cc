@@ -82,7 +82,7 @@ std::string ResultObject(Fill&& fill) {
   writer.StartObject();
   fill(writer);
   writer.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return JsonText(buffer);
 }
 
 std::string Cut(std::string_view text) {
@@ -758,7 +758,7 @@ class Session final : public VfsdSession {
       std::string answer;
       answer.reserve(buffer.GetSize() + result->size() + 32);
       answer += R"({"id":)";
-      answer += id ? std::string_view(buffer.GetString(), buffer.GetSize()) : std::string_view("null");
+      answer += id ? JsonView(buffer) : std::string_view("null");
       answer += R"(,"ok":true,"result":)";
       answer += *result;
       answer += '}';
@@ -783,7 +783,7 @@ class Session final : public VfsdSession {
     writer.String(error.message);
     writer.EndObject();
     writer.EndObject();
-    return std::string(buffer.GetString(), buffer.GetSize());
+    return JsonText(buffer);
   }
 
   void Record(const std::string& op, const Audit& audit, const Outcome& outcome, uint64_t bytes_in, uint64_t bytes_out,

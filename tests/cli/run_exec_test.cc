@@ -247,6 +247,24 @@ class RunExecTest : public ::testing::Test {
     return RunProcess(arguments, options);
   }
 
+  // `exec --no-interaction` of the tool `script` (its text `source`) fails
+  // with "toolvfs: tool 'SCRIPT' failed: " and `denial`, which names `flag`;
+  // given `flag` and `value`, the tool gets past the policy and ends with
+  // an error of its own containing `allowed_error`.
+  void ExpectExecDenialNamingItsFlag(const std::string& script, const char* source, const std::string& denial,
+                                     const std::string& flag, const std::string& value,
+                                     const std::string& allowed_error) {
+    WriteTool(script, source);
+    ProcessResult result = Toolvfs({"exec", "--no-interaction", "--", "python3", script});
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_THAT(result.err, StartsWith("toolvfs: tool '" + script + "' failed: " + denial + "\n"));
+    EXPECT_THAT(result.err, HasSubstr("pass " + flag + " "));
+    EXPECT_THAT(result.err, Not(HasSubstr("tools.")));
+    ProcessResult allowed = Toolvfs({"exec", "--no-interaction", flag, value, "--", "python3", script});
+    EXPECT_THAT(allowed.err, HasSubstr("tool '" + script + "' failed: " + allowed_error)) << allowed.err;
+    EXPECT_THAT(allowed.err, Not(HasSubstr("denied"))) << allowed.err;
+  }
+
   // Starts `toolvfs ARGS...` in the project, waits until the tool wrote
   // ready.txt, sends `signals` (with a pause between them) and waits.
   ProcessResult Interrupt(std::vector<std::string> arguments, std::vector<int> signals,
@@ -1241,6 +1259,14 @@ answer = json.loads(sys.stdin.readline())
 notify("error", {"message": answer.get("error", {}).get("message", "written")})
 )";
 
+// Fetches a URL on a port where nothing listens (9, discard): allowed,
+// the fetch fails with the connection's error, never with a denial.
+constexpr const char* kUrlFetcher = R"(send({"jsonrpc": "2.0", "id": 1, "method": "http.get",
+      "params": {"url": "http://127.0.0.1:9/api/items?page=2"}})
+answer = json.loads(sys.stdin.readline())
+notify("error", {"message": answer.get("error", {}).get("message", "fetched")})
+)";
+
 size_t Occurrences(const std::string& text, const std::string& part) {
   size_t count = 0;
   for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++count;
@@ -1396,21 +1422,25 @@ TEST_F(RunExecTest, ExecTakesAnswers) {
 }
 
 TEST_F(RunExecTest, ExecNamesTheToolAfterItsScriptAndHintsNameTheFlag) {
-  WriteTool("todo_writer.py", kTodoWriter);
-  ProcessResult result = Toolvfs({"exec", "--no-interaction", "--", "python3", "todo_writer.py"});
-  EXPECT_EQ(result.exit_code, 1);
-  EXPECT_THAT(result.err, StartsWith("toolvfs: tool 'todo_writer.py' failed: fs.write of 'todo.txt' was not "
-                                     "covered by the policy of tool 'todo_writer.py' and was denied without "
-                                     "asking (no interaction); to allow it, pass --allow-write todo.txt\n"));
-  EXPECT_THAT(result.err, Not(HasSubstr("tools.")));
-  // The flag it names does allow it.
-  ProcessResult allowed =
-      Toolvfs({"exec", "--no-interaction", "--allow-write", "todo.txt", "--", "python3", "todo_writer.py"});
-  EXPECT_THAT(allowed.err, HasSubstr("failed: written"));
+  ExpectExecDenialNamingItsFlag("todo_writer.py", kTodoWriter,
+                                "fs.write of 'todo.txt' was not covered by the policy of tool 'todo_writer.py' and "
+                                "was denied without asking (no interaction); to allow it, pass --allow-write todo.txt",
+                                "--allow-write", "todo.txt", "written");
   // A denial by a rule names the flag too; a program that is no interpreter keeps its name.
   ProcessResult sensitive = Toolvfs({"exec", "--no-interaction", "--args", "{}", "--", "python3", "-u",
                                      "reader.py"});
   EXPECT_THAT(sensitive.err, HasSubstr("tool 'reader.py' failed"));
+}
+
+// A URL's hint is the --allow-net flag with the URL's prefix (its query
+// left out), and that flag lets the request through.
+TEST_F(RunExecTest, ExecHintsNameAllowNetForAUrl) {
+  // Allowed, the fetch fails on the closed port, not on the policy.
+  ExpectExecDenialNamingItsFlag("url_fetcher.py", kUrlFetcher,
+                                "http.get of 'http://127.0.0.1:9/api/items?page=2' was not covered by the policy of "
+                                "tool 'url_fetcher.py' and was denied without asking (no interaction); to allow it, "
+                                "pass --allow-net http://127.0.0.1:9/api/items",
+                                "--allow-net", "http://127.0.0.1:9/api/items", "");
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 
 #include "cli/pseudo_terminal.h"
 #include "core/io.h"
+#include "core/url.h"
 #include "host/access_gate.h"
 #include "policy/tool_policy.h"
 
@@ -337,6 +338,91 @@ TEST_F(AnswerScopeTest, OnceAnswersAskAgainRunAnswersDoNot) {
   EXPECT_EQ(asked_[4].target, "b.txt2");
 }
 
+// AuthorizeAll and Authorize share one asking path: run-scoped answers
+// first, then one question for every target left; a refusal names every
+// target it refused, in the message and in the scope the audit record is
+// made from.
+class AuthorizeAllTest : public ::testing::Test {
+ protected:
+  static std::vector<AccessGate::Judged> Open(std::initializer_list<const char*> paths) {
+    std::vector<AccessGate::Judged> open;
+    for (const char* path : paths) open.push_back({path, PolicyDecision::Uncovered("add \"x\" to filesystem.writable")});
+    return open;
+  }
+
+  ToolConfig tool_;
+  ToolPolicy policy_ = ToolPolicy::ForTool(tool_, std::nullopt);
+  std::vector<Inquiry> asked_;
+};
+
+TEST_F(AuthorizeAllTest, WithoutInteractionEveryOpenTargetIsRefusedAndNamed) {
+  std::unique_ptr<Inquirer> denying = NewDenyingInquirer();
+  AccessGate gate(policy_, *denying);
+  RequestScope scope(RequestId(1), "snapshot.restore", /*may_block=*/true);
+  Status refused = gate.AuthorizeAll(scope, "write", Open({"a.txt", "b.txt", "c.txt"}));
+  EXPECT_EQ(refused.code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(refused.message(), StartsWith("snapshot.restore of 3 paths: 'a.txt', 'b.txt', 'c.txt' was not covered"));
+  EXPECT_EQ(scope.refused_targets(), (std::vector<std::string>{"a.txt", "b.txt", "c.txt"}));
+  EXPECT_EQ(scope.decision(), AuditDecision::kDeny);
+  EXPECT_EQ(scope.rule(), "not covered, no interaction");
+}
+
+TEST_F(AuthorizeAllTest, ARefusedQuestionNamesEveryPathAndNothingIsAskedTwice) {
+  std::unique_ptr<Inquirer> inquirer =
+      NewScriptedInquirer({InquiryAnswer::kDenyForRun, InquiryAnswer::kAllowOnce}, &asked_);
+  AccessGate gate(policy_, *inquirer);
+  {
+    RequestScope scope(RequestId(1), "snapshot.restore", /*may_block=*/true);
+    Status refused = gate.AuthorizeAll(scope, "write", Open({"a.txt", "b.txt"}));
+    EXPECT_EQ(refused.message(), "snapshot.restore of 2 paths: 'a.txt', 'b.txt' denied by the user");
+    EXPECT_EQ(scope.refused_targets(), (std::vector<std::string>{"a.txt", "b.txt"}));
+    EXPECT_EQ(scope.target(), "a.txt -> b.txt");
+    EXPECT_EQ(scope.decision(), AuditDecision::kAskedDeny);
+  }
+  // Both denials are remembered: a batch with them and a new path is
+  // refused without a question, naming the two.
+  {
+    RequestScope scope(RequestId(2), "snapshot.restore", /*may_block=*/true);
+    Status refused = gate.AuthorizeAll(scope, "write", Open({"a.txt", "new.txt", "b.txt"}));
+    EXPECT_EQ(refused.message(),
+              "snapshot.restore of 2 paths: 'a.txt', 'b.txt' denied by the user for the rest of this run");
+    EXPECT_EQ(scope.refused_targets(), (std::vector<std::string>{"a.txt", "b.txt"}));
+    EXPECT_EQ(scope.rule(), "user, for this run");
+  }
+  ASSERT_EQ(asked_.size(), 1u);
+  // One open target is Authorize's own question: no list, the plain target.
+  {
+    RequestScope scope(RequestId(3), "snapshot.restore", /*may_block=*/true);
+    EXPECT_TRUE(gate.AuthorizeAll(scope, "write", Open({"new.txt"})).ok());
+    ASSERT_EQ(asked_.size(), 2u);
+    EXPECT_EQ(asked_[1].target, "new.txt");
+    EXPECT_TRUE(asked_[1].targets.empty());
+    EXPECT_TRUE(scope.refused_targets().empty());
+    EXPECT_EQ(scope.decision(), AuditDecision::kAskedAllow);
+  }
+  // Nothing open is nothing to ask.
+  RequestScope scope(RequestId(4), "snapshot.restore", /*may_block=*/true);
+  EXPECT_TRUE(gate.AuthorizeAll(scope, "write", {}).ok());
+  EXPECT_FALSE(scope.decided());
+}
+
+// On the loop thread a batch that needs a question moves to a worker, as
+// Authorize does; one settled by run-scoped answers does not.
+TEST_F(AuthorizeAllTest, OnTheLoopThreadAQuestionMovesToAWorker) {
+  std::unique_ptr<Inquirer> inquirer = NewScriptedInquirer({InquiryAnswer::kAllowForRun}, &asked_);
+  AccessGate gate(policy_, *inquirer);
+  RequestScope loop(RequestId(1), "snapshot.restore", /*may_block=*/false);
+  EXPECT_EQ(gate.AuthorizeAll(loop, "write", Open({"a.txt", "b.txt"})).code(), StatusCode::kCancelled);
+  EXPECT_TRUE(loop.needs_worker());
+  EXPECT_TRUE(asked_.empty());
+  RequestScope worker(RequestId(1), "snapshot.restore", /*may_block=*/true);
+  EXPECT_TRUE(gate.AuthorizeAll(worker, "write", Open({"a.txt", "b.txt"})).ok());
+  RequestScope again(RequestId(2), "snapshot.restore", /*may_block=*/false);
+  EXPECT_TRUE(gate.AuthorizeAll(again, "write", Open({"b.txt", "a.txt"})).ok());
+  EXPECT_FALSE(again.needs_worker());
+  EXPECT_EQ(asked_.size(), 1u);
+}
+
 // `toolvfs exec`'s flags come from the decision's grant, not from its
 // prose: a hint without one (a deny rule to remove, an environment
 // variable to list) is shown as it is.
@@ -350,10 +436,34 @@ TEST(ExecFlagHintTest, TheFlagComesFromTheGrant) {
   EXPECT_EQ(ExecFlagHint(policy.files.Check(FileAccess::kRead, "")), "pass --allow-read .");
   EXPECT_EQ(ExecFlagHint(PolicyDecision::Uncovered("add a commands.rg rule", PolicyGrant{PolicyGrant::Kind::kCommand, "rg"})),
             "pass --allow-cmd rg");
+  // A URL: the prefix the policy would add, without the query.
+  Result<NormalizedUrl> url = NormalizeUrl("https://api.example.com/v1/items?page=2");
+  ASSERT_TRUE(url.ok()) << url.status().ToString();
+  EXPECT_EQ(ExecFlagHint(policy.network.Check(*url)), "pass --allow-net https://api.example.com/v1/items");
   // Mentions commands.rg, but --allow-cmd would not forward the variable.
   const PolicyDecision envs =
       PolicyDecision::Deny("commands.rg.envs", "\"TOKEN\" is not listed; add it to commands.rg.envs to forward it");
   EXPECT_EQ(ExecFlagHint(envs), envs.hint);
+}
+
+// What the gate says of an uncovered URL under `toolvfs exec
+// --no-interaction`: the --allow-net flag, not the config key.
+TEST(ExecFlagHintTest, TheGateNamesAllowNetForAnUncoveredUrl) {
+  ToolConfig tool;
+  tool.name = "fetch.py";
+  tool.ad_hoc = true;
+  const ToolPolicy policy = ToolPolicy::ForTool(tool, std::nullopt);
+  std::unique_ptr<Inquirer> denying = NewDenyingInquirer();
+  AccessGate gate(policy, *denying);
+  RequestScope scope(RequestId(1), "http.get", /*may_block=*/true);
+  Result<NormalizedUrl> url = NormalizeUrl("https://api.example.com/v1/items?page=2");
+  ASSERT_TRUE(url.ok()) << url.status().ToString();
+  Status refused = gate.Authorize(scope, "GET", url->ToString(), policy.network.Check(*url));
+  EXPECT_EQ(refused.code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(refused.message(),
+            "http.get of 'https://api.example.com/v1/items?page=2' was not covered by the policy of tool 'fetch.py' "
+            "and was denied without asking (no interaction); to allow it, pass --allow-net "
+            "https://api.example.com/v1/items");
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ namespace toolvfs {
 inline std::string Json(std::string_view text) {
   rapidjson::StringBuffer buffer;
   AppendJsonString(buffer, text);
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return JsonText(buffer);
 }
 
 // Every byte value once, 0 to 255: binary content for base64 round trips.

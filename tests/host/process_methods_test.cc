@@ -28,6 +28,7 @@
 #include "project/memory_store.h"
 #include "project/test_util.h"
 #include "protocol/base64.h"
+#include "protocol/json_writer.h"
 #include "protocol/jsonrpc.h"
 
 namespace toolvfs {
@@ -40,7 +41,7 @@ using ::testing::Not;
 std::string Json(std::string_view text) {
   rapidjson::StringBuffer buffer;
   AppendJsonString(buffer, text);
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return JsonText(buffer);
 }
 
 // A JSON array of strings.

@@ -331,6 +331,30 @@ TEST_F(McpStdioTest, AChangedConfigIsAnnouncedAndListed) {
   EXPECT_LT(changed, listed) << result;
 }
 
+// A builtin's policy is built when the config is loaded, and built again
+// when it changes: a read the first policy does not cover is refused, the
+// same read under the rewritten one answered.
+TEST_F(McpStdioTest, ABuiltinIsJudgedByThePolicyOfTheConfigInUse) {
+  Write(project_ / "toolvfs.toml", "[tools.read_file]\nsource = \"builtin\"\n[tools.read_file.sandbox]\n"
+                                   "filesystem.allow = [\"src\"]\n");
+  const std::string read = Call(1, "read_file", R"({"path":"docs/a.txt"})");
+  const std::string read_again = Call(2, "read_file", R"({"path":"docs/a.txt"})");
+  ProcessResult result = RunScript(
+      "(printf '%s\\n%s\\n' '" + std::string(kInitialize) + "' '" + read + "'; sleep 1.5; "
+      "printf '[tools.read_file]\\nsource = \"builtin\"\\n[tools.read_file.sandbox]\\nfilesystem.allow = [\"docs\"]\\n' "
+      "> \"$1/toolvfs.toml\"; sleep 2.5; printf '%s\\n' '" + read_again + "') | \"$0\" mcp --no-audit --project \"$1\"",
+      project_, std::chrono::seconds(30));
+  EXPECT_EQ(result.exit_code, 0) << result;
+  const size_t first = result.out.find(R"("id":1,)");
+  const size_t second = result.out.find(R"("id":2,)");
+  ASSERT_NE(first, std::string::npos) << result;
+  ASSERT_NE(second, std::string::npos) << result;
+  const std::string first_answer = result.out.substr(first, result.out.find('\n', first) - first);
+  const std::string second_answer = result.out.substr(second, result.out.find('\n', second) - second);
+  EXPECT_NE(first_answer.find("not covered by the policy of tool 'read_file'"), std::string::npos) << result;
+  EXPECT_NE(second_answer.find("hello from a"), std::string::npos) << result;
+}
+
 TEST_F(McpStdioTest, ASessionWorkspaceGetsTheSessionSuiteAndItsInstructions) {
   const std::string store = "sqlite:" + (root_ / "sessions.db").string() + "#s1";
   ProcessResult init = RunProcess({ToolvfsBinary(), "workspace", "init", "--session", "--project", store},

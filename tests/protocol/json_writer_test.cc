@@ -11,14 +11,14 @@ namespace {
 std::string WithOurs(std::string_view text) {
   rapidjson::StringBuffer buffer;
   AppendJsonString(buffer, text);
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return JsonText(buffer);
 }
 
 std::string WithRapidJson(std::string_view text) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return JsonText(buffer);
 }
 
 TEST(JsonWriterTest, EscapesLikeRapidJson) {
@@ -70,8 +70,21 @@ TEST(JsonWriterTest, KeepsTheWriterState) {
   WriteJsonString(writer, "y");
   writer.EndObject();
   EXPECT_TRUE(writer.IsComplete());
-  EXPECT_EQ(std::string(buffer.GetString(), buffer.GetSize()),
+  EXPECT_EQ(JsonText(buffer),
             "{\"k\":[\"a\",\"b\\n\",1],\"x\":\"y\"}");
+}
+
+// The text is the buffer's bytes exactly: an escaped NUL stays six
+// characters, GetString()'s terminator is not part of it, and text taken
+// after more is written has all of it.
+TEST(JsonWriterTest, JsonTextAndViewAreTheBuffersBytes) {
+  rapidjson::StringBuffer buffer;
+  EXPECT_EQ(JsonView(buffer), "");
+  AppendJsonString(buffer, std::string_view("a\0b", 3));
+  EXPECT_EQ(JsonView(buffer), "\"a\\u0000b\"");
+  EXPECT_EQ(JsonView(buffer).size(), buffer.GetSize());
+  buffer.Put(',');
+  EXPECT_EQ(JsonText(buffer), "\"a\\u0000b\",");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "protocol/base64.h"
+#include "protocol/json_writer.h"
 #include "protocol/ndjson.h"
 
 namespace toolvfs {
@@ -418,7 +419,7 @@ TEST(RoundTripTest, UnicodeContentSurvivesResponseAndRequest) {
   std::string line = R"({"jsonrpc":"2.0","id":10,"method":"fs.write","params":{"path":"u.txt","content":)";
   rapidjson::StringBuffer quoted;
   AppendJsonString(quoted, content);
-  line += std::string(quoted.GetString(), quoted.GetSize()) + "}}";
+  line += JsonText(quoted) + "}}";
   MessageParser parser;
   Message message = ParseMessage(parser, line);
   EXPECT_EQ(*message.params().String("content"), content);

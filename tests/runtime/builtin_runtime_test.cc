@@ -245,6 +245,38 @@ TEST_F(BuiltinRuntimeTest, ReadFileOfASensitivePathIsADeniedErrorOutcome) {
   EXPECT_THAT(RunError(Tool("read_file"), R"({"path":"toolvfs.toml"})"), HasSubstr("sensitive path"));
 }
 
+// A policy the caller built once (the MCP server builds one per tool when
+// it loads the config) is what the call is judged by, with the decisions
+// of one built per call; one built for another tool is not used.
+TEST_F(BuiltinRuntimeTest, APolicyBuiltOnceByTheCallerJudgesTheCall) {
+  auto run = [&](const ToolConfig& tool, const ToolPolicy* policy, const std::string& arguments) {
+    BuiltinRuntime runtime(*store_, BuiltinRuntimeOptions{.audit = audit_.sink.get(),
+                                                          .config_project_path = "toolvfs.toml",
+                                                          .policy = policy});
+    Result<Outcome> outcome =
+        runtime.Execute(ToolCall{.name = tool.name, .id = "c-test", .arguments_json = arguments}, tool, cancel_);
+    EXPECT_TRUE(outcome.ok()) << outcome.status().message();
+    return outcome.ok() && !outcome->is_error ? outcome->content.front().text
+                                               : "error: " + (outcome.ok() ? outcome->error->message : "");
+  };
+  const ToolConfig src_only = Tool("read_file", {"src"});
+  const ToolPolicy built = ToolPolicy::ForTool(src_only, std::string("toolvfs.toml"));
+  for (const char* path : {"src/main.rs", "docs/readme.md", ".env", "toolvfs.toml"}) {
+    const std::string arguments = std::string(R"({"path":")") + path + "\"}";
+    EXPECT_EQ(run(src_only, &built, arguments), run(src_only, nullptr, arguments)) << path;
+  }
+  EXPECT_THAT(run(src_only, &built, R"({"path":"docs/readme.md"})"), HasSubstr("not covered"));
+  // Judged by the policy given, not one built again from the config: the
+  // whole project readable by the config, src only by the policy.
+  const ToolConfig everything = Tool("read_file", {""});
+  EXPECT_THAT(run(everything, &built, R"({"path":"docs/readme.md"})"), HasSubstr("not covered"));
+  // Another tool's policy is not used.
+  const ToolPolicy other = ToolPolicy::ForTool(Tool("grep_files", {"src"}), std::string("toolvfs.toml"));
+  EXPECT_THAT(run(everything, &other, R"({"path":"docs/readme.md"})"), HasSubstr("TODO write it"));
+  // The session and snapshot tools take it too (ExecuteJudged).
+  EXPECT_THAT(run(Tool("snapshot_list", {"src"}), &built, "{}"), HasSubstr("not covered"));
+}
+
 TEST_F(BuiltinRuntimeTest, ReadFileUnderADenyRuleIsDenied) {
   std::string message = RunError(Tool("read_file", {""}, {}, {"secrets"}), R"({"path":"secrets/keys.txt"})");
   EXPECT_THAT(message, HasSubstr("filesystem.deny"));

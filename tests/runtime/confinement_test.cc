@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "project/fs_store.h"
@@ -16,6 +17,7 @@
 #include "runtime/confined_launch.h"
 #include "runtime/stdio_runtime.h"
 #include "runtime/vfs_runtime.h"
+#include "sandbox/read_fd.h"
 
 namespace toolvfs {
 namespace {
@@ -203,7 +205,8 @@ TEST_F(ConfinementTest, AProcessRunChildGetsNothingForTheFilesItsArgumentsName) 
 
 // A bare program name is looked up once, on the PATH the launch uses: a
 // spec without PATH of its own finds it on the launcher's PATH, as the
-// launch itself would, and one found nowhere is said as such.
+// launch itself would, and one found nowhere is said as such, the same
+// with the sandbox and without.
 TEST_F(ConfinementTest, AProgramIsFoundOnThePathTheLaunchUses) {
   const std::string bin = dir_.Join("launch-bin");
   WriteRealFile(bin + "/toolvfs-launch-path-probe", "#!/bin/sh\nexit 7\n");
@@ -216,6 +219,13 @@ TEST_F(ConfinementTest, AProgramIsFoundOnThePathTheLaunchUses) {
                                               ToolKind::kStdio, dir_.path(), ConfinementOptions{.sandbox = std::nullopt});
   Result<ChildProcess> missing = LaunchConfined(LaunchSpec{.program = "toolvfs-no-such-probe"}, tool, ToolKind::kStdio,
                                                 dir_.path(), ConfinementOptions{.sandbox = std::nullopt});
+  Result<ChildProcess> missing_sandboxed =
+      LaunchConfined(LaunchSpec{.program = "toolvfs-no-such-probe"}, tool, ToolKind::kStdio, dir_.path(),
+                     ConfinementOptions{.sandbox = SandboxMode::kRequire});
+  // The sandbox's rules (a shebang's `env NAME`) come from that same PATH.
+  const std::string rules_path =
+      ConfinementRequest(LaunchSpec{.program = "toolvfs-launch-path-probe"}, tool, ToolKind::kStdio, dir_.path())
+          .access.path_env;
   ASSERT_EQ(::setenv("PATH", saved.c_str(), 1), 0);
   ASSERT_TRUE(child.ok()) << child.status().ToString();
   Result<ExitStatus> status = child->Wait();
@@ -224,7 +234,35 @@ TEST_F(ConfinementTest, AProgramIsFoundOnThePathTheLaunchUses) {
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   EXPECT_THAT(missing.status().message(),
-              HasSubstr("program 'toolvfs-no-such-probe' was not found on the PATH tools get (" + bin + ":"));
+              HasSubstr("program 'toolvfs-no-such-probe' was not found on toolvfs's own PATH (" + bin + ":"));
+  ASSERT_FALSE(missing_sandboxed.ok());
+  EXPECT_EQ(missing_sandboxed.status().message(), missing.status().message());
+  EXPECT_EQ(rules_path, bin + ":" + saved);
+  EXPECT_EQ(ConfinementRequest(LaunchSpec{.program = "x", .environment = {"PATH=/opt/x:/usr/bin"}}, tool,
+                               ToolKind::kStdio, dir_.path())
+                .access.path_env,
+            "/opt/x:/usr/bin");
+}
+
+// A program given by bare name runs from the path it was found at, but
+// sees the name it was given as its argv[0], as from a shell; with the
+// sandbox and without.
+TEST_F(ConfinementTest, AProgramGivenByNameSeesThatNameAsArgv0) {
+  const std::string python_directory = std::filesystem::path(TOOLVFS_TEST_PYTHON3).parent_path().string();
+  const std::string name = std::filesystem::path(TOOLVFS_TEST_PYTHON3).filename().string();
+  for (std::optional<SandboxMode> sandbox : {std::optional<SandboxMode>(), std::optional(SandboxMode::kRequire)}) {
+    SCOPED_TRACE(sandbox ? "sandboxed" : "unsandboxed");
+    LaunchSpec spec{.program = name,
+                    .args = {"-c", "import sys; print(sys.orig_argv[0])"},
+                    .environment = {"PATH=" + python_directory}};
+    Result<ChildProcess> child =
+        LaunchConfined(spec, StdioReader({}), ToolKind::kStdio, dir_.path(), ConfinementOptions{.sandbox = sandbox});
+    ASSERT_TRUE(child.ok()) << child.status().ToString();
+    EXPECT_EQ(ReadFd(child->stdout_fd().get()), name + "\n");
+    Result<ExitStatus> status = child->Wait();
+    ASSERT_TRUE(status.ok());
+    EXPECT_TRUE(status->success()) << ReadFd(child->stderr_fd().get());
+  }
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -140,6 +141,50 @@ TEST(LauncherTest, NameNotOnPathIsNotFound) {
   EXPECT_EQ(child.status().message(),
             "program 'toolvfs-no-such-program' was not found on the PATH tools get (/bin): install it there, or "
             "give its full path in the tool's command");
+}
+
+// The PATH searched is shown escaped, so the message stays one line; a
+// spec without PATH is searched on the launcher's own, and says so.
+TEST(LauncherTest, NotFoundIsOneLineNamingThePathSearched) {
+  Result<ChildProcess> child =
+      Launch(LaunchSpec{.program = "toolvfs-no-such-program", .environment = {"PATH=/nowhere\n/bin"}});
+  ASSERT_FALSE(child.ok());
+  EXPECT_EQ(child.status().message(),
+            "program 'toolvfs-no-such-program' was not found on the PATH tools get (/nowhere\\n/bin): install it "
+            "there, or give its full path in the tool's command");
+  // The first PATH entry is the one searched, as the child's getenv sees it.
+  EXPECT_EQ(SearchPathOf(LaunchSpec{.environment = {"A=1", "PATH=/first", "PATH=/second"}}).directories, "/first");
+
+  const char* own = std::getenv("PATH");
+  ASSERT_NE(own, nullptr);
+  const LaunchSearchPath inherited = SearchPathOf(LaunchSpec{.environment = {"A=1"}});
+  EXPECT_EQ(inherited.directories, own);
+  EXPECT_FALSE(inherited.from_environment);
+  Result<ChildProcess> without_path = Launch(LaunchSpec{.program = "toolvfs-no-such-program"});
+  ASSERT_FALSE(without_path.ok());
+  EXPECT_EQ(without_path.status().message(), "program 'toolvfs-no-such-program' was not found on toolvfs's own PATH (" +
+                                                 std::string(own) +
+                                                 "), as the launch sets none: install it there, or give its full "
+                                                 "path in the tool's command");
+}
+
+// argv[0] is `argv0` when given (the name a resolved program was called
+// by), else the program as given.
+TEST(LauncherTest, Argv0ReachesTheChild) {
+  // The shell prints its own command line; the `exit` keeps it from
+  // exec'ing tr in its place.
+  const std::string own_command_line = "tr '\\0' '\\n' < /proc/$$/cmdline; exit 0";
+  LaunchSpec named = Shell(own_command_line);
+  named.argv0 = "custom-name";
+  Result<ChildProcess> child = Launch(named);
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  EXPECT_EQ(ReadFd(child->stdout_fd().get()), "custom-name\n-c\n" + own_command_line + "\n");
+  EXPECT_TRUE(child->Wait()->success());
+
+  Result<ChildProcess> unnamed = Launch(Shell(own_command_line));
+  ASSERT_TRUE(unnamed.ok()) << unnamed.status().ToString();
+  EXPECT_EQ(ReadFd(unnamed->stdout_fd().get()), "/bin/sh\n-c\n" + own_command_line + "\n");
+  EXPECT_TRUE(unnamed->Wait()->success());
 }
 
 TEST(LauncherTest, BadWorkingDirectoryNamesChdir) {

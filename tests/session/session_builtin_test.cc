@@ -231,6 +231,11 @@ TEST_F(SessionBuiltinTest, ARestoreAsksOneQuestionForThePathsThePolicyLeavesOpen
   ASSERT_EQ(asked.size(), 2u);
   EXPECT_TRUE(*store_->Exists("x1.txt"));
   EXPECT_TRUE(*store_->Exists("z.txt"));
+  // Its audit record names every path refused, not only the first.
+  std::lock_guard lock(mutex_);
+  EXPECT_EQ(records_.back().method, "snapshot.restore");
+  EXPECT_EQ(records_.back().target, "x1.txt -> z.txt");
+  EXPECT_EQ(records_.back().decision, AuditDecision::kAskedDeny);
 }
 
 // On any store that keeps snapshots the tools work without a session; on

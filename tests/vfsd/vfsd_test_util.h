@@ -17,6 +17,7 @@
 #include "project/memory_store.h"
 #include "project/test_util.h"
 #include "protocol/base64.h"
+#include "protocol/json_writer.h"
 #include "vfsd/vfsd.h"
 
 namespace toolvfs {
@@ -134,7 +135,7 @@ inline std::string JsonString(std::string_view text) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return JsonText(buffer);
 }
 
 inline std::string PathParams(std::string_view path) { return "{\"path\":" + JsonString(path) + "}"; }
