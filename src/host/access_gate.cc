@@ -160,7 +160,14 @@ Status AccessGate::Authorize(RequestScope& scope, std::string_view operation, st
 Status AccessGate::AuthorizeAll(RequestScope& scope, std::string_view operation, const std::vector<Judged>& targets) {
   std::vector<const Judged*> open;
   open.reserve(targets.size());
-  for (const Judged& judged : targets) open.push_back(&judged);
+  for (const Judged& judged : targets) {
+    if (judged.decision.decision != Decision::kUncovered) {
+      // What the policy decides is not the user's to overrule.
+      TOOLVFS_RETURN_IF_ERROR(PolicyAnswer(scope, judged.target, judged.decision));
+      continue;
+    }
+    open.push_back(&judged);
+  }
   return Ask(scope, operation, std::move(open));
 }
 

@@ -406,6 +406,29 @@ TEST_F(AuthorizeAllTest, ARefusedQuestionNamesEveryPathAndNothingIsAskedTwice) {
   EXPECT_FALSE(scope.decided());
 }
 
+// What the policy decides is never put to the user: a denied target in a
+// batch refuses it before any question, whatever the user would answer;
+// an allowed one is not asked about.
+TEST_F(AuthorizeAllTest, APolicyDenialInABatchRefusesWithoutAQuestion) {
+  std::unique_ptr<Inquirer> inquirer = NewScriptedInquirer({InquiryAnswer::kAllowForRun}, &asked_);
+  AccessGate gate(policy_, *inquirer);
+  std::vector<AccessGate::Judged> batch = Open({"a.txt"});
+  batch.push_back({"secret.txt", PolicyDecision::Deny("filesystem.deny \"secret.txt\"")});
+  RequestScope scope(RequestId(1), "snapshot.restore", /*may_block=*/true);
+  Status refused = gate.AuthorizeAll(scope, "write", batch);
+  EXPECT_EQ(refused.code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(refused.message(), HasSubstr("secret.txt"));
+  EXPECT_TRUE(asked_.empty());
+
+  std::vector<AccessGate::Judged> allowed = Open({"a.txt"});
+  allowed.push_back({"public.txt", PolicyDecision::Allow("filesystem.writable \"public.txt\"")});
+  RequestScope second(RequestId(2), "snapshot.restore", /*may_block=*/true);
+  EXPECT_TRUE(gate.AuthorizeAll(second, "write", allowed).ok());
+  ASSERT_EQ(asked_.size(), 1u);
+  EXPECT_EQ(asked_[0].target, "a.txt");
+  EXPECT_TRUE(asked_[0].targets.empty());
+}
+
 // On the loop thread a batch that needs a question moves to a worker, as
 // Authorize does; one settled by run-scoped answers does not.
 TEST_F(AuthorizeAllTest, OnTheLoopThreadAQuestionMovesToAWorker) {
