@@ -2,7 +2,6 @@
 
 #include <simdjson.h>
 
-#include <algorithm>
 #include <utility>
 
 #include "protocol/json_writer.h"
@@ -19,15 +18,20 @@ class ElicitationInquirer final : public Inquirer {
   ElicitationInquirer(McpCall& call, McpSessionApprovals& approvals, std::string protocol_version)
       : call_(call), approvals_(approvals), protocol_version_(std::move(protocol_version)) {}
 
+  // The gate of a call knows nothing of earlier calls, so the session's
+  // approvals are applied here: the user is asked only about the targets
+  // not yet allowed for the session, and the answer about those is the
+  // answer about all.
   Result<InquiryAnswer> Ask(const Inquiry& inquiry) override {
-    if (approvals_.Allowed(inquiry)) return InquiryAnswer::kAllowForRun;
+    const std::optional<Inquiry> question = approvals_.Unapproved(inquiry);
+    if (!question) return InquiryAnswer::kAllowForRun;
     if (questions_cancelled_.cancelled()) return Status(StatusCode::kCancelled, "the run is being cancelled");
     Result<std::string> result =
-        call_.RequestClient("elicitation/create", ElicitationParamsJson(inquiry, protocol_version_),
+        call_.RequestClient("elicitation/create", ElicitationParamsJson(*question, protocol_version_),
                             &questions_cancelled_);
     if (!result.ok()) return result.status();
     Result<InquiryAnswer> answer = ParseElicitationAnswer(*result);
-    if (answer.ok() && *answer == InquiryAnswer::kAllowForRun) approvals_.Allow(inquiry);
+    if (answer.ok() && *answer == InquiryAnswer::kAllowForRun) approvals_.Allow(*question);
     return answer;
   }
 
@@ -48,12 +52,21 @@ class ElicitationInquirer final : public Inquirer {
 
 }  // namespace
 
-bool McpSessionApprovals::Allowed(const Inquiry& inquiry) const {
+std::optional<Inquiry> McpSessionApprovals::Unapproved(const Inquiry& inquiry) const {
   std::lock_guard lock(mutex_);
-  if (inquiry.targets.empty()) return allowed_.contains({inquiry.tool, inquiry.operation, inquiry.target});
-  return std::all_of(inquiry.targets.begin(), inquiry.targets.end(), [&](const std::string& target) {
+  const auto allowed = [&](const std::string& target) {
     return allowed_.contains({inquiry.tool, inquiry.operation, target});
-  });
+  };
+  if (inquiry.targets.empty()) return allowed(inquiry.target) ? std::nullopt : std::optional<Inquiry>(inquiry);
+  Inquiry narrowed = inquiry;
+  narrowed.targets.clear();
+  for (const std::string& target : inquiry.targets) {
+    if (!allowed(target)) narrowed.targets.push_back(target);
+  }
+  if (narrowed.targets.empty()) return std::nullopt;
+  narrowed.target = narrowed.targets.front();
+  if (narrowed.targets.size() == 1) narrowed.targets.clear();  // a plain question about the one left
+  return narrowed;
 }
 
 void McpSessionApprovals::Allow(const Inquiry& inquiry) {

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -23,7 +24,11 @@ class McpSessionApprovals {
  public:
   // Whether this tool's operation on this exact target (on each of its
   // targets, for a question about several) was allowed for the session.
-  bool Allowed(const Inquiry& inquiry) const;
+  bool Allowed(const Inquiry& inquiry) const { return !Unapproved(inquiry); }
+  // `inquiry` narrowed to the targets the session has not allowed yet, so
+  // that a question about several paths asks only about the new ones
+  // (one left: a plain question about it); nullopt when all are allowed.
+  std::optional<Inquiry> Unapproved(const Inquiry& inquiry) const;
   void Allow(const Inquiry& inquiry);
 
  private:

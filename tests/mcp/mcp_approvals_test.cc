@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace toolvfs {
 namespace {
@@ -38,6 +40,33 @@ TEST(McpApprovalsTest, OneFormForSeveralPathsListsThemAndAllowsEach) {
   EXPECT_TRUE(approvals.Allowed(Inquiry{"gen", "write", "b\x1b.txt", ""}));
   batch.targets.push_back("c.txt");
   EXPECT_FALSE(approvals.Allowed(batch));  // c.txt was not allowed
+}
+
+// A question about several paths asks only about those the session has
+// not allowed yet: the gate of a later call does not know them.
+TEST(McpApprovalsTest, ABatchIsNarrowedToWhatTheSessionHasNotAllowed) {
+  McpSessionApprovals approvals;
+  approvals.Allow(Inquiry{"gen", "write", "a.txt", ""});
+  approvals.Allow(Inquiry{"gen", "write", "c.txt", ""});
+  Inquiry batch{"gen", "write", "a.txt", "a hint"};
+  batch.targets = {"a.txt", "b.txt", "c.txt", "d.txt"};
+  std::optional<Inquiry> question = approvals.Unapproved(batch);
+  ASSERT_TRUE(question.has_value());
+  EXPECT_EQ(question->target, "b.txt");
+  EXPECT_EQ(question->targets, (std::vector<std::string>{"b.txt", "d.txt"}));
+  EXPECT_EQ(question->hint, "a hint");
+
+  approvals.Allow(Inquiry{"gen", "write", "d.txt", ""});
+  question = approvals.Unapproved(batch);
+  ASSERT_TRUE(question.has_value());
+  EXPECT_EQ(question->target, "b.txt");
+  EXPECT_TRUE(question->targets.empty()) << "one path left: a plain question";
+
+  approvals.Allow(*question);
+  EXPECT_FALSE(approvals.Unapproved(batch).has_value());
+  Inquiry other_tool = batch;
+  other_tool.tool = "other";
+  EXPECT_EQ(approvals.Unapproved(other_tool)->targets.size(), 4u) << "approvals are per tool";
 }
 
 TEST(McpApprovalsTest, EarlierRevisionsGetEnumNamesAndNoMode) {
