@@ -239,9 +239,14 @@ SandboxRequest ConfinementRequest(const LaunchSpec& spec, const ToolConfig& tool
   access.program = spec.program;
   access.args = TrustedCommandWords(spec, tool, kind);
   access.working_directory = spec.working_directory;
-  // The PATH ResolveProgram searched: a shebang's `env NAME` is found
-  // where the program was.
-  access.path_env = SearchPathOf(spec).directories;
+  // The PATH the child gets, where a shebang's `env NAME` looks. Without
+  // one, ToolAccessRules searches the fixed tools PATH, never toolvfs's
+  // own: that may hold directories a tool can write (process.run drops a
+  // PATH with project entries), and a program a tool wrote must not be
+  // granted by name. The program itself was resolved to a full path
+  // before (ResolveProgram), so it is granted either way.
+  const LaunchSearchPath search_path = SearchPathOf(spec);
+  if (search_path.from_environment) access.path_env = search_path.directories;
   for (const std::string& entry : spec.environment) {
     // HOME and TMPDIR name the same private directory (FixedEnvironment).
     if (entry.starts_with("TMPDIR=")) access.private_temp_dir = entry.substr(7);
