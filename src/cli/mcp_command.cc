@@ -185,6 +185,7 @@ class ConfiguredToolHost final : public McpToolHost {
         options.audit = audit_sink;
         options.session_workspace = session_workspace_;
         options.policy = &found->policy;
+        options.policy_tool = &found->tool;
         BuiltinRuntime builtin(store_, std::move(options));
         return builtin.Execute(tool_call, *tool, cancel);
       }

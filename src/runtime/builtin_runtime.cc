@@ -539,7 +539,7 @@ Result<Outcome> BuiltinRuntime::ExecuteSnapshotTool(const ToolCall& call, const 
 }
 
 const ToolPolicy& BuiltinRuntime::PolicyOf(const ToolConfig& tool, std::optional<ToolPolicy>& built) const {
-  if (options_.policy != nullptr && options_.policy->tool_name == tool.name) return *options_.policy;
+  if (options_.policy != nullptr && options_.policy_tool == &tool) return *options_.policy;
   return built.emplace(ToolPolicy::ForTool(tool, options_.config_project_path));
 }
 

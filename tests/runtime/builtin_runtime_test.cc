@@ -249,10 +249,13 @@ TEST_F(BuiltinRuntimeTest, ReadFileOfASensitivePathIsADeniedErrorOutcome) {
 // it loads the config) is what the call is judged by, with the decisions
 // of one built per call; one built for another tool is not used.
 TEST_F(BuiltinRuntimeTest, APolicyBuiltOnceByTheCallerJudgesTheCall) {
-  auto run = [&](const ToolConfig& tool, const ToolPolicy* policy, const std::string& arguments) {
+  // `policy`, said to be built from `policy_tool`, given to a call of `tool`.
+  auto run = [&](const ToolConfig& tool, const ToolPolicy* policy, const ToolConfig* policy_tool,
+                 const std::string& arguments) {
     BuiltinRuntime runtime(*store_, BuiltinRuntimeOptions{.audit = audit_.sink.get(),
                                                           .config_project_path = "toolvfs.toml",
-                                                          .policy = policy});
+                                                          .policy = policy,
+                                                          .policy_tool = policy_tool});
     Result<Outcome> outcome =
         runtime.Execute(ToolCall{.name = tool.name, .id = "c-test", .arguments_json = arguments}, tool, cancel_);
     EXPECT_TRUE(outcome.ok()) << outcome.status().message();
@@ -263,18 +266,23 @@ TEST_F(BuiltinRuntimeTest, APolicyBuiltOnceByTheCallerJudgesTheCall) {
   const ToolPolicy built = ToolPolicy::ForTool(src_only, std::string("toolvfs.toml"));
   for (const char* path : {"src/main.rs", "docs/readme.md", ".env", "toolvfs.toml"}) {
     const std::string arguments = std::string(R"({"path":")") + path + "\"}";
-    EXPECT_EQ(run(src_only, &built, arguments), run(src_only, nullptr, arguments)) << path;
+    EXPECT_EQ(run(src_only, &built, &src_only, arguments), run(src_only, nullptr, nullptr, arguments)) << path;
   }
-  EXPECT_THAT(run(src_only, &built, R"({"path":"docs/readme.md"})"), HasSubstr("not covered"));
+  EXPECT_THAT(run(src_only, &built, &src_only, R"({"path":"docs/readme.md"})"), HasSubstr("not covered"));
   // Judged by the policy given, not one built again from the config: the
-  // whole project readable by the config, src only by the policy.
+  // whole project readable by the config, src only by the policy (said
+  // here to be that config's, to tell the two apart).
   const ToolConfig everything = Tool("read_file", {""});
-  EXPECT_THAT(run(everything, &built, R"({"path":"docs/readme.md"})"), HasSubstr("not covered"));
-  // Another tool's policy is not used.
-  const ToolPolicy other = ToolPolicy::ForTool(Tool("grep_files", {"src"}), std::string("toolvfs.toml"));
-  EXPECT_THAT(run(everything, &other, R"({"path":"docs/readme.md"})"), HasSubstr("TODO write it"));
+  EXPECT_THAT(run(everything, &built, &everything, R"({"path":"docs/readme.md"})"), HasSubstr("not covered"));
+  // A policy built from another config is not used, not even one of a
+  // tool of the same name.
+  EXPECT_THAT(run(everything, &built, &src_only, R"({"path":"docs/readme.md"})"), HasSubstr("TODO write it"));
+  const ToolConfig grep = Tool("grep_files", {"src"});
+  const ToolPolicy other = ToolPolicy::ForTool(grep, std::string("toolvfs.toml"));
+  EXPECT_THAT(run(everything, &other, &grep, R"({"path":"docs/readme.md"})"), HasSubstr("TODO write it"));
   // The session and snapshot tools take it too (ExecuteJudged).
-  EXPECT_THAT(run(Tool("snapshot_list", {"src"}), &built, "{}"), HasSubstr("not covered"));
+  const ToolConfig snapshot_list = Tool("snapshot_list", {"src"});
+  EXPECT_THAT(run(snapshot_list, &built, &snapshot_list, "{}"), HasSubstr("not covered"));
 }
 
 TEST_F(BuiltinRuntimeTest, ReadFileUnderADenyRuleIsDenied) {
