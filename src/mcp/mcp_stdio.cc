@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 
 #include <atomic>
 #include <functional>
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include "core/unique_fd.h"
+#include "host/cancel_token.h"
 
 namespace toolvfs {
 
@@ -125,12 +125,11 @@ class StdioReaders {
         options_(options),
         splitter_(options.max_line_bytes),
         epoll_(epoll_create1(EPOLL_CLOEXEC)),
-        stop_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
         max_readers_(server.max_concurrent_calls() + 1) {}
 
   ~StdioReaders() {
     Stop();
-    // No reader is added once done_ is set (AddReader's caller checks it
+    // No reader is added once stop_ is cancelled (AddReader's caller checks it
     // under readers_mutex_), so the list taken here is complete.
     std::vector<std::thread> readers;
     {
@@ -143,9 +142,9 @@ class StdioReaders {
   // Prepares the wait for input. An input epoll cannot watch (a regular
   // file, /dev/null) is always readable: readers then just take turns at it.
   Status Start() {
-    if (!epoll_ || !stop_) return Status(StatusCode::kIo, std::string("toolvfs mcp: ") + strerror(errno));
+    if (!epoll_ || stop_.fd() < 0) return Status(StatusCode::kIo, std::string("toolvfs mcp: ") + strerror(errno));
     epoll_event stop{EPOLLIN, {.u32 = kStopEvent}};
-    epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, stop_.get(), &stop);
+    epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, stop_.fd(), &stop);
     if (writer_.closed_fd() >= 0) {
       epoll_event closed{EPOLLIN, {.u32 = kStopEvent}};
       epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, writer_.closed_fd(), &closed);
@@ -170,9 +169,7 @@ class StdioReaders {
 
   // Ends every reader's wait (a reader running a call stops after it).
   void Stop() {
-    done_.store(true);
-    const uint64_t one = 1;
-    [[maybe_unused]] ssize_t written = write(stop_.get(), &one, sizeof one);
+    stop_.Cancel();
   }
 
   Status status() {
@@ -211,7 +208,7 @@ class StdioReaders {
     while (WaitForInput()) {
       std::function<void()> call = ReadAndAccept();
       if (!call) continue;
-      if (done_.load()) {
+      if (stop_.cancelled()) {
         // The input ended (with this call, or since): this reader, idle
         // again, is to give the call its grace and cancel it after that,
         // so the pool runs it.
@@ -221,7 +218,7 @@ class StdioReaders {
       {
         std::lock_guard lock(readers_mutex_);
         --idle_readers_;
-        if (idle_readers_ == 0 && readers_.size() + 1 < max_readers_ && !done_.load()) AddReader();
+        if (idle_readers_ == 0 && readers_.size() + 1 < max_readers_ && !stop_.cancelled()) AddReader();
       }
       call();
       std::lock_guard lock(readers_mutex_);
@@ -231,7 +228,7 @@ class StdioReaders {
 
   // True when there is input to read, false when the readers stop.
   bool WaitForInput() {
-    if (!input_pollable_) return !done_.load() && !writer_.closed();
+    if (!input_pollable_) return !stop_.cancelled() && !writer_.closed();
     for (;;) {
       epoll_event events[3];
       const int ready = epoll_wait(epoll_.get(), events, 3, -1);
@@ -256,7 +253,7 @@ class StdioReaders {
   // same read goes to the server's pool, so neither waits for the other).
   std::function<void()> ReadAndAccept() {
     std::lock_guard lock(read_mutex_);
-    if (done_.load()) return {};
+    if (stop_.cancelled()) return {};
     std::span<char> space = splitter_.PrepareAppend();
     const ssize_t got = read(options_.input_fd, space.data(), space.size());
     if (got < 0) {
@@ -318,9 +315,8 @@ class StdioReaders {
   MessageParser parser_;
   Status status_;
   UniqueFd epoll_;
-  UniqueFd stop_;  // readable once the readers are to stop
   bool input_pollable_ = true;
-  std::atomic<bool> done_{false};
+  CancelToken stop_;  // cancelled (and its fd readable) once the readers are to stop
   std::atomic<bool> ending_{false};  // a reader is ending the calls
   const size_t max_readers_;
   std::mutex readers_mutex_;  // readers_, idle_readers_
