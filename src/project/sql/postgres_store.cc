@@ -39,7 +39,6 @@
 #include <vector>
 
 #include "core/text.h"
-#include "project/sql/content_hash.h"
 #include "project/sql/libpq_library.h"
 #include "project/sql/postgres_database.h"
 #include "project/sql/postgres_file_write.h"
@@ -253,7 +252,7 @@ class PostgresSqlDatabase final : public SqlDatabase {
   // The common write in one round trip (postgres_file_write.h), unless
   // the engine refused its statement once.
   Result<bool> WriteFileDirectly(const SqlFileWrite& write) override {
-    if (write.content.size() > kChunkBytes || !direct_writes_.load(std::memory_order_relaxed)) return false;
+    if (!direct_writes_.load(std::memory_order_relaxed)) return false;
     TOOLVFS_ASSIGN_OR_RETURN(PostgresPool::Lease lease, pool_.Acquire());
     TOOLVFS_ASSIGN_OR_RETURN(PostgresFileWrite done, WritePostgresFile(*lease, write));
     if (done == PostgresFileWrite::kUnsupported) direct_writes_.store(false, std::memory_order_relaxed);
