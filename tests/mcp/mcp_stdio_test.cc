@@ -252,22 +252,33 @@ TEST_F(McpStdioTest, AToolsOwnProgressAndLogLinesReachTheClient) {
   EXPECT_EQ(all.find("running for", answers[half].size() + all.find(answers[half])), std::string::npos) << all;
 }
 
-TEST_F(McpStdioTest, AClientThatVanishesMidCallLeavesNoToolProcessBehind) {
-  // A tool that would sleep for minutes; the client closes its end 1 s in.
-  Write(project_ / "toolvfs.toml",
-        "[tools.nap]\ncommand = \"sleep 271.828\"\nruntime = \"stdio\"\n"
-        "[tools.nap.sandbox.limits]\ncancel_grace_s = 1\n");
-  ProcessResult result = RunScript(
-      "(printf '%s\\n' '" + std::string(kInitialize) + "' "
-      "'{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"nap\"}}'; sleep 1; "
-      "pgrep -f '^sleep 271.828' >/dev/null && echo tool-was-running >&2) "
-      "| \"$0\" mcp --no-audit --project \"$1\"",
-      project_, std::chrono::seconds(30));
+// A stdio tool `nap` that would sleep for minutes (`sleep SECONDS`, a
+// number no other test uses, to find its process), cancelled after a
+// grace of 1 s; and the call of it as a JSON-RPC line.
+constexpr const char* kCallNap = R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nap"}})";
+void WriteNapTool(const std::filesystem::path& project, std::string_view seconds) {
+  std::ofstream(project / "toolvfs.toml") << "[tools.nap]\ncommand = \"sleep " << seconds
+                                          << "\"\nruntime = \"stdio\"\n[tools.nap.sandbox.limits]\ncancel_grace_s = 1\n";
+}
+
+// The nap call of `result` was cancelled, not answered, and its process is gone.
+void ExpectNapCancelled(const ProcessResult& result, std::string_view seconds) {
   EXPECT_EQ(result.exit_code, 0) << result;
   EXPECT_LT(result.elapsed, std::chrono::seconds(15)) << result;
   EXPECT_EQ(result.out.find(R"("id":1,)"), std::string::npos) << "a cancelled call gets no answer: " << result;
+  EXPECT_FALSE(ProcessWithArgumentAlive("sleep " + std::string(seconds)));
+}
+
+TEST_F(McpStdioTest, AClientThatVanishesMidCallLeavesNoToolProcessBehind) {
+  // The client closes its end 1 s into the call.
+  WriteNapTool(project_, "271.828");
+  ProcessResult result = RunScript(
+      "(printf '%s\\n' '" + std::string(kInitialize) + "' '" + kCallNap +
+          "'; sleep 1; pgrep -f '^sleep 271.828' >/dev/null && echo tool-was-running >&2) "
+          "| \"$0\" mcp --no-audit --project \"$1\"",
+      project_, std::chrono::seconds(30));
+  ExpectNapCancelled(result, "271.828");
   EXPECT_NE(result.err.find("tool-was-running"), std::string::npos) << result;
-  EXPECT_FALSE(ProcessWithArgumentAlive("sleep 271.828"));
 }
 
 // A long call that is the input's last line, without its newline: it is
@@ -275,18 +286,11 @@ TEST_F(McpStdioTest, AClientThatVanishesMidCallLeavesNoToolProcessBehind) {
 // itself (it would then wait for it instead of giving it its grace), so
 // the call is cancelled after 2 s.
 TEST_F(McpStdioTest, ACallReadWithTheEndOfInputGetsTheGraceThenIsCancelled) {
-  Write(project_ / "toolvfs.toml",
-        "[tools.nap]\ncommand = \"sleep 271.829\"\nruntime = \"stdio\"\n"
-        "[tools.nap.sandbox.limits]\ncancel_grace_s = 1\n");
+  WriteNapTool(project_, "271.829");
   ProcessResult result = RunScript(
-      "printf '%s\\n%s' '" + std::string(kInitialize) + "' "
-      "'{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"nap\"}}' "
-      "| \"$0\" mcp --no-audit --project \"$1\"",
+      "printf '%s\\n%s' '" + std::string(kInitialize) + "' '" + kCallNap + "' | \"$0\" mcp --no-audit --project \"$1\"",
       project_, std::chrono::seconds(60));
-  EXPECT_EQ(result.exit_code, 0) << result;
-  EXPECT_LT(result.elapsed, std::chrono::seconds(15)) << result;
-  EXPECT_EQ(result.out.find(R"("id":1,)"), std::string::npos) << "a cancelled call gets no answer: " << result;
-  EXPECT_FALSE(ProcessWithArgumentAlive("sleep 271.829"));
+  ExpectNapCancelled(result, "271.829");
 }
 
 TEST_F(McpStdioTest, AClientThatNeverReadsIsTakenAsGone) {
