@@ -126,9 +126,8 @@ class AccessGate {
   };
   // Authorize for each of `targets` (one operation on many: the paths a
   // snapshot_restore changes). The policy's own decisions come first and
-  // are never put to the user: a denial refuses before any question (the
-  // caller settles allowed and denied ones with Authorize already, so this
-  // only guards the gate's contract). Those no run-scoped answer
+  // are never put to the user: a denial refuses before any question, an
+  // allowed target is recorded and not asked about. Those no run-scoped answer
   // decides are one question: the user answers once for the set, and "for
   // this run" is remembered per target. OK when `targets` is empty or every
   // target is allowed; a refusal names every refused target (the message

@@ -569,18 +569,18 @@ Result<Outcome> BuiltinRuntime::ExecuteJudged(const ToolCall& call, const ToolCo
     TOOLVFS_RETURN_IF_ERROR(gate.Authorize(scope, FileAccessName(judged.access), ShownTarget(judged.path),
                                            policy.files.Check(judged.access, judged.path)));
     return act([&](const std::vector<std::string>& paths) -> Status {
-      // A policy denial refuses at once; the paths the policy leaves open
-      // are one question together (a restore of 40 files is not 40).
-      std::vector<AccessGate::Judged> open;
+      // A policy denial refuses before any question; the paths the policy
+      // leaves open are one question together (a restore of 40 files is
+      // not 40): AccessGate::AuthorizeAll.
+      std::vector<AccessGate::Judged> judged_paths;
       for (const std::string& path : paths) {
         PolicyDecision decision = policy.files.Check(FileAccess::kWrite, path);
         if (decision.decision == Decision::kAllow) continue;
-        if (decision.decision == Decision::kDeny) {
-          return gate.Authorize(scope, FileAccessName(FileAccess::kWrite), path, decision);
+        if (decision.decision == Decision::kDeny || judged.writes_need_own_decision) {
+          judged_paths.push_back({path, std::move(decision)});
         }
-        if (judged.writes_need_own_decision) open.push_back({path, std::move(decision)});
       }
-      return gate.AuthorizeAll(scope, FileAccessName(FileAccess::kWrite), open);
+      return gate.AuthorizeAll(scope, FileAccessName(FileAccess::kWrite), judged_paths);
     });
   }();
   if (options_.audit != nullptr) {
