@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -50,9 +51,12 @@ class SessionWorkspaceTest : public ::testing::TestWithParam<Backend> {
     if (GetParam() == Backend::kMemory) {
       store_ = NewMemoryStore("session-test");
     } else {
+      // A parameterized test's name is "Name/1": the slash would make the
+      // directory two levels deep and TearDown would leave the outer one.
+      std::string test_name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+      std::replace(test_name.begin(), test_name.end(), '/', '-');
       directory_ = std::filesystem::temp_directory_path() /
-                   ("toolvfs-session-test-" + std::to_string(::getpid()) + "-" +
-                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
+                   ("toolvfs-session-test-" + std::to_string(::getpid()) + "-" + test_name);
       std::filesystem::remove_all(directory_);
       std::filesystem::create_directories(directory_);
       Result<std::unique_ptr<ProjectFiles>> opened =
