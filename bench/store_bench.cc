@@ -38,7 +38,7 @@
 // workspace runs without sync; the changes and the timed calls use the
 // durability of part 1.
 //
-// Part 3, PostgreSQL (issue 18; selected with --stores e and/or f): on a
+// Part 3, PostgreSQL (issue 18; selected with --stores e, f and/or g): on a
 // private server that the bench starts and stops with
 // scripts/test-postgres.sh (PostgreSQL 15, fsync=off as in the tests;
 // --postgres-fsync: on, as a production server runs), or on the server of
@@ -49,6 +49,10 @@
 //       one prepared statement in autocommit: one round trip, the least a
 //       client of the server can do (the store needs several: see
 //       docs/benchmarks.md),
+//   (g) plain content-addressed tables, files(path, hash) and
+//       contents(hash, content), a write one statement (see
+//       PlainPostgresStore): what keeping content once per hash costs by
+//       itself, a reference beside (f), not the issue's target,
 // the part 1 workload on each, each pass in a database of its own; then
 // part 2's snapshot figures on the postgres store; then WRITERS (8)
 // processes writing different files of one directory of one workspace
@@ -56,7 +60,7 @@
 // overwrites each once; throughput of all together, started at once).
 //
 //   store_bench [--no-sync] [--large] [--files N] [--agentfs-files N] ...
-//   store_bench --stores ef [--postgres-url URL | --postgres-fsync] [--writers 8]
+//   store_bench --stores efg [--postgres-url URL | --postgres-fsync] [--writers 8]
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <poll.h>
@@ -76,6 +80,7 @@
 
 #include "bench_report.h"
 #include "project/project_files.h"
+#include "project/sql/content_hash.h"
 #include "project/sql/postgres_database.h"
 
 namespace toolvfs {
@@ -559,23 +564,49 @@ class BenchPostgresServer {
 
 // (f): plain PostgreSQL, one table, each operation one prepared statement
 // in autocommit.
+// (g), with `content_addressed`: the least a store that keeps each content
+// once by its SHA-256 does: files(path, hash) and contents(hash, content),
+// a write one statement that adds the content unless its hash is there and
+// points the path at it. No versions, no snapshots, no reference counts:
+// replaced contents are never freed. A reference for the team's question
+// of issue 18 (what content addressing itself costs), not the issue's
+// target, which is against (f).
 class PlainPostgresStore : public WorkloadStore {
  public:
-  explicit PlainPostgresStore(const std::string& uri) {
+  PlainPostgresStore(const std::string& uri, bool content_addressed) : content_addressed_(content_addressed) {
     Result<std::unique_ptr<PostgresConnection>> connection = PostgresConnection::Open(uri, "plain table");
     if (!connection.ok()) Fail(connection.status().message());
     connection_ = std::move(*connection);
     if (Status made = connection_->ExecuteScript(
-            "CREATE TABLE files(path TEXT COLLATE \"C\" PRIMARY KEY, content BYTEA NOT NULL)");
+            content_addressed
+                ? "CREATE TABLE contents(hash BYTEA PRIMARY KEY, content BYTEA NOT NULL);"
+                  "CREATE TABLE files(path TEXT COLLATE \"C\" PRIMARY KEY, hash BYTEA NOT NULL)"
+                : "CREATE TABLE files(path TEXT COLLATE \"C\" PRIMARY KEY, content BYTEA NOT NULL)");
         !made.ok()) {
       Fail(made.message());
     }
-    Prepare(kWrite,
-            "INSERT INTO files(path, content) VALUES($1, $2) ON CONFLICT(path) DO UPDATE SET content=excluded.content");
-    Prepare(kRead, "SELECT content FROM files WHERE path=$1");
+    if (content_addressed) {
+      Prepare(kWrite,
+              "WITH stored AS (INSERT INTO contents(hash, content) VALUES($2, $3) ON CONFLICT(hash) DO NOTHING) "
+              "INSERT INTO files(path, hash) VALUES($1, $2) ON CONFLICT(path) DO UPDATE SET hash=excluded.hash");
+      Prepare(kRead, "SELECT c.content FROM files f JOIN contents c ON c.hash=f.hash WHERE f.path=$1");
+    } else {
+      Prepare(kWrite,
+              "INSERT INTO files(path, content) VALUES($1, $2) ON CONFLICT(path) DO UPDATE SET "
+              "content=excluded.content");
+      Prepare(kRead, "SELECT content FROM files WHERE path=$1");
+    }
     Prepare(kList, "SELECT path FROM files WHERE path>=$1 AND path<$2");
   }
   void Write(const std::string& path, const std::string& content) override {
+    if (content_addressed_) {
+      const ContentHash hash = Sha256(content);
+      const char* values[] = {path.c_str(), reinterpret_cast<const char*>(hash.data()), content.data()};
+      const int lengths[] = {0, static_cast<int>(hash.size()), static_cast<int>(content.size())};
+      const int formats[] = {0, 1, 1};
+      Run(kWrite, 3, values, lengths, formats);
+      return;
+    }
     const char* values[] = {path.c_str(), content.data()};
     const int lengths[] = {0, static_cast<int>(content.size())};
     const int formats[] = {0, 1};
@@ -617,6 +648,7 @@ class PlainPostgresStore : public WorkloadStore {
     return std::move(*result);
   }
 
+  bool content_addressed_;
   std::unique_ptr<PostgresConnection> connection_;
 };
 
@@ -727,7 +759,8 @@ std::string OpsText(double ops_per_second) {
 // Part 3 (see the top of the file): (e) against (f) over the socket and
 // TCP, snapshots of the postgres store, WRITERS processes against one.
 void RunPostgresPart(const std::string& url, bool fsync, const Workload& work, int repeat, int rounds, int writers,
-                     int parallel_files, bool workload, bool snapshots, bool store, bool plain) {
+                     int parallel_files, bool workload, bool snapshots, bool store, bool plain,
+                     bool content_addressed) {
   BenchPostgresServer server(url, fsync);
   std::printf("part 3, PostgreSQL: %s\n",
               server.private_server()
@@ -748,14 +781,16 @@ void RunPostgresPart(const std::string& url, bool fsync, const Workload& work, i
     std::printf("workload: create %d files of %d bytes in %d directories, read them all, list the directories, "
                 "overwrite %d; one operation at a time; each pass in a new database\n",
                 work.files, work.size, work.dirs, work.overwrites);
-    // runs[transport][0 = (e), 1 = (f)]
-    std::vector<PhaseTimes> runs[2][2];
+    // runs[transport][0 = (e), 1 = (f), 2 = (g)]
+    std::vector<PhaseTimes> runs[2][3];
+    const bool selected[3] = {store, plain, content_addressed};
+    const char* const names[3] = {"postgres store", "plain table", "plain content-addressed tables"};
     for (int pass = 1; pass <= repeat; ++pass) {
       for (bool tcp : transports) {
-        for (int kind = 0; kind < 2; ++kind) {
-          if ((kind == 0 && !store) || (kind == 1 && !plain)) continue;
-          std::printf("  pass %d/%d: (%c) %s over %s ...\n", pass, repeat, kind == 0 ? 'e' : 'f',
-                      kind == 0 ? "postgres store" : "plain table", tcp ? "TCP" : "the socket");
+        for (int kind = 0; kind < 3; ++kind) {
+          if (!selected[kind]) continue;
+          std::printf("  pass %d/%d: (%c) %s over %s ...\n", pass, repeat, "efg"[kind], names[kind],
+                      tcp ? "TCP" : "the socket");
           std::fflush(stdout);
           const std::string database = new_database();
           const std::string uri = server.Uri(database, tcp);
@@ -763,7 +798,7 @@ void RunPostgresPart(const std::string& url, bool fsync, const Workload& work, i
             ProjectStore tested(Open(uri + "#bench", /*sync=*/true));
             runs[tcp][kind].push_back(RunWorkload(tested, work, paths, contents, rewritten));
           } else {
-            PlainPostgresStore tested(uri);
+            PlainPostgresStore tested(uri, /*content_addressed=*/kind == 2);
             runs[tcp][kind].push_back(RunWorkload(tested, work, paths, contents, rewritten));
           }
           server.DropDatabase(database);
@@ -783,10 +818,12 @@ void RunPostgresPart(const std::string& url, bool fsync, const Workload& work, i
     std::printf("             %12s %12s %9s %12s %12s %9s\n", "(e) socket", "(f) socket", "(e)/(f)", "(e) TCP",
                 "(f) TCP", "(e)/(f)");
     bool met = true;
-    for (const Row& row : rows) {
-      double rate[2][2] = {};
+    double rates[4][2][3] = {};  // [row][transport][kind]
+    for (size_t row_index = 0; row_index < std::size(rows); ++row_index) {
+      const Row& row = rows[row_index];
+      double (&rate)[2][3] = rates[row_index];
       for (bool tcp : transports) {
-        for (int kind = 0; kind < 2; ++kind) {
+        for (int kind = 0; kind < 3; ++kind) {
           std::vector<double> seconds;
           for (const PhaseTimes& run : runs[tcp][kind]) seconds.push_back(run.*row.phase);
           const double median = seconds.empty() ? 0 : Median(seconds);
@@ -799,6 +836,17 @@ void RunPostgresPart(const std::string& url, bool fsync, const Workload& work, i
                   OpsText(rate[1][1]).c_str(), Ratio(rate[1][0], rate[1][1]).c_str());
     }
     if (store && plain) std::printf("\ntarget (e) >= 0.8 x (f) in every phase: %s\n", met ? "met" : "MISSED");
+    if (content_addressed) {
+      std::printf("\nagainst (g), plain content-addressed tables (a reference, not the target)\n");
+      std::printf("             %12s %12s %9s %12s %12s %9s\n", "(e) socket", "(g) socket", "(e)/(g)", "(e) TCP",
+                  "(g) TCP", "(e)/(g)");
+      for (size_t row_index = 0; row_index < std::size(rows); ++row_index) {
+        const double (&rate)[2][3] = rates[row_index];
+        std::printf("%-12s %12s %12s %9s %12s %12s %9s\n", rows[row_index].name, OpsText(rate[0][0]).c_str(),
+                    OpsText(rate[0][2]).c_str(), Ratio(rate[0][0], rate[0][2]).c_str(), OpsText(rate[1][0]).c_str(),
+                    OpsText(rate[1][2]).c_str(), Ratio(rate[1][0], rate[1][2]).c_str());
+      }
+    }
     std::printf("\n");
     std::fflush(stdout);
   }
@@ -871,7 +919,7 @@ int main(int argc, char** argv) {
   app.add_flag("--no-agentfs", no_agentfs, "skip (d)");
   std::string stores = "abcd";
   app.add_option("--stores", stores,
-                 "which of (a)-(f) run, e.g. 'b' alone for a profile (default abcd; e and f: part 3, PostgreSQL)");
+                 "which of (a)-(g) run, e.g. 'b' alone for a profile (default abcd; e, f and g: part 3, PostgreSQL)");
   std::string postgres_url;
   app.add_option("--postgres-url", postgres_url,
                  "part 3 on this server (libpq URI; its database part is replaced by databases the bench creates "
@@ -1073,8 +1121,9 @@ int main(int argc, char** argv) {
     }
   }
 
-  if (selected('e') || selected('f')) RunPostgresPart(postgres_url, postgres_fsync, work, repeat, rounds, writers, parallel_files,
-                                                     !skip_workload, !skip_snapshots, selected('e'), selected('f'));
+  if (selected('e') || selected('f') || selected('g')) RunPostgresPart(postgres_url, postgres_fsync, work, repeat, rounds, writers, parallel_files,
+                                                     !skip_workload, !skip_snapshots, selected('e'), selected('f'),
+                                                     selected('g'));
 
   if (keep) {
     std::printf("\nkept %s\n", dir.c_str());

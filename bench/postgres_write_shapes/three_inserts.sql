@@ -1,0 +1,3 @@
+-- The store's three rows of a create (content, address, entry) and nothing else: no checks, no locks.
+\set n random(1, 9000000000000000000)
+WITH stored AS (INSERT INTO contents(hash, size, reference_count, data) VALUES (sha256(convert_to('c' || :n, 'UTF8')), 1024, 1, convert_to(rpad('c' || :n, 1024, 'x'), 'UTF8')) RETURNING id, hash), addressed AS (INSERT INTO content_addresses(hash, content_id) SELECT hash, id FROM stored) INSERT INTO entries(workspace_id, path, born, died, parent, name, kind, content_id, size, version, created_ms, modified_ms) SELECT 1, ('dir_' || (:n::bigint % 20) || '/p_' || :n), 1, NULL, ('dir_' || (:n::bigint % 20)), ('p_' || :n), 0, id, 1024, 1, 1, 1 FROM stored;
