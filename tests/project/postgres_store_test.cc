@@ -358,6 +358,65 @@ TEST(PostgresWriteTest, CommonWritesTakeOneRoundTripAndLeaveWhatTheSharedWriteWo
   ExpectExactContentCounts(database);
 }
 
+// A write expected to create (the last write of the database created its
+// file) tries the statement that only creates first; a wrong guess goes on
+// to the statement for both cases, with the same result as any write.
+TEST(PostgresWriteTest, AWriteExpectedToCreateTriesTheCreateStatementAndAWrongGuessStillWritesRight) {
+  const std::string database = NewDatabase();
+  Result<std::unique_ptr<ProjectFiles>> store = OpenProject(TestPostgresUri(database) + "#guess");
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  ProjectFiles& files = **store;
+  ASSERT_TRUE(files.Write("dir/a", "a").ok());  // the parent first, the shared way
+  const uint64_t writes_before = PostgresWritesInOneRoundTrip();
+  const uint64_t creates_before = PostgresCreatesInOneRoundTrip();
+  const auto direct_writes = [&] { return PostgresWritesInOneRoundTrip() - writes_before; };
+  const auto direct_creates = [&] { return PostgresCreatesInOneRoundTrip() - creates_before; };
+
+  ASSERT_TRUE(files.Write("dir/a", "a2").ok());  // an overwrite: the next write expects one too
+  ASSERT_TRUE(files.Write("dir/b", "b").ok());   // so the statement for both, which creates
+  EXPECT_EQ(direct_writes(), 2u);
+  EXPECT_EQ(direct_creates(), 0u);
+  ASSERT_TRUE(files.Write("dir/c", "c").ok());  // expected to create, and does
+  ASSERT_TRUE(files.Write("dir/d", "c").ok());  // the same bytes: one more reference
+  EXPECT_EQ(direct_creates(), 2u);
+  EXPECT_EQ(CountOn(database, "SELECT reference_count FROM contents WHERE data='c'"), 2);
+
+  ASSERT_TRUE(files.Write("dir/c", "c2").ok());  // a wrong guess: the file is there
+  EXPECT_EQ(direct_writes(), 5u);
+  EXPECT_EQ(direct_creates(), 2u);
+  EXPECT_EQ(*files.Read("dir/c"), "c2");
+  EXPECT_EQ(files.Metadata("dir/c")->version, 2u);
+  ASSERT_TRUE(files.Write("dir/e", "e").ok());  // after an overwrite: the statement for both
+  EXPECT_EQ(direct_creates(), 2u);
+
+  // create_only always takes the create statement; an existing file is
+  // the shared path's AlreadyExists, with nothing changed.
+  ASSERT_TRUE(files.Write("dir/f", "f", WriteMode::kCreate).ok());
+  EXPECT_EQ(direct_creates(), 3u);
+  EXPECT_EQ(files.Write("dir/f", "f2", WriteMode::kCreate).code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(*files.Read("dir/f"), "f");
+
+  // A name deleted and created again, before and after a snapshot; a
+  // missing parent and a file as parent are declined by both statements.
+  ASSERT_TRUE(files.Delete("dir/f").ok());
+  ASSERT_TRUE(files.Write("dir/f", "f again").ok());
+  EXPECT_EQ(files.Metadata("dir/f")->version, 1u);
+  ASSERT_TRUE(files.Snapshot("s").ok());
+  ASSERT_TRUE(files.Delete("dir/f").ok());
+  ASSERT_TRUE(files.Write("dir/g", "g").ok());
+  ASSERT_TRUE(files.Write("dir/f", "f after the snapshot").ok());
+  EXPECT_EQ(*files.Read("dir/f"), "f after the snapshot");
+  EXPECT_EQ(files.Metadata("dir/f")->version, 1u);
+  ASSERT_TRUE(files.Write("new/x", "x").ok());
+  EXPECT_EQ(*files.Read("new/x"), "x");
+  EXPECT_EQ(files.Write("dir/g/under", "u").code(), StatusCode::kNotDirectory);
+  Result<std::unique_ptr<ProjectFiles>> frozen = OpenProject(TestPostgresUri(database) + "#guess@s");
+  ASSERT_TRUE(frozen.ok()) << frozen.status().ToString();
+  EXPECT_EQ(*(*frozen)->Read("dir/f"), "f again");
+  EXPECT_FALSE(*(*frozen)->Exists("dir/g"));
+  ExpectExactContentCounts(database);
+}
+
 // An engine that refuses kWriteFile (CockroachDB: SQLSTATE 0A000, one
 // modification per table in a statement) gets every write the shared way,
 // with the same results. PostgreSQL refuses the statement the same way

@@ -2,7 +2,8 @@
 //
 //   BEGIN
 //   kShareWorkspace   the workspace row FOR SHARE (the lock order's first)
-//   kWriteFile        everything else, in one statement
+//   kWriteFile        everything else, in one statement (or kCreateFile,
+//                     below, for a write expected to create the file)
 //   COMMIT
 //
 // kWriteFile is one statement (one snapshot, so one consistent view of
@@ -25,8 +26,8 @@
 //     part writes at most one row, and released, freed and keep exclude
 //     each other, so EXISTS says what a count would; an aggregate per part
 //     made a run of the statement a third dearer for the server). When not
-//     (a directory at the path, a missing parent, a create_only write of
-//     an existing file, an old chunked content's last reference, a row
+//     (a directory at the path, a missing parent, an old chunked
+//     content's last reference, a row
 //     that changed under a race at READ COMMITTED), it divides by zero:
 //     the server ends the statement, skips COMMIT, and the transaction
 //     rolls back whole; the caller then goes the shared way.
@@ -57,18 +58,18 @@ namespace {
 
 constexpr const char* kShareWorkspace = "SELECT generation FROM workspaces WHERE id=$1 FOR SHARE";
 // $1 workspace, $2 parent, $3 name, $4 path, $5 the content's hash, $6 its
-// size, $7 its bytes, $8 now, $9 1 for create_only, $10 and $11 the
-// parent's own parent and name. A row is written only if its version is
-// the one `old` read.
+// size, $7 its bytes, $8 now, $9 and $10 the parent's own parent and
+// name. A row is written only if its version is the one `old` read. The
+// second column says whether the write created the file (PostgresWriteGuess).
 constexpr const char* kWriteFile =
     "WITH live AS (SELECT generation FROM workspaces WHERE id=$1), "
     "old AS (SELECT born, kind, content_id, version, created_ms FROM entries "
     "WHERE workspace_id=$1 AND parent=$2 AND name=$3 AND died IS NULL FOR UPDATE), "
     "seen AS (SELECT version FROM entries WHERE workspace_id=$1 AND parent=$2 AND name=$3 AND died IS NULL), "
-    "parent_row AS (SELECT kind FROM entries WHERE workspace_id=$1 AND parent=$10 AND name=$11 "
+    "parent_row AS (SELECT kind FROM entries WHERE workspace_id=$1 AND parent=$9 AND name=$10 "
     "AND died IS NULL AND NOT EXISTS (SELECT 1 FROM old) FOR SHARE), "
     "address AS (SELECT content_id FROM content_addresses WHERE hash=$5), "
-    "keep AS (SELECT 1 FROM old, live WHERE old.kind=0 AND old.born=live.generation AND $9=0 "
+    "keep AS (SELECT 1 FROM old, live WHERE old.kind=0 AND old.born=live.generation "
     "AND old.content_id=(SELECT content_id FROM address)), "
     "found AS (UPDATE contents SET reference_count=reference_count+1 "
     "WHERE id=(SELECT content_id FROM address) AND hash=$5 AND NOT EXISTS (SELECT 1 FROM keep) RETURNING id), "
@@ -81,11 +82,11 @@ constexpr const char* kWriteFile =
     "updated AS (UPDATE entries e SET content_id=(SELECT id FROM content), size=$6, "
     "version=old.version+1, modified_ms=$8 FROM old, live "
     "WHERE e.workspace_id=$1 AND e.parent=$2 AND e.name=$3 AND e.born=old.born AND e.died IS NULL "
-    "AND e.version=old.version AND old.kind=0 AND old.born=live.generation AND $9=0 "
+    "AND e.version=old.version AND old.kind=0 AND old.born=live.generation "
     "RETURNING old.content_id AS released), "
     "killed AS (UPDATE entries e SET died=live.generation, replaced=1 FROM old, live "
     "WHERE e.workspace_id=$1 AND e.parent=$2 AND e.name=$3 AND e.born=old.born AND e.died IS NULL "
-    "AND e.version=old.version AND old.kind=0 AND old.born<live.generation AND $9=0 "
+    "AND e.version=old.version AND old.kind=0 AND old.born<live.generation "
     "RETURNING old.version, old.created_ms), "
     "inserted AS (INSERT INTO entries(workspace_id, path, born, died, parent, name, kind, content_id, size, "
     "version, created_ms, modified_ms) "
@@ -102,7 +103,43 @@ constexpr const char* kWriteFile =
     "SELECT 1/(CASE WHEN EXISTS (SELECT 1 FROM updated) <> EXISTS (SELECT 1 FROM inserted) "
     "AND EXISTS (SELECT 1 FROM updated) = (EXISTS (SELECT 1 FROM released) OR EXISTS (SELECT 1 FROM freed) "
     "OR EXISTS (SELECT 1 FROM keep)) "
-    "AND (SELECT version FROM old) IS NOT DISTINCT FROM (SELECT version FROM seen) THEN 1 ELSE 0 END)";
+    "AND (SELECT version FROM old) IS NOT DISTINCT FROM (SELECT version FROM seen) THEN 1 ELSE 0 END), "
+    "NOT EXISTS (SELECT 1 FROM old)";
+
+// kCreateFile: kWriteFile's create case alone, for a write expected to
+// create (PostgresWriteGuess) and for every create_only write. It runs
+// five parts of the eleven (a create of kWriteFile opens the tables and
+// indexes of all eleven), about half the server's time per create
+// (docs/benchmarks.md, "What the write costs the server"). The file must
+// be missing in the statement's snapshot (`old`, unlocked: a file created
+// meanwhile at this generation collides with the inserted row's key,
+// 23505, and a file of an older generation was committed before the
+// workspace lock and so is in the snapshot); its parent is locked FOR
+// SHARE, then the content's row (the lock order of kWriteFile). When the
+// file is there (a wrong guess) or its parent is not a directory, the
+// check divides by zero and nothing is left of the statement.
+// $1 workspace, $2 parent, $3 name, $4 path, $5 the content's hash, $6
+// its size, $7 its bytes, $8 now, $9 and $10 the parent's own parent and
+// name.
+constexpr const char* kCreateFile =
+    "WITH live AS (SELECT generation FROM workspaces WHERE id=$1), "
+    "old AS (SELECT 1 FROM entries WHERE workspace_id=$1 AND parent=$2 AND name=$3 AND died IS NULL), "
+    "parent_row AS (SELECT kind FROM entries WHERE workspace_id=$1 AND parent=$9 AND name=$10 "
+    "AND died IS NULL AND NOT EXISTS (SELECT 1 FROM old) FOR SHARE), "
+    "address AS (SELECT content_id FROM content_addresses WHERE hash=$5), "
+    "found AS (UPDATE contents SET reference_count=reference_count+1 "
+    "WHERE id=(SELECT content_id FROM address) AND hash=$5 AND NOT EXISTS (SELECT 1 FROM old) RETURNING id), "
+    "stored AS (INSERT INTO contents(hash, size, reference_count, data) "
+    "SELECT $5, CAST($6 AS BIGINT), 1, CAST($7 AS BYTEA) WHERE NOT EXISTS (SELECT 1 FROM found) "
+    "AND NOT EXISTS (SELECT 1 FROM old) RETURNING id, hash), "
+    "addressed AS (INSERT INTO content_addresses(hash, content_id) SELECT hash, id FROM stored), "
+    "inserted AS (INSERT INTO entries(workspace_id, path, born, died, parent, name, kind, content_id, size, "
+    "version, created_ms, modified_ms) "
+    "SELECT $1, $4, live.generation, NULL, $2, $3, 0, "
+    "coalesce((SELECT id FROM found), (SELECT id FROM stored)), $6, 1, $8, $8 FROM live "
+    "WHERE NOT EXISTS (SELECT 1 FROM old) AND ($2='' OR EXISTS (SELECT 1 FROM parent_row WHERE kind=1)) "
+    "RETURNING 1) "
+    "SELECT 1/(CASE WHEN EXISTS (SELECT 1 FROM inserted) THEN 1 ELSE 0 END)";
 
 // What kWriteFile's check raises when the common case does not apply.
 constexpr std::string_view kDeclined = "22012";
@@ -110,6 +147,7 @@ constexpr std::string_view kDeclined = "22012";
 constexpr std::string_view kUnsupportedClass = "0A";
 
 std::atomic<uint64_t> writes_in_one_round_trip{0};
+std::atomic<uint64_t> creates_in_one_round_trip{0};
 
 Status PrepareOnce(PostgresConnection& connection, const char* sql) {
   if (connection.IsPrepared(sql)) return OkStatus();
@@ -118,14 +156,16 @@ Status PrepareOnce(PostgresConnection& connection, const char* sql) {
 
 }  // namespace
 
-Result<PostgresFileWrite> WritePostgresFile(PostgresConnection& connection, const SqlFileWrite& write) {
-  if (write.content.size() > kChunkBytes) return PostgresFileWrite::kLeft;
-  for (const char* sql : {kShareWorkspace, kWriteFile}) {
-    if (Status prepared = PrepareOnce(connection, sql); !prepared.ok()) {
-      if (connection.last_sql_state().starts_with(kUnsupportedClass)) return PostgresFileWrite::kUnsupported;
-      return prepared;
-    }
-  }
+bool PostgresWriteGuess::ExpectCreate() const { return expect_create_.load(std::memory_order_relaxed); }
+
+void PostgresWriteGuess::Saw(bool created) { expect_create_.store(created, std::memory_order_relaxed); }
+
+namespace {
+
+// One try of `statement` (kWriteFile or kCreateFile) in one pipeline;
+// `created` says, for a write, whether it created the file.
+Result<PostgresFileWrite> RunFileStatement(PostgresConnection& connection, const SqlFileWrite& write,
+                                           const char* statement, bool& created) {
   const std::string_view parent = ParentPath(write.path);
   const ContentHash hash = Sha256(write.content);
   const PostgresParameter workspace = PostgresParameter::Integer(write.workspace_id);
@@ -133,18 +173,20 @@ Result<PostgresFileWrite> WritePostgresFile(PostgresConnection& connection, cons
   const std::vector<PostgresConnection::PipelineStep> steps = {
       {nullptr, "BEGIN", {}},
       {kShareWorkspace, nullptr, {workspace}},
-      {kWriteFile,
+      {statement,
        nullptr,
        {workspace, PostgresParameter::Text(parent), PostgresParameter::Text(BaseName(write.path)),
         PostgresParameter::Text(write.path), PostgresParameter::Bytes(HashBytes(hash)), size,
         PostgresParameter::Bytes(write.content), PostgresParameter::Integer(write.now_ms),
-        PostgresParameter::Integer(write.create_only ? 1 : 0), PostgresParameter::Text(ParentPath(parent)),
-        PostgresParameter::Text(BaseName(parent))}},
+        PostgresParameter::Text(ParentPath(parent)), PostgresParameter::Text(BaseName(parent))}},
       {nullptr, "COMMIT", {}},
   };
   Result<std::vector<PostgresResult>> answers = connection.RunPipeline(steps);
   if (answers.ok()) {
+    const PostgresResult& written = (*answers)[2];
+    created = statement == kCreateFile || (written.rows() == 1 && written.Text(0, 1) == "t");
     writes_in_one_round_trip.fetch_add(1, std::memory_order_relaxed);
+    if (statement == kCreateFile) creates_in_one_round_trip.fetch_add(1, std::memory_order_relaxed);
     return PostgresFileWrite::kWritten;
   }
   const std::string state = connection.last_sql_state();  // a copy: the ROLLBACK below resets it
@@ -155,6 +197,33 @@ Result<PostgresFileWrite> WritePostgresFile(PostgresConnection& connection, cons
   if (state.starts_with(kUnsupportedClass)) return PostgresFileWrite::kUnsupported;
   return answers.status();
 }
+
+}  // namespace
+
+Result<PostgresFileWrite> WritePostgresFile(PostgresConnection& connection, const SqlFileWrite& write,
+                                            PostgresWriteGuess& guess) {
+  if (write.content.size() > kChunkBytes) return PostgresFileWrite::kLeft;
+  for (const char* sql : {kShareWorkspace, kWriteFile, kCreateFile}) {
+    if (Status prepared = PrepareOnce(connection, sql); !prepared.ok()) {
+      if (connection.last_sql_state().starts_with(kUnsupportedClass)) return PostgresFileWrite::kUnsupported;
+      return prepared;
+    }
+  }
+  bool created = false;
+  if (write.create_only || guess.ExpectCreate()) {
+    TOOLVFS_ASSIGN_OR_RETURN(PostgresFileWrite done, RunFileStatement(connection, write, kCreateFile, created));
+    // A create_only write of an existing file is the shared path's to
+    // refuse; any other write kCreateFile left (the file was there, most
+    // likely) is kWriteFile's, which takes both cases.
+    if (done == PostgresFileWrite::kWritten) guess.Saw(true);
+    if (done != PostgresFileWrite::kLeft || write.create_only) return done;
+  }
+  TOOLVFS_ASSIGN_OR_RETURN(PostgresFileWrite done, RunFileStatement(connection, write, kWriteFile, created));
+  if (done == PostgresFileWrite::kWritten) guess.Saw(created);
+  return done;
+}
+
+uint64_t PostgresCreatesInOneRoundTrip() { return creates_in_one_round_trip.load(std::memory_order_relaxed); }
 
 uint64_t PostgresWritesInOneRoundTrip() { return writes_in_one_round_trip.load(std::memory_order_relaxed); }
 

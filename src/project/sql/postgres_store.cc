@@ -254,7 +254,7 @@ class PostgresSqlDatabase final : public SqlDatabase {
   Result<bool> WriteFileDirectly(const SqlFileWrite& write) override {
     if (!direct_writes_.load(std::memory_order_relaxed)) return false;
     TOOLVFS_ASSIGN_OR_RETURN(PostgresPool::Lease lease, pool_.Acquire());
-    TOOLVFS_ASSIGN_OR_RETURN(PostgresFileWrite done, WritePostgresFile(*lease, write));
+    TOOLVFS_ASSIGN_OR_RETURN(PostgresFileWrite done, WritePostgresFile(*lease, write, write_guess_));
     if (done == PostgresFileWrite::kUnsupported) direct_writes_.store(false, std::memory_order_relaxed);
     return done == PostgresFileWrite::kWritten;
   }
@@ -301,6 +301,7 @@ class PostgresSqlDatabase final : public SqlDatabase {
   PostgresPool pool_;
   const std::string display_;
   std::atomic<bool> direct_writes_{true};  // false once the engine refused WritePostgresFile's statement
+  PostgresWriteGuess write_guess_;         // which statement a write tries first
 };
 
 // One database object per connection URI in a process, shared by every
