@@ -27,8 +27,8 @@
 //     each other, so EXISTS says what a count would; an aggregate per part
 //     made a run of the statement a third dearer for the server). When not
 //     (a directory at the path, a missing parent, an old chunked
-//     content's last reference, a row
-//     that changed under a race at READ COMMITTED), it divides by zero:
+//     content's last reference, a row that changed under a race at READ
+//     COMMITTED), it divides by zero:
 //     the server ends the statement, skips COMMIT, and the transaction
 //     rolls back whole; the caller then goes the shared way.
 // At READ COMMITTED a row lock that waited for another writer returns
@@ -107,10 +107,11 @@ constexpr const char* kWriteFile =
     "NOT EXISTS (SELECT 1 FROM old)";
 
 // kCreateFile: kWriteFile's create case alone, for a write expected to
-// create (PostgresWriteGuess) and for every create_only write. It runs
-// five parts of the eleven (a create of kWriteFile opens the tables and
-// indexes of all eleven), about half the server's time per create
-// (docs/benchmarks.md, "What the write costs the server"). The file must
+// create (PostgresWriteGuess) and for every create_only write. It has
+// four data-modifying parts to kWriteFile's nine (every run opens each
+// part's table and indexes, whether the part writes or not): about half
+// the server's time per create (docs/benchmarks.md, "What the write costs
+// the server"). The file must
 // be missing in the statement's snapshot (`old`, unlocked: a file created
 // meanwhile at this generation collides with the inserted row's key,
 // 23505, and a file of an older generation was committed before the
