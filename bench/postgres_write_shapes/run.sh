@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # What one create costs the PostgreSQL server, statement shape by shape
 # (docs/benchmarks.md, "What the write costs the server, piece by piece"):
-# each *.sql here is a pgbench script that creates one file per run, from a
-# one-table upsert up to the postgres store's own write. The script starts
+# each *.sql here is a pgbench script that creates one file per run (a
+# one-table upsert, content-addressed tables, the store's three rows
+# alone), and statement_script.py writes two more from the store's source,
+# its two write statements as it runs them (kCreateFile, kWriteFile). The script starts
 # a private server (scripts/test-postgres.sh, fsync off), makes a database
 # of the store's schema with a workspace of 20 directories (through the
 # toolvfs binary), runs each shape ROUNDS times in turn with one pgbench
@@ -39,7 +41,7 @@ cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # utime + stime, in ticks
 count() { psql -qtA "${connect[@]}" -d shapes -c "SELECT count(*) FROM $1"; }
 
 measure() {  # SCRIPT TABLE
-  pgbench -n -M prepared "${connect[@]}" -f "$here/$1" -T 5 shapes > "$server/pgbench.out" 2>&1 &
+  pgbench -n -M prepared "${connect[@]}" -f "$1" -T 5 shapes > "$server/pgbench.out" 2>&1 &
   local bench=$!
   sleep 0.5
   local pid
@@ -49,18 +51,22 @@ measure() {  # SCRIPT TABLE
   sleep 2
   cpu1=$(cpu_of "$pid"); rows1=$(count "$2")
   wait "$bench" || { cat "$server/pgbench.out" >&2; exit 1; }
-  awk -v c=$((cpu1 - cpu0)) -v n=$((rows1 - rows0)) -v t="$ticks" -v name="$1" \
-    -v rate="$(grep -oP 'tps = \K[0-9.]+' "$server/pgbench.out" | head -n 1)" \
+  awk -v c=$((cpu1 - cpu0)) -v n=$((rows1 - rows0)) -v t="$ticks" \
+    -v rate="$(grep -oP 'tps = \K[0-9.]+' "$server/pgbench.out" | head -n 1)" -v name="$(basename "$1")" \
     'BEGIN { printf "%-22s %8.1f us/create %10.0f creates/s\n", name, c * 1e6 / t / n, rate }' | tee -a "$server/results"
 }
 
+statements=$root/src/project/sql/postgres_file_write.cc
+"$here/statement_script.py" "$statements" kCreateFile > "$server/store_create.sql"
+"$here/statement_script.py" "$statements" kWriteFile > "$server/store_write.sql"
+
 echo "server CPU per create, $rounds rounds in turn (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
 for round in $(seq "$rounds"); do
-  measure one_table.sql files
-  measure content_addressed.sql ca_files
-  measure three_inserts.sql entries
-  measure create_only.sql entries
-  measure store_statement.sql entries
+  measure "$here/one_table.sql" files
+  measure "$here/content_addressed.sql" ca_files
+  measure "$here/three_inserts.sql" entries
+  measure "$server/store_create.sql" entries
+  measure "$server/store_write.sql" entries
 done
 echo "least and median server CPU per create of the $rounds rounds, and against one_table.sql's least:"
 sort -k1,1 -k2,2n "$server/results" | awk '
