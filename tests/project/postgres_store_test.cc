@@ -60,6 +60,7 @@ void ExecuteOn(const std::string& database, const std::string& sql) {
 
 // The first column of the first row of `sql` on `database` (-1 when none).
 int64_t CountOn(const std::string& database, const char* sql);
+void ExpectExactContentCounts(const std::string& database);
 
 TEST(PostgresStoreTest, EveryUriFormLibpqTakesOpensTheSameWorkspace) {
   const std::string workspace = NewTestPostgresWorkspace();
@@ -253,6 +254,40 @@ TEST_P(PostgresConcurrencyTest, ThreadsOfOneProcessShareItsConnections) {
   EXPECT_EQ(*last, "49");
 }
 
+// Writers of one new file at once, each expecting to create it (the last
+// write of the database created its file): one creates it, the others
+// find it there or lose the race for its key, and overwrite it, each once.
+// create_only writers of one new file: one creates it, the others are told
+// it exists.
+TEST_P(PostgresConcurrencyTest, WritersOfOneNewFileExpectingToCreateItEachWriteItOnce) {
+  const std::string database = NewDatabase();
+  Result<std::unique_ptr<ProjectFiles>> store = OpenProject(AtIsolation(TestPostgresUri(database), GetParam()) + "#race");
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  ASSERT_TRUE((*store)->Write("race/seed", "the directory").ok());
+  ASSERT_TRUE((*store)->Write("race/primer", "created: the next write expects to create").ok());
+  constexpr int kWriters = 8;
+  std::atomic<int> written{0}, created_only{0}, told_it_exists{0};
+  std::vector<std::thread> threads;
+  for (int writer = 0; writer < kWriters; ++writer) {
+    threads.emplace_back([&, writer] {
+      Status status = (*store)->Write("race/x", "writer " + std::to_string(writer));
+      if (status.ok()) ++written;
+      status = (*store)->Write("race/only", "only " + std::to_string(writer), WriteMode::kCreate);
+      if (status.ok()) ++created_only;
+      if (status.code() == StatusCode::kAlreadyExists) ++told_it_exists;
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(written.load(), kWriters);
+  EXPECT_EQ((*store)->Metadata("race/x")->version, static_cast<uint64_t>(kWriters));
+  EXPECT_EQ((*store)->Read("race/x")->substr(0, 7), "writer ");
+  EXPECT_EQ(created_only.load(), 1);
+  EXPECT_EQ(told_it_exists.load(), kWriters - 1);
+  EXPECT_EQ((*store)->Metadata("race/only")->version, 1u);
+  EXPECT_EQ(CountOn(database, "SELECT count(*) FROM entries WHERE parent='race' AND died IS NULL"), 4);
+  ExpectExactContentCounts(database);
+}
+
 INSTANTIATE_TEST_SUITE_P(Isolation, PostgresConcurrencyTest, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool>& level) {
                            return level.param ? "Serializable" : "ReadCommitted";
@@ -396,8 +431,8 @@ TEST(PostgresWriteTest, AWriteExpectedToCreateTriesTheCreateStatementAndAWrongGu
   EXPECT_EQ(files.Write("dir/f", "f2", WriteMode::kCreate).code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(*files.Read("dir/f"), "f");
 
-  // A name deleted and created again, before and after a snapshot; a
-  // missing parent and a file as parent are declined by both statements.
+  // A name deleted and created again, before and after a snapshot (which
+  // keeps the old row, ended): the create statement each time.
   ASSERT_TRUE(files.Delete("dir/f").ok());
   ASSERT_TRUE(files.Write("dir/f", "f again").ok());
   EXPECT_EQ(files.Metadata("dir/f")->version, 1u);
@@ -407,9 +442,20 @@ TEST(PostgresWriteTest, AWriteExpectedToCreateTriesTheCreateStatementAndAWrongGu
   ASSERT_TRUE(files.Write("dir/f", "f after the snapshot").ok());
   EXPECT_EQ(*files.Read("dir/f"), "f after the snapshot");
   EXPECT_EQ(files.Metadata("dir/f")->version, 1u);
+  EXPECT_EQ(direct_creates(), 6u);
+
+  // What neither statement covers goes the shared way, with its answers:
+  // a missing parent (made by the shared write), a file as parent, a
+  // directory at the path.
+  const uint64_t writes_so_far = direct_writes();
   ASSERT_TRUE(files.Write("new/x", "x").ok());
+  ASSERT_TRUE(files.Write("other/y", "y", WriteMode::kCreate).ok());
   EXPECT_EQ(*files.Read("new/x"), "x");
+  EXPECT_EQ(*files.Read("other/y"), "y");
   EXPECT_EQ(files.Write("dir/g/under", "u").code(), StatusCode::kNotDirectory);
+  EXPECT_EQ(files.Write("dir", "a directory").code(), StatusCode::kIsDirectory);
+  EXPECT_EQ(direct_writes(), writes_so_far);
+  EXPECT_EQ(direct_creates(), 6u);
   Result<std::unique_ptr<ProjectFiles>> frozen = OpenProject(TestPostgresUri(database) + "#guess@s");
   ASSERT_TRUE(frozen.ok()) << frozen.status().ToString();
   EXPECT_EQ(*(*frozen)->Read("dir/f"), "f again");

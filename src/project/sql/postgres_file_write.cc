@@ -116,9 +116,13 @@ constexpr const char* kWriteFile =
 // meanwhile at this generation collides with the inserted row's key,
 // 23505, and a file of an older generation was committed before the
 // workspace lock and so is in the snapshot); its parent is locked FOR
-// SHARE, then the content's row (the lock order of kWriteFile). When the
-// file is there (a wrong guess) or its parent is not a directory, the
-// check divides by zero and nothing is left of the statement.
+// SHARE, then the content's row (the lock order of kWriteFile). It answers
+// 1 when it created the file, 0 when the file is there (a wrong guess:
+// every part that writes is off, so the transaction commits having changed
+// nothing and the write goes on to kWriteFile without a ROLLBACK), and
+// divides by zero when the parent is missing or not a directory (the
+// shared path's case: kWriteFile would decline it too). The divisor is an
+// expression, not 0: the planner folds a constant 1/0 at prepare.
 // $1 workspace, $2 parent, $3 name, $4 path, $5 the content's hash, $6
 // its size, $7 its bytes, $8 now, $9 and $10 the parent's own parent and
 // name.
@@ -140,9 +144,10 @@ constexpr const char* kCreateFile =
     "coalesce((SELECT id FROM found), (SELECT id FROM stored)), $6, 1, $8, $8 FROM live "
     "WHERE NOT EXISTS (SELECT 1 FROM old) AND ($2='' OR EXISTS (SELECT 1 FROM parent_row WHERE kind=1)) "
     "RETURNING 1) "
-    "SELECT 1/(CASE WHEN EXISTS (SELECT 1 FROM inserted) THEN 1 ELSE 0 END)";
+    "SELECT CASE WHEN EXISTS (SELECT 1 FROM old) THEN 0 "
+    "ELSE 1/(CASE WHEN EXISTS (SELECT 1 FROM inserted) THEN 1 ELSE 0 END) END";
 
-// What kWriteFile's check raises when the common case does not apply.
+// What the statements' checks raise when the common case does not apply.
 constexpr std::string_view kDeclined = "22012";
 // feature_not_supported and its kind: an engine that refuses kWriteFile.
 constexpr std::string_view kUnsupportedClass = "0A";
@@ -163,10 +168,18 @@ void PostgresWriteGuess::Saw(bool created) { expect_create_.store(created, std::
 
 namespace {
 
-// One try of `statement` (kWriteFile or kCreateFile) in one pipeline;
-// `created` says, for a write, whether it created the file.
-Result<PostgresFileWrite> RunFileStatement(PostgresConnection& connection, const SqlFileWrite& write,
-                                           const char* statement, bool& created) {
+// What one try of a statement did.
+enum class StatementOutcome {
+  kCreated,      // wrote the file, which was missing
+  kOverwritten,  // wrote the file, which was there (kWriteFile)
+  kFileThere,    // wrote nothing: the file is there (kCreateFile)
+  kLeft,         // as PostgresFileWrite::kLeft
+  kUnsupported,  // as PostgresFileWrite::kUnsupported
+};
+
+// One try of `statement` (kWriteFile or kCreateFile) in one pipeline.
+Result<StatementOutcome> RunFileStatement(PostgresConnection& connection, const SqlFileWrite& write,
+                                          const char* statement) {
   const std::string_view parent = ParentPath(write.path);
   const ContentHash hash = Sha256(write.content);
   const PostgresParameter workspace = PostgresParameter::Integer(write.workspace_id);
@@ -184,19 +197,36 @@ Result<PostgresFileWrite> RunFileStatement(PostgresConnection& connection, const
   };
   Result<std::vector<PostgresResult>> answers = connection.RunPipeline(steps);
   if (answers.ok()) {
-    const PostgresResult& written = (*answers)[2];
-    created = statement == kCreateFile || (written.rows() == 1 && written.Text(0, 1) == "t");
+    // Text answers: kCreateFile's "1" or "0", kWriteFile's second column
+    // "t" for a create.
+    const PostgresResult& answer = (*answers)[2];
+    if (answer.rows() != 1) return InternalError("A file write answered " + std::to_string(answer.rows()) + " rows");
+    if (statement == kCreateFile && answer.Text(0, 0) == "0") return StatementOutcome::kFileThere;
     writes_in_one_round_trip.fetch_add(1, std::memory_order_relaxed);
-    if (statement == kCreateFile) creates_in_one_round_trip.fetch_add(1, std::memory_order_relaxed);
-    return PostgresFileWrite::kWritten;
+    if (statement == kCreateFile) {
+      creates_in_one_round_trip.fetch_add(1, std::memory_order_relaxed);
+      return StatementOutcome::kCreated;
+    }
+    return answer.Text(0, 1) == "t" ? StatementOutcome::kCreated : StatementOutcome::kOverwritten;
   }
   const std::string state = connection.last_sql_state();  // a copy: the ROLLBACK below resets it
   // A failed step leaves the transaction open and failed (a failed COMMIT
   // has ended it already).
   if (!connection.reusable()) (void)connection.Execute("ROLLBACK");
-  if (state == kDeclined || IsRetryableSqlState(state) || state == "23505") return PostgresFileWrite::kLeft;
-  if (state.starts_with(kUnsupportedClass)) return PostgresFileWrite::kUnsupported;
+  if (state == kDeclined || IsRetryableSqlState(state) || state == "23505") return StatementOutcome::kLeft;
+  if (state.starts_with(kUnsupportedClass)) return StatementOutcome::kUnsupported;
   return answers.status();
+}
+
+PostgresFileWrite AsFileWrite(StatementOutcome outcome) {
+  switch (outcome) {
+    case StatementOutcome::kCreated:
+    case StatementOutcome::kOverwritten: return PostgresFileWrite::kWritten;
+    case StatementOutcome::kUnsupported: return PostgresFileWrite::kUnsupported;
+    case StatementOutcome::kFileThere:
+    case StatementOutcome::kLeft: return PostgresFileWrite::kLeft;
+  }
+  return PostgresFileWrite::kLeft;
 }
 
 }  // namespace
@@ -210,18 +240,20 @@ Result<PostgresFileWrite> WritePostgresFile(PostgresConnection& connection, cons
       return prepared;
     }
   }
-  bool created = false;
   if (write.create_only || guess.ExpectCreate()) {
-    TOOLVFS_ASSIGN_OR_RETURN(PostgresFileWrite done, RunFileStatement(connection, write, kCreateFile, created));
-    // A create_only write of an existing file is the shared path's to
-    // refuse; any other write kCreateFile left (the file was there, most
-    // likely) is kWriteFile's, which takes both cases.
-    if (done == PostgresFileWrite::kWritten) guess.Saw(true);
-    if (done != PostgresFileWrite::kLeft || write.create_only) return done;
+    TOOLVFS_ASSIGN_OR_RETURN(StatementOutcome outcome, RunFileStatement(connection, write, kCreateFile));
+    if (outcome == StatementOutcome::kCreated) guess.Saw(true);
+    // Only a file that is there goes on to kWriteFile, and only when the
+    // write may replace it (a create_only write of an existing file is the
+    // shared path's AlreadyExists); a lost race goes the shared way, which
+    // retries with backoff.
+    if (outcome != StatementOutcome::kFileThere || write.create_only) return AsFileWrite(outcome);
   }
-  TOOLVFS_ASSIGN_OR_RETURN(PostgresFileWrite done, RunFileStatement(connection, write, kWriteFile, created));
-  if (done == PostgresFileWrite::kWritten) guess.Saw(created);
-  return done;
+  TOOLVFS_ASSIGN_OR_RETURN(StatementOutcome outcome, RunFileStatement(connection, write, kWriteFile));
+  if (outcome == StatementOutcome::kCreated || outcome == StatementOutcome::kOverwritten) {
+    guess.Saw(outcome == StatementOutcome::kCreated);
+  }
+  return AsFileWrite(outcome);
 }
 
 uint64_t PostgresCreatesInOneRoundTrip() { return creates_in_one_round_trip.load(std::memory_order_relaxed); }
