@@ -52,24 +52,34 @@ void AccessGate::Record(RequestScope& scope, std::string_view target, AuditDecis
 
 std::optional<Status> AccessGate::Remembered(RequestScope& scope, std::string_view operation,
                                              std::string_view target) {
-  std::lock_guard lock(answers_mutex_);
-  auto it = run_answers_.find({std::string(operation), std::string(target)});
-  if (it == run_answers_.end()) {
+  {
+    std::lock_guard lock(answers_mutex_);
+    auto it = run_answers_.find({std::string(operation), std::string(target)});
+    if (it != run_answers_.end()) {
+      Record(scope, target, it->second ? AuditDecision::kAskedAllow : AuditDecision::kAskedDeny,
+             "user, for this run");
+      if (it->second) return Status();
+      return Denial(scope, target, "denied by the user for the rest of this run");
+    }
     const PatternAnswer* found = nullptr;
     for (const PatternAnswer& answer : pattern_answers_) {
       if (answer.operation != operation || !answer.pattern.Matches(target)) continue;
       if (found == nullptr || !answer.allowed) found = &answer;
       if (!answer.allowed) break;
     }
-    if (found == nullptr) return std::nullopt;
-    Record(scope, target, found->allowed ? AuditDecision::kAskedAllow : AuditDecision::kAskedDeny,
-           "user, for this run: " + found->text);
-    if (found->allowed) return Status();
-    return Denial(scope, target, "denied by the user for the rest of this run (" + found->text + ")");
+    if (found != nullptr) {
+      Record(scope, target, found->allowed ? AuditDecision::kAskedAllow : AuditDecision::kAskedDeny,
+             "user, for this run: " + found->text);
+      if (found->allowed) return Status();
+      return Denial(scope, target, "denied by the user for the rest of this run (" + found->text + ")");
+    }
   }
-  Record(scope, target, it->second ? AuditDecision::kAskedAllow : AuditDecision::kAskedDeny, "user, for this run");
-  if (it->second) return Status();
-  return Denial(scope, target, "denied by the user for the rest of this run");
+  // Last, what the user allowed beyond this run (an MCP session's answer):
+  // this run's own denials above win over it.
+  std::optional<std::string> earlier = inquirer_.RememberedAllowRule(policy_.tool_name, operation, target);
+  if (!earlier) return std::nullopt;
+  Record(scope, target, AuditDecision::kAskedAllow, *earlier);
+  return Status();
 }
 
 Status AccessGate::PolicyAnswer(RequestScope& scope, std::string_view target, const PolicyDecision& decision) {

@@ -12,10 +12,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -444,6 +447,48 @@ TEST_F(AuthorizeAllTest, OnTheLoopThreadAQuestionMovesToAWorker) {
   EXPECT_TRUE(gate.AuthorizeAll(again, "write", Open({"b.txt", "a.txt"})).ok());
   EXPECT_FALSE(again.needs_worker());
   EXPECT_EQ(asked_.size(), 1u);
+}
+
+// An inquirer that remembers allows from before the run (an MCP session's
+// "allow for this session") tells the gate of them: a batch asks only
+// about the rest, its `pending` names only those, and the allows it
+// remembered are recorded as such, not as answers given now.
+TEST_F(AuthorizeAllTest, AllowsRememberedBeyondTheRunAreNotAskedAgain) {
+  class RememberingInquirer final : public Inquirer {
+   public:
+    explicit RememberingInquirer(std::unique_ptr<Inquirer> asker) : asker_(std::move(asker)) {}
+    Result<InquiryAnswer> Ask(const Inquiry& inquiry) override { return asker_->Ask(inquiry); }
+    bool asks_user() const override { return true; }
+    std::optional<std::string> RememberedAllowRule(std::string_view, std::string_view operation,
+                                                   std::string_view target) const override {
+      if (operation == "write" && (target == "a.txt" || target == "c.txt")) return "user, earlier";
+      return std::nullopt;
+    }
+
+   private:
+    std::unique_ptr<Inquirer> asker_;
+  };
+  RememberingInquirer inquirer(NewScriptedInquirer({InquiryAnswer::kAllowOnce}, &asked_));
+  AccessGate gate(policy_, inquirer);
+  std::vector<std::string> pending;
+  gate.set_pending_sender([&](const RequestId&, std::string_view reason) { pending.emplace_back(reason); });
+  {
+    RequestScope scope(RequestId(1), "snapshot.restore", /*may_block=*/true);
+    EXPECT_TRUE(gate.AuthorizeAll(scope, "write", Open({"a.txt", "c.txt"})).ok());
+    EXPECT_EQ(scope.decision(), AuditDecision::kAskedAllow);
+    EXPECT_EQ(scope.rule(), "user, earlier");
+    EXPECT_TRUE(asked_.empty());
+    EXPECT_TRUE(pending.empty());
+  }
+  RequestScope scope(RequestId(2), "snapshot.restore", /*may_block=*/true);
+  EXPECT_TRUE(gate.AuthorizeAll(scope, "write", Open({"a.txt", "b.txt", "c.txt", "d.txt"})).ok());
+  ASSERT_EQ(asked_.size(), 1u);
+  EXPECT_EQ(asked_[0].target, "b.txt");
+  EXPECT_EQ(asked_[0].targets, (std::vector<std::string>{"b.txt", "d.txt"}));
+  EXPECT_EQ(pending, (std::vector<std::string>{"asking the user to allow write of 2 paths: 'b.txt', 'd.txt'"}));
+  // A question was asked in this request: its answer is the record's.
+  EXPECT_EQ(scope.decision(), AuditDecision::kAskedAllow);
+  EXPECT_EQ(scope.rule(), "user");
 }
 
 // `toolvfs exec`'s flags come from the decision's grant, not from its
