@@ -1,18 +1,21 @@
 // What the vfs runtime gives a tool process besides the protocol: a stdin
 // pipe large enough for a 1 MiB answer in four writes
-// (kToolStdinPipeBytes), and, under the sandbox, one user namespace shared
-// by the starts of one tool (namespaces.h, SharedUserNamespace). A real
-// Python tool under the real sandbox reports what it sees.
+// (kToolStdinPipeBytes), under the sandbox one user namespace shared by
+// the starts of one tool (namespaces.h, SharedUserNamespace), and the
+// policy a caller built once (VfsRuntimeOptions::policy). A real Python
+// tool under the real sandbox reports what it sees.
 #include <unistd.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "project/fs_store.h"
 #include "project/test_util.h"
+#include "policy/tool_policy.h"
 #include "runtime/vfs_runtime.h"
 #include "sandbox/kernel_features.h"
 
@@ -81,6 +84,53 @@ TEST_F(VfsTransportTest, StartsOfOneToolShareItsUserNamespace) {
   char own[64] = {};
   ASSERT_GT(readlink("/proc/self/ns/user", own, sizeof own - 1), 0);
   EXPECT_NE(first, own);
+}
+
+// A vfs tool that reads docs/a.txt through the host and reports whether
+// the read was allowed: "allowed" or "refused".
+ToolConfig DocsReader() {
+  ToolConfig tool;
+  tool.name = "docs_reader";
+  tool.runtime = RuntimeKind::kVfs;
+  const std::string code =
+      "import json, sys\n"
+      "sys.stdin.readline()\n"
+      "sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': 1, 'method': 'fs.read',\n"
+      "                             'params': {'path': 'docs/a.txt'}}) + '\\n')\n"
+      "sys.stdout.flush()\n"
+      "answer = json.loads(sys.stdin.readline())\n"
+      "report = 'allowed' if 'result' in answer else 'refused'\n"
+      "sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'method': 'result', 'params': {'content': report}}) + '\\n')\n";
+  tool.command = CommandSpec{.program = TOOLVFS_TEST_PYTHON3, .args = {"-c", code}};
+  return tool;
+}
+
+// A policy the caller built once (the MCP server builds one per tool when
+// it loads the config) judges the runs of that very ToolConfig object
+// instead of one built per run; one said to be another object's is not
+// used.
+TEST_F(VfsTransportTest, APolicyBuiltOnceByTheCallerJudgesTheRun) {
+  ASSERT_TRUE(store_->Write("docs/a.txt", "hello\n").ok());
+  const ToolConfig reader = DocsReader();  // no sandbox table: the project is readable
+  ToolConfig src_only = DocsReader();
+  src_only.has_sandbox_table = true;
+  src_only.sandbox.filesystem_allow = {"src"};
+  // Built from another config than `reader`'s, to tell which one judged.
+  const ToolPolicy given = ToolPolicy::ForTool(src_only, std::nullopt);
+  auto report = [&](const ToolPolicy* policy, const ToolConfig* policy_tool) {
+    VfsRuntime runtime(*store_, VfsRuntimeOptions{.working_directory = dir_.path(),
+                                                  .confinement = {.sandbox = {}},
+                                                  .policy = policy,
+                                                  .policy_tool = policy_tool});
+    CancelToken cancel;
+    Result<Outcome> outcome = runtime.Execute(ToolCall{.name = reader.name}, reader, cancel);
+    EXPECT_TRUE(outcome.ok()) << outcome.status().message();
+    if (!outcome.ok() || outcome->content.size() != 1) return std::string("no report");
+    return outcome->content.front().text;
+  };
+  EXPECT_EQ(report(nullptr, nullptr), "allowed");
+  EXPECT_EQ(report(&given, &reader), "refused") << "the policy given judged the run";
+  EXPECT_EQ(report(&given, &src_only), "allowed") << "a policy of another ToolConfig is not used";
 }
 
 }  // namespace
