@@ -22,20 +22,25 @@
 namespace toolvfs {
 namespace {
 
-// A vfs tool named `name` that answers init with the capacity of its stdin
-// pipe and the user namespace it runs in: "262144 user:[4026532000]".
-ToolConfig PipeReporter(const std::string& name = "pipe_reporter") {
+// A vfs tool named `name` in Python: it reads init, runs `code` (which may
+// send requests itself and must set `report`), and ends with the result
+// `report`.
+ToolConfig PythonVfsTool(const std::string& name, const std::string& code) {
   ToolConfig tool;
   tool.name = name;
   tool.runtime = RuntimeKind::kVfs;
-  const std::string code =
-      "import fcntl, json, os, sys\n"
-      "sys.stdin.readline()\n"
-      "report = '%d %s' % (fcntl.fcntl(0, fcntl.F_GETPIPE_SZ), os.readlink('/proc/self/ns/user'))\n"
-      "sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'method': 'result',\n"
-      "                             'params': {'content': report}}) + '\\n')\n";
-  tool.command = CommandSpec{.program = TOOLVFS_TEST_PYTHON3, .args = {"-c", code}};
+  const std::string program = "import fcntl, json, os, sys\nsys.stdin.readline()\n" + code +
+                              "sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'method': 'result',\n"
+                              "                             'params': {'content': report}}) + '\\n')\n";
+  tool.command = CommandSpec{.program = TOOLVFS_TEST_PYTHON3, .args = {"-c", program}};
   return tool;
+}
+
+// A vfs tool named `name` that answers init with the capacity of its stdin
+// pipe and the user namespace it runs in: "262144 user:[4026532000]".
+ToolConfig PipeReporter(const std::string& name = "pipe_reporter") {
+  return PythonVfsTool(name,
+                       "report = '%d %s' % (fcntl.fcntl(0, fcntl.F_GETPIPE_SZ), os.readlink('/proc/self/ns/user'))\n");
 }
 
 class VfsTransportTest : public ::testing::Test {
@@ -89,20 +94,12 @@ TEST_F(VfsTransportTest, StartsOfOneToolShareItsUserNamespace) {
 // A vfs tool that reads docs/a.txt through the host and reports whether
 // the read was allowed: "allowed" or "refused".
 ToolConfig DocsReader() {
-  ToolConfig tool;
-  tool.name = "docs_reader";
-  tool.runtime = RuntimeKind::kVfs;
-  const std::string code =
-      "import json, sys\n"
-      "sys.stdin.readline()\n"
-      "sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': 1, 'method': 'fs.read',\n"
-      "                             'params': {'path': 'docs/a.txt'}}) + '\\n')\n"
-      "sys.stdout.flush()\n"
-      "answer = json.loads(sys.stdin.readline())\n"
-      "report = 'allowed' if 'result' in answer else 'refused'\n"
-      "sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'method': 'result', 'params': {'content': report}}) + '\\n')\n";
-  tool.command = CommandSpec{.program = TOOLVFS_TEST_PYTHON3, .args = {"-c", code}};
-  return tool;
+  return PythonVfsTool("docs_reader",
+                       "sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': 1, 'method': 'fs.read',\n"
+                       "                             'params': {'path': 'docs/a.txt'}}) + '\\n')\n"
+                       "sys.stdout.flush()\n"
+                       "answer = json.loads(sys.stdin.readline())\n"
+                       "report = 'allowed' if 'result' in answer else 'refused'\n");
 }
 
 // A policy the caller built once (the MCP server builds one per tool when
@@ -122,11 +119,7 @@ TEST_F(VfsTransportTest, APolicyBuiltOnceByTheCallerJudgesTheRun) {
                                                   .confinement = {.sandbox = {}},
                                                   .policy = policy,
                                                   .policy_tool = policy_tool});
-    CancelToken cancel;
-    Result<Outcome> outcome = runtime.Execute(ToolCall{.name = reader.name}, reader, cancel);
-    EXPECT_TRUE(outcome.ok()) << outcome.status().message();
-    if (!outcome.ok() || outcome->content.size() != 1) return std::string("no report");
-    return outcome->content.front().text;
+    return Report(runtime, reader).first;
   };
   EXPECT_EQ(report(nullptr, nullptr), "allowed");
   EXPECT_EQ(report(&given, &reader), "refused") << "the policy given judged the run";
