@@ -113,10 +113,11 @@ class AccessGate {
   // allow -> OK; deny -> PermissionDenied "<method> of '<target>' denied by
   // <rule>"; uncovered -> a run-scoped answer if the user gave one for this
   // operation and target, or an allow the inquirer remembers from before
-  // the run (Inquirer::RememberedAllowRule), else (on a worker) `pending`, then the inquirer;
-  // a denial is PermissionDenied with the inquirer's message. On the loop
-  // thread an uncovered request that needs a question marks the scope
-  // needs_worker() and returns Cancelled (the answer is dropped).
+  // the run (Inquirer::RememberedAllowRule), else (on a worker) `pending`,
+  // then the inquirer; a denial is PermissionDenied with the inquirer's
+  // message. On the loop thread an uncovered request that needs a question
+  // marks the scope needs_worker() and returns Cancelled (the answer is
+  // dropped).
   Status Authorize(RequestScope& scope, std::string_view operation, std::string_view target,
                    const PolicyDecision& decision);
 

@@ -607,10 +607,10 @@ Result<SessionWriteResult> SessionWorkspace::WriteFile(const SessionWrite& write
                          : write.mode == SessionWriteMode::kAppend ? WriteMode::kAppend
                                                                    : WriteMode::kOverwrite;
   TOOLVFS_RETURN_IF_ERROR(files_.Write(normalized, bytes, store_mode));
-  // From here on the write is done: a failure to record its sidecar leaves
+  // From here on the write is done. A failure to record its sidecar leaves
   // the sidecar of the content before, which no longer describes the file
-  // and is ignored (see Sidecar), so the write is answered as done, and a
-  // tool that retried an append would append twice.
+  // and is ignored (see Sidecar), so the write is answered as done: an
+  // error would make a tool retry it, and a retried append appends twice.
   SessionWriteResult result{write.mode, {}};
   Result<FileMetadata> written = files_.Metadata(normalized);
   if (written.ok()) {
