@@ -24,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -179,6 +180,7 @@ class HttpServer {
 
   std::string Log() const { return process_.Log(); }
   int Stop() { return process_.Stop(); }
+  pid_t pid() const { return process_.pid(); }
 
   RawHttpClient client() const { return RawHttpClient(process_.port()); }
 
@@ -483,6 +485,55 @@ TEST_F(McpHttpTest, TwoSessionsAtOnceHaveSeparateWorkspaces) {
   EXPECT_NE(missing.Answer().find(R"("isError":true)"), std::string::npos) << missing;
 }
 
+// The processes descending from `ancestor` whose command line, its words
+// joined by spaces, is `command`.
+size_t DescendantsRunning(pid_t ancestor, std::string_view command) {
+  std::map<pid_t, pid_t> parents;
+  std::vector<pid_t> matching;
+  for (const fs::directory_entry& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    const pid_t pid = static_cast<pid_t>(std::atoi(name.c_str()));
+    std::string stat;
+    std::getline(std::ifstream(entry.path() / "stat"), stat);
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+    const size_t comm_end = stat.rfind(')');
+    if (comm_end == std::string::npos || comm_end + 4 >= stat.size()) continue;
+    parents[pid] = static_cast<pid_t>(std::atoi(stat.c_str() + comm_end + 4));
+    std::string words;
+    std::getline(std::ifstream(entry.path() / "cmdline"), words, '\n');
+    while (!words.empty() && words.back() == '\0') words.pop_back();
+    for (char& c : words) c = c == '\0' ? ' ' : c;
+    if (words == command) matching.push_back(pid);
+  }
+  size_t count = 0;
+  for (pid_t pid : matching) {
+    for (int depth = 0; depth < 64 && pid > 1; ++depth) {
+      auto parent = parents.find(pid);
+      if (parent == parents.end()) break;
+      pid = parent->second;
+      if (pid == ancestor) {
+        ++count;
+        break;
+      }
+    }
+  }
+  return count;
+}
+
+// Waits, at most 30 s, until `count` processes running `command` descend
+// from the server: its calls are running, not merely sent. A test that
+// acts on running calls waits for that, not for a fixed time, too short
+// on a loaded machine and wasted on a quiet one.
+void WaitForTools(const HttpServer& server, std::string_view command, size_t count) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (DescendantsRunning(server.pid(), command) < count) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << count << " x '" << command << "' never ran under the server: " << server.Log();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 // A stdio tool that takes its time, for the concurrency tests.
 constexpr std::string_view kSlowToolConfig =
     "[tools.slow]\nruntime = \"stdio\"\ndescription = \"Sleeps\"\ncommand = \"sleep {{ tool.arguments.seconds }}\"\n\n"
@@ -499,7 +550,7 @@ TEST_F(McpHttpTest, ASlowCallBlocksNeitherItsSessionNorAnother) {
     slow = server.Post(slow_session, Call(1, "slow", R"({"seconds":3})"));
     slow_done = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  WaitForTools(server, "sleep 3", 1);
   const auto started = std::chrono::steady_clock::now();
   HttpResponse same = server.Post(slow_session, R"({"jsonrpc":"2.0","id":2,"method":"ping"})");
   HttpResponse written = server.Post(other_session, Call(3, "write_file", R"({"path":"x.txt","content":"x"})"));
@@ -526,7 +577,7 @@ TEST_F(McpHttpTest, DeleteCancelsTheSessionsRunningCalls) {
     slow = server.Post(session, Call(1, "slow", R"({"seconds":30})"));
     done = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  WaitForTools(server, "sleep 30", 1);
   const auto started = std::chrono::steady_clock::now();
   EXPECT_EQ(server.client().Send("DELETE", {"Mcp-Session-Id: " + session}, "").status, 200);
   caller.join();
@@ -549,7 +600,7 @@ TEST_F(McpHttpTest, ACancelledCallEndsItsStreamWithoutAnAnswer) {
         "POST", {"Content-Type: application/json", "Accept: application/json", "Mcp-Session-Id: " + session},
         Call(2, "slow", R"({"seconds":30})"));
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  WaitForTools(server, "sleep 30", 2);
   const auto started = std::chrono::steady_clock::now();
   for (int id : {1, 2}) {
     HttpResponse accepted = server.Post(
