@@ -485,42 +485,6 @@ TEST_F(McpHttpTest, TwoSessionsAtOnceHaveSeparateWorkspaces) {
   EXPECT_NE(missing.Answer().find(R"("isError":true)"), std::string::npos) << missing;
 }
 
-// The processes descending from `ancestor` whose command line, its words
-// joined by spaces, is `command`.
-size_t DescendantsRunning(pid_t ancestor, std::string_view command) {
-  std::map<pid_t, pid_t> parents;
-  std::vector<pid_t> matching;
-  for (const fs::directory_entry& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-    const pid_t pid = static_cast<pid_t>(std::atoi(name.c_str()));
-    std::string stat;
-    std::getline(std::ifstream(entry.path() / "stat"), stat);
-    // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
-    const size_t comm_end = stat.rfind(')');
-    if (comm_end == std::string::npos || comm_end + 4 >= stat.size()) continue;
-    parents[pid] = static_cast<pid_t>(std::atoi(stat.c_str() + comm_end + 4));
-    std::string words;
-    std::getline(std::ifstream(entry.path() / "cmdline"), words, '\n');
-    while (!words.empty() && words.back() == '\0') words.pop_back();
-    for (char& c : words) c = c == '\0' ? ' ' : c;
-    if (words == command) matching.push_back(pid);
-  }
-  size_t count = 0;
-  for (pid_t pid : matching) {
-    for (int depth = 0; depth < 64 && pid > 1; ++depth) {
-      auto parent = parents.find(pid);
-      if (parent == parents.end()) break;
-      pid = parent->second;
-      if (pid == ancestor) {
-        ++count;
-        break;
-      }
-    }
-  }
-  return count;
-}
-
 // Waits, at most 30 s, until `count` processes running `command` descend
 // from the server: its calls are running, not merely sent. A test that
 // acts on running calls waits for that, not for a fixed time, too short
