@@ -203,6 +203,8 @@ class ConfiguredToolHost final : public McpToolHost {
         options.audit = audit_sink;
         McpCallReports reports(call);
         options.reports = &reports;
+        options.policy = &found->policy;
+        options.policy_tool = &found->tool;
         VfsRuntime vfs(store_, std::move(options));
         return vfs.Execute(tool_call, *tool, cancel);
       }

@@ -1,5 +1,7 @@
 #include "host/access_gate.h"
 
+#include <unordered_set>
+
 namespace toolvfs {
 namespace {
 
@@ -20,13 +22,30 @@ Status Denial(const RequestScope& scope, std::string_view target, std::string_vi
                 std::string(scope.method()) + " of '" + EscapeForTerminal(target) + "' " + std::string(why));
 }
 
-// The question about `open` (one or more targets): the first one's hint
-// stands for all, as the caller's paths share one operation.
+// How to allow every target of `open` without asking: each distinct hint
+// once, in order, joined by "; ". One target's hint names that target
+// only (`add "a.txt" to filesystem.writable`), so a batch's question needs
+// each of its own, and never one of a target it does not ask about. At
+// most 20 are listed, as InquiryTargetsShown lists the targets.
+std::string HintFor(const ToolPolicy& policy, const std::vector<const AccessGate::Judged*>& open) {
+  constexpr size_t kListed = 20;
+  std::unordered_set<std::string> seen;
+  std::string joined;
+  for (const AccessGate::Judged* judged : open) {
+    std::string hint = policy.ad_hoc ? ExecFlagHint(judged->decision) : judged->decision.hint;
+    if (hint.empty() || seen.contains(hint)) continue;
+    if (seen.size() < kListed) joined += (seen.empty() ? "" : "; ") + hint;
+    seen.insert(std::move(hint));
+  }
+  if (seen.size() > kListed) joined += "; … and " + std::to_string(seen.size() - kListed) + " more";
+  return joined;
+}
+
+// The question about `open` (one or more targets of one operation).
 Inquiry InquiryFor(const ToolPolicy& policy, std::string_view operation,
                    const std::vector<const AccessGate::Judged*>& open) {
-  const PolicyDecision& first = open.front()->decision;
-  Inquiry inquiry{policy.tool_name, std::string(operation), open.front()->target,
-                  policy.ad_hoc ? ExecFlagHint(first) : first.hint, policy.ad_hoc};
+  Inquiry inquiry{policy.tool_name, std::string(operation), open.front()->target, HintFor(policy, open),
+                  policy.ad_hoc};
   if (open.size() > 1) {
     for (const AccessGate::Judged* judged : open) inquiry.targets.push_back(judged->target);
   }
@@ -52,24 +71,34 @@ void AccessGate::Record(RequestScope& scope, std::string_view target, AuditDecis
 
 std::optional<Status> AccessGate::Remembered(RequestScope& scope, std::string_view operation,
                                              std::string_view target) {
-  std::lock_guard lock(answers_mutex_);
-  auto it = run_answers_.find({std::string(operation), std::string(target)});
-  if (it == run_answers_.end()) {
+  {
+    std::lock_guard lock(answers_mutex_);
+    auto it = run_answers_.find({std::string(operation), std::string(target)});
+    if (it != run_answers_.end()) {
+      Record(scope, target, it->second ? AuditDecision::kAskedAllow : AuditDecision::kAskedDeny,
+             "user, for this run");
+      if (it->second) return Status();
+      return Denial(scope, target, "denied by the user for the rest of this run");
+    }
     const PatternAnswer* found = nullptr;
     for (const PatternAnswer& answer : pattern_answers_) {
       if (answer.operation != operation || !answer.pattern.Matches(target)) continue;
       if (found == nullptr || !answer.allowed) found = &answer;
       if (!answer.allowed) break;
     }
-    if (found == nullptr) return std::nullopt;
-    Record(scope, target, found->allowed ? AuditDecision::kAskedAllow : AuditDecision::kAskedDeny,
-           "user, for this run: " + found->text);
-    if (found->allowed) return Status();
-    return Denial(scope, target, "denied by the user for the rest of this run (" + found->text + ")");
+    if (found != nullptr) {
+      Record(scope, target, found->allowed ? AuditDecision::kAskedAllow : AuditDecision::kAskedDeny,
+             "user, for this run: " + found->text);
+      if (found->allowed) return Status();
+      return Denial(scope, target, "denied by the user for the rest of this run (" + found->text + ")");
+    }
   }
-  Record(scope, target, it->second ? AuditDecision::kAskedAllow : AuditDecision::kAskedDeny, "user, for this run");
-  if (it->second) return Status();
-  return Denial(scope, target, "denied by the user for the rest of this run");
+  // Last, what the user allowed beyond this run (an MCP session's answer):
+  // this run's own denials above win over it.
+  std::optional<std::string> earlier = inquirer_.RememberedAllowRule(policy_.tool_name, operation, target);
+  if (!earlier) return std::nullopt;
+  Record(scope, target, AuditDecision::kAskedAllow, *earlier);
+  return Status();
 }
 
 Status AccessGate::PolicyAnswer(RequestScope& scope, std::string_view target, const PolicyDecision& decision) {

@@ -112,10 +112,12 @@ class AccessGate {
   // (the exact path, URL or command line) given the policy's `decision`:
   // allow -> OK; deny -> PermissionDenied "<method> of '<target>' denied by
   // <rule>"; uncovered -> a run-scoped answer if the user gave one for this
-  // operation and target, else (on a worker) `pending`, then the inquirer;
-  // a denial is PermissionDenied with the inquirer's message. On the loop
-  // thread an uncovered request that needs a question marks the scope
-  // needs_worker() and returns Cancelled (the answer is dropped).
+  // operation and target, or an allow the inquirer remembers from before
+  // the run (Inquirer::RememberedAllowRule), else (on a worker) `pending`,
+  // then the inquirer; a denial is PermissionDenied with the inquirer's
+  // message. On the loop thread an uncovered request that needs a question
+  // marks the scope needs_worker() and returns Cancelled (the answer is
+  // dropped).
   Status Authorize(RequestScope& scope, std::string_view operation, std::string_view target,
                    const PolicyDecision& decision);
 
@@ -140,9 +142,10 @@ class AccessGate {
   static void Record(RequestScope& scope, std::string_view target, AuditDecision outcome, std::string_view rule);
   // The policy's own answer on a target it allows or denies.
   Status PolicyAnswer(RequestScope& scope, std::string_view target, const PolicyDecision& decision);
-  // The run-scoped answer on `target`, recorded; nullopt if none.
+  // The run-scoped answer on `target`, else an allow the inquirer
+  // remembers from before the run, recorded; nullopt if none.
   std::optional<Status> Remembered(RequestScope& scope, std::string_view operation, std::string_view target);
-  // Keeps in `open` the targets no run-scoped answer decides; a refusal
+  // Keeps in `open` the targets no remembered answer decides; a refusal
   // when one or more of them has a denying one (naming each).
   Status DropRemembered(RequestScope& scope, std::string_view operation, std::vector<const Judged*>& open);
   // The one asking path of Authorize and AuthorizeAll for targets the

@@ -18,21 +18,24 @@ class ElicitationInquirer final : public Inquirer {
   ElicitationInquirer(McpCall& call, McpSessionApprovals& approvals, std::string protocol_version)
       : call_(call), approvals_(approvals), protocol_version_(std::move(protocol_version)) {}
 
-  // The gate of a call knows nothing of earlier calls, so the session's
-  // approvals are applied here: the user is asked only about the targets
-  // not yet allowed for the session, and the answer about those is the
-  // answer about all.
+  // The gate has asked RememberedAllowRule about each target first: what
+  // is asked here is what the session has not allowed yet.
   Result<InquiryAnswer> Ask(const Inquiry& inquiry) override {
-    const std::optional<Inquiry> question = approvals_.Unapproved(inquiry);
-    if (!question) return InquiryAnswer::kAllowForRun;
     if (questions_cancelled_.cancelled()) return Status(StatusCode::kCancelled, "the run is being cancelled");
-    Result<std::string> result =
-        call_.RequestClient("elicitation/create", ElicitationParamsJson(*question, protocol_version_),
-                            &questions_cancelled_);
+    Result<std::string> result = call_.RequestClient(
+        "elicitation/create", ElicitationParamsJson(inquiry, protocol_version_), &questions_cancelled_);
     if (!result.ok()) return result.status();
     Result<InquiryAnswer> answer = ParseElicitationAnswer(*result);
-    if (answer.ok() && *answer == InquiryAnswer::kAllowForRun) approvals_.Allow(*question);
+    if (answer.ok() && *answer == InquiryAnswer::kAllowForRun) approvals_.Allow(inquiry);
     return answer;
+  }
+
+  // The gate of a call knows nothing of earlier calls: the session's
+  // approvals reach it here.
+  std::optional<std::string> RememberedAllowRule(std::string_view tool, std::string_view operation,
+                                                 std::string_view target) const override {
+    if (!approvals_.Allowed(tool, operation, target)) return std::nullopt;
+    return std::string(kSessionApprovalRule);
   }
 
   bool asks_user() const override { return call_.ClientHas("elicitation"); }
@@ -52,21 +55,9 @@ class ElicitationInquirer final : public Inquirer {
 
 }  // namespace
 
-std::optional<Inquiry> McpSessionApprovals::Unapproved(const Inquiry& inquiry) const {
+bool McpSessionApprovals::Allowed(std::string_view tool, std::string_view operation, std::string_view target) const {
   std::lock_guard lock(mutex_);
-  const auto allowed = [&](const std::string& target) {
-    return allowed_.contains({inquiry.tool, inquiry.operation, target});
-  };
-  if (inquiry.targets.empty()) return allowed(inquiry.target) ? std::nullopt : std::optional<Inquiry>(inquiry);
-  Inquiry narrowed = inquiry;
-  narrowed.targets.clear();
-  for (const std::string& target : inquiry.targets) {
-    if (!allowed(target)) narrowed.targets.push_back(target);
-  }
-  if (narrowed.targets.empty()) return std::nullopt;
-  narrowed.target = narrowed.targets.front();
-  if (narrowed.targets.size() == 1) narrowed.targets.clear();  // a plain question about the one left
-  return narrowed;
+  return allowed_.contains(std::make_tuple(tool, operation, target));
 }
 
 void McpSessionApprovals::Allow(const Inquiry& inquiry) {

@@ -6,11 +6,12 @@
 // once with its usual "how to allow it" message (NonInteractiveDenial).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 
 #include "mcp/mcp_server.h"
@@ -18,27 +19,32 @@
 
 namespace toolvfs {
 
+// The audit rule of a request allowed by an earlier "allow for this
+// session" answer, without a question (docs/policy.md, "Audit log").
+inline constexpr std::string_view kSessionApprovalRule = "user, for this MCP session";
+
 // What the user allowed "for this session": kept for the MCP session (the
 // server's life over stdio), shared by every call. Thread-safe.
 class McpSessionApprovals {
  public:
-  // Whether this tool's operation on this exact target (on each of its
-  // targets, for a question about several) was allowed for the session.
-  bool Allowed(const Inquiry& inquiry) const { return !Unapproved(inquiry); }
-  // `inquiry` narrowed to the targets the session has not allowed yet, so
-  // that a question about several paths asks only about the new ones
-  // (one left: a plain question about it); nullopt when all are allowed.
-  std::optional<Inquiry> Unapproved(const Inquiry& inquiry) const;
+  // Whether `tool`'s `operation` on this exact `target` was allowed for
+  // the session.
+  bool Allowed(std::string_view tool, std::string_view operation, std::string_view target) const;
+  // Allows the inquiry's operation on its target (on each of its targets,
+  // for a question about several) for the rest of the session.
   void Allow(const Inquiry& inquiry);
 
  private:
   mutable std::mutex mutex_;
-  std::set<std::tuple<std::string, std::string, std::string>> allowed_;  // (tool, operation, target)
+  // (tool, operation, target); std::less<> finds string_views without a copy.
+  std::set<std::tuple<std::string, std::string, std::string>, std::less<>> allowed_;
 };
 
 // The inquirer of one call: asks through `call` (which must outlive it),
-// remembers "allow for this session" in `approvals` (idem) and answers
-// from it without asking again. A declined or cancelled form, an answer
+// remembers "allow for this session" in `approvals` (idem) and tells the
+// call's gate of those (RememberedAllowRule, kSessionApprovalRule), so the
+// gate asks only about the targets the session has not allowed, and the
+// audit tells the two apart. A declined or cancelled form, an answer
 // that is not one of the choices, a client error and a timeout are
 // denials (the last three as a failed Ask, which the host turns into a
 // denial saying why). Its questions end when `call.cancel()` fires, so it

@@ -36,7 +36,9 @@ struct AuditRecord {
   std::string method;        // "fs.read", "http.get", "process.run"
   std::string target;        // exact: path, URL or command line
   AuditDecision decision = AuditDecision::kAllow;
-  std::string rule;          // PolicyDecision::rule; "user" for asked-*
+  // PolicyDecision::rule; for asked-*: "user" (answered now), "user, for
+  // this run" or "user, for this MCP session" (an earlier answer decided).
+  std::string rule;
   int code = 0;              // 0 for success, else the JSON-RPC error code answered
   uint64_t bytes_in = 0;     // request line bytes
   uint64_t bytes_out = 0;    // answer line bytes

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -92,6 +93,17 @@ class Inquirer {
   // cancel token fires (the MCP elicitation inquirer waits on its call's
   // token): a runtime then starts no thread to watch the token for it.
   virtual bool ends_questions_on_cancel() const { return false; }
+  // The audit rule of an allow the user gave this inquirer earlier for
+  // `operation` on `target` of tool `tool` and that outlives the gate's
+  // run: an MCP session's "allow for this session" (mcp_approvals.h),
+  // kept across the calls, each of which has a gate of its own. The gate
+  // then allows the target without a question or a `pending`, and records
+  // it as asked-allow with this rule, not as an answer given now. nullopt
+  // (the default) when the user gave none.
+  virtual std::optional<std::string> RememberedAllowRule(std::string_view /*tool*/, std::string_view /*operation*/,
+                                                         std::string_view /*target*/) const {
+    return std::nullopt;
+  }
   // Makes an Ask in progress, and every later one, fail at once with
   // Cancelled: the run is being cancelled (Ctrl+C while a question is on
   // the screen must not wait for an answer). Thread-safe; callable from a

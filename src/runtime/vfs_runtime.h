@@ -13,6 +13,7 @@
 #include "host/tool_reports.h"
 #include "policy/audit.h"
 #include "policy/inquirer.h"
+#include "policy/tool_policy.h"
 #include "project/project_files.h"
 #include "runtime/tool_runtime.h"
 #include "sandbox/launcher.h"
@@ -72,6 +73,14 @@ struct VfsRuntimeOptions {
   // answer at the default answer limit (70 MiB of JSON, about twice that
   // while it is built).
   uint64_t answer_memory_bytes = uint64_t{256} << 20;
+  // The policy of `policy_tool`, built once by a caller that runs many
+  // calls of its tools (the MCP server builds one per tool when it loads
+  // the config), as BuiltinRuntimeOptions::policy: used only for a call of
+  // that very ToolConfig object (compared by address); not owned, both
+  // must outlive the runtime. Otherwise each run builds the policy
+  // (ToolPolicy::ForTool), compiling the tool's path globs again.
+  const ToolPolicy* policy = nullptr;
+  const ToolConfig* policy_tool = nullptr;
 };
 
 class VfsRuntime : public ToolRuntime {

@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "core/text.h"
 #include "project/path.h"
@@ -95,39 +97,79 @@ uint64_t CodePoints(std::string_view text) {
   return count;
 }
 
-// The created/updated times and encoding the session recorded for a file.
+// The created/updated times and encoding the session recorded for a file,
+// and which content of it they describe: the store's version and size of
+// the file right after the write that made the sidecar.
+//
+// Why: the file and its sidecar are two store commits (the store has no
+// call that writes two paths at once, docs/sessions.md), so a crash, a
+// failed sidecar write or another process between them can leave new
+// content beside the sidecar of the content before, whose encoding may be
+// wrong for it (utf-8 over binary bytes, which read_file would then send
+// as text). A sidecar whose version or size is not the file's is stale and
+// ignored, so the pair is never read inconsistently: the file then answers
+// like one without a sidecar (times from the store, encoding from its
+// content).
 struct Sidecar {
   int64_t created_ms = 0;
   int64_t updated_ms = 0;
   SessionEncoding encoding = SessionEncoding::kUtf8;
+  // Absent in sidecars written before the check existed (three fields),
+  // which are trusted as they were; `version` also where the store keeps
+  // no versions (fs), where the size alone is compared.
+  std::optional<uint64_t> content_version;
+  std::optional<uint64_t> content_size;
 };
 
+// "created_ms updated_ms encoding version size\n", "-" for no version.
 std::string SidecarText(const Sidecar& sidecar) {
-  return std::to_string(sidecar.created_ms) + " " + std::to_string(sidecar.updated_ms) + " " +
-         std::string(SessionEncodingName(sidecar.encoding)) + "\n";
+  std::string text = std::to_string(sidecar.created_ms) + " " + std::to_string(sidecar.updated_ms) + " " +
+                     std::string(SessionEncodingName(sidecar.encoding));
+  if (sidecar.content_size) {
+    text += " " + (sidecar.content_version ? std::to_string(*sidecar.content_version) : std::string("-")) + " " +
+            std::to_string(*sidecar.content_size);
+  }
+  return text + "\n";
 }
 
 // Null for a sidecar that does not parse: the file's store metadata is used
 // instead, as for a file that never had one (a mounted or synced file).
 std::optional<Sidecar> ParseSidecar(std::string_view text) {
-  Sidecar sidecar;
-  size_t first = text.find(' ');
-  size_t second = first == std::string_view::npos ? first : text.find(' ', first + 1);
-  if (second == std::string_view::npos) return std::nullopt;
-  auto number = [](std::string_view digits, int64_t& out) {
-    auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), out);
-    return error == std::errc() && end == digits.data() + digits.size();
-  };
-  if (!number(text.substr(0, first), sidecar.created_ms) ||
-      !number(text.substr(first + 1, second - first - 1), sidecar.updated_ms)) {
-    return std::nullopt;
+  if (text.ends_with('\n')) text.remove_suffix(1);
+  std::vector<std::string_view> fields;
+  for (size_t start = 0;;) {
+    const size_t space = text.find(' ', start);
+    fields.push_back(text.substr(start, space == std::string_view::npos ? std::string_view::npos : space - start));
+    if (space == std::string_view::npos) break;
+    start = space + 1;
   }
-  std::string_view encoding = text.substr(second + 1);
-  if (encoding.ends_with('\n')) encoding.remove_suffix(1);
-  Result<SessionEncoding> parsed = ParseSessionEncoding(encoding);
+  if (fields.size() != 3 && fields.size() != 5) return std::nullopt;
+  auto number = [](std::string_view digits, auto& out) {
+    auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), out);
+    return !digits.empty() && error == std::errc() && end == digits.data() + digits.size();
+  };
+  Sidecar sidecar;
+  if (!number(fields[0], sidecar.created_ms) || !number(fields[1], sidecar.updated_ms)) return std::nullopt;
+  Result<SessionEncoding> parsed = ParseSessionEncoding(fields[2]);
   if (!parsed.ok()) return std::nullopt;
   sidecar.encoding = *parsed;
+  if (fields.size() == 5) {
+    uint64_t version = 0;
+    uint64_t size = 0;
+    if (fields[3] != "-") {
+      if (!number(fields[3], version)) return std::nullopt;
+      sidecar.content_version = version;
+    }
+    if (!number(fields[4], size)) return std::nullopt;
+    sidecar.content_size = size;
+  }
   return sidecar;
+}
+
+// Whether `sidecar` describes the content `metadata` is of (see Sidecar).
+bool DescribesContent(const Sidecar& sidecar, const FileMetadata& metadata) {
+  if (!sidecar.content_size) return true;
+  return *sidecar.content_size == metadata.size && sidecar.content_version == metadata.version;
 }
 
 bool IsHidden(std::string_view path) {
@@ -401,6 +443,7 @@ Result<SessionFileInfo> SessionWorkspace::InfoOf(const std::string& path) {
   info.updated_ms = metadata.modified_ms;
   Result<std::string> sidecar_text = files_.Read(SidecarPath(path));
   std::optional<Sidecar> sidecar = sidecar_text.ok() ? ParseSidecar(*sidecar_text) : std::nullopt;
+  if (sidecar && !DescribesContent(*sidecar, metadata)) sidecar.reset();  // stale: see Sidecar
   if (sidecar) {
     info.created_ms = sidecar->created_ms;
     info.updated_ms = sidecar->updated_ms;
@@ -564,8 +607,25 @@ Result<SessionWriteResult> SessionWorkspace::WriteFile(const SessionWrite& write
                          : write.mode == SessionWriteMode::kAppend ? WriteMode::kAppend
                                                                    : WriteMode::kOverwrite;
   TOOLVFS_RETURN_IF_ERROR(files_.Write(normalized, bytes, store_mode));
-  TOOLVFS_RETURN_IF_ERROR(files_.Write(SidecarPath(normalized), SidecarText(updated)));
+  // From here on the write is done. A failure to record its sidecar leaves
+  // the sidecar of the content before, which no longer describes the file
+  // and is ignored (see Sidecar), so the write is answered as done: an
+  // error would make a tool retry it, and a retried append appends twice.
   SessionWriteResult result{write.mode, {}};
+  Result<FileMetadata> written = files_.Metadata(normalized);
+  if (written.ok()) {
+    updated.content_version = written->version;
+    updated.content_size = written->size;
+    if (files_.Write(SidecarPath(normalized), SidecarText(updated)).ok()) {
+      result.info.path = normalized;
+      result.info.version = written->version.value_or(1);
+      result.info.size_bytes = written->size;
+      result.info.created_ms = updated.created_ms;
+      result.info.updated_ms = updated.updated_ms;
+      result.info.encoding = updated.encoding;
+      return result;
+    }
+  }
   TOOLVFS_ASSIGN_OR_RETURN(result.info, InfoOf(normalized));
   return result;
 }

@@ -9,11 +9,17 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
-#include <optional>
+#include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -188,5 +194,40 @@ void ExpectOneLineError(const ProcessResult& result) {
   EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
   EXPECT_GE(std::count(result.err.begin(), result.err.end(), ':'), 2) << result.err;
 }
+
+size_t DescendantsRunning(pid_t ancestor, std::string_view command) {
+  std::map<pid_t, pid_t> parents;
+  std::vector<pid_t> matching;
+  for (const std::filesystem::directory_entry& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    const pid_t pid = static_cast<pid_t>(std::atoi(name.c_str()));
+    std::string stat;
+    std::getline(std::ifstream(entry.path() / "stat"), stat);
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+    const size_t comm_end = stat.rfind(')');
+    if (comm_end == std::string::npos || comm_end + 4 >= stat.size()) continue;
+    parents[pid] = static_cast<pid_t>(std::atoi(stat.c_str() + comm_end + 4));
+    std::string words;
+    std::getline(std::ifstream(entry.path() / "cmdline"), words, '\n');
+    while (!words.empty() && words.back() == '\0') words.pop_back();
+    for (char& c : words) c = c == '\0' ? ' ' : c;
+    if (words == command) matching.push_back(pid);
+  }
+  size_t count = 0;
+  for (pid_t pid : matching) {
+    for (int depth = 0; depth < 64 && pid > 1; ++depth) {
+      auto parent = parents.find(pid);
+      if (parent == parents.end()) break;
+      pid = parent->second;
+      if (pid == ancestor) {
+        ++count;
+        break;
+      }
+    }
+  }
+  return count;
+}
+
 
 }  // namespace toolvfs

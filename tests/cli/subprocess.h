@@ -2,10 +2,13 @@
 // end-to-end layer of the CLI tests drives the built toolvfs this way.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace toolvfs {
@@ -61,5 +64,10 @@ std::string ToolvfsBinary();
 
 // $TOOLVFS_SOURCE_DIR, else the repository this test was built from.
 std::string SourceDir();
+
+// How many processes descending from `ancestor` (read from /proc) run
+// `command`: their command line, its words joined by spaces. A test waits
+// for a tool to run by polling this with a deadline, never a fixed nap.
+size_t DescendantsRunning(pid_t ancestor, std::string_view command);
 
 }  // namespace toolvfs

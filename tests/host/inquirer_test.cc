@@ -12,10 +12,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -349,6 +352,12 @@ class AuthorizeAllTest : public ::testing::Test {
     for (const char* path : paths) open.push_back({path, PolicyDecision::Uncovered("add \"x\" to filesystem.writable")});
     return open;
   }
+  // Open with the policy's own decisions, whose hints name each path.
+  std::vector<AccessGate::Judged> Judged(std::initializer_list<const char*> paths) const {
+    std::vector<AccessGate::Judged> judged;
+    for (const char* path : paths) judged.push_back({path, policy_.files.Check(FileAccess::kWrite, path)});
+    return judged;
+  }
 
   ToolConfig tool_;
   ToolPolicy policy_ = ToolPolicy::ForTool(tool_, std::nullopt);
@@ -444,6 +453,90 @@ TEST_F(AuthorizeAllTest, OnTheLoopThreadAQuestionMovesToAWorker) {
   EXPECT_TRUE(gate.AuthorizeAll(again, "write", Open({"b.txt", "a.txt"})).ok());
   EXPECT_FALSE(again.needs_worker());
   EXPECT_EQ(asked_.size(), 1u);
+}
+
+// An inquirer that remembers allows from before the run (an MCP session's
+// "allow for this session") tells the gate of them: a batch asks only
+// about the rest, its `pending` names only those, and the allows it
+// remembered are recorded as such, not as answers given now.
+TEST_F(AuthorizeAllTest, AllowsRememberedBeyondTheRunAreNotAskedAgain) {
+  class RememberingInquirer final : public Inquirer {
+   public:
+    explicit RememberingInquirer(std::unique_ptr<Inquirer> asker) : asker_(std::move(asker)) {}
+    Result<InquiryAnswer> Ask(const Inquiry& inquiry) override { return asker_->Ask(inquiry); }
+    bool asks_user() const override { return true; }
+    std::optional<std::string> RememberedAllowRule(std::string_view, std::string_view operation,
+                                                   std::string_view target) const override {
+      if (operation == "write" && (target == "a.txt" || target == "c.txt")) return "user, earlier";
+      return std::nullopt;
+    }
+
+   private:
+    std::unique_ptr<Inquirer> asker_;
+  };
+  RememberingInquirer inquirer(NewScriptedInquirer({InquiryAnswer::kAllowOnce}, &asked_));
+  AccessGate gate(policy_, inquirer);
+  std::vector<std::string> pending;
+  gate.set_pending_sender([&](const RequestId&, std::string_view reason) { pending.emplace_back(reason); });
+  {
+    RequestScope scope(RequestId(1), "snapshot.restore", /*may_block=*/true);
+    EXPECT_TRUE(gate.AuthorizeAll(scope, "write", Open({"a.txt", "c.txt"})).ok());
+    EXPECT_EQ(scope.decision(), AuditDecision::kAskedAllow);
+    EXPECT_EQ(scope.rule(), "user, earlier");
+    EXPECT_TRUE(asked_.empty());
+    EXPECT_TRUE(pending.empty());
+  }
+  RequestScope scope(RequestId(2), "snapshot.restore", /*may_block=*/true);
+  EXPECT_TRUE(gate.AuthorizeAll(scope, "write", Judged({"a.txt", "b.txt", "c.txt", "d.txt"})).ok());
+  ASSERT_EQ(asked_.size(), 1u);
+  EXPECT_EQ(asked_[0].target, "b.txt");
+  EXPECT_EQ(asked_[0].targets, (std::vector<std::string>{"b.txt", "d.txt"}));
+  // The hint is that of the paths asked about, not of the batch's first.
+  EXPECT_EQ(asked_[0].hint, "add \"b.txt\" to filesystem.writable; add \"d.txt\" to filesystem.writable");
+  EXPECT_EQ(pending, (std::vector<std::string>{"asking the user to allow write of 2 paths: 'b.txt', 'd.txt'"}));
+  // A question was asked in this request: its answer is the record's.
+  EXPECT_EQ(scope.decision(), AuditDecision::kAskedAllow);
+  EXPECT_EQ(scope.rule(), "user");
+}
+
+// A batch's question says how to allow each of its paths (one path's hint
+// names that path only), each hint once and at most 20 of them; under
+// `toolvfs exec` as its flags.
+TEST_F(AuthorizeAllTest, TheHintOfABatchNamesEveryPathAskedAbout) {
+  std::unique_ptr<Inquirer> inquirer = NewScriptedInquirer({InquiryAnswer::kAllowOnce, InquiryAnswer::kAllowOnce,
+                                                            InquiryAnswer::kAllowOnce}, &asked_);
+  AccessGate gate(policy_, *inquirer);
+  RequestScope scope(RequestId(1), "snapshot.restore", /*may_block=*/true);
+  ASSERT_TRUE(gate.AuthorizeAll(scope, "write", Judged({"a.txt", "docs/b.txt"})).ok());
+  ASSERT_EQ(asked_.size(), 1u);
+  EXPECT_EQ(asked_[0].hint, "add \"a.txt\" to filesystem.writable; add \"docs/b.txt\" to filesystem.writable");
+  EXPECT_EQ(QualifyPolicyHint("t", asked_[0].hint),
+            "add \"a.txt\" to tools.t.sandbox.filesystem.writable; add \"docs/b.txt\" to "
+            "tools.t.sandbox.filesystem.writable");
+
+  std::vector<AccessGate::Judged> many;
+  for (int i = 0; i < 25; ++i) {
+    const std::string path = "f" + std::to_string(i);
+    many.push_back({path, policy_.files.Check(FileAccess::kWrite, path)});
+    many.push_back({path + "-again", PolicyDecision::Uncovered("one shared hint")});
+  }
+  RequestScope batch(RequestId(2), "snapshot.restore", /*may_block=*/true);
+  ASSERT_TRUE(gate.AuthorizeAll(batch, "write", many).ok());
+  ASSERT_EQ(asked_.size(), 2u);
+  EXPECT_THAT(asked_[1].hint, StartsWith("add \"f0\" to filesystem.writable; one shared hint; add \"f1\""));
+  EXPECT_THAT(asked_[1].hint, HasSubstr("; add \"f18\" to filesystem.writable; … and 6 more"));
+  EXPECT_THAT(asked_[1].hint, Not(HasSubstr("f19")));
+
+  ToolConfig exec_tool;
+  ToolPolicy exec_policy = ToolPolicy::ForTool(exec_tool, std::nullopt);
+  exec_policy.ad_hoc = true;
+  AccessGate exec_gate(exec_policy, *inquirer);
+  RequestScope exec(RequestId(3), "snapshot.restore", /*may_block=*/true);
+  std::vector<AccessGate::Judged> exec_batch = {{"a.txt", exec_policy.files.Check(FileAccess::kWrite, "a.txt")},
+                                                {"b c", exec_policy.files.Check(FileAccess::kWrite, "b c")}};
+  ASSERT_TRUE(exec_gate.AuthorizeAll(exec, "write", exec_batch).ok());
+  ASSERT_EQ(asked_.size(), 3u);
+  EXPECT_EQ(asked_[2].hint, "pass --allow-write a.txt; pass --allow-write 'b c'");
 }
 
 // `toolvfs exec`'s flags come from the decision's grant, not from its

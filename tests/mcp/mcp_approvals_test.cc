@@ -1,13 +1,23 @@
 #include "mcp/mcp_approvals.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
+
+#include "host/access_gate.h"
+#include "host/request_audit.h"
+#include "policy/tool_policy.h"
+#include "protocol/wire_errors.h"
 
 namespace toolvfs {
 namespace {
+
+using ::testing::HasSubstr;
 
 const Inquiry kInquiry{"gen", "write", "src/a\x1b[2J.rs", "add \"src\" to filesystem.writable"};
 
@@ -34,39 +44,56 @@ TEST(McpApprovalsTest, OneFormForSeveralPathsListsThemAndAllowsEach) {
             std::string::npos)
       << ElicitationParamsJson(batch, "2025-11-25");
   McpSessionApprovals approvals;
-  EXPECT_FALSE(approvals.Allowed(batch));
+  EXPECT_FALSE(approvals.Allowed("gen", "write", "a.txt"));
   approvals.Allow(batch);
-  EXPECT_TRUE(approvals.Allowed(batch));
-  EXPECT_TRUE(approvals.Allowed(Inquiry{"gen", "write", "b\x1b.txt", ""}));
-  batch.targets.push_back("c.txt");
-  EXPECT_FALSE(approvals.Allowed(batch));  // c.txt was not allowed
+  EXPECT_TRUE(approvals.Allowed("gen", "write", "a.txt"));
+  EXPECT_TRUE(approvals.Allowed("gen", "write", "b\x1b.txt"));
+  EXPECT_FALSE(approvals.Allowed("gen", "write", "c.txt"));
+  EXPECT_FALSE(approvals.Allowed("gen", "read", "a.txt")) << "approvals are per operation";
+  EXPECT_FALSE(approvals.Allowed("other", "write", "a.txt")) << "approvals are per tool";
 }
 
-// A question about several paths asks only about those the session has
-// not allowed yet: the gate of a later call does not know them.
-TEST(McpApprovalsTest, ABatchIsNarrowedToWhatTheSessionHasNotAllowed) {
+// A call's gate learns from the inquirer what the session allowed: those
+// targets are allowed without a question or a `pending`, and the audit
+// record says so (rule kSessionApprovalRule), not that the user was asked
+// now. Here the call has no channel to the client, so what the session
+// did not allow is denied without asking, and the record says that too.
+TEST(McpApprovalsTest, WhatTheSessionAllowedIsAuditedAsAllowedEarlier) {
+  CancelToken cancel;
+  McpCall call(nullptr, nullptr, cancel);
   McpSessionApprovals approvals;
   approvals.Allow(Inquiry{"gen", "write", "a.txt", ""});
-  approvals.Allow(Inquiry{"gen", "write", "c.txt", ""});
-  Inquiry batch{"gen", "write", "a.txt", "a hint"};
-  batch.targets = {"a.txt", "b.txt", "c.txt", "d.txt"};
-  std::optional<Inquiry> question = approvals.Unapproved(batch);
-  ASSERT_TRUE(question.has_value());
-  EXPECT_EQ(question->target, "b.txt");
-  EXPECT_EQ(question->targets, (std::vector<std::string>{"b.txt", "d.txt"}));
-  EXPECT_EQ(question->hint, "a hint");
+  approvals.Allow(Inquiry{"gen", "write", "b.txt", ""});
+  std::unique_ptr<Inquirer> inquirer = NewElicitationInquirer(call, approvals, "2025-11-25");
+  ToolConfig tool;
+  tool.name = "gen";
+  const ToolPolicy policy = ToolPolicy::ForTool(tool, std::nullopt);
+  AccessGate gate(policy, *inquirer);
+  int pending_sent = 0;
+  gate.set_pending_sender([&](const RequestId&, std::string_view) { ++pending_sent; });
+  const PolicyDecision uncovered = PolicyDecision::Uncovered("add \"x\" to filesystem.writable");
 
-  approvals.Allow(Inquiry{"gen", "write", "d.txt", ""});
-  question = approvals.Unapproved(batch);
-  ASSERT_TRUE(question.has_value());
-  EXPECT_EQ(question->target, "b.txt");
-  EXPECT_TRUE(question->targets.empty()) << "one path left: a plain question";
-
-  approvals.Allow(*question);
-  EXPECT_FALSE(approvals.Unapproved(batch).has_value());
-  Inquiry other_tool = batch;
-  other_tool.tool = "other";
-  EXPECT_EQ(approvals.Unapproved(other_tool)->targets.size(), 4u) << "approvals are per tool";
+  // One request per path, as a vfs tool writes them: one audit line each.
+  const std::pair<const char*, const char*> expected[] = {
+      {"a.txt", R"("decision":"asked-allow","rule":"user, for this MCP session","code":0)"},
+      {"b.txt", R"("decision":"asked-allow","rule":"user, for this MCP session","code":0)"},
+      {"c.txt", R"("decision":"deny","rule":"not covered, no interaction","code":-32001)"},
+  };
+  for (const auto& [path, fields] : expected) {
+    RequestScope scope(RequestId(int64_t{1}), "fs.write", /*may_block=*/true);
+    const Status status = gate.Authorize(scope, "write", path, uncovered);
+    EXPECT_EQ(status.ok(), std::string_view(path) != "c.txt") << path << ": " << status.message();
+    const AuditRecord record = AuditRecordForAnswer(
+        {"fs.write", Params{}, &scope, status.ok() ? 0 : JsonRpcErrorCode(status.code())}, "gen", "c-1");
+    EXPECT_THAT(record.ToJson(), HasSubstr(fields)) << path;
+  }
+  // A batch the session allowed whole: no question, recorded the same way.
+  RequestScope batch(RequestId(int64_t{2}), "snapshot.restore", /*may_block=*/true);
+  EXPECT_TRUE(gate.AuthorizeAll(batch, "write", {{"a.txt", uncovered}, {"b.txt", uncovered}}).ok());
+  EXPECT_EQ(batch.decision(), AuditDecision::kAskedAllow);
+  EXPECT_EQ(batch.rule(), kSessionApprovalRule);
+  EXPECT_EQ(batch.target(), "a.txt -> b.txt");
+  EXPECT_EQ(pending_sent, 0) << "nothing was asked";
 }
 
 TEST(McpApprovalsTest, EarlierRevisionsGetEnumNamesAndNoMode) {
@@ -101,12 +128,11 @@ TEST(McpApprovalsTest, WithoutAChannelTheInquirerDoesNotAsk) {
   std::unique_ptr<Inquirer> inquirer = NewElicitationInquirer(call, approvals, "2025-11-25");
   EXPECT_FALSE(inquirer->asks_user());
   EXPECT_FALSE(inquirer->Ask(kInquiry).ok());
-  // What was allowed for the session is answered without a channel.
+  // What was allowed for the session is known without a channel.
+  EXPECT_FALSE(inquirer->RememberedAllowRule(kInquiry.tool, kInquiry.operation, kInquiry.target).has_value());
   approvals.Allow(kInquiry);
-  EXPECT_EQ(*inquirer->Ask(kInquiry), InquiryAnswer::kAllowForRun);
-  Inquiry other = kInquiry;
-  other.target = "src/b.rs";
-  EXPECT_FALSE(approvals.Allowed(other));
+  EXPECT_EQ(inquirer->RememberedAllowRule(kInquiry.tool, kInquiry.operation, kInquiry.target), kSessionApprovalRule);
+  EXPECT_FALSE(inquirer->RememberedAllowRule(kInquiry.tool, kInquiry.operation, "src/b.rs").has_value());
 }
 
 }  // namespace

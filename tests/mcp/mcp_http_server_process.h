@@ -62,6 +62,8 @@ class McpHttpServerProcess {
   }
 
   uint16_t port() const { return port_; }
+  // The server's process id (the tools it runs descend from it).
+  pid_t pid() const { return process_->pid(); }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/mcp"; }
 
   // What the server printed on stderr so far.

@@ -24,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -179,6 +180,7 @@ class HttpServer {
 
   std::string Log() const { return process_.Log(); }
   int Stop() { return process_.Stop(); }
+  pid_t pid() const { return process_.pid(); }
 
   RawHttpClient client() const { return RawHttpClient(process_.port()); }
 
@@ -483,6 +485,19 @@ TEST_F(McpHttpTest, TwoSessionsAtOnceHaveSeparateWorkspaces) {
   EXPECT_NE(missing.Answer().find(R"("isError":true)"), std::string::npos) << missing;
 }
 
+// Waits, at most 30 s, until `count` processes running `command` descend
+// from the server: its calls are running, not merely sent. A test that
+// acts on running calls waits for that, not for a fixed time, too short
+// on a loaded machine and wasted on a quiet one.
+void WaitForTools(const HttpServer& server, std::string_view command, size_t count) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (DescendantsRunning(server.pid(), command) < count) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << count << " x '" << command << "' never ran under the server: " << server.Log();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 // A stdio tool that takes its time, for the concurrency tests.
 constexpr std::string_view kSlowToolConfig =
     "[tools.slow]\nruntime = \"stdio\"\ndescription = \"Sleeps\"\ncommand = \"sleep {{ tool.arguments.seconds }}\"\n\n"
@@ -499,7 +514,7 @@ TEST_F(McpHttpTest, ASlowCallBlocksNeitherItsSessionNorAnother) {
     slow = server.Post(slow_session, Call(1, "slow", R"({"seconds":3})"));
     slow_done = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  WaitForTools(server, "sleep 3", 1);
   const auto started = std::chrono::steady_clock::now();
   HttpResponse same = server.Post(slow_session, R"({"jsonrpc":"2.0","id":2,"method":"ping"})");
   HttpResponse written = server.Post(other_session, Call(3, "write_file", R"({"path":"x.txt","content":"x"})"));
@@ -526,7 +541,7 @@ TEST_F(McpHttpTest, DeleteCancelsTheSessionsRunningCalls) {
     slow = server.Post(session, Call(1, "slow", R"({"seconds":30})"));
     done = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  WaitForTools(server, "sleep 30", 1);
   const auto started = std::chrono::steady_clock::now();
   EXPECT_EQ(server.client().Send("DELETE", {"Mcp-Session-Id: " + session}, "").status, 200);
   caller.join();
@@ -549,7 +564,7 @@ TEST_F(McpHttpTest, ACancelledCallEndsItsStreamWithoutAnAnswer) {
         "POST", {"Content-Type: application/json", "Accept: application/json", "Mcp-Session-Id: " + session},
         Call(2, "slow", R"({"seconds":30})"));
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  WaitForTools(server, "sleep 30", 2);
   const auto started = std::chrono::steady_clock::now();
   for (int id : {1, 2}) {
     HttpResponse accepted = server.Post(

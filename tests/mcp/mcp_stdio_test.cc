@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -135,6 +136,34 @@ ProcessResult RunScript(const std::string& script, const fs::path& project, std:
                     {.cwd = project.string(), .deadline = deadline});
 }
 
+// A shell function for a test's client: `wait_until COMMAND...` runs
+// COMMAND every 20 ms until it succeeds, at most 30 s (then it says what
+// it waited for on stderr and fails). A client waits for the event itself
+// (the server's answer, a reload announced, the tool running), never for
+// a fixed time: a fixed nap is too short on a loaded machine and wasted on
+// a quiet one.
+constexpr std::string_view kWaitUntil =
+    "wait_until() { tries=0; until \"$@\" >/dev/null 2>&1; do tries=$((tries + 1)); "
+    "if [ $tries -ge 1500 ]; then echo \"timed out waiting for: $*\" >&2; return 1; fi; sleep 0.02; done; }; ";
+
+// `toolvfs mcp` on `project`, its input written by `client` (shell
+// commands, $1 the project), its output into a file the client can wait
+// on: `wait_for TEXT` returns once TEXT is in the output (wait_until). The
+// result's `out` is that output. The server reads until the client ends.
+ProcessResult Converse(const std::string& client, const fs::path& project) {
+  const fs::path output = project.parent_path() / "conversation.out";
+  ProcessResult result = RunProcess(
+      {"/bin/sh", "-c",
+       std::string(kWaitUntil) + "wait_for() { wait_until grep -qF -- \"$1\" \"$OUT\"; }; OUT=\"$2\"; (" + client +
+           ") | \"$0\" mcp --no-audit --project \"$1\" > \"$OUT\"",
+       ToolvfsBinary(), project.string(), output.string()},
+      {.cwd = project.string(), .deadline = std::chrono::seconds(60)});
+  std::ostringstream text;
+  text << std::ifstream(output).rdbuf();
+  result.out = text.str();
+  return result;
+}
+
 // Whether a process whose command line contains `marker` is alive.
 bool ProcessWithArgumentAlive(std::string_view marker) {
   DIR* proc = opendir("/proc");
@@ -208,17 +237,11 @@ TEST_F(McpStdioTest, AToolsOwnProgressAndLogLinesReachTheClient) {
                             R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"reporter","arguments":{},)"
                             R"("_meta":{"progressToken":"tok"}}})" "\n";
   Write(root_ / "input.jsonl", input);
-  const std::string output = (root_ / "output.jsonl").string();
-  ProcessResult run = RunProcess(
-      {"/bin/sh", "-c",
-       "(cat \"$2\"; for i in $(seq 300); do grep -q '\"id\":2,' \"$3\" 2>/dev/null && break; sleep 0.1; done) | "
-       "\"$0\" mcp --no-audit --project \"$1\" > \"$3\"",
-       ToolvfsBinary(), project_.string(), (root_ / "input.jsonl").string(), output},
-      {.cwd = project_.string(), .deadline = std::chrono::seconds(60)});
+  ProcessResult run = Converse("cat \"$1/../input.jsonl\"; wait_for '\"id\":2,'", project_);
   EXPECT_EQ(run.exit_code, 0) << run;
   std::vector<std::string> answers;
   {
-    std::ifstream lines(output);
+    std::istringstream lines(run.out);
     for (std::string line; std::getline(lines, line);) answers.push_back(line);
   }
   auto position = [&](std::string_view needle) -> size_t {
@@ -270,11 +293,11 @@ void ExpectNapCancelled(const ProcessResult& result, std::string_view seconds) {
 }
 
 TEST_F(McpStdioTest, AClientThatVanishesMidCallLeavesNoToolProcessBehind) {
-  // The client closes its end 1 s into the call.
+  // The client closes its end once the tool runs.
   WriteNapTool(project_, "271.828");
   ProcessResult result = RunScript(
-      "(printf '%s\\n' '" + std::string(kInitialize) + "' '" + kCallNap +
-          "'; sleep 1; pgrep -f '^sleep 271.828' >/dev/null && echo tool-was-running >&2) "
+      std::string(kWaitUntil) + "(printf '%s\\n' '" + std::string(kInitialize) + "' '" + kCallNap +
+          "'; wait_until pgrep -f '^sleep 271.828' && echo tool-was-running >&2) "
           "| \"$0\" mcp --no-audit --project \"$1\"",
       project_, std::chrono::seconds(30));
   ExpectNapCancelled(result, "271.828");
@@ -322,11 +345,13 @@ TEST_F(McpStdioTest, ALineOverTheLimitIsRefusedAndTheServerGoesOn) {
 
 TEST_F(McpStdioTest, AChangedConfigIsAnnouncedAndListed) {
   const std::string list = R"({"jsonrpc":"2.0","id":5,"method":"tools/list"})";
-  ProcessResult result = RunScript(
-      "(printf '%s\\n' '" + std::string(kInitialize) + "'; sleep 1.5; "
-      "printf '[tools.fresh]\\ncommand = \"true\"\\nruntime = \"stdio\"\\n' > \"$1/toolvfs.toml\"; sleep 2.5; "
-      "printf '%s\\n' '" + list + "') | \"$0\" mcp --no-audit --project \"$1\"",
-      project_, std::chrono::seconds(30));
+  // The config is changed once the server answered (its watcher runs), and
+  // listed once the change was announced.
+  ProcessResult result = Converse(
+      "printf '%s\\n' '" + std::string(kInitialize) + "'; wait_for '\"id\":0,'; "
+      "printf '[tools.fresh]\\ncommand = \"true\"\\nruntime = \"stdio\"\\n' > \"$1/toolvfs.toml\"; "
+      "wait_for 'notifications/tools/list_changed'; printf '%s\\n' '" + list + "'; wait_for '\"id\":5,'",
+      project_);
   EXPECT_EQ(result.exit_code, 0) << result;
   const size_t changed = result.out.find(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}})");
   const size_t listed = result.out.find(R"("id":5,"result":{"tools":[{"name":"fresh")");
@@ -343,11 +368,12 @@ TEST_F(McpStdioTest, ABuiltinIsJudgedByThePolicyOfTheConfigInUse) {
                                    "filesystem.allow = [\"src\"]\n");
   const std::string read = Call(1, "read_file", R"({"path":"docs/a.txt"})");
   const std::string read_again = Call(2, "read_file", R"({"path":"docs/a.txt"})");
-  ProcessResult result = RunScript(
-      "(printf '%s\\n%s\\n' '" + std::string(kInitialize) + "' '" + read + "'; sleep 1.5; "
+  ProcessResult result = Converse(
+      "printf '%s\\n%s\\n' '" + std::string(kInitialize) + "' '" + read + "'; wait_for '\"id\":1,'; "
       "printf '[tools.read_file]\\nsource = \"builtin\"\\n[tools.read_file.sandbox]\\nfilesystem.allow = [\"docs\"]\\n' "
-      "> \"$1/toolvfs.toml\"; sleep 2.5; printf '%s\\n' '" + read_again + "') | \"$0\" mcp --no-audit --project \"$1\"",
-      project_, std::chrono::seconds(30));
+      "> \"$1/toolvfs.toml\"; wait_for 'notifications/tools/list_changed'; printf '%s\\n' '" + read_again +
+          "'; wait_for '\"id\":2,'",
+      project_);
   EXPECT_EQ(result.exit_code, 0) << result;
   const size_t first = result.out.find(R"("id":1,)");
   const size_t second = result.out.find(R"("id":2,)");

@@ -3,15 +3,18 @@
 #include "runtime/stdio_runtime.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "../cli/subprocess.h"
 #include "project/fs_store.h"
 #include "project/test_util.h"
 
@@ -180,21 +183,30 @@ TEST_F(StdioRuntimeTest, TimeoutEndsTheRun) {
   EXPECT_EQ(outcome->error->message, "Tool 'py' timed out after 1 s");
 }
 
+// Cancelled once the tool and a child of its own run (waited for, not
+// guessed with a nap): both are gone when the run ends.
 TEST_F(StdioRuntimeTest, CancelKillsTheProcessGroup) {
-  ToolConfig tool = PythonTool("import time; time.sleep(60)");
+  constexpr std::string_view kChild = "sleep 271.93";
+  ToolConfig tool = PythonTool("import subprocess, time; subprocess.Popen(['sleep', '271.93']); time.sleep(60)");
   StdioRuntime runtime(*store_, StdioRuntimeOptions{});
   CancelToken cancel;
+  bool child_ran = false;
   std::thread canceller([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(30);
+    while (!(child_ran = DescendantsRunning(getpid(), kChild) == 1) && Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
     cancel.Cancel();
   });
   const Clock::time_point start = Clock::now();
   Result<Outcome> outcome = runtime.Execute(ToolCall{.name = "py"}, tool, cancel);
   canceller.join();
   ASSERT_TRUE(outcome.ok()) << outcome.status().message();
-  EXPECT_LT(Clock::now() - start, std::chrono::seconds(10));
+  EXPECT_TRUE(child_ran) << "the tool's child never ran";
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(40));
   EXPECT_EQ(outcome->kind, Outcome::Kind::kCancelled);
   EXPECT_EQ(outcome->failure, StatusCode::kCancelled);
+  EXPECT_EQ(DescendantsRunning(getpid(), kChild), 0u) << "the tool's child outlived the run";
 }
 
 TEST_F(StdioRuntimeTest, StdoutPastTheCapFailsTheRun) {

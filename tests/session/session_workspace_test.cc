@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "project/fault_injecting_store.h"
 #include "project/memory_store.h"
 #include "project/sql/sqlite_store.h"
 #include "protocol/base64.h"
@@ -386,6 +387,43 @@ TEST_P(SessionWorkspaceTest, ListAllFilesIsSortedWithMetadata) {
   std::string json = SessionFilesJson(*all);
   EXPECT_THAT(json, HasSubstr("\"path\":\"a/b.txt\",\"version\":1,\"created_at\":\"2023-11-14T22:13:20.000Z\""));
   EXPECT_THAT(json, ::testing::Not(HasSubstr("content")));
+}
+
+// A write is two store commits, the file and then its sidecar (times and
+// encoding). New content beside the sidecar of the content before (a
+// crash between the two, a failed sidecar write) is read like a file
+// without a sidecar, never with the encoding of the content before; and a
+// failed sidecar write answers the write as done, since it is.
+TEST_P(SessionWorkspaceTest, ASidecarOfOtherContentIsIgnored) {
+  const std::string binary("\xff\xfe\x00", 3);
+  ASSERT_TRUE(Write("a.txt", "text\n").ok());
+  // What a crash after the file's commit of a binary overwrite leaves.
+  ASSERT_TRUE(store_->Write("a.txt", binary).ok());
+  Result<SessionRead> read = session_->ReadFile("a.txt", std::nullopt, std::nullopt);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->info.encoding, SessionEncoding::kBinary);
+  EXPECT_EQ(read->content, Base64Encode(binary));
+  EXPECT_EQ(read->info.version, 2u);
+
+  FaultInjectingProjectFiles faulty(*store_);
+  Result<std::unique_ptr<SessionWorkspace>> opened = SessionWorkspace::Open(faulty, nullptr, clock_.Clock());
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  ASSERT_TRUE((*opened)->WriteFile({.path = "b.txt", .content = "one\n"}).ok());
+  const uint64_t writes_before = faulty.calls(StoreOperation::kWrite);
+  faulty.FailNthCall(2, StatusCode::kUnavailable, "disk on fire", StoreOperation::kWrite);
+  Result<SessionWriteResult> overwritten = (*opened)->WriteFile({.path = "b.txt",
+                                                                 .content = Base64Encode(binary),
+                                                                 .mode = SessionWriteMode::kOverwrite,
+                                                                 .encoding = SessionEncoding::kBinary});
+  ASSERT_TRUE(overwritten.ok()) << overwritten.status().ToString();
+  EXPECT_EQ(faulty.calls(StoreOperation::kWrite), writes_before + 2);
+  EXPECT_EQ(faulty.failed_calls(), 1u) << "the sidecar's write failed";
+  EXPECT_EQ(overwritten->info.encoding, SessionEncoding::kBinary);
+  EXPECT_EQ(overwritten->info.version, 2u);
+  read = session_->ReadFile("b.txt", std::nullopt, std::nullopt);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->info.encoding, SessionEncoding::kBinary);
+  EXPECT_EQ(read->content, Base64Encode(binary));
 }
 
 TEST_P(SessionWorkspaceTest, ReopeningKeepsTheSettingsAndRefusesASecondCreate) {
