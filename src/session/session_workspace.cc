@@ -115,8 +115,9 @@ struct Sidecar {
   int64_t updated_ms = 0;
   SessionEncoding encoding = SessionEncoding::kUtf8;
   // Absent in sidecars written before the check existed (three fields),
-  // which are trusted as they were; `version` also where the store keeps
-  // no versions (fs), where the size alone is compared.
+  // which are trusted as they were. `version` is always there in practice:
+  // a session needs a store with snapshots (fs is refused), and those keep
+  // versions; a store without them would be checked by size alone.
   std::optional<uint64_t> content_version;
   std::optional<uint64_t> content_size;
 };

@@ -346,10 +346,11 @@ TEST_F(McpStdioTest, ALineOverTheLimitIsRefusedAndTheServerGoesOn) {
 TEST_F(McpStdioTest, AChangedConfigIsAnnouncedAndListed) {
   const std::string list = R"({"jsonrpc":"2.0","id":5,"method":"tools/list"})";
   // The config is changed once the server answered (its watcher runs), and
-  // listed once the change was announced.
+  // listed once the change was announced. The new config is moved into
+  // place whole: written in place, the watcher could read it empty.
   ProcessResult result = Converse(
       "printf '%s\\n' '" + std::string(kInitialize) + "'; wait_for '\"id\":0,'; "
-      "printf '[tools.fresh]\\ncommand = \"true\"\\nruntime = \"stdio\"\\n' > \"$1/toolvfs.toml\"; "
+      "printf '[tools.fresh]\\ncommand = \"true\"\\nruntime = \"stdio\"\\n' > \"$1/next.toml\" && mv \"$1/next.toml\" \"$1/toolvfs.toml\"; "
       "wait_for 'notifications/tools/list_changed'; printf '%s\\n' '" + list + "'; wait_for '\"id\":5,'",
       project_);
   EXPECT_EQ(result.exit_code, 0) << result;
@@ -371,7 +372,7 @@ TEST_F(McpStdioTest, ABuiltinIsJudgedByThePolicyOfTheConfigInUse) {
   ProcessResult result = Converse(
       "printf '%s\\n%s\\n' '" + std::string(kInitialize) + "' '" + read + "'; wait_for '\"id\":1,'; "
       "printf '[tools.read_file]\\nsource = \"builtin\"\\n[tools.read_file.sandbox]\\nfilesystem.allow = [\"docs\"]\\n' "
-      "> \"$1/toolvfs.toml\"; wait_for 'notifications/tools/list_changed'; printf '%s\\n' '" + read_again +
+      "> \"$1/next.toml\" && mv \"$1/next.toml\" \"$1/toolvfs.toml\"; wait_for 'notifications/tools/list_changed'; printf '%s\\n' '" + read_again +
           "'; wait_for '\"id\":2,'",
       project_);
   EXPECT_EQ(result.exit_code, 0) << result;
