@@ -83,7 +83,17 @@ class ConfiguredToolHost final : public McpToolHost {
   void Reload(LoadedConfig loaded) {
     std::lock_guard mcp_lock(mcp_mutex_);
     std::lock_guard lock(mutex_);
-    if (loaded.config.mcp_servers != loaded_.config.mcp_servers) mcp_.reset();
+    const bool servers_changed = loaded.config.mcp_servers != loaded_.config.mcp_servers;
+    // "Allow for this session" was an answer about a tool as it was: a tool
+    // the reload changed or removed (an imported one: its server) asks again.
+    approvals_.ForgetTools([&](std::string_view name) {
+      const auto before = loaded_.config.tools.find(std::string(name));
+      const auto after = loaded.config.tools.find(std::string(name));
+      if (before == loaded_.config.tools.end() && after == loaded.config.tools.end()) return servers_changed;
+      return before == loaded_.config.tools.end() || after == loaded.config.tools.end() ||
+             before->second != after->second;
+    });
+    if (servers_changed) mcp_.reset();
     imported_.clear();
     imports_listed_ = false;
     Load(std::move(loaded));  // indexes the callable tools again

@@ -126,6 +126,8 @@ struct ToolConfig {
   // `toolvfs exec`: a tool without a config file, whose policy comes from
   // exec's --allow-* flags; hints then name those flags, not config keys.
   bool ad_hoc = false;
+
+  friend bool operator==(const ToolConfig&, const ToolConfig&) = default;
 };
 
 // `[mcp_servers.NAME]`.

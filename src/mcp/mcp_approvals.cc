@@ -66,6 +66,11 @@ void McpSessionApprovals::Allow(const Inquiry& inquiry) {
   for (const std::string& target : inquiry.targets) allowed_.emplace(inquiry.tool, inquiry.operation, target);
 }
 
+void McpSessionApprovals::ForgetTools(const std::function<bool(std::string_view tool)>& changed) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(allowed_, [&](const auto& approval) { return changed(std::get<0>(approval)); });
+}
+
 std::unique_ptr<Inquirer> NewElicitationInquirer(McpCall& call, McpSessionApprovals& approvals,
                                                  std::string protocol_version) {
   return std::make_unique<ElicitationInquirer>(call, approvals, std::move(protocol_version));

@@ -33,6 +33,9 @@ class McpSessionApprovals {
   // Allows the inquiry's operation on its target (on each of its targets,
   // for a question about several) for the rest of the session.
   void Allow(const Inquiry& inquiry);
+  // Forgets what was allowed to the tools `changed` names (a reload that
+  // gave a tool another program or policy: the user allowed the old one).
+  void ForgetTools(const std::function<bool(std::string_view tool)>& changed);
 
  private:
   mutable std::mutex mutex_;

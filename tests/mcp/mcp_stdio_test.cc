@@ -361,6 +361,55 @@ TEST_F(McpStdioTest, AChangedConfigIsAnnouncedAndListed) {
   EXPECT_LT(changed, listed) << result;
 }
 
+// "Allow for this session" answers a question about a tool as configured:
+// a reload that leaves the tool as it was keeps the answer, one that
+// changes the tool asks again.
+TEST_F(McpStdioTest, AReloadThatChangesAToolForgetsWhatTheSessionAllowedIt) {
+  const std::string config =
+      "[tools.read_file]\nsource = \"builtin\"\n[tools.read_file.sandbox]\nfilesystem.allow = [\"src\"]\n";
+  Write(project_ / "toolvfs.toml", config);
+  const std::string initialize =
+      R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",)"
+      R"("capabilities":{"elicitation":{}},"clientInfo":{"name":"test","version":"1"}}})";
+  const auto answer = [](int id, std::string_view decision) {
+    return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"result":{"action":"accept","content":{"decision":")" +
+           std::string(decision) + R"("}}})";
+  };
+  const auto read = [](int id) { return Call(id, "read_file", R"({"path":"docs/a.txt"})"); };
+  // Each new config is moved into place whole (the watcher never reads it half-written).
+  const auto reload = [&](const std::string& text) {
+    return "printf '%s' '" + text + "' > \"$1/next.toml\" && mv \"$1/next.toml\" \"$1/toolvfs.toml\"; ";
+  };
+  ProcessResult result = Converse(
+      "printf '%s\\n' '" + initialize + "'; wait_for '\"id\":0,'; "
+      "printf '%s\\n' '" + read(1) + "'; wait_for '\"id\":1,\"method\":\"elicitation/create\"'; "
+      "printf '%s\\n' '" + answer(1, "allow_session") + "'; wait_for '\"id\":1,\"result\"'; "
+      "printf '%s\\n' '" + read(2) + "'; wait_for '\"id\":2,\"result\"'; " +
+      reload(config + "[tools.other]\ncommand = \"true\"\nruntime = \"stdio\"\n") +
+      "wait_for 'notifications/tools/list_changed'; "
+      "printf '%s\\n' '" + read(3) + "'; wait_for '\"id\":3,\"result\"'; " +
+      reload("[tools.read_file]\nsource = \"builtin\"\n[tools.read_file.sandbox]\nfilesystem.allow = [\"src\", \"lib\"]\n") +
+      "wait_until eval 'test $(grep -c notifications/tools/list_changed \"$OUT\") -ge 2'; "
+      "printf '%s\\n' '" + read(4) + "'; wait_for '\"id\":2,\"method\":\"elicitation/create\"'; "
+      "printf '%s\\n' '" + answer(2, "deny") + "'; wait_for '\"id\":4,\"result\"'",
+      project_);
+  EXPECT_EQ(result.exit_code, 0) << result;
+  EXPECT_EQ(result.err.find("timed out"), std::string::npos) << result;
+  size_t questions = 0;
+  for (size_t at = 0; (at = result.out.find("elicitation/create", at)) != std::string::npos; ++at) ++questions;
+  EXPECT_EQ(questions, 2u) << "asked at the first read and after the change, not at the second or third\n" << result;
+  for (std::string_view allowed : {R"("id":1,"result")", R"("id":2,"result")", R"("id":3,"result")"}) {
+    const size_t at = result.out.find(allowed);
+    ASSERT_NE(at, std::string::npos) << allowed << "\n" << result;
+    EXPECT_NE(result.out.substr(at, result.out.find('\n', at) - at).find("hello from a"), std::string::npos)
+        << allowed << "\n" << result;
+  }
+  const size_t denied = result.out.find(R"("id":4,"result")");
+  ASSERT_NE(denied, std::string::npos) << result;
+  EXPECT_EQ(result.out.substr(denied, result.out.find('\n', denied) - denied).find("hello from a"), std::string::npos)
+      << result;
+}
+
 // A builtin's policy is built when the config is loaded, and built again
 // when it changes: a read the first policy does not cover is refused, the
 // same read under the rewritten one answered.
