@@ -1137,7 +1137,7 @@ class SqlStore final : public ProjectFiles {
                                                       std::string_view path, std::string_view verb) {
     const bool live = workspace.at == kLive;
     std::vector<DirEntry> entries;
-    entries.reserve(16);  // four fewer reallocations for a directory of a few dozen names
+    entries.reserve(128);
     {
       TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(live ? kListLiveChildren : kListChildren));
       select.Bind(1, workspace.id).Bind(2, path);
