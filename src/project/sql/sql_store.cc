@@ -90,8 +90,13 @@ constexpr const char* kListLiveChildren =
 // generation 1 has none, and its listing reads the range without a test
 // per row; the generation is read in the same statement, once per arm (the
 // workspace row is the outer loop of each join), so a snapshot another
-// process just took is seen. No ORDER BY: a sorted compound costs a merge;
-// each arm reads the key in order, which ListChildrenOf checks.
+// process just took is seen. No ORDER BY: SQLite sorts a compound by
+// merging its arms, which costs more than the test it saves. The rows come
+// in name order all the same: only one arm yields rows, and every plan of
+// an arm reads `entries` in key order (parent fixed: by name), since no
+// other access path is open to it (the birth and death indexes are partial
+// on conditions the arms do not imply, and a scan of a WITHOUT ROWID table
+// follows its key); LiveListingsSee... in sqlite_store_test.cc checks it.
 constexpr const char* kListLiveChildrenByGeneration =
     "SELECT e.kind, e.name FROM workspaces w JOIN entries e ON e.workspace_id=w.id "
     "WHERE w.id=?1 AND w.generation=1 AND e.parent=?2 "
@@ -1151,6 +1156,9 @@ class SqlStore final : public ProjectFiles {
     const bool live = workspace.at == kLive;
     const bool by_generation = live && db.dialect().list_by_generation;
     std::vector<DirEntry> entries;
+    // No reallocation for a directory of up to 128 names: growing from 16
+    // moved a 100-name listing's entries three times, 4 % of its
+    // instructions (docs/benchmarks.md, "Listing (2026-11-27, ...)").
     entries.reserve(128);
     {
       const char* sql = by_generation ? kListLiveChildrenByGeneration : live ? kListLiveChildren : kListChildren;
@@ -1159,7 +1167,6 @@ class SqlStore final : public ProjectFiles {
       if (!live) select.Bind(3, workspace.at);
       TOOLVFS_RETURN_IF_ERROR(AppendChildren(select, /*kind_offset=*/0, entries).status());
     }
-    if (by_generation) SortByName(entries);
     if (entries.empty() && !path.empty()) {
       TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(live ? kListLiveDirectory : kListDirectory));
       select.Bind(1, workspace.id).Bind(2, ParentPath(path)).Bind(3, BaseName(path)).Bind(4, path);
@@ -1169,16 +1176,12 @@ class SqlStore final : public ProjectFiles {
         return MissingOrParentIsFile(db, workspace, path, workspace.at, verb, verb == "list" ? "Directory" : "Path");
       }
       if (*kind != kDirectoryKind) return ListFileError(path);
-      SortByName(entries);
+      // Children come in key order (by name) from the engines we know;
+      // this statement does not promise it, so make sure.
+      auto by_name = [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; };
+      if (!std::is_sorted(entries.begin(), entries.end(), by_name)) std::sort(entries.begin(), entries.end(), by_name);
     }
     return entries;
-  }
-
-  // Children come in key order (by name) from the engines we know; a
-  // compound statement does not promise it, so make sure.
-  static void SortByName(std::vector<DirEntry>& entries) {
-    auto by_name = [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; };
-    if (!std::is_sorted(entries.begin(), entries.end(), by_name)) std::sort(entries.begin(), entries.end(), by_name);
   }
 
   // Appends the children among the rows of `select` (kind, name) to
