@@ -30,6 +30,12 @@
 // ops/s per phase and the ratios (b)/(c) and (b)/(d) against the targets of
 // issue 17.
 //
+// With --list-rounds N, after part 1: a new (b) and (c) filled with the
+// same files, then N rounds listing every directory --list-sweeps times on
+// each in turn (which goes first alternates), timed by the thread's CPU
+// time; prints (b)/(c) per round and their median, a listing figure that a
+// shared machine's load moves much less than the list phase's.
+//
 // Part 2, snapshots of the sqlite store: for workspaces of 1,000 and 10,000
 // files (--large adds 100,000) and 10 and 1,000 changed files, each round
 // takes a snapshot S0, changes K files (a tenth deleted, a tenth added, the
@@ -66,10 +72,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <optional>
 #include <string>
