@@ -30,6 +30,12 @@
 // ops/s per phase and the ratios (b)/(c) and (b)/(d) against the targets of
 // issue 17.
 //
+// With --list-rounds N, after part 1: a new (b) and (c) filled with the
+// same files, then N rounds listing every directory --list-sweeps times on
+// each in turn (which goes first alternates), timed by the thread's CPU
+// time; prints (b)/(c) per round and their median, a listing figure that a
+// shared machine's load moves much less than the list phase's.
+//
 // Part 2, snapshots of the sqlite store: for workspaces of 1,000 and 10,000
 // files (--large adds 100,000) and 10 and 1,000 changed files, each round
 // takes a snapshot S0, changes K files (a tenth deleted, a tenth added, the
@@ -68,10 +74,12 @@
 #include <sys/statfs.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -213,6 +221,51 @@ PhaseTimes RunWorkload(WorkloadStore& store, const Workload& work, const std::ve
   times.overwrite = SecondsSince(start);
   times.overwrite_writes = WritesSince(writes);
   return times;
+}
+
+// This thread's CPU time in seconds: what a listing (all in memory, no
+// waits) costs, without the time other programs take from the CPU.
+double ThreadCpuSeconds() {
+  timespec now;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
+}
+
+// Listings of (b) against (c) in alternating rounds (--list-rounds): both
+// stores filled with the workload's files (untimed), then each round lists
+// every directory --list-sweeps times on one store and then on the other
+// (which goes first alternates), timed by this thread's CPU time, so that
+// the two figures of a round come from the same seconds of a shared
+// machine and the load's preemptions do not count. Returns (b)/(c) per
+// round.
+std::vector<double> AlternateListings(WorkloadStore& sqlite_store, WorkloadStore& plain_store, const Workload& work,
+                                      const std::vector<std::string>& paths, const std::vector<std::string>& contents,
+                                      int rounds) {
+  for (WorkloadStore* store : {&sqlite_store, &plain_store}) {
+    for (int i = 0; i < work.files; ++i) store->Write(paths[i], contents[i]);
+  }
+  const auto sweep_seconds = [&](WorkloadStore& store) {
+    const double start = ThreadCpuSeconds();
+    for (int sweep = 0; sweep < work.list_sweeps; ++sweep) {
+      size_t listed = 0;
+      for (int d = 0; d < work.dirs; ++d) listed += store.List(DirName(d));
+      if (listed != static_cast<size_t>(work.files)) Fail("alternating listings found " + std::to_string(listed));
+    }
+    return ThreadCpuSeconds() - start;
+  };
+  std::vector<double> ratios;
+  for (int round = 0; round < rounds; ++round) {
+    double sqlite_seconds = 0, plain_seconds = 0;
+    if (round % 2 == 0) {
+      sqlite_seconds = sweep_seconds(sqlite_store);
+      plain_seconds = sweep_seconds(plain_store);
+    } else {
+      plain_seconds = sweep_seconds(plain_store);
+      sqlite_seconds = sweep_seconds(sqlite_store);
+    }
+    ratios.push_back(plain_seconds / sqlite_seconds);  // (b)/(c) in listings per second
+  }
+  return ratios;
 }
 
 // The workload's paths, contents and overwriting contents, made before any
@@ -913,6 +966,11 @@ int main(int argc, char** argv) {
   app.add_option("--list-sweeps", work.list_sweeps,
                  "listings of every directory in a row for (a)-(c) (10; AgentFS lists once)")
       ->check(CLI::PositiveNumber);
+  int list_rounds = 0;
+  app.add_option("--list-rounds", list_rounds,
+                 "after part 1: (b) and (c) filled anew, then this many rounds of --list-sweeps listings "
+                 "alternating between them; prints (b)/(c) per round and their median (0: skip)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--agentfs-files", agentfs_files,
                  "files (and overwrites in proportion) for AgentFS only, which is slow (default: --files)")
       ->check(CLI::Range(1, 99999));
@@ -1090,6 +1148,18 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
     std::fflush(stdout);
+    if (list_rounds > 0 && selected('b') && selected('c')) {
+      const std::string listing_dir = dir + "/listing";
+      std::filesystem::create_directory(listing_dir);
+      ProjectStore sqlite_store(Open("sqlite:" + listing_dir + "/store.db#bench", sync));
+      PlainSqliteStore plain_store(listing_dir + "/plain.db", sync);
+      std::vector<double> ratios = AlternateListings(sqlite_store, plain_store, work, paths, contents, list_rounds);
+      std::printf("list (b)/(c) by CPU time, %d alternating rounds of %d listings each:", list_rounds, work.dirs * work.list_sweeps);
+      for (double ratio : ratios) std::printf(" %.2f", ratio);
+      const auto [low, high] = std::minmax_element(ratios.begin(), ratios.end());
+      std::printf("\n  median %.3f (range %.2f-%.2f)\n\n", Median(ratios), *low, *high);
+      std::fflush(stdout);
+    }
   }
 
   if (!skip_snapshots && selected('b')) {

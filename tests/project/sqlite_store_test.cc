@@ -461,6 +461,41 @@ TEST_F(SqliteStoreTest, TheBirthIndexLeavesOutWhatWasWrittenBeforeTheFirstSnapsh
   EXPECT_EQ(*store->Read("d/f19"), "before");
 }
 
+// A live listing reads a never-snapshotted workspace without its per-row
+// `died` test (kListLiveChildrenByGeneration) and tests the generation in
+// the same statement, so a snapshot another connection took, and the dead
+// rows it makes possible, are seen at once; names stay in byte order.
+TEST_F(SqliteStoreTest, LiveListingsSeeAnotherConnectionsFirstSnapshotAndItsDeadRows) {
+  auto lister = Open("w");
+  auto writer = Open("w");  // another database object: its own connections, as another process has
+  ASSERT_TRUE(lister && writer);
+  for (const char* name : {"d/b", "d/a", "d/C", "d/c"}) ASSERT_TRUE(IsOk(writer->Write(name, "x")));
+  ASSERT_TRUE(IsOk(writer->Write("d/sub/e", "x")));
+  ASSERT_TRUE(IsOk(writer->Delete("d/c")));  // born in generation 1: its row goes
+  const auto names = [&](ProjectFiles& store) {
+    std::vector<std::string> listed;
+    Result<std::vector<DirEntry>> entries = store.ListDir("d");
+    EXPECT_TRUE(IsOk(entries));
+    if (entries.ok()) {
+      for (const DirEntry& entry : *entries) listed.push_back(entry.name);
+    }
+    return listed;
+  };
+  EXPECT_EQ(names(*lister), (std::vector<std::string>{"C", "a", "b", "sub"}));
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM entries WHERE died IS NOT NULL"), 0);
+
+  ASSERT_TRUE(IsOk(writer->Snapshot()));
+  ASSERT_TRUE(IsOk(writer->Delete("d/a")));             // retired: a dead row the snapshot sees
+  ASSERT_TRUE(IsOk(writer->Write("d/b", "changed")));  // replaced: the old row dead, a new one live
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM entries WHERE died IS NOT NULL"), 2);
+  EXPECT_EQ(names(*lister), (std::vector<std::string>{"C", "b", "sub"}));
+  EXPECT_EQ(names(*writer), (std::vector<std::string>{"C", "b", "sub"}));
+  Result<std::vector<DirEntry>> entries = lister->ListDir("d");
+  ASSERT_TRUE(IsOk(entries));
+  EXPECT_EQ(entries->back().kind, EntryKind::kDirectory);
+  EXPECT_EQ(entries->front().kind, EntryKind::kFile);
+}
+
 // Address rows whose content has their bytes (the rest are former
 // addresses that in-place rewrites left: AnOverwriteInPlaceLeaves...).
 constexpr const char* kAddressedContents =

@@ -45,6 +45,14 @@ struct SqlDialect {
   // then sends its locking statements, and lets the threads of a process
   // write one workspace at once (docs/stores.md, "Concurrency").
   bool row_locks = false;
+  // Whether a live listing reads the rows of a workspace that never had a
+  // snapshot (generation 1, so no dead rows) without testing `died` on
+  // each, the generation tested once in the same statement
+  // (sql_store.cc, kListLiveChildrenByGeneration): SQLite, whose per-row
+  // test costs about as much as reading a column (docs/benchmarks.md,
+  // "Listing (2026-11-27, branch sqlite-list)"). Engines without it keep
+  // the one range with its `died IS NULL` test.
+  bool list_by_generation = false;
 };
 
 // A prepared statement of an engine, owned by its connection's cache. The

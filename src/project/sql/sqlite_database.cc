@@ -115,6 +115,7 @@ const SqlDialect& SqliteDialect() {
       .integer_type = "INTEGER",
       .identity_key = "INTEGER PRIMARY KEY",
       .clustered_suffix = " WITHOUT ROWID",
+      .list_by_generation = true,
   };
   return kDialect;
 }

@@ -17,6 +17,9 @@
 // never reached then; they answer as for a missing object.
 #include <sqlite3.h>
 
+#include <atomic>
+#include <iterator>
+
 #include "core/lazy_library.h"
 #include "project/sql/nettle_library.h"
 
@@ -51,10 +54,37 @@ namespace {
 
 TOOLVFS_LAZY_FUNCTIONS(TOOLVFS_SQLITE_FUNCTIONS);
 
-// Inline: every sqlite3_* call below starts here, a few per listed row.
-[[gnu::always_inline]] inline LazyLibrary& Sqlite() {
+// Out of line: the construction of the static is code that every
+// forwarding function below would otherwise inline, with the stack frame
+// it needs (six registers saved and restored on every sqlite3_step).
+[[gnu::noinline]] LazyLibrary& Sqlite() {
   static LazyLibrary library(TOOLVFS_SQLITE_FILE, "sqlite: stores", "libsqlite3-0", kLazySymbols);
   return library;
+}
+
+// SQLite's functions once the library has loaded (sqlite_loaded true),
+// copied out of the LazyLibrary so that a call needs no check of its own.
+constinit void* sqlite_addresses[std::size(kLazySymbols)] = {};
+constinit std::atomic<bool> sqlite_loaded{false};
+
+[[gnu::noinline, gnu::cold]] void* SqliteAddressFirstTime(size_t index) {
+  static const bool loaded = [] {
+    LazyLibrary& library = Sqlite();
+    if (!library.Load().ok()) return false;
+    for (size_t function = 0; function < std::size(kLazySymbols); ++function) {
+      sqlite_addresses[function] = library.Address(function);
+    }
+    sqlite_loaded.store(true, std::memory_order_release);
+    return true;
+  }();
+  return loaded ? sqlite_addresses[index] : nullptr;
+}
+
+// The address of function `index`, or nullptr when the library cannot be
+// loaded. Every sqlite3_* call below starts here, a few per listed row:
+// once loaded, a flag, a load and a jump to SQLite's function.
+[[gnu::always_inline]] inline void* SqliteAddress(size_t index) {
+  return sqlite_loaded.load(std::memory_order_acquire) ? sqlite_addresses[index] : SqliteAddressFirstTime(index);
 }
 
 // Why no database can be opened: SQLite missing, or nettle, which the
@@ -69,7 +99,7 @@ const char* OpenFailure() {
 }  // namespace toolvfs
 
 // SQLite's own function `name`, or nullptr when the library cannot be loaded.
-#define TOOLVFS_SQLITE(name) TOOLVFS_LAZY_ADDRESS(toolvfs::Sqlite(), name)
+#define TOOLVFS_SQLITE(name) reinterpret_cast<decltype(&::name)>(toolvfs::SqliteAddress(toolvfs::k_##name))
 
 // Hidden: libtoolvfs.so must not offer these to an embedder that links
 // libsqlite3 itself.
