@@ -17,6 +17,7 @@
 #include <map>
 #include <random>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -209,17 +210,25 @@ TEST_P(PostgresConcurrencyTest, ThreadsOfOneProcessShareItsConnections) {
   const PostgresRetryCounts before = PostgresRetriedTransactions();
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};
+  std::mutex first_failure_mutex;
+  std::string first_failure;
+  const auto count = [&](const Status& status) {
+    if (status.ok()) return;
+    ++failures;
+    std::lock_guard lock(first_failure_mutex);
+    if (first_failure.empty()) first_failure = status.ToString();
+  };
   for (int thread = 0; thread < 12; ++thread) {
     threads.emplace_back([&, thread] {
       for (int i = 0; i < 50; ++i) {
-        if (!(*store)->Write("own/" + std::to_string(thread), std::to_string(i)).ok()) ++failures;
-        if (!(*store)->Write("shared.log", "x", WriteMode::kAppend).ok()) ++failures;
-        if (!(*store)->Read("shared.log").ok()) ++failures;
+        count((*store)->Write("own/" + std::to_string(thread), std::to_string(i)));
+        count((*store)->Write("shared.log", "x", WriteMode::kAppend));
+        count((*store)->Read("shared.log").status());
       }
     });
   }
   for (std::thread& thread : threads) thread.join();
-  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(failures.load(), 0) << "the first: " << first_failure;
   EXPECT_EQ((*store)->Read("shared.log")->size(), 600u);
   EXPECT_EQ((*store)->Metadata("shared.log")->version, 600u);
   // The threads write at once (no lock of the process), so writers of

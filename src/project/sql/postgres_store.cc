@@ -56,6 +56,10 @@ constexpr int kMaxConnections = 8;
 
 // How often a write transaction that lost a race runs (RunWriteTransaction).
 constexpr int kWriteAttempts = 40;
+// Runs of a statement outside a transaction that the server ends with a
+// serialization failure or a deadlock (PostgresSqlStatement::Step): about
+// 2 s of backoff in all.
+constexpr int kStatementAttempts = 50;
 
 // Version 2 was the first PostgreSQL schema; it and every later one move
 // to the current one with the shared migrations (sql_schema.h).
@@ -112,8 +116,23 @@ class PostgresCursor final : public SqlCursor {
             break;
         }
       }
+      // A statement outside a transaction is one of its own (a read of a
+      // small file, a listing): when the server ends it with a
+      // serialization failure or a deadlock, which at SERIALIZABLE can
+      // befall a lone read too ("conflict out to pivot, during read"), it
+      // changed nothing and returned nothing, so it runs again, with
+      // backoff, a bounded number of times. Inside a transaction the
+      // transaction is what runs again (RunPostgresTransaction).
+      const bool own_transaction = connection_.reusable();
       Result<PostgresResult> result = connection_.ExecutePrepared(key_, static_cast<int>(values.size()), values.data(),
                                                                   lengths.data(), formats.data());
+      for (int attempt = 1; !result.ok() && own_transaction && attempt < kStatementAttempts &&
+                            IsRetryableSqlState(connection_.last_sql_state());
+           ++attempt) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::min(2 * attempt, 50)));
+        result = connection_.ExecutePrepared(key_, static_cast<int>(values.size()), values.data(), lengths.data(),
+                                             formats.data());
+      }
       if (!result.ok()) return result.status();
       result_.emplace(std::move(result).value());
       row_ = -1;

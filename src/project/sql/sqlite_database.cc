@@ -154,6 +154,10 @@ Result<std::unique_ptr<SqliteConnection>> SqliteConnection::Open(const std::stri
   // it a quarter as often (store_bench). 4,000 frames still fit the first
   // block of the WAL index (4,096), where a read looks a page up.
   TOOLVFS_RETURN_IF_ERROR(connection->Execute("PRAGMA wal_autocheckpoint=4000"));
+  // The live listing has no ORDER BY and relies on SQLite reading the
+  // entries key forward (kListLiveChildrenByGeneration); a library built
+  // with SQLITE_REVERSE_UNORDERED_SELECTS would read it backward.
+  TOOLVFS_RETURN_IF_ERROR(connection->Execute("PRAGMA reverse_unordered_selects=0"));
   return connection;
 }
 
