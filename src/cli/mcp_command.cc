@@ -194,8 +194,7 @@ class ConfiguredToolHost final : public McpToolHost {
         options.inquirer = inquirer.get();
         options.audit = audit_sink;
         options.session_workspace = session_workspace_;
-        options.policy = &found->policy;
-        options.policy_tool = &found->tool;
+        options.prebuilt_policy = {&found->policy, &found->tool};
         BuiltinRuntime builtin(store_, std::move(options));
         return builtin.Execute(tool_call, *tool, cancel);
       }
@@ -213,8 +212,7 @@ class ConfiguredToolHost final : public McpToolHost {
         options.audit = audit_sink;
         McpCallReports reports(call);
         options.reports = &reports;
-        options.policy = &found->policy;
-        options.policy_tool = &found->tool;
+        options.prebuilt_policy = {&found->policy, &found->tool};
         VfsRuntime vfs(store_, std::move(options));
         return vfs.Execute(tool_call, *tool, cancel);
       }

@@ -24,4 +24,11 @@ std::vector<std::string> ToolPolicy::Describe() const {
   return lines;
 }
 
+const ToolPolicy& PrebuiltToolPolicy::For(const ToolConfig& called,
+                                          const std::optional<std::string>& config_project_path,
+                                          std::optional<ToolPolicy>& built) const {
+  if (policy != nullptr && tool == &called) return *policy;
+  return built.emplace(ToolPolicy::ForTool(called, config_project_path));
+}
+
 }  // namespace toolvfs

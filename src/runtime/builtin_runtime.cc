@@ -420,7 +420,7 @@ Result<Outcome> BuiltinRuntime::Execute(const ToolCall& call, const ToolConfig& 
   const Message& request = parsed.message();
 
   std::optional<ToolPolicy> built;
-  const ToolPolicy& policy = PolicyOf(tool, built);
+  const ToolPolicy& policy = options_.prebuilt_policy.For(tool, options_.config_project_path, built);
   std::unique_ptr<Inquirer> denying;
   Inquirer* inquirer = options_.inquirer;
   if (inquirer == nullptr) {
@@ -538,17 +538,12 @@ Result<Outcome> BuiltinRuntime::ExecuteSnapshotTool(const ToolCall& call, const 
       [&](const WriteCheck& check) { return RunSnapshotTool(project_, session.get(), tool.name, arguments, check); });
 }
 
-const ToolPolicy& BuiltinRuntime::PolicyOf(const ToolConfig& tool, std::optional<ToolPolicy>& built) const {
-  if (options_.policy != nullptr && options_.policy_tool == &tool) return *options_.policy;
-  return built.emplace(ToolPolicy::ForTool(tool, options_.config_project_path));
-}
-
 Result<Outcome> BuiltinRuntime::ExecuteJudged(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel,
                                               const std::string& scope_method,
                                               const std::function<Status(JudgedCall&)>& judge,
                                               const std::function<Result<std::string>(const WriteCheck&)>& act) {
   std::optional<ToolPolicy> built;
-  const ToolPolicy& policy = PolicyOf(tool, built);
+  const ToolPolicy& policy = options_.prebuilt_policy.For(tool, options_.config_project_path, built);
   std::unique_ptr<Inquirer> denying;
   Inquirer* inquirer = options_.inquirer;
   if (inquirer == nullptr) {

@@ -60,17 +60,9 @@ struct BuiltinRuntimeOptions {
   // write_file and delete_file run the session suite. Decided by the
   // caller, not per call, so a generic builtin costs no extra store call.
   bool session_workspace = false;
-  // The policy of `policy_tool`, built once by a caller that runs many
-  // calls of its tools (the MCP server builds one per tool when it loads
-  // the config): ToolPolicy::ForTool(*policy_tool, config_project_path).
-  // Used only for a call of that very ToolConfig object (compared by
-  // address, so a policy never judges a tool it was not built from, not
-  // even one of the same name from another config). Not owned; both must
-  // outlive the runtime. Otherwise the policy is built for each call, which
-  // compiles the tool's path globs each time (a fifth of an MCP
-  // read_file's instructions; docs/benchmarks.md).
-  const ToolPolicy* policy = nullptr;
-  const ToolConfig* policy_tool = nullptr;
+  // The policy of a tool built once by the caller, with
+  // config_project_path (PrebuiltToolPolicy); otherwise each call builds it.
+  PrebuiltToolPolicy prebuilt_policy;
 };
 
 class BuiltinRuntime final : public ToolRuntime {
@@ -128,9 +120,6 @@ class BuiltinRuntime final : public ToolRuntime {
   // through the gate (questions included), then `act` runs, given a
   // WriteCheck for the paths it is about to write; one audit record either
   // way.
-  // The policy `tool` is judged by: options.policy when it was built from
-  // this very `tool`, else one built into `built`.
-  const ToolPolicy& PolicyOf(const ToolConfig& tool, std::optional<ToolPolicy>& built) const;
   Result<Outcome> ExecuteJudged(const ToolCall& call, const ToolConfig& tool, CancelToken& cancel,
                                 const std::string& scope_method, const std::function<Status(JudgedCall&)>& judge,
                                 const std::function<Result<std::string>(const WriteCheck&)>& act);

@@ -99,19 +99,16 @@ Result<ChildProcess> VfsRuntime::LaunchConfined(const LaunchSpec& spec, const To
 // the lazily materialized project directory. Heap-allocated and never
 // moved: the method context refers to its members.
 struct VfsRuntime::PreparedRun {
-  // `shared_policy`: the caller's (VfsRuntimeOptions::policy), else null
-  // and `own_policy` is built for this run.
-  PreparedRun(ProjectFiles& project, const ToolConfig& tool_config, const ToolPolicy* shared_policy,
-              std::optional<ToolPolicy> own_policy, Inquirer* inquirer)
+  PreparedRun(ProjectFiles& project, const ToolConfig& tool_config, const PrebuiltToolPolicy& prebuilt,
+              const std::optional<std::string>& config_project_path, Inquirer* inquirer)
       : tool(tool_config),
-        built_policy(std::move(own_policy)),
-        policy(shared_policy != nullptr ? *shared_policy : *built_policy),
+        policy(prebuilt.For(tool_config, config_project_path, built_policy)),
         denying(inquirer == nullptr ? NewDenyingInquirer() : nullptr),
         gate(policy, inquirer == nullptr ? *denying : *inquirer),
         context{.project = project, .gate = gate} {}
 
   ToolConfig tool;
-  std::optional<ToolPolicy> built_policy;
+  std::optional<ToolPolicy> built_policy;  // when the run builds its own (PrebuiltToolPolicy::For)
   const ToolPolicy& policy;
   std::unique_ptr<Inquirer> denying;
   AccessGate gate;
@@ -143,12 +140,8 @@ Result<std::unique_ptr<VfsRuntime::PreparedRun>> VfsRuntime::Prepare(const ToolC
   std::string arguments_json = tool.parameters.empty() ? call.arguments_json : checked_arguments.ToJson();
   // The answers go into `init` as they are: they must be one JSON object.
   TOOLVFS_RETURN_IF_ERROR(ParseCallAnswers(tool.name, call.answers_json).status());
-  const bool policy_given = options_.policy != nullptr && options_.policy_tool == &tool;
-  auto run = std::make_unique<PreparedRun>(
-      project_, tool, policy_given ? options_.policy : nullptr,
-      policy_given ? std::nullopt
-                   : std::optional<ToolPolicy>(ToolPolicy::ForTool(tool, options_.confinement.config_project_path)),
-      options_.inquirer);
+  auto run = std::make_unique<PreparedRun>(project_, tool, options_.prebuilt_policy,
+                                           options_.confinement.config_project_path, options_.inquirer);
   TOOLVFS_ASSIGN_OR_RETURN(PrivateTempDir temp, PrivateTempDir::Create());
   run->temp.emplace(std::move(temp));
 

@@ -73,14 +73,10 @@ struct VfsRuntimeOptions {
   // answer at the default answer limit (70 MiB of JSON, about twice that
   // while it is built).
   uint64_t answer_memory_bytes = uint64_t{256} << 20;
-  // The policy of `policy_tool`, built once by a caller that runs many
-  // calls of its tools (the MCP server builds one per tool when it loads
-  // the config), as BuiltinRuntimeOptions::policy: used only for a call of
-  // that very ToolConfig object (compared by address); not owned, both
-  // must outlive the runtime. Otherwise each run builds the policy
-  // (ToolPolicy::ForTool), compiling the tool's path globs again.
-  const ToolPolicy* policy = nullptr;
-  const ToolConfig* policy_tool = nullptr;
+  // The policy of a tool built once by the caller, with
+  // confinement.config_project_path (PrebuiltToolPolicy); otherwise each
+  // run builds it.
+  PrebuiltToolPolicy prebuilt_policy;
 };
 
 class VfsRuntime : public ToolRuntime {

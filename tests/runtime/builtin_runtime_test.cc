@@ -254,8 +254,7 @@ TEST_F(BuiltinRuntimeTest, APolicyBuiltOnceByTheCallerJudgesTheCall) {
                  const std::string& arguments) {
     BuiltinRuntime runtime(*store_, BuiltinRuntimeOptions{.audit = audit_.sink.get(),
                                                           .config_project_path = "toolvfs.toml",
-                                                          .policy = policy,
-                                                          .policy_tool = policy_tool});
+                                                          .prebuilt_policy = {policy, policy_tool}});
     Result<Outcome> outcome =
         runtime.Execute(ToolCall{.name = tool.name, .id = "c-test", .arguments_json = arguments}, tool, cancel_);
     EXPECT_TRUE(outcome.ok()) << outcome.status().message();

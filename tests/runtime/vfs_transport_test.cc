@@ -117,8 +117,7 @@ TEST_F(VfsTransportTest, APolicyBuiltOnceByTheCallerJudgesTheRun) {
   auto report = [&](const ToolPolicy* policy, const ToolConfig* policy_tool) {
     VfsRuntime runtime(*store_, VfsRuntimeOptions{.working_directory = dir_.path(),
                                                   .confinement = {.sandbox = {}},
-                                                  .policy = policy,
-                                                  .policy_tool = policy_tool});
+                                                  .prebuilt_policy = {policy, policy_tool}});
     return Report(runtime, reader).first;
   };
   EXPECT_EQ(report(nullptr, nullptr), "allowed");
