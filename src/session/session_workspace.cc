@@ -436,6 +436,11 @@ Result<std::string> SessionWorkspace::CheckPath(std::string_view path, bool allo
 
 Result<SessionFileInfo> SessionWorkspace::InfoOf(const std::string& path) {
   TOOLVFS_ASSIGN_OR_RETURN(FileMetadata metadata, files_.Metadata(path));
+  return InfoOf(path, metadata);
+}
+
+Result<SessionFileInfo> SessionWorkspace::InfoOf(const std::string& path, const FileMetadata& metadata,
+                                                 const std::string* content) {
   SessionFileInfo info;
   info.path = path;
   info.size_bytes = metadata.size;
@@ -452,8 +457,12 @@ Result<SessionFileInfo> SessionWorkspace::InfoOf(const std::string& path) {
   } else {
     // A file the tools did not write (a mount, a materialized directory
     // synced back): its encoding is what its content is.
-    TOOLVFS_ASSIGN_OR_RETURN(std::string content, files_.Read(path));
-    info.encoding = IsValidUtf8(content) ? SessionEncoding::kUtf8 : SessionEncoding::kBinary;
+    std::string read;
+    if (content == nullptr) {
+      TOOLVFS_ASSIGN_OR_RETURN(read, files_.Read(path));
+      content = &read;
+    }
+    info.encoding = IsValidUtf8(*content) ? SessionEncoding::kUtf8 : SessionEncoding::kBinary;
   }
   return info;
 }
@@ -502,7 +511,8 @@ Result<SessionRead> SessionWorkspace::ReadFile(std::string_view path, std::optio
     return content.status();
   }
   SessionRead read;
-  TOOLVFS_ASSIGN_OR_RETURN(read.info, InfoOf(normalized));
+  TOOLVFS_ASSIGN_OR_RETURN(FileMetadata metadata, files_.Metadata(normalized));
+  TOOLVFS_ASSIGN_OR_RETURN(read.info, InfoOf(normalized, metadata, &*content));
   if (read.info.encoding == SessionEncoding::kBinary) {
     if (offset || limit) {
       return InvalidArgumentError("File " + Quote(normalized) +
@@ -586,7 +596,7 @@ Result<SessionWriteResult> SessionWorkspace::WriteFile(const SessionWrite& write
   }
   std::optional<Sidecar> sidecar;
   if (exists) {
-    TOOLVFS_ASSIGN_OR_RETURN(SessionFileInfo info, InfoOf(normalized));
+    TOOLVFS_ASSIGN_OR_RETURN(SessionFileInfo info, InfoOf(normalized, *existing));
     if (write.expected_version && *write.expected_version != info.version) {
       return ChangedError("Version conflict on " + Quote(normalized) + ": expected version " +
                           std::to_string(*write.expected_version) + " but the file is at version " +
@@ -627,7 +637,7 @@ Result<SessionWriteResult> SessionWorkspace::WriteFile(const SessionWrite& write
       return result;
     }
   }
-  TOOLVFS_ASSIGN_OR_RETURN(result.info, InfoOf(normalized));
+  TOOLVFS_ASSIGN_OR_RETURN(result.info, written.ok() ? InfoOf(normalized, *written) : InfoOf(normalized));
   return result;
 }
 

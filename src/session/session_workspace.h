@@ -268,6 +268,11 @@ class SessionWorkspace {
   Status EnsureMounted();
   Status WriteRecord(bool mounts_applied, const std::optional<std::string>& materialized_path);
   Result<SessionFileInfo> InfoOf(const std::string& path);
+  // The same from the file's `metadata` the caller has just read, and its
+  // `content` when the caller has it too (a file without a sidecar then
+  // needs no second read to tell its encoding).
+  Result<SessionFileInfo> InfoOf(const std::string& path, const FileMetadata& metadata,
+                                 const std::string* content = nullptr);
   // Every file of the session (its own records excluded) below the
   // directory `below` ("" = the root), in no particular order. Caller
   // holds mutex_.

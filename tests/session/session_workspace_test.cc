@@ -426,6 +426,29 @@ TEST_P(SessionWorkspaceTest, ASidecarOfOtherContentIsIgnored) {
   EXPECT_EQ(read->content, Base64Encode(binary));
 }
 
+// What a read and an overwrite ask of the store: a file the tools did not
+// write (no sidecar) is read once, not again to tell its encoding; an
+// overwrite looks up the file's metadata before and after, not twice before.
+TEST_P(SessionWorkspaceTest, AReadAndAnOverwriteAskTheStoreNothingTwice) {
+  ASSERT_TRUE(store_->Write("mounted.txt", "from a mount\n").ok());
+  ASSERT_TRUE(Write("own.txt", "one\n").ok());
+  FaultInjectingProjectFiles counted(*store_);
+  Result<std::unique_ptr<SessionWorkspace>> opened = SessionWorkspace::Open(counted, nullptr, clock_.Clock());
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  const uint64_t reads = counted.calls(StoreOperation::kRead);
+  const uint64_t lookups = counted.calls(StoreOperation::kMetadata);
+  Result<SessionRead> read = (*opened)->ReadFile("mounted.txt", std::nullopt, std::nullopt);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->info.encoding, SessionEncoding::kUtf8);
+  EXPECT_EQ(counted.calls(StoreOperation::kRead) - reads, 2u) << "the file and its (missing) sidecar";
+  EXPECT_EQ(counted.calls(StoreOperation::kMetadata) - lookups, 1u);
+
+  const uint64_t lookups_before_write = counted.calls(StoreOperation::kMetadata);
+  ASSERT_TRUE((*opened)->WriteFile({.path = "own.txt", .content = "two\n", .mode = SessionWriteMode::kOverwrite}).ok());
+  EXPECT_EQ(counted.calls(StoreOperation::kMetadata) - lookups_before_write, 2u) << "before and after the write";
+  EXPECT_EQ(*store_->Read("own.txt"), "two\n");
+}
+
 TEST_P(SessionWorkspaceTest, ReopeningKeepsTheSettingsAndRefusesASecondCreate) {
   EXPECT_EQ(SessionWorkspace::Create(*store_, {.id = "again"}).status().code(), StatusCode::kAlreadyExists);
   auto plain = NewMemoryStore("plain");
