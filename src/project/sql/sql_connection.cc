@@ -4,6 +4,14 @@
 
 namespace toolvfs {
 
+Status SqlCursor::ForEachIntTextRow(IntTextRowVisitor& visitor) {
+  while (true) {
+    TOOLVFS_ASSIGN_OR_RETURN(bool row, Step());
+    if (!row) return OkStatus();
+    visitor.Row(Int(0), Text(1));
+  }
+}
+
 Status SqlStatement::Run() {
   while (true) {
     TOOLVFS_ASSIGN_OR_RETURN(bool row, Step());

@@ -82,6 +82,21 @@ class SqlCursor {
   virtual std::string_view Bytes(int column) const = 0;
   // Forgets the bindings and rows: the statement can be bound again.
   virtual void Reset() = 0;
+
+  // What ForEachIntTextRow hands each row to.
+  class IntTextRowVisitor {
+   public:
+    virtual void Row(int64_t integer, std::string_view text) = 0;
+
+   protected:
+    ~IntTextRowVisitor() = default;
+  };
+  // Steps through every remaining row, handing its column 0 (an integer)
+  // and column 1 (text, valid for the call) to `visitor`. One call per row
+  // where Step, Int and Text make three: an engine whose calls are cheap
+  // enough that these count (SQLite, a listing's rows) overrides it with a
+  // loop of its own.
+  virtual Status ForEachIntTextRow(IntTextRowVisitor& visitor);
 };
 
 // A cached statement lent for one use; resets it when it goes out of scope.
@@ -117,6 +132,7 @@ class SqlStatement {
   }
 
   Result<bool> Step() { return cursor_->Step(); }
+  Status ForEachIntTextRow(SqlCursor::IntTextRowVisitor& visitor) { return cursor_->ForEachIntTextRow(visitor); }
   // Runs a statement whose rows (if any) are not needed.
   Status Run();
   // Runs an INSERT ... RETURNING id and returns that id.

@@ -1189,17 +1189,24 @@ class SqlStore final : public ProjectFiles {
   // the kind of the row below `kind_offset`, the directory's own, if any.
   static Result<std::optional<int64_t>> AppendChildren(SqlStatement& select, int64_t kind_offset,
                                                        std::vector<DirEntry>& entries) {
-    std::optional<int64_t> own_kind;
-    while (true) {
-      TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
-      if (!row) return own_kind;
-      const int64_t kind = select.Int(0);
-      if (kind < kind_offset) {
-        own_kind = kind;
-        continue;
+    class Children final : public SqlCursor::IntTextRowVisitor {
+     public:
+      Children(int64_t kind_offset, std::vector<DirEntry>& entries) : kind_offset_(kind_offset), entries_(entries) {}
+      void Row(int64_t kind, std::string_view name) override {
+        if (kind < kind_offset_) {
+          own_kind = kind;
+          return;
+        }
+        entries_.emplace_back(std::string(name), KindOf(kind - kind_offset_), std::nullopt);
       }
-      entries.emplace_back(std::string(select.Text(1)), KindOf(kind - kind_offset), std::nullopt);
-    }
+      std::optional<int64_t> own_kind;
+
+     private:
+      const int64_t kind_offset_;
+      std::vector<DirEntry>& entries_;
+    } children(kind_offset, entries);
+    TOOLVFS_RETURN_IF_ERROR(select.ForEachIntTextRow(children));
+    return children.own_kind;
   }
 
   // Reads [offset, offset + length) of the file at `path` (the whole file

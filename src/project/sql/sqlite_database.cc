@@ -84,6 +84,20 @@ class SqliteConnection::Cursor final : public SqlCursor {
     return connection_.LastError("Cannot use the store " + Quote(connection_.display()));
   }
 
+  Status ForEachIntTextRow(IntTextRowVisitor& visitor) override {
+    while (true) {
+      const int code = sqlite3_step(statement_);
+      if (code != SQLITE_ROW) {
+        if (code == SQLITE_DONE) return OkStatus();
+        return connection_.LastError("Cannot use the store " + Quote(connection_.display()));
+      }
+      const unsigned char* text = sqlite3_column_text(statement_, 1);
+      const int size = sqlite3_column_bytes(statement_, 1);
+      visitor.Row(sqlite3_column_int64(statement_, 0),
+                  text == nullptr ? std::string_view() : std::string_view(reinterpret_cast<const char*>(text), static_cast<size_t>(size)));
+    }
+  }
+
   bool IsNull(int column) const override { return sqlite3_column_type(statement_, column) == SQLITE_NULL; }
   int64_t Int(int column) const override { return sqlite3_column_int64(statement_, column); }
   std::string_view Text(int column) const override {
