@@ -618,10 +618,11 @@ Result<SessionWriteResult> SessionWorkspace::WriteFile(const SessionWrite& write
                          : write.mode == SessionWriteMode::kAppend ? WriteMode::kAppend
                                                                    : WriteMode::kOverwrite;
   TOOLVFS_RETURN_IF_ERROR(files_.Write(normalized, bytes, store_mode));
-  // From here on the write is done. A failure to record its sidecar leaves
-  // the sidecar of the content before, which no longer describes the file
-  // and is ignored (see Sidecar), so the write is answered as done: an
-  // error would make a tool retry it, and a retried append appends twice.
+  // From here on the write is done, and is answered as done whatever fails
+  // below: an error would make a tool retry it, and a retried append
+  // appends twice. A failure to record the sidecar leaves the sidecar of
+  // the content before, which no longer describes the file and is ignored
+  // (see Sidecar).
   SessionWriteResult result{write.mode, {}};
   Result<FileMetadata> written = files_.Metadata(normalized);
   if (written.ok()) {
@@ -636,8 +637,21 @@ Result<SessionWriteResult> SessionWorkspace::WriteFile(const SessionWrite& write
       result.info.encoding = updated.encoding;
       return result;
     }
+    Result<SessionFileInfo> info = InfoOf(normalized, *written);
+    if (info.ok()) {
+      result.info = std::move(info).value();
+      return result;
+    }
   }
-  TOOLVFS_ASSIGN_OR_RETURN(result.info, written.ok() ? InfoOf(normalized, *written) : InfoOf(normalized));
+  // The store wrote but does not answer now (a server that went away
+  // between the two calls): the figures follow from the file before the
+  // write, as this write left it.
+  result.info.path = normalized;
+  result.info.version = exists ? existing->version.value_or(1) + 1 : 1;
+  result.info.size_bytes = write.mode == SessionWriteMode::kAppend ? existing->size + bytes.size() : bytes.size();
+  result.info.created_ms = updated.created_ms;
+  result.info.updated_ms = updated.updated_ms;
+  result.info.encoding = updated.encoding;
   return result;
 }
 

@@ -426,6 +426,38 @@ TEST_P(SessionWorkspaceTest, ASidecarOfOtherContentIsIgnored) {
   EXPECT_EQ(read->content, Base64Encode(binary));
 }
 
+// A store that wrote but fails the lookup after the write (a server gone
+// between two calls): the write is answered as done, with the figures it
+// made, so that a tool does not append the same bytes again.
+TEST_P(SessionWorkspaceTest, AWriteWhoseLookupAfterwardsFailsIsStillAnsweredAsDone) {
+  ASSERT_TRUE(Write("log.txt", "one\n").ok());
+  FaultInjectingProjectFiles faulty(*store_);
+  Result<std::unique_ptr<SessionWorkspace>> opened = SessionWorkspace::Open(faulty, nullptr, clock_.Clock());
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  // The lookup before the write answers; every one after fails.
+  const auto fail_lookups_after_the_write = [&faulty] {
+    faulty.ClearFaults();
+    for (uint64_t n = 2; n <= 4; ++n) {
+      faulty.FailNthCall(n, StatusCode::kUnavailable, "server gone", StoreOperation::kMetadata);
+    }
+  };
+  fail_lookups_after_the_write();
+  Result<SessionWriteResult> appended =
+      (*opened)->WriteFile({.path = "log.txt", .content = "two\n", .mode = SessionWriteMode::kAppend});
+  ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+  EXPECT_GE(faulty.failed_calls(), 1u);
+  EXPECT_EQ(appended->info.path, "log.txt");
+  EXPECT_EQ(appended->info.version, 2u);
+  EXPECT_EQ(appended->info.size_bytes, 8u);
+  EXPECT_EQ(*store_->Read("log.txt"), "one\ntwo\n");
+
+  fail_lookups_after_the_write();
+  Result<SessionWriteResult> created = (*opened)->WriteFile({.path = "new.txt", .content = "abc"});
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(created->info.version, 1u);
+  EXPECT_EQ(created->info.size_bytes, 3u);
+}
+
 // What a read and an overwrite ask of the store: a file the tools did not
 // write (no sidecar) is read once, not again to tell its encoding; an
 // overwrite looks up the file's metadata before and after, not twice before.
