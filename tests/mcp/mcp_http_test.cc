@@ -682,16 +682,18 @@ TEST_F(McpHttpTest, SqliteSessionStoreKeepsOneWorkspacePerSessionUntilItEnds) {
 }
 
 TEST_F(McpHttpTest, IdleSessionsExpire) {
-  HttpServer server(root_, {"--session-idle-timeout", "0.5"});
+  HttpServer server(root_, {"--session-idle-timeout", "1"});
   const std::string idle = server.Initialize();
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   HttpResponse expired = server.Post(idle, R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
   EXPECT_EQ(expired.status, 404) << expired;
   EXPECT_NE(server.Log().find("expired"), std::string::npos) << server.Log();
-  // A session in use stays.
+  // A session in use stays: pings 150 ms apart for longer than the
+  // timeout (a gap would have to stretch past a second to fail it, which
+  // a loaded machine's scheduling does not do).
   const std::string busy = server.Initialize();
-  for (int i = 0; i < 6; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  for (int i = 0; i < 12; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
     EXPECT_EQ(server.Post(busy, R"({"jsonrpc":"2.0","id":1,"method":"ping"})").status, 200) << i;
   }
 }
