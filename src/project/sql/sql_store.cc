@@ -434,7 +434,11 @@ Status MissingOrParentIsFile(SqlConnection& db, const Workspace& workspace, std:
 
 // Creates the missing ancestors of `path`; NotDirectory (worded with
 // `what`) if one is a file.
-Status CreateParents(const Change& change, std::string_view path, const std::string& what) {
+// `what` says what was being done, for the error: a callable returning
+// the message's start ("Cannot write 'a/b'"), called only on an error, so
+// that a write that succeeds builds no message.
+template <typename What>
+Status CreateParents(const Change& change, std::string_view path, const What& what) {
   std::vector<std::string_view> missing;
   std::string_view ancestor = ParentPath(path);
   while (!ancestor.empty()) {
@@ -444,7 +448,7 @@ Status CreateParents(const Change& change, std::string_view path, const std::str
                              LookUp(change.db, change.workspace.id, ancestor, kLive, change.workspace.created_ms,
                                     change.locks_rows() ? kShareEntry : kLookUpEntry));
     if (entry) {
-      if (!entry->is_directory()) return ParentIsFileError(what, ancestor);
+      if (!entry->is_directory()) return ParentIsFileError(what(), ancestor);
       break;
     }
     missing.push_back(ancestor);
@@ -497,7 +501,7 @@ Status ReplaceEntry(const Change& change, std::string_view path, const Entry& ol
 Status WriteFile(const Change& change, const std::string& path, std::string_view content, WriteMode mode) {
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> existing, LookUpLive(change, path));
   if (!existing) {
-    TOOLVFS_RETURN_IF_ERROR(CreateParents(change, path, CannotDo("write", path)));
+    TOOLVFS_RETURN_IF_ERROR(CreateParents(change, path, [&] { return CannotDo("write", path); }));
     Entry file;
     file.kind = EntryKind::kFile;
     TOOLVFS_ASSIGN_OR_RETURN(file.content_id, PutContent(change.db, content));
@@ -537,8 +541,7 @@ Status CreateDirectory(const Change& change, const std::string& path) {
     if (existing->is_directory()) return OkStatus();
     return NotDirectoryError("Cannot create directory " + DisplayPath(path) + ": it is a file");
   }
-  const std::string what = CannotDo("create directory", path);
-  TOOLVFS_RETURN_IF_ERROR(CreateParents(change, path, what));
+  TOOLVFS_RETURN_IF_ERROR(CreateParents(change, path, [&] { return CannotDo("create directory", path); }));
   Entry directory;
   directory.created_ms = directory.modified_ms = change.now;
   return InsertEntry(change, path, directory);
@@ -928,7 +931,7 @@ class SqlStore final : public ProjectFiles {
         replaced = target;
         TOOLVFS_RETURN_IF_ERROR(RetireEntry(change, to, *target));
       }
-      TOOLVFS_RETURN_IF_ERROR(CreateParents(change, to, what));
+      TOOLVFS_RETURN_IF_ERROR(CreateParents(change, to, [&] { return what; }));
 
       std::vector<std::pair<std::string, Entry>> moved;
       moved.emplace_back(from, *source);
