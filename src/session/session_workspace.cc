@@ -644,11 +644,17 @@ Result<SessionWriteResult> SessionWorkspace::WriteFile(const SessionWrite& write
     }
   }
   // The store wrote but does not answer now (a server that went away
-  // between the two calls): the figures follow from the file before the
-  // write, as this write left it.
+  // between the two calls): the figures are the store's if its lookup
+  // answered, else they follow from the file before the write, as this
+  // write left it (the count the stores keep: one more, 1 for a new file).
   result.info.path = normalized;
-  result.info.version = exists ? existing->version.value_or(1) + 1 : 1;
-  result.info.size_bytes = write.mode == SessionWriteMode::kAppend ? existing->size + bytes.size() : bytes.size();
+  if (written.ok()) {
+    result.info.version = written->version.value_or(1);
+    result.info.size_bytes = written->size;
+  } else {
+    result.info.version = exists && existing->version ? *existing->version + 1 : 1;
+    result.info.size_bytes = write.mode == SessionWriteMode::kAppend ? existing->size + bytes.size() : bytes.size();
+  }
   result.info.created_ms = updated.created_ms;
   result.info.updated_ms = updated.updated_ms;
   result.info.encoding = updated.encoding;

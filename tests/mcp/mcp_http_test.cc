@@ -689,8 +689,9 @@ TEST_F(McpHttpTest, IdleSessionsExpire) {
   EXPECT_EQ(expired.status, 404) << expired;
   EXPECT_NE(server.Log().find("expired"), std::string::npos) << server.Log();
   // A session in use stays: pings 150 ms apart for longer than the
-  // timeout (a gap would have to stretch past a second to fail it, which
-  // a loaded machine's scheduling does not do).
+  // timeout and a sweep (the server sweeps every quarter of the timeout);
+  // a gap would have to stretch past a second to fail it, which a loaded
+  // machine's scheduling rarely does.
   const std::string busy = server.Initialize();
   for (int i = 0; i < 12; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(150));

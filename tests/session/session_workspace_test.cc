@@ -434,7 +434,8 @@ TEST_P(SessionWorkspaceTest, AWriteWhoseLookupAfterwardsFailsIsStillAnsweredAsDo
   FaultInjectingProjectFiles faulty(*store_);
   Result<std::unique_ptr<SessionWorkspace>> opened = SessionWorkspace::Open(faulty, nullptr, clock_.Clock());
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  // The lookup before the write answers; every one after fails.
+  // The lookup before the write answers; the next three, all the write
+  // makes after it, fail.
   const auto fail_lookups_after_the_write = [&faulty] {
     faulty.ClearFaults();
     for (uint64_t n = 2; n <= 4; ++n) {
@@ -450,6 +451,16 @@ TEST_P(SessionWorkspaceTest, AWriteWhoseLookupAfterwardsFailsIsStillAnsweredAsDo
   EXPECT_EQ(appended->info.version, 2u);
   EXPECT_EQ(appended->info.size_bytes, 8u);
   EXPECT_EQ(*store_->Read("log.txt"), "one\ntwo\n");
+  EXPECT_EQ(appended->info.version, *store_->Metadata("log.txt")->version);
+
+  fail_lookups_after_the_write();
+  Result<SessionWriteResult> overwritten =
+      (*opened)->WriteFile({.path = "log.txt", .content = "three\n", .mode = SessionWriteMode::kOverwrite});
+  ASSERT_TRUE(overwritten.ok()) << overwritten.status().ToString();
+  EXPECT_EQ(overwritten->info.version, 3u);
+  EXPECT_EQ(overwritten->info.size_bytes, 6u);
+  EXPECT_EQ(overwritten->info.version, *store_->Metadata("log.txt")->version);
+  EXPECT_EQ(*store_->Read("log.txt"), "three\n");
 
   fail_lookups_after_the_write();
   Result<SessionWriteResult> created = (*opened)->WriteFile({.path = "new.txt", .content = "abc"});

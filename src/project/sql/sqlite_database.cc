@@ -81,20 +81,19 @@ class SqliteConnection::Cursor final : public SqlCursor {
     int code = sqlite3_step(statement_);
     if (code == SQLITE_ROW) return true;
     if (code == SQLITE_DONE) return false;
-    return connection_.LastError("Cannot use the store " + Quote(connection_.display()));
+    return StepError();
   }
 
   Status ForEachIntTextRow(IntTextRowVisitor& visitor) override {
     while (true) {
       const int code = sqlite3_step(statement_);
-      if (code != SQLITE_ROW) {
-        if (code == SQLITE_DONE) return OkStatus();
-        return connection_.LastError("Cannot use the store " + Quote(connection_.display()));
-      }
+      if (code != SQLITE_ROW) return code == SQLITE_DONE ? OkStatus() : StepError();
       const unsigned char* text = sqlite3_column_text(statement_, 1);
       const int size = sqlite3_column_bytes(statement_, 1);
-      visitor.Row(sqlite3_column_int64(statement_, 0),
-                  text == nullptr ? std::string_view() : std::string_view(reinterpret_cast<const char*>(text), static_cast<size_t>(size)));
+      const std::string_view view =
+          text == nullptr ? std::string_view()
+                          : std::string_view(reinterpret_cast<const char*>(text), static_cast<size_t>(size));
+      visitor.Row(sqlite3_column_int64(statement_, 0), view);
     }
   }
 
@@ -118,6 +117,9 @@ class SqliteConnection::Cursor final : public SqlCursor {
   }
 
  private:
+  // A step that ended with neither a row nor the end: the store named.
+  Status StepError() const { return connection_.LastError("Cannot use the store " + Quote(connection_.display())); }
+
   SqliteConnection& connection_;
   sqlite3_stmt* statement_;
 };
