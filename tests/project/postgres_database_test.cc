@@ -46,6 +46,48 @@ TEST(PostgresDatabaseTest, ParametersAndBytesRoundTrip) {
   EXPECT_EQ(rows->OptionalInt(1, 1), std::nullopt);
 }
 
+// A prepared statement returning bytea beside integers and text answers in
+// the binary format, and every reader takes it; one with another column
+// type beside its bytea, or without bytea, stays in the text format.
+TEST(PostgresDatabaseTest, PreparedBytesComeInBinaryAndReadTheSame) {
+  auto db = Connect();
+  ASSERT_TRUE(db);
+  const std::string bytes("a\0b\xff\x00z", 6);
+  const char* const values[] = {bytes.data()};
+  const int lengths[] = {static_cast<int>(bytes.size())};
+  const int formats[] = {1};
+
+  static constexpr char kMixed[] =
+      "SELECT CAST(-5000000000 AS BIGINT), CAST(-70000 AS INTEGER), CAST(-300 AS SMALLINT), "
+      "CAST('it''s' AS TEXT), CAST($1 AS BYTEA), CAST(NULL AS BIGINT), CAST('' AS BYTEA)";
+  ASSERT_TRUE(db->Prepare(kMixed, kMixed).ok());
+  Result<PostgresResult> mixed = db->ExecutePrepared(kMixed, 1, values, lengths, formats);
+  ASSERT_TRUE(mixed.ok()) << mixed.status().ToString();
+  EXPECT_TRUE(mixed->IsBinary(4));
+  EXPECT_EQ(mixed->Int(0, 0), -5000000000);
+  EXPECT_EQ(mixed->Int(0, 1), -70000);
+  EXPECT_EQ(mixed->Int(0, 2), -300);
+  EXPECT_EQ(mixed->Text(0, 3), "it's");
+  EXPECT_EQ(mixed->Bytes(0, 4), bytes);
+  EXPECT_EQ(mixed->OptionalInt(0, 5), std::nullopt);
+  EXPECT_EQ(mixed->Bytes(0, 6), "");
+
+  static constexpr char kWithNumeric[] = "SELECT CAST(12 AS NUMERIC), CAST($1 AS BYTEA)";
+  ASSERT_TRUE(db->Prepare(kWithNumeric, kWithNumeric).ok());
+  Result<PostgresResult> numeric = db->ExecutePrepared(kWithNumeric, 1, values, lengths, formats);
+  ASSERT_TRUE(numeric.ok()) << numeric.status().ToString();
+  EXPECT_FALSE(numeric->IsBinary(1));
+  EXPECT_EQ(numeric->Int(0, 0), 12);
+  EXPECT_EQ(numeric->Bytes(0, 1), bytes);
+
+  static constexpr char kNoBytes[] = "SELECT CAST(7 AS BIGINT)";
+  ASSERT_TRUE(db->Prepare(kNoBytes, kNoBytes).ok());
+  Result<PostgresResult> plain = db->ExecutePrepared(kNoBytes, 0, nullptr, nullptr, nullptr);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_FALSE(plain->IsBinary(0));
+  EXPECT_EQ(plain->Int(0, 0), 7);
+}
+
 TEST(PostgresDatabaseTest, ErrorsAreOneLineWithTheirCode) {
   auto db = Connect();
   ASSERT_TRUE(db);

@@ -12,18 +12,22 @@ namespace {
 #define TOOLVFS_LIBPQ_FUNCTIONS(X)                                                                                  \
   X(PQclear)                                                                                                        \
   X(PQconnectdbParams)                                                                                              \
+  X(PQdescribePrepared)                                                                                             \
   X(PQenterPipelineMode)                                                                                            \
   X(PQerrorMessage)                                                                                                 \
   X(PQexec)                                                                                                         \
   X(PQexecParams)                                                                                                   \
   X(PQexecPrepared)                                                                                                 \
   X(PQexitPipelineMode)                                                                                             \
+  X(PQfformat)                                                                                                      \
   X(PQfinish)                                                                                                       \
   X(PQfreemem)                                                                                                      \
+  X(PQftype)                                                                                                        \
   X(PQgetResult)                                                                                                    \
   X(PQgetisnull)                                                                                                    \
   X(PQgetlength)                                                                                                    \
   X(PQgetvalue)                                                                                                     \
+  X(PQnfields)                                                                                                      \
   X(PQntuples)                                                                                                      \
   X(PQpipelineStatus)                                                                                               \
   X(PQpipelineSync)                                                                                                 \
@@ -158,6 +162,26 @@ int PQgetlength(const PGresult* result, int row, int column) {
 char* PQgetvalue(const PGresult* result, int row, int column) {
   auto function = TOOLVFS_LIBPQ(PQgetvalue);
   return function != nullptr ? function(result, row, column) : nullptr;
+}
+
+PGresult* PQdescribePrepared(PGconn* connection, const char* statement) {
+  auto function = TOOLVFS_LIBPQ(PQdescribePrepared);
+  return function != nullptr ? function(connection, statement) : nullptr;
+}
+
+int PQfformat(const PGresult* result, int column) {
+  auto function = TOOLVFS_LIBPQ(PQfformat);
+  return function != nullptr ? function(result, column) : 0;
+}
+
+Oid PQftype(const PGresult* result, int column) {
+  auto function = TOOLVFS_LIBPQ(PQftype);
+  return function != nullptr ? function(result, column) : 0;
+}
+
+int PQnfields(const PGresult* result) {
+  auto function = TOOLVFS_LIBPQ(PQnfields);
+  return function != nullptr ? function(result) : 0;
 }
 
 int PQntuples(const PGresult* result) {

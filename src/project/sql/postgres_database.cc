@@ -107,6 +107,16 @@ std::string_view PostgresResult::Text(int row, int column) const {
 
 int64_t PostgresResult::Int(int row, int column) const {
   std::string_view text = Text(row, column);
+  if (IsBinary(column)) {
+    // Network byte order, signed, of the column's own width.
+    uint64_t bits = 0;
+    for (unsigned char byte : text) bits = bits << 8 | byte;
+    switch (text.size()) {
+      case 2: return static_cast<int16_t>(bits);
+      case 4: return static_cast<int32_t>(bits);
+      default: return static_cast<int64_t>(bits);
+    }
+  }
   int64_t value = 0;
   std::from_chars(text.data(), text.data() + text.size(), value);
   return value;
@@ -118,6 +128,7 @@ std::optional<int64_t> PostgresResult::OptionalInt(int row, int column) const {
 }
 
 std::string PostgresResult::Bytes(int row, int column) const {
+  if (IsBinary(column)) return std::string(Text(row, column));
   const auto* escaped = reinterpret_cast<const unsigned char*>(PQgetvalue(result_.get(), row, column));
   size_t length = 0;
   unsigned char* bytes = PQunescapeBytea(escaped, &length);
@@ -222,7 +233,9 @@ Result<std::vector<PostgresResult>> PostgresConnection::RunPipeline(const std::v
         sent = false;
         break;
       }
-      queued = PQsendQueryPrepared(connection_, found->second.c_str(), count, arrays.values.data(),
+      // Text results: the pipeline's answers are read as text (a count's
+      // "0", a boolean's "t").
+      queued = PQsendQueryPrepared(connection_, found->second.name.c_str(), count, arrays.values.data(),
                                    arrays.lengths.data(), arrays.formats.data(), /*resultFormat=*/0);
     }
     if (queued != 1) {
@@ -280,16 +293,39 @@ Status PostgresConnection::Prepare(const char* key, const std::string& sql) {
   std::string name = "toolvfs_" + std::to_string(prepared_.size() + 1);
   Result<PostgresResult> result = Finish(PQprepare(connection_, name.c_str(), sql.c_str(), 0, nullptr));
   if (!result.ok()) return result.status();
-  prepared_.emplace(key, std::move(name));
+  prepared_.emplace(key, PreparedStatement{name, BinaryResultsFit(name) ? 1 : 0});
   return OkStatus();
+}
+
+// Binary results for a statement that returns bytea, when every column it
+// returns is one PostgresResult reads in binary: bytea as it is, integers,
+// text. In the text format a bytea value travels as hex, twice its size,
+// and is decoded on this side (85 us per 64 KiB chunk). Any other column
+// (numeric, boolean, a literal of unknown type) keeps the statement in the
+// text format, as does a server that cannot describe it.
+bool PostgresConnection::BinaryResultsFit(const std::string& name) {
+  constexpr Oid kBytea = 17, kBigint = 20, kSmallint = 21, kInteger = 23, kText = 25, kVarchar = 1043;
+  Result<PostgresResult> described = Finish(PQdescribePrepared(connection_, name.c_str()));
+  if (!described.ok()) return false;
+  PGresult* columns = described->raw();
+  bool bytea = false;
+  for (int column = 0; column < PQnfields(columns); ++column) {
+    const Oid type = PQftype(columns, column);
+    if (type == kBytea) {
+      bytea = true;
+    } else if (type != kBigint && type != kSmallint && type != kInteger && type != kText && type != kVarchar) {
+      return false;
+    }
+  }
+  return bytea;
 }
 
 Result<PostgresResult> PostgresConnection::ExecutePrepared(const char* key, int count, const char* const* values,
                                                            const int* lengths, const int* formats) {
   auto found = prepared_.find(key);
   if (found == prepared_.end()) return InternalError("A statement was run before it was prepared");
-  return Finish(PQexecPrepared(connection_, found->second.c_str(), count, values, lengths, formats,
-                               /*resultFormat=*/0));
+  return Finish(PQexecPrepared(connection_, found->second.name.c_str(), count, values, lengths, formats,
+                               found->second.result_format));
 }
 
 bool PostgresConnection::StillConnected() {

@@ -74,19 +74,29 @@ class PostgresParameter {
   bool null_;
 };
 
-// The rows of a statement; owns the PGresult. Columns are requested in
-// binary only for bytea (Bytes); everything else comes back as text.
+// The rows of a statement; owns the PGresult. A result comes in the text
+// format, or in the binary one when its statement was prepared with
+// binary results (PostgresConnection::Prepare: bytea alongside integers
+// and text only); each reader below takes either.
 class PostgresResult {
  public:
   explicit PostgresResult(PGresult* result) : result_(result) {}
 
   int rows() const { return PQntuples(result_.get()); }
   bool IsNull(int row, int column) const { return PQgetisnull(result_.get(), row, column) != 0; }
+  // Whether `column` came in the binary format.
+  bool IsBinary(int column) const { return PQfformat(result_.get(), column) == 1; }
+  // A text column's bytes (the same in both formats).
   std::string_view Text(int row, int column) const;
+  // An integer column (smallint, integer, bigint in binary; any integer's
+  // text otherwise).
   int64_t Int(int row, int column) const;
   std::optional<int64_t> OptionalInt(int row, int column) const;
-  // The bytes of a bytea column, decoded from the text format.
+  // The bytes of a bytea column: as they came in the binary format, decoded
+  // from the text format's hex.
   std::string Bytes(int row, int column) const;
+  // For describing a statement's columns (libpq's PQnfields, PQftype).
+  PGresult* raw() const { return result_.get(); }
 
  private:
   struct Clear {
@@ -120,7 +130,9 @@ class PostgresConnection {
   // `key` (a string literal: its address is the key). Prepare once, then
   // ExecutePrepared as often as needed; `values`, `lengths` and `formats`
   // as PQexecPrepared takes them (text parameters NUL-terminated, binary
-  // ones with their length).
+  // ones with their length). A statement that returns bytea with only
+  // integers and text beside it is answered in the binary format (one
+  // describe round trip at Prepare); RunPipeline asks for text always.
   bool IsPrepared(const char* key) const { return prepared_.contains(key); }
   Status Prepare(const char* key, const std::string& sql);
   Result<PostgresResult> ExecutePrepared(const char* key, int count, const char* const* values, const int* lengths,
@@ -177,11 +189,17 @@ class PostgresConnection {
   // PostgresStatus maps it (Unavailable for a lost connection); records
   // last_sql_state().
   Result<PostgresResult> Finish(PGresult* raw);
+  // Whether the prepared statement `name` takes binary results (Prepare).
+  bool BinaryResultsFit(const std::string& name);
 
   PGconn* connection_;
   std::string display_;
   std::string last_sql_state_;
-  std::map<const char*, std::string> prepared_;  // key -> statement name
+  struct PreparedStatement {
+    std::string name;
+    int result_format = 0;  // 1: binary (Prepare)
+  };
+  std::map<const char*, PreparedStatement> prepared_;  // key -> statement
 };
 
 enum class PostgresIsolation {

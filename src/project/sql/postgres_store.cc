@@ -146,7 +146,9 @@ class PostgresCursor final : public SqlCursor {
   int64_t Int(int column) const override { return result_->Int(row_, column); }
   std::string_view Text(int column) const override { return result_->Text(row_, column); }
   std::string_view Bytes(int column) const override {
-    // bytea arrives in its text form (hex); decoded once per row and column.
+    // In the binary format, the bytes as they came; in the text format,
+    // hex, decoded once per row and column.
+    if (result_->IsBinary(column)) return result_->Text(row_, column);
     auto found = decoded_.find(column);
     if (found == decoded_.end()) found = decoded_.emplace(column, result_->Bytes(row_, column)).first;
     return found->second;
