@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -59,7 +60,8 @@ TEST(PostgresDatabaseTest, PreparedBytesComeInBinaryAndReadTheSame) {
 
   static constexpr char kMixed[] =
       "SELECT CAST(-5000000000 AS BIGINT), CAST(-70000 AS INTEGER), CAST(-300 AS SMALLINT), "
-      "CAST('it''s' AS TEXT), CAST($1 AS BYTEA), CAST(NULL AS BIGINT), CAST('' AS BYTEA)";
+      "CAST('it''s' AS TEXT), CAST($1 AS BYTEA), CAST(NULL AS BIGINT), CAST('' AS BYTEA), CAST(NULL AS BYTEA), "
+      "CAST('vé' AS VARCHAR), CAST(-9223372036854775807 - 1 AS BIGINT), CAST(-2147483648 AS INTEGER)";
   ASSERT_TRUE(db->Prepare(kMixed, kMixed).ok());
   Result<PostgresResult> mixed = db->ExecutePrepared(kMixed, 1, values, lengths, formats);
   ASSERT_TRUE(mixed.ok()) << mixed.status().ToString();
@@ -71,6 +73,11 @@ TEST(PostgresDatabaseTest, PreparedBytesComeInBinaryAndReadTheSame) {
   EXPECT_EQ(mixed->Bytes(0, 4), bytes);
   EXPECT_EQ(mixed->OptionalInt(0, 5), std::nullopt);
   EXPECT_EQ(mixed->Bytes(0, 6), "");
+  EXPECT_TRUE(mixed->IsNull(0, 7));
+  EXPECT_EQ(mixed->Bytes(0, 7), "");
+  EXPECT_EQ(mixed->Text(0, 8), "vé");
+  EXPECT_EQ(mixed->Int(0, 9), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(mixed->Int(0, 10), std::numeric_limits<int32_t>::min());
 
   static constexpr char kWithNumeric[] = "SELECT CAST(12 AS NUMERIC), CAST($1 AS BYTEA)";
   ASSERT_TRUE(db->Prepare(kWithNumeric, kWithNumeric).ok());

@@ -114,7 +114,8 @@ int64_t PostgresResult::Int(int row, int column) const {
     switch (text.size()) {
       case 2: return static_cast<int16_t>(bits);
       case 4: return static_cast<int32_t>(bits);
-      default: return static_cast<int64_t>(bits);
+      case 8: return static_cast<int64_t>(bits);
+      default: break;  // NULL (no bytes), or not an integer column: parsed below, 0
     }
   }
   int64_t value = 0;
@@ -293,8 +294,10 @@ Status PostgresConnection::Prepare(const char* key, const std::string& sql) {
   std::string name = "toolvfs_" + std::to_string(prepared_.size() + 1);
   Result<PostgresResult> result = Finish(PQprepare(connection_, name.c_str(), sql.c_str(), 0, nullptr));
   if (!result.ok()) return result.status();
-  prepared_.emplace(key, PreparedStatement{name, BinaryResultsFit(name) ? 1 : 0});
-  return OkStatus();
+  Result<bool> binary = BinaryResultsFit(name);
+  // Kept in either case: the server has the statement under this name.
+  prepared_.emplace(key, PreparedStatement{name, binary.ok() && *binary ? 1 : 0});
+  return binary.ok() ? OkStatus() : binary.status();
 }
 
 // Binary results for a statement that returns bytea, when every column it
@@ -302,12 +305,12 @@ Status PostgresConnection::Prepare(const char* key, const std::string& sql) {
 // text. In the text format a bytea value travels as hex, twice its size,
 // and is decoded on this side (85 us per 64 KiB chunk). Any other column
 // (numeric, boolean, a literal of unknown type) keeps the statement in the
-// text format, as does a server that cannot describe it.
-bool PostgresConnection::BinaryResultsFit(const std::string& name) {
+// text format. A describe that fails (the connection lost) is the
+// caller's error, as the prepare's would be.
+Result<bool> PostgresConnection::BinaryResultsFit(const std::string& name) {
   constexpr Oid kBytea = 17, kBigint = 20, kSmallint = 21, kInteger = 23, kText = 25, kVarchar = 1043;
-  Result<PostgresResult> described = Finish(PQdescribePrepared(connection_, name.c_str()));
-  if (!described.ok()) return false;
-  PGresult* columns = described->raw();
+  TOOLVFS_ASSIGN_OR_RETURN(PostgresResult described, Finish(PQdescribePrepared(connection_, name.c_str())));
+  PGresult* columns = described.raw();
   bool bytea = false;
   for (int column = 0; column < PQnfields(columns); ++column) {
     const Oid type = PQftype(columns, column);

@@ -190,7 +190,7 @@ class PostgresConnection {
   // last_sql_state().
   Result<PostgresResult> Finish(PGresult* raw);
   // Whether the prepared statement `name` takes binary results (Prepare).
-  bool BinaryResultsFit(const std::string& name);
+  Result<bool> BinaryResultsFit(const std::string& name);
 
   PGconn* connection_;
   std::string display_;
