@@ -87,6 +87,14 @@ TEST(PostgresDatabaseTest, PreparedBytesComeInBinaryAndReadTheSame) {
   EXPECT_EQ(numeric->Int(0, 0), 12);
   EXPECT_EQ(numeric->Bytes(0, 1), bytes);
 
+  // A statement the server refuses: its error, and the connection goes on.
+  static constexpr char kBroken[] = "SELEC 1";
+  Status broken = db->Prepare(kBroken, kBroken);
+  EXPECT_FALSE(broken.ok());
+  EXPECT_NE(broken.message().find("syntax"), std::string::npos) << broken.ToString();
+  EXPECT_FALSE(db->IsPrepared(kBroken));
+  EXPECT_TRUE(db->reusable());
+
   static constexpr char kNoBytes[] = "SELECT CAST(7 AS BIGINT)";
   ASSERT_TRUE(db->Prepare(kNoBytes, kNoBytes).ok());
   Result<PostgresResult> plain = db->ExecutePrepared(kNoBytes, 0, nullptr, nullptr, nullptr);

@@ -35,6 +35,8 @@ namespace {
   X(PQresultErrorField)                                                                                             \
   X(PQresultErrorMessage)                                                                                           \
   X(PQresultStatus)                                                                                                 \
+  X(PQsendDescribePrepared)                                                                                         \
+  X(PQsendPrepare)                                                                                                  \
   X(PQsendQueryParams)                                                                                              \
   X(PQsendQueryPrepared)                                                                                            \
   X(PQsetNoticeProcessor)                                                                                           \
@@ -182,6 +184,16 @@ Oid PQftype(const PGresult* result, int column) {
 int PQnfields(const PGresult* result) {
   auto function = TOOLVFS_LIBPQ(PQnfields);
   return function != nullptr ? function(result) : 0;
+}
+
+int PQsendDescribePrepared(PGconn* connection, const char* statement) {
+  auto function = TOOLVFS_LIBPQ(PQsendDescribePrepared);
+  return function != nullptr ? function(connection, statement) : 0;
+}
+
+int PQsendPrepare(PGconn* connection, const char* statement, const char* query, int count, const Oid* types) {
+  auto function = TOOLVFS_LIBPQ(PQsendPrepare);
+  return function != nullptr ? function(connection, statement, query, count, types) : 0;
 }
 
 int PQntuples(const PGresult* result) {

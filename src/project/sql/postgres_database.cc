@@ -292,12 +292,57 @@ Status PostgresConnection::ExecuteScript(const std::string& sql) {
 
 Status PostgresConnection::Prepare(const char* key, const std::string& sql) {
   std::string name = "toolvfs_" + std::to_string(prepared_.size() + 1);
-  Result<PostgresResult> result = Finish(PQprepare(connection_, name.c_str(), sql.c_str(), 0, nullptr));
-  if (!result.ok()) return result.status();
-  Result<bool> binary = BinaryResultsFit(name);
-  // Kept in either case: the server has the statement under this name.
-  prepared_.emplace(key, PreparedStatement{name, binary.ok() && *binary ? 1 : 0});
-  return binary.ok() ? OkStatus() : binary.status();
+  // The prepare and its describe in one pipeline: one round trip, as a
+  // plain PQprepare takes (a describe of its own was one more per
+  // statement and connection, which a short-lived client pays on each).
+  const auto connection_error = [this] {
+    return UnavailableError("Cannot use the store " + Quote(display_) + ": " + OneLine(PQerrorMessage(connection_)) +
+                            "; the server is unavailable, try again once it is back");
+  };
+  if (PQenterPipelineMode(connection_) != 1) return connection_error();
+  // A part that could not be queued leaves the connection in pipeline
+  // mode: not reusable, so the pool drops it (as RunPipeline does).
+  if (PQsendPrepare(connection_, name.c_str(), sql.c_str(), 0, nullptr) != 1 ||
+      PQsendDescribePrepared(connection_, name.c_str()) != 1 || PQpipelineSync(connection_) != 1) {
+    return connection_error();
+  }
+  // The answers: the prepare's, the describe's (PGRES_PIPELINE_ABORTED
+  // after a failed prepare), each followed by a NULL, then the sync.
+  Status prepared = OkStatus();
+  bool parsed = false;  // the server has the statement
+  bool binary = false;
+  for (int part = 0; part < 2; ++part) {
+    PGresult* raw = PQgetResult(connection_);
+    if (raw == nullptr) {
+      if (prepared.ok()) prepared = connection_error();
+      break;
+    }
+    if (PQresultStatus(raw) == PGRES_PIPELINE_ABORTED) {
+      PQclear(raw);
+    } else {
+      Result<PostgresResult> answer = Finish(raw);
+      if (!answer.ok()) {
+        if (prepared.ok()) prepared = answer.status();
+      } else if (part == 0) {
+        parsed = true;
+      } else {
+        binary = BinaryResultsFit(*answer);
+      }
+    }
+    while (PGresult* rest = PQgetResult(connection_)) PQclear(rest);  // up to the NULL that ends the part
+  }
+  bool synced = false;
+  while (PGresult* raw = PQgetResult(connection_)) {
+    synced = synced || PQresultStatus(raw) == PGRES_PIPELINE_SYNC;
+    PQclear(raw);
+    if (synced) break;
+  }
+  if (PQexitPipelineMode(connection_) != 1 && prepared.ok()) prepared = connection_error();
+  if (!synced && prepared.ok()) prepared = connection_error();
+  // Kept whenever the server has the statement under this name (its name
+  // is taken); a failed describe leaves it in the text format.
+  if (parsed) prepared_.emplace(key, PreparedStatement{name, binary ? 1 : 0});
+  return prepared;
 }
 
 // Binary results for a statement that returns bytea, when every column it
@@ -305,11 +350,9 @@ Status PostgresConnection::Prepare(const char* key, const std::string& sql) {
 // text. In the text format a bytea value travels as hex, twice its size,
 // and is decoded on this side (85 us per 64 KiB chunk). Any other column
 // (numeric, boolean, a literal of unknown type) keeps the statement in the
-// text format. A describe that fails (the connection lost) is the
-// caller's error, as the prepare's would be.
-Result<bool> PostgresConnection::BinaryResultsFit(const std::string& name) {
+// text format. `described` is the statement's describe.
+bool PostgresConnection::BinaryResultsFit(const PostgresResult& described) {
   constexpr Oid kBytea = 17, kBigint = 20, kSmallint = 21, kInteger = 23, kText = 25, kVarchar = 1043;
-  TOOLVFS_ASSIGN_OR_RETURN(PostgresResult described, Finish(PQdescribePrepared(connection_, name.c_str())));
   PGresult* columns = described.raw();
   bool bytea = false;
   for (int column = 0; column < PQnfields(columns); ++column) {

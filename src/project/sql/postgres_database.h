@@ -131,8 +131,8 @@ class PostgresConnection {
   // ExecutePrepared as often as needed; `values`, `lengths` and `formats`
   // as PQexecPrepared takes them (text parameters NUL-terminated, binary
   // ones with their length). A statement that returns bytea with only
-  // integers and text beside it is answered in the binary format (one
-  // describe round trip at Prepare); RunPipeline asks for text always.
+  // integers and text beside it is answered in the binary format (Prepare
+  // describes it in the same round trip); RunPipeline asks for text always.
   bool IsPrepared(const char* key) const { return prepared_.contains(key); }
   Status Prepare(const char* key, const std::string& sql);
   Result<PostgresResult> ExecutePrepared(const char* key, int count, const char* const* values, const int* lengths,
@@ -189,8 +189,9 @@ class PostgresConnection {
   // PostgresStatus maps it (Unavailable for a lost connection); records
   // last_sql_state().
   Result<PostgresResult> Finish(PGresult* raw);
-  // Whether the prepared statement `name` takes binary results (Prepare).
-  Result<bool> BinaryResultsFit(const std::string& name);
+  // Whether a prepared statement, by its describe, takes binary results
+  // (Prepare).
+  static bool BinaryResultsFit(const PostgresResult& described);
 
   PGconn* connection_;
   std::string display_;
