@@ -624,40 +624,30 @@ Result<SessionWriteResult> SessionWorkspace::WriteFile(const SessionWrite& write
   // the content before, which no longer describes the file and is ignored
   // (see Sidecar).
   SessionWriteResult result{write.mode, {}};
-  Result<FileMetadata> written = files_.Metadata(normalized);
-  if (written.ok()) {
-    updated.content_version = written->version;
-    updated.content_size = written->size;
-    if (files_.Write(SidecarPath(normalized), SidecarText(updated)).ok()) {
-      result.info.path = normalized;
-      result.info.version = written->version.value_or(1);
-      result.info.size_bytes = written->size;
-      result.info.created_ms = updated.created_ms;
-      result.info.updated_ms = updated.updated_ms;
-      result.info.encoding = updated.encoding;
-      return result;
-    }
-    Result<SessionFileInfo> info = InfoOf(normalized, *written);
-    if (info.ok()) {
-      result.info = std::move(info).value();
-      return result;
-    }
-  }
-  // The store wrote but does not answer now (a server that went away
-  // between the two calls): the figures are the store's if its lookup
-  // answered, else they follow from the file before the write, as this
-  // write left it (the count the stores keep: one more, 1 for a new file).
   result.info.path = normalized;
-  if (written.ok()) {
-    result.info.version = written->version.value_or(1);
-    result.info.size_bytes = written->size;
-  } else {
-    result.info.version = exists && existing->version ? *existing->version + 1 : 1;
-    result.info.size_bytes = write.mode == SessionWriteMode::kAppend ? existing->size + bytes.size() : bytes.size();
-  }
   result.info.created_ms = updated.created_ms;
   result.info.updated_ms = updated.updated_ms;
   result.info.encoding = updated.encoding;
+  Result<FileMetadata> written = files_.Metadata(normalized);
+  if (!written.ok()) {
+    // The store wrote but does not answer now (a server that went away
+    // between the two calls): the figures follow from the file before the
+    // write, as this write left it (the count the stores keep: one more, 1
+    // for a new file).
+    result.info.version = exists && existing->version ? *existing->version + 1 : 1;
+    result.info.size_bytes = write.mode == SessionWriteMode::kAppend ? existing->size + bytes.size() : bytes.size();
+    return result;
+  }
+  result.info.version = written->version.value_or(1);
+  result.info.size_bytes = written->size;
+  updated.content_version = written->version;
+  updated.content_size = written->size;
+  if (!files_.Write(SidecarPath(normalized), SidecarText(updated)).ok()) {
+    // The sidecar left is stale: answered as a later read will answer it,
+    // when the store tells.
+    Result<SessionFileInfo> info = InfoOf(normalized, *written);
+    if (info.ok()) result.info = std::move(info).value();
+  }
   return result;
 }
 
