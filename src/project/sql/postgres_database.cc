@@ -215,11 +215,7 @@ Result<PostgresResult> PostgresConnection::Execute(const char* sql, const std::v
 
 Result<std::vector<PostgresResult>> PostgresConnection::RunPipeline(const std::vector<PipelineStep>& steps) {
   last_sql_state_.clear();
-  const auto connection_error = [this] {
-    return UnavailableError("Cannot use the store " + Quote(display_) + ": " + OneLine(PQerrorMessage(connection_)) +
-                            "; the server is unavailable, try again once it is back");
-  };
-  if (PQenterPipelineMode(connection_) != 1) return connection_error();
+  if (PQenterPipelineMode(connection_) != 1) return LostConnection(PQerrorMessage(connection_));
   bool sent = true;
   for (const PipelineStep& step : steps) {
     ParameterArrays arrays;
@@ -247,7 +243,7 @@ Result<std::vector<PostgresResult>> PostgresConnection::RunPipeline(const std::v
   // A step that could not even be queued (the connection is gone) leaves
   // the connection in pipeline mode with what was queued: not reusable,
   // so the pool drops it.
-  if (!sent || PQpipelineSync(connection_) != 1) return connection_error();
+  if (!sent || PQpipelineSync(connection_) != 1) return LostConnection(PQerrorMessage(connection_));
 
   // Each step answers with its result(s) and a NULL; a step the server
   // skipped after a failure with PGRES_PIPELINE_ABORTED; the sync last.
@@ -258,7 +254,7 @@ Result<std::vector<PostgresResult>> PostgresConnection::RunPipeline(const std::v
     PGresult* raw = PQgetResult(connection_);
     if (raw == nullptr) {
       if (PQstatus(connection_) == CONNECTION_BAD || step > steps.size()) {
-        if (failure.ok()) failure = connection_error();
+        if (failure.ok()) failure = LostConnection(PQerrorMessage(connection_));
         break;
       }
       ++step;
@@ -280,7 +276,7 @@ Result<std::vector<PostgresResult>> PostgresConnection::RunPipeline(const std::v
     }
     results.push_back(std::move(answer).value());
   }
-  if (PQexitPipelineMode(connection_) != 1 && failure.ok()) failure = connection_error();
+  if (PQexitPipelineMode(connection_) != 1 && failure.ok()) failure = LostConnection(PQerrorMessage(connection_));
   if (!failure.ok()) return failure;
   return results;
 }
@@ -295,16 +291,12 @@ Status PostgresConnection::Prepare(const char* key, const std::string& sql) {
   // The prepare and its describe in one pipeline: one round trip, as a
   // plain PQprepare takes (a describe of its own was one more per
   // statement and connection, which a short-lived client pays on each).
-  const auto connection_error = [this] {
-    return UnavailableError("Cannot use the store " + Quote(display_) + ": " + OneLine(PQerrorMessage(connection_)) +
-                            "; the server is unavailable, try again once it is back");
-  };
-  if (PQenterPipelineMode(connection_) != 1) return connection_error();
+  if (PQenterPipelineMode(connection_) != 1) return LostConnection(PQerrorMessage(connection_));
   // A part that could not be queued leaves the connection in pipeline
   // mode: not reusable, so the pool drops it (as RunPipeline does).
   if (PQsendPrepare(connection_, name.c_str(), sql.c_str(), 0, nullptr) != 1 ||
       PQsendDescribePrepared(connection_, name.c_str()) != 1 || PQpipelineSync(connection_) != 1) {
-    return connection_error();
+    return LostConnection(PQerrorMessage(connection_));
   }
   // The answers: the prepare's, the describe's (PGRES_PIPELINE_ABORTED
   // after a failed prepare), each followed by a NULL, then the sync.
@@ -314,7 +306,7 @@ Status PostgresConnection::Prepare(const char* key, const std::string& sql) {
   for (int part = 0; part < 2; ++part) {
     PGresult* raw = PQgetResult(connection_);
     if (raw == nullptr) {
-      if (prepared.ok()) prepared = connection_error();
+      if (prepared.ok()) prepared = LostConnection(PQerrorMessage(connection_));
       break;
     }
     if (PQresultStatus(raw) == PGRES_PIPELINE_ABORTED) {
@@ -337,8 +329,8 @@ Status PostgresConnection::Prepare(const char* key, const std::string& sql) {
     PQclear(raw);
     if (synced) break;
   }
-  if (PQexitPipelineMode(connection_) != 1 && prepared.ok()) prepared = connection_error();
-  if (!synced && prepared.ok()) prepared = connection_error();
+  if (PQexitPipelineMode(connection_) != 1 && prepared.ok()) prepared = LostConnection(PQerrorMessage(connection_));
+  if (!synced && prepared.ok()) prepared = LostConnection(PQerrorMessage(connection_));
   // Kept whenever the server has the statement under this name (its name
   // is taken); a failed describe leaves it in the text format.
   if (parsed) prepared_.emplace(key, PreparedStatement{name, binary ? 1 : 0});
@@ -386,6 +378,11 @@ bool PostgresConnection::StillConnected() {
   return ::poll(&descriptor, 1, 0) == 0;
 }
 
+Status PostgresConnection::LostConnection(std::string_view message) const {
+  return UnavailableError("Cannot use the store " + Quote(display_) + ": " + OneLine(message) +
+                          "; the server is unavailable, try again once it is back");
+}
+
 Result<PostgresResult> PostgresConnection::Finish(PGresult* raw) {
   PostgresResult result(raw);
   ExecStatusType status = PQresultStatus(raw);  // PGRES_FATAL_ERROR for NULL (out of memory)
@@ -398,8 +395,7 @@ Result<PostgresResult> PostgresConnection::Finish(PGresult* raw) {
   if (state == nullptr && PQstatus(connection_) == CONNECTION_BAD) {
     // The server went away (restart, crash, network): nothing of this
     // operation was committed, and the pool opens a fresh connection next.
-    return UnavailableError("Cannot use the store " + Quote(display_) + ": " + OneLine(message) +
-                            "; the server is unavailable, try again once it is back");
+    return LostConnection(message);
   }
   return PostgresStatus(state != nullptr ? state : "", "Cannot use the store " + Quote(display_), message);
 }
@@ -416,14 +412,20 @@ PostgresRetryCounts PostgresRetriedTransactions() {
                              retried_unique_violations.load(std::memory_order_relaxed)};
 }
 
+void PostgresBackoff::Pause() {
+  thread_local std::minstd_rand random(std::random_device{}());
+  std::uniform_int_distribution<int64_t> pause(0, std::max<int64_t>(1, next_.count()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(pause(random)));
+  next_ = std::min(next_ * 2, max_);
+}
+
 Status RunPostgresTransaction(PostgresConnection& connection, PostgresIsolation isolation,
                               const std::function<Status(PostgresConnection&)>& body,
                               const PostgresRetryPolicy& policy, int* attempts) {
   const char* begin = isolation == PostgresIsolation::kSerializable    ? "BEGIN ISOLATION LEVEL SERIALIZABLE"
                       : isolation == PostgresIsolation::kReadCommitted ? "BEGIN ISOLATION LEVEL READ COMMITTED"
                                                                        : "BEGIN";
-  thread_local std::minstd_rand random(std::random_device{}());
-  std::chrono::milliseconds backoff = policy.first_backoff;
+  PostgresBackoff backoff(policy.first_backoff, policy.max_backoff);
   const int max_attempts = std::max(1, policy.max_attempts);
   Status last = OkStatus();
   for (int attempt = 1; attempt <= max_attempts; ++attempt) {
@@ -448,9 +450,7 @@ Status RunPostgresTransaction(PostgresConnection& connection, PostgresIsolation 
      : state == "40P01" ? retried_deadlocks
                         : retried_unique_violations)
         .fetch_add(1, std::memory_order_relaxed);
-    std::uniform_int_distribution<int64_t> pause(0, std::max<int64_t>(1, backoff.count()));
-    std::this_thread::sleep_for(std::chrono::milliseconds(pause(random)));
-    backoff = std::min(backoff * 2, policy.max_backoff);
+    backoff.Pause();
   }
   return ChangedError("Gave up after " + std::to_string(max_attempts) +
                       " attempts, each ended by a concurrent transaction: " + last.message());

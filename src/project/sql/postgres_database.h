@@ -189,6 +189,8 @@ class PostgresConnection {
   // PostgresStatus maps it (Unavailable for a lost connection); records
   // last_sql_state().
   Result<PostgresResult> Finish(PGresult* raw);
+  // Unavailable: the connection is gone, `message` saying how (libpq's).
+  Status LostConnection(std::string_view message) const;
   // Whether a prepared statement, by its describe, takes binary results
   // (Prepare).
   static bool BinaryResultsFit(const PostgresResult& described);
@@ -207,6 +209,19 @@ enum class PostgresIsolation {
   kSessionDefault,  // plain BEGIN: the connection's default_transaction_isolation (URI options, PGOPTIONS, server)
   kReadCommitted,
   kSerializable,
+};
+
+// The pauses between runs of something that lost a race: each a random
+// one of up to `first`, the bound doubling per pause up to `max` (random
+// so that the losers do not meet again).
+class PostgresBackoff {
+ public:
+  PostgresBackoff(std::chrono::milliseconds first, std::chrono::milliseconds max) : next_(first), max_(max) {}
+  void Pause();
+
+ private:
+  std::chrono::milliseconds next_;
+  std::chrono::milliseconds max_;
 };
 
 // How often a transaction that lost a race is run again, and how long to

@@ -57,8 +57,8 @@ constexpr int kMaxConnections = 8;
 // How often a write transaction that lost a race runs (RunWriteTransaction).
 constexpr int kWriteAttempts = 40;
 // Runs of a statement outside a transaction that the server ends with a
-// serialization failure or a deadlock (PostgresSqlStatement::Step): about
-// 2 s of backoff in all.
+// serialization failure or a deadlock (PostgresCursor::Step): random
+// pauses of up to 2, 4, ... 50 ms, at most about 2.3 s in all.
 constexpr int kStatementAttempts = 50;
 
 // Version 2 was the first PostgreSQL schema; it and every later one move
@@ -126,10 +126,11 @@ class PostgresCursor final : public SqlCursor {
       const bool own_transaction = connection_.reusable();
       Result<PostgresResult> result = connection_.ExecutePrepared(key_, static_cast<int>(values.size()), values.data(),
                                                                   lengths.data(), formats.data());
+      PostgresBackoff backoff(std::chrono::milliseconds(2), std::chrono::milliseconds(50));
       for (int attempt = 1; !result.ok() && own_transaction && attempt < kStatementAttempts &&
                             IsRetryableSqlState(connection_.last_sql_state());
            ++attempt) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(std::min(2 * attempt, 50)));
+        backoff.Pause();
         result = connection_.ExecutePrepared(key_, static_cast<int>(values.size()), values.data(), lengths.data(),
                                              formats.data());
       }
