@@ -57,13 +57,17 @@ TEST(PostgresDatabaseTest, PreparedBytesComeInBinaryAndReadTheSame) {
   const char* const values[] = {bytes.data()};
   const int lengths[] = {static_cast<int>(bytes.size())};
   const int formats[] = {1};
+  // Prepares `sql` (its own key) and runs it, with `bytes` as $1 if it has one.
+  const auto run = [&](const char* sql, int parameters) -> Result<PostgresResult> {
+    TOOLVFS_RETURN_IF_ERROR(db->Prepare(sql, sql));
+    return db->ExecutePrepared(sql, parameters, values, lengths, formats);
+  };
 
   static constexpr char kMixed[] =
       "SELECT CAST(-5000000000 AS BIGINT), CAST(-70000 AS INTEGER), CAST(-300 AS SMALLINT), "
       "CAST('it''s' AS TEXT), CAST($1 AS BYTEA), CAST(NULL AS BIGINT), CAST('' AS BYTEA), CAST(NULL AS BYTEA), "
       "CAST('vé' AS VARCHAR), CAST(-9223372036854775807 - 1 AS BIGINT), CAST(-2147483648 AS INTEGER)";
-  ASSERT_TRUE(db->Prepare(kMixed, kMixed).ok());
-  Result<PostgresResult> mixed = db->ExecutePrepared(kMixed, 1, values, lengths, formats);
+  Result<PostgresResult> mixed = run(kMixed, 1);
   ASSERT_TRUE(mixed.ok()) << mixed.status().ToString();
   EXPECT_TRUE(mixed->IsBinary(4));
   EXPECT_EQ(mixed->Int(0, 0), -5000000000);
@@ -80,8 +84,7 @@ TEST(PostgresDatabaseTest, PreparedBytesComeInBinaryAndReadTheSame) {
   EXPECT_EQ(mixed->Int(0, 10), std::numeric_limits<int32_t>::min());
 
   static constexpr char kWithNumeric[] = "SELECT CAST(12 AS NUMERIC), CAST($1 AS BYTEA)";
-  ASSERT_TRUE(db->Prepare(kWithNumeric, kWithNumeric).ok());
-  Result<PostgresResult> numeric = db->ExecutePrepared(kWithNumeric, 1, values, lengths, formats);
+  Result<PostgresResult> numeric = run(kWithNumeric, 1);
   ASSERT_TRUE(numeric.ok()) << numeric.status().ToString();
   EXPECT_FALSE(numeric->IsBinary(1));
   EXPECT_EQ(numeric->Int(0, 0), 12);
@@ -96,8 +99,7 @@ TEST(PostgresDatabaseTest, PreparedBytesComeInBinaryAndReadTheSame) {
   EXPECT_TRUE(db->reusable());
 
   static constexpr char kNoBytes[] = "SELECT CAST(7 AS BIGINT)";
-  ASSERT_TRUE(db->Prepare(kNoBytes, kNoBytes).ok());
-  Result<PostgresResult> plain = db->ExecutePrepared(kNoBytes, 0, nullptr, nullptr, nullptr);
+  Result<PostgresResult> plain = run(kNoBytes, 0);
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
   EXPECT_FALSE(plain->IsBinary(0));
   EXPECT_EQ(plain->Int(0, 0), 7);
