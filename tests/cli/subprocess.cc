@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -229,5 +230,13 @@ size_t DescendantsRunning(pid_t ancestor, std::string_view command) {
   return count;
 }
 
+bool WaitForDescendants(pid_t ancestor, std::string_view command, size_t count, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (DescendantsRunning(ancestor, command) < count) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
 
 }  // namespace toolvfs

@@ -69,5 +69,9 @@ std::string SourceDir();
 // `command`: their command line, its words joined by spaces. A test waits
 // for a tool to run by polling this with a deadline, never a fixed nap.
 size_t DescendantsRunning(pid_t ancestor, std::string_view command);
+// Polls DescendantsRunning every 10 ms until at least `count` run, at most
+// `timeout`; whether they did.
+bool WaitForDescendants(pid_t ancestor, std::string_view command, size_t count,
+                        std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
 }  // namespace toolvfs

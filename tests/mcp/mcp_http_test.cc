@@ -490,12 +490,8 @@ TEST_F(McpHttpTest, TwoSessionsAtOnceHaveSeparateWorkspaces) {
 // acts on running calls waits for that, not for a fixed time, too short
 // on a loaded machine and wasted on a quiet one.
 void WaitForTools(const HttpServer& server, std::string_view command, size_t count) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (DescendantsRunning(server.pid(), command) < count) {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
-        << count << " x '" << command << "' never ran under the server: " << server.Log();
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  ASSERT_TRUE(WaitForDescendants(server.pid(), command, count))
+      << count << " x '" << command << "' never ran under the server: " << server.Log();
 }
 
 // A stdio tool that takes its time, for the concurrency tests.

@@ -192,10 +192,7 @@ TEST_F(StdioRuntimeTest, CancelKillsTheProcessGroup) {
   CancelToken cancel;
   bool child_ran = false;
   std::thread canceller([&] {
-    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(30);
-    while (!(child_ran = DescendantsRunning(getpid(), kChild) == 1) && Clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    child_ran = WaitForDescendants(getpid(), kChild, 1);
     cancel.Cancel();
   });
   const Clock::time_point start = Clock::now();

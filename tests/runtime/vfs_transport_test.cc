@@ -2,8 +2,8 @@
 // pipe large enough for a 1 MiB answer in four writes
 // (kToolStdinPipeBytes), under the sandbox one user namespace shared by
 // the starts of one tool (namespaces.h, SharedUserNamespace), and the
-// policy a caller built once (VfsRuntimeOptions::policy). A real Python
-// tool under the real sandbox reports what it sees.
+// policy a caller built once (VfsRuntimeOptions::prebuilt_policy). A real
+// Python tool under the real sandbox reports what it sees.
 #include <unistd.h>
 
 #include <gmock/gmock.h>
