@@ -10,7 +10,10 @@
 # toolvfs binary), runs each shape ROUNDS times in turn with one pgbench
 # client, and prints the server process's CPU time per created file over a
 # 2-second window (from /proc: a count of the server's own work, which the
-# load of the machine moves less than a rate), and pgbench's rate.
+# load of the machine moves less than a rate), pgbench's rate, and the
+# server's WAL records, bytes and syncs per run (pg_stat_wal over the whole
+# run). TOOLVFS_TEST_POSTGRES_FSYNC=on runs the server with fsync on, the
+# one setting under which it counts syncs.
 #
 #   bench/postgres_write_shapes/run.sh [TOOLVFS_BINARY] [ROUNDS]
 set -euo pipefail
@@ -39,8 +42,13 @@ psql -q "${connect[@]}" -d shapes \
 ticks=$(getconf CLK_TCK)
 cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # utime + stime, in ticks
 count() { psql -qtA "${connect[@]}" -d shapes -c "SELECT count(*) FROM $1"; }
+# The server's WAL counters, "records|bytes|syncs" (pg_stat_wal; a backend
+# reports its own when it ends, so they are read around the whole run).
+wal() { psql -qtA "${connect[@]}" -d shapes -c "SELECT wal_records, wal_bytes, wal_sync FROM pg_stat_wal"; }
 
 measure() {  # SCRIPT TABLE
+  local wal0 wal1
+  wal0=$(wal)
   pgbench -n -M prepared "${connect[@]}" -f "$1" -T 5 shapes > "$server/pgbench.out" 2>&1 &
   local bench=$!
   sleep 0.5
@@ -51,9 +59,15 @@ measure() {  # SCRIPT TABLE
   sleep 2
   cpu1=$(cpu_of "$pid"); rows1=$(count "$2")
   wait "$bench" || { cat "$server/pgbench.out" >&2; exit 1; }
-  awk -v c=$((cpu1 - cpu0)) -v n=$((rows1 - rows0)) -v t="$ticks" \
+  sleep 0.2  # the backend's counters reach pg_stat_wal as it exits
+  wal1=$(wal)
+  awk -v c=$((cpu1 - cpu0)) -v n=$((rows1 - rows0)) -v t="$ticks" -v w0="$wal0" -v w1="$wal1" \
+    -v runs="$(grep -oP 'number of transactions actually processed: \K[0-9]+' "$server/pgbench.out")" \
     -v rate="$(grep -oP 'tps = \K[0-9.]+' "$server/pgbench.out" | head -n 1)" -v name="$(basename "$1")" \
-    'BEGIN { printf "%-22s %8.1f us/create %10.0f creates/s\n", name, c * 1e6 / t / n, rate }' | tee -a "$server/results"
+    'BEGIN { split(w0, a, "|"); split(w1, b, "|");
+             printf "%-22s %8.1f us/create %10.0f creates/s %6.1f WAL records %7.0f WAL bytes %5.2f WAL syncs\n",
+                    name, c * 1e6 / t / n, rate, (b[1] - a[1]) / runs, (b[2] - a[2]) / runs, (b[3] - a[3]) / runs }' |
+    tee -a "$server/results"
 }
 
 statements=$root/src/project/sql/postgres_file_write.cc
