@@ -340,9 +340,9 @@ Status PostgresConnection::Prepare(const char* key, const std::string& sql) {
 // Binary results for a statement that returns bytea, when every column it
 // returns is one PostgresResult reads in binary: bytea as it is, integers,
 // text. In the text format a bytea value travels as hex, twice its size,
-// and is decoded on this side. Any other column
-// (numeric, boolean, a literal of unknown type) keeps the statement in the
-// text format. `described` is the statement's describe.
+// and is decoded on this side. Any other column (numeric, boolean, a
+// literal of unknown type) keeps the statement in the text format.
+// `described` is the statement's describe.
 bool PostgresConnection::BinaryResultsFit(const PostgresResult& described) {
   constexpr Oid kBytea = 17, kBigint = 20, kSmallint = 21, kInteger = 23, kText = 25, kVarchar = 1043;
   PGresult* columns = described.raw();
