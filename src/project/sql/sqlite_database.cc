@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/text.h"
+#include "project/sql/sqlite_wal_vfs.h"
 
 namespace toolvfs {
 namespace {
@@ -148,7 +149,7 @@ Result<std::unique_ptr<SqliteConnection>> SqliteConnection::Open(const std::stri
   flags |= read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
   if (create && !read_only) flags |= SQLITE_OPEN_CREATE;
   sqlite3* database = nullptr;
-  int code = sqlite3_open_v2(file.c_str(), &database, flags, nullptr);
+  int code = sqlite3_open_v2(file.c_str(), &database, flags, SqliteWalVfsName());
   if (code != SQLITE_OK) {
     std::string detail = database != nullptr ? sqlite3_errmsg(database) : sqlite3_errstr(code);
     sqlite3_close_v2(database);

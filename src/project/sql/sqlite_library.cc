@@ -50,7 +50,9 @@ namespace {
   X(sqlite3_open_v2)                \
   X(sqlite3_prepare_v3)             \
   X(sqlite3_reset)                  \
-  X(sqlite3_step)
+  X(sqlite3_step)                   \
+  X(sqlite3_vfs_find)               \
+  X(sqlite3_vfs_register)
 
 TOOLVFS_LAZY_FUNCTIONS(TOOLVFS_SQLITE_FUNCTIONS);
 
@@ -207,6 +209,16 @@ int sqlite3_extended_result_codes(sqlite3* database, int on) {
 int sqlite3_finalize(sqlite3_stmt* statement) {
   auto function = TOOLVFS_SQLITE(sqlite3_finalize);
   return function != nullptr ? function(statement) : SQLITE_OK;  // no statement exists
+}
+
+sqlite3_vfs* sqlite3_vfs_find(const char* name) {
+  auto function = TOOLVFS_SQLITE(sqlite3_vfs_find);
+  return function != nullptr && toolvfs::OpenFailure()[0] == '\0' ? function(name) : nullptr;
+}
+
+int sqlite3_vfs_register(sqlite3_vfs* vfs, int make_default) {
+  auto function = TOOLVFS_SQLITE(sqlite3_vfs_register);
+  return function != nullptr ? function(vfs, make_default) : SQLITE_MISUSE;
 }
 
 void sqlite3_free(void* memory) {

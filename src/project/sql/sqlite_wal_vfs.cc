@@ -1,0 +1,283 @@
+#include "project/sql/sqlite_wal_vfs.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <new>
+#include <string>
+
+namespace toolvfs {
+namespace {
+
+// The WAL file format (sqlite.org/fileformat2.html, "The WAL File Format"):
+// a 32-byte header whose bytes 8-11 give the page size, then frames of a
+// 24-byte header and one page. Bytes 4-7 of a frame header are the size
+// of the database after the commit for the frame that ends a commit, and 0
+// for every other frame.
+constexpr int64_t kWalHeaderBytes = 32;
+constexpr int64_t kFrameHeaderBytes = 24;
+
+// Held bytes beyond this are written at once: a transaction that writes a
+// large file does not hold it all in memory a second time.
+constexpr size_t kMostBytesHeld = size_t{256} << 10;
+
+// The most bytes handed to the default VFS in one write: it truncates a
+// write's length to 17 bits (seekAndWriteFd in SQLite's os_unix.c, which
+// never writes more than 128 KiB at once itself) and would report the
+// disk full for 128 KiB.
+constexpr size_t kMostBytesPerWrite = size_t{64} << 10;
+
+uint32_t BigEndian32(const char* bytes) {
+  const auto* b = reinterpret_cast<const unsigned char*>(bytes);
+  return (uint32_t{b[0]} << 24) | (uint32_t{b[1]} << 16) | (uint32_t{b[2]} << 8) | uint32_t{b[3]};
+}
+
+// A WAL file: SQLite's own file object (`real`, in the memory that follows
+// this one) and the bytes appended to it and not yet written.
+struct WalFile {
+  sqlite3_file base;     // first: SQLite sees this object as a sqlite3_file
+  sqlite3_file* real;    // the default VFS's file
+  std::string held;      // bytes [held_offset, held_offset + held.size()) of the file
+  int64_t held_offset = 0;
+  int64_t page_size = 0;  // from the WAL header; 0 until known
+};
+
+constexpr size_t kRealFileOffset = (sizeof(WalFile) + 15) / 16 * 16;
+
+WalFile& AsWal(sqlite3_file* file) { return *reinterpret_cast<WalFile*>(file); }
+
+int WriteHeld(WalFile& wal) {
+  int code = SQLITE_OK;
+  for (size_t done = 0; done < wal.held.size() && code == SQLITE_OK; done += kMostBytesPerWrite) {
+    const size_t size = std::min(kMostBytesPerWrite, wal.held.size() - done);
+    code = wal.real->pMethods->xWrite(wal.real, wal.held.data() + done, static_cast<int>(size),
+                                      wal.held_offset + static_cast<int64_t>(done));
+  }
+  // Whether or not they were written, the bytes are SQLite's to write
+  // again: a failed write fails the commit, and SQLite rewrites its frames.
+  wal.held.clear();
+  return code;
+}
+
+// Learns the page size from the WAL header, held or on disk. False if the
+// header cannot be read or is not a WAL header's.
+bool KnowPageSize(WalFile& wal) {
+  if (wal.page_size != 0) return true;
+  char header[kWalHeaderBytes];
+  if (wal.held_offset == 0 && wal.held.size() >= kWalHeaderBytes) {
+    std::copy_n(wal.held.data(), kWalHeaderBytes, header);
+  } else if (wal.real->pMethods->xRead(wal.real, header, kWalHeaderBytes, 0) != SQLITE_OK) {
+    return false;
+  }
+  const int64_t page_size = BigEndian32(header + 8);
+  if (page_size < 512 || page_size > 65536 || (page_size & (page_size - 1)) != 0) return false;
+  wal.page_size = page_size;
+  return true;
+}
+
+// After bytes [appended_from, end of held) were appended: writes the held
+// bytes if they complete a commit's last frame, or if that cannot be told
+// (a frame whose header was written already, an unknown page size).
+int WriteIfCommitted(WalFile& wal, int64_t appended_from) {
+  if (wal.held.size() >= kMostBytesHeld) return WriteHeld(wal);
+  const int64_t held_end = wal.held_offset + static_cast<int64_t>(wal.held.size());
+  if (held_end <= kWalHeaderBytes) return SQLITE_OK;  // the WAL header alone
+  if (!KnowPageSize(wal)) return WriteHeld(wal);
+  const int64_t frame_bytes = kFrameHeaderBytes + wal.page_size;
+  // Every frame that ends within the appended bytes.
+  int64_t frame = std::max<int64_t>(0, (appended_from - kWalHeaderBytes) / frame_bytes);
+  for (;; ++frame) {
+    const int64_t header = kWalHeaderBytes + frame * frame_bytes;
+    const int64_t end = header + frame_bytes;
+    if (end > held_end) return SQLITE_OK;
+    if (end <= appended_from) continue;
+    if (header < wal.held_offset) return WriteHeld(wal);
+    const char* commit_size = wal.held.data() + (header - wal.held_offset) + 4;
+    if (BigEndian32(commit_size) != 0) return WriteHeld(wal);
+  }
+}
+
+// ----- The WAL file's methods -------------------------------------------------
+
+int WalClose(sqlite3_file* file) {
+  WalFile& wal = AsWal(file);
+  int written = WriteHeld(wal);
+  int closed = wal.real->pMethods->xClose(wal.real);
+  wal.~WalFile();
+  return written != SQLITE_OK ? written : closed;
+}
+
+int WalRead(sqlite3_file* file, void* buffer, int amount, sqlite3_int64 offset) {
+  WalFile& wal = AsWal(file);
+  if (int code = WriteHeld(wal); code != SQLITE_OK) return code;
+  return wal.real->pMethods->xRead(wal.real, buffer, amount, offset);
+}
+
+int WalWrite(sqlite3_file* file, const void* bytes, int amount, sqlite3_int64 offset) {
+  WalFile& wal = AsWal(file);
+  if (!wal.held.empty() && offset != wal.held_offset + static_cast<int64_t>(wal.held.size())) {
+    if (int code = WriteHeld(wal); code != SQLITE_OK) return code;
+  }
+  if (wal.held.empty()) wal.held_offset = offset;
+  if (offset == 0 && amount >= kWalHeaderBytes) wal.page_size = 0;  // a new header: read it again
+  wal.held.append(static_cast<const char*>(bytes), static_cast<size_t>(amount));
+  return WriteIfCommitted(wal, offset);
+}
+
+int WalTruncate(sqlite3_file* file, sqlite3_int64 size) {
+  WalFile& wal = AsWal(file);
+  if (int code = WriteHeld(wal); code != SQLITE_OK) return code;
+  return wal.real->pMethods->xTruncate(wal.real, size);
+}
+
+int WalSync(sqlite3_file* file, int flags) {
+  WalFile& wal = AsWal(file);
+  if (int code = WriteHeld(wal); code != SQLITE_OK) return code;
+  return wal.real->pMethods->xSync(wal.real, flags);
+}
+
+int WalFileSize(sqlite3_file* file, sqlite3_int64* size) {
+  WalFile& wal = AsWal(file);
+  if (int code = WriteHeld(wal); code != SQLITE_OK) return code;
+  return wal.real->pMethods->xFileSize(wal.real, size);
+}
+
+int WalLock(sqlite3_file* file, int level) { return AsWal(file).real->pMethods->xLock(AsWal(file).real, level); }
+
+int WalUnlock(sqlite3_file* file, int level) {
+  return AsWal(file).real->pMethods->xUnlock(AsWal(file).real, level);
+}
+
+int WalCheckReservedLock(sqlite3_file* file, int* reserved) {
+  return AsWal(file).real->pMethods->xCheckReservedLock(AsWal(file).real, reserved);
+}
+
+int WalFileControl(sqlite3_file* file, int operation, void* argument) {
+  WalFile& wal = AsWal(file);
+  if (int code = WriteHeld(wal); code != SQLITE_OK) return code;
+  return wal.real->pMethods->xFileControl(wal.real, operation, argument);
+}
+
+int WalSectorSize(sqlite3_file* file) { return AsWal(file).real->pMethods->xSectorSize(AsWal(file).real); }
+
+int WalDeviceCharacteristics(sqlite3_file* file) {
+  return AsWal(file).real->pMethods->xDeviceCharacteristics(AsWal(file).real);
+}
+
+// Version 1: SQLite neither maps nor shares memory through a WAL file (the
+// WAL index lives on the database file's handle, which is the default
+// VFS's own).
+constexpr sqlite3_io_methods kWalMethods = {
+    .iVersion = 1,
+    .xClose = WalClose,
+    .xRead = WalRead,
+    .xWrite = WalWrite,
+    .xTruncate = WalTruncate,
+    .xSync = WalSync,
+    .xFileSize = WalFileSize,
+    .xLock = WalLock,
+    .xUnlock = WalUnlock,
+    .xCheckReservedLock = WalCheckReservedLock,
+    .xFileControl = WalFileControl,
+    .xSectorSize = WalSectorSize,
+    .xDeviceCharacteristics = WalDeviceCharacteristics,
+    .xShmMap = nullptr,
+    .xShmLock = nullptr,
+    .xShmBarrier = nullptr,
+    .xShmUnmap = nullptr,
+    .xFetch = nullptr,
+    .xUnfetch = nullptr,
+};
+
+// ----- The VFS: its own xOpen, the rest the default VFS's ----------------------
+
+sqlite3_vfs* Base(sqlite3_vfs* vfs) { return static_cast<sqlite3_vfs*>(vfs->pAppData); }
+
+// Every file but a WAL is the default VFS's file, opened in place: SQLite
+// calls the default VFS's methods on it directly.
+int Open(sqlite3_vfs* vfs, const char* name, sqlite3_file* file, int flags, int* out_flags) {
+  sqlite3_vfs* base = Base(vfs);
+  if ((flags & SQLITE_OPEN_WAL) == 0) return base->xOpen(base, name, file, flags, out_flags);
+  WalFile* wal = new (file) WalFile();
+  wal->real = reinterpret_cast<sqlite3_file*>(reinterpret_cast<char*>(file) + kRealFileOffset);
+  wal->real->pMethods = nullptr;
+  int code = base->xOpen(base, name, wal->real, flags, out_flags);
+  if (code != SQLITE_OK) {
+    if (wal->real->pMethods != nullptr) wal->real->pMethods->xClose(wal->real);
+    wal->~WalFile();
+    file->pMethods = nullptr;
+    return code;
+  }
+  file->pMethods = &kWalMethods;
+  return SQLITE_OK;
+}
+
+int Delete(sqlite3_vfs* vfs, const char* name, int sync_directory) {
+  return Base(vfs)->xDelete(Base(vfs), name, sync_directory);
+}
+int Access(sqlite3_vfs* vfs, const char* name, int flags, int* result) {
+  return Base(vfs)->xAccess(Base(vfs), name, flags, result);
+}
+int FullPathname(sqlite3_vfs* vfs, const char* name, int size, char* out) {
+  return Base(vfs)->xFullPathname(Base(vfs), name, size, out);
+}
+void* DlOpen(sqlite3_vfs* vfs, const char* name) { return Base(vfs)->xDlOpen(Base(vfs), name); }
+void DlError(sqlite3_vfs* vfs, int size, char* message) { Base(vfs)->xDlError(Base(vfs), size, message); }
+void (*DlSym(sqlite3_vfs* vfs, void* library, const char* symbol))(void) {
+  return Base(vfs)->xDlSym(Base(vfs), library, symbol);
+}
+void DlClose(sqlite3_vfs* vfs, void* library) { Base(vfs)->xDlClose(Base(vfs), library); }
+int Randomness(sqlite3_vfs* vfs, int size, char* out) { return Base(vfs)->xRandomness(Base(vfs), size, out); }
+int Sleep(sqlite3_vfs* vfs, int microseconds) { return Base(vfs)->xSleep(Base(vfs), microseconds); }
+int CurrentTime(sqlite3_vfs* vfs, double* now) { return Base(vfs)->xCurrentTime(Base(vfs), now); }
+int GetLastError(sqlite3_vfs* vfs, int size, char* out) { return Base(vfs)->xGetLastError(Base(vfs), size, out); }
+int CurrentTimeInt64(sqlite3_vfs* vfs, sqlite3_int64* now) {
+  return Base(vfs)->xCurrentTimeInt64(Base(vfs), now);
+}
+int SetSystemCall(sqlite3_vfs* vfs, const char* name, sqlite3_syscall_ptr call) {
+  return Base(vfs)->xSetSystemCall(Base(vfs), name, call);
+}
+sqlite3_syscall_ptr GetSystemCall(sqlite3_vfs* vfs, const char* name) {
+  return Base(vfs)->xGetSystemCall(Base(vfs), name);
+}
+const char* NextSystemCall(sqlite3_vfs* vfs, const char* name) {
+  return Base(vfs)->xNextSystemCall(Base(vfs), name);
+}
+
+}  // namespace
+
+const char* SqliteWalVfsName() {
+  static const char* const name = []() -> const char* {
+    sqlite3_vfs* base = sqlite3_vfs_find(nullptr);
+    if (base == nullptr || base->iVersion < 1) return nullptr;
+    static sqlite3_vfs vfs{};
+    vfs.iVersion = std::min(base->iVersion, 3);
+    vfs.szOsFile = static_cast<int>(kRealFileOffset) + base->szOsFile;
+    vfs.mxPathname = base->mxPathname;
+    vfs.zName = "toolvfs-wal";
+    vfs.pAppData = base;
+    vfs.xOpen = Open;
+    vfs.xDelete = Delete;
+    vfs.xAccess = Access;
+    vfs.xFullPathname = FullPathname;
+    vfs.xDlOpen = base->xDlOpen != nullptr ? DlOpen : nullptr;
+    vfs.xDlError = base->xDlError != nullptr ? DlError : nullptr;
+    vfs.xDlSym = base->xDlSym != nullptr ? DlSym : nullptr;
+    vfs.xDlClose = base->xDlClose != nullptr ? DlClose : nullptr;
+    vfs.xRandomness = Randomness;
+    vfs.xSleep = Sleep;
+    vfs.xCurrentTime = CurrentTime;
+    vfs.xGetLastError = base->xGetLastError != nullptr ? GetLastError : nullptr;
+    if (vfs.iVersion >= 2) vfs.xCurrentTimeInt64 = base->xCurrentTimeInt64 != nullptr ? CurrentTimeInt64 : nullptr;
+    if (vfs.iVersion >= 3) {
+      vfs.xSetSystemCall = base->xSetSystemCall != nullptr ? SetSystemCall : nullptr;
+      vfs.xGetSystemCall = base->xGetSystemCall != nullptr ? GetSystemCall : nullptr;
+      vfs.xNextSystemCall = base->xNextSystemCall != nullptr ? NextSystemCall : nullptr;
+    }
+    return sqlite3_vfs_register(&vfs, /*makeDflt=*/0) == SQLITE_OK ? vfs.zName : nullptr;
+  }();
+  return name;
+}
+
+}  // namespace toolvfs
