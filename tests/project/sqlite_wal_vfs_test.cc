@@ -5,12 +5,15 @@
 #include "project/sql/sqlite_wal_vfs.h"
 
 #include <sqlite3.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
-#include <fstream>
+#include <filesystem>
 #include <random>
 #include <string>
-#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -29,6 +32,9 @@ class Connection {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
   ~Connection() { sqlite3_close_v2(db_); }
+
+  // The result code of running `sql`.
+  int Try(const std::string& sql) { return sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr); }
 
   void Run(const std::string& sql) {
     char* error = nullptr;
@@ -65,22 +71,85 @@ class Connection {
   sqlite3* db_ = nullptr;
 };
 
-// Write system calls this process has made (/proc/self/io).
-int64_t WriteCalls() {
-  std::ifstream io("/proc/self/io");
-  std::string key;
-  int64_t value = 0;
-  while (io >> key >> value) {
-    if (key == "syscw:") return value;
+// The write calls of SQLite's default VFS, counted and made to fail at
+// will while one of these lives (its system call hooks, xSetSystemCall).
+// The unix VFS writes with pwrite, pwrite64 or write, as it was built: all
+// three are hooked.
+class WriteCallHook {
+ public:
+  WriteCallHook() : unix_(sqlite3_vfs_find("unix")) {
+    EXPECT_NE(unix_, nullptr);
+    for (int i = 0; i < 3; ++i) {
+      Hooked& hooked = hooks_[i];
+      hooked.original = originals_[i] = unix_->xGetSystemCall(unix_, hooked.name);
+      if (hooked.original != nullptr) unix_->xSetSystemCall(unix_, hooked.name, hooked.replacement);
+    }
+    calls = 0;
+    fail = false;
   }
-  ADD_FAILURE() << "no syscw in /proc/self/io";
-  return 0;
-}
+  WriteCallHook(const WriteCallHook&) = delete;
+  WriteCallHook& operator=(const WriteCallHook&) = delete;
+  ~WriteCallHook() {
+    for (Hooked& hooked : hooks_) {
+      if (hooked.original != nullptr) unix_->xSetSystemCall(unix_, hooked.name, hooked.original);
+    }
+  }
+
+  static inline int calls = 0;
+  static inline bool fail = false;  // every write fails with ENOSPC
+
+ private:
+  struct Hooked {
+    const char* name;
+    sqlite3_syscall_ptr replacement;
+    sqlite3_syscall_ptr original = nullptr;
+  };
+  template <int kIndex, typename... Arguments>
+  static ssize_t Replacement(int fd, const void* bytes, size_t size, Arguments... offset) {
+    ++calls;
+    if (fail) {
+      errno = ENOSPC;
+      return -1;
+    }
+    using Call = ssize_t (*)(int, const void*, size_t, Arguments...);
+    return reinterpret_cast<Call>(originals_[kIndex])(fd, bytes, size, offset...);
+  }
+
+  sqlite3_vfs* unix_;
+  static inline sqlite3_syscall_ptr originals_[3] = {};
+  Hooked hooks_[3] = {
+      {"pwrite", reinterpret_cast<sqlite3_syscall_ptr>(&Replacement<0, off_t>)},
+      {"pwrite64", reinterpret_cast<sqlite3_syscall_ptr>(&Replacement<1, off_t>)},
+      {"write", reinterpret_cast<sqlite3_syscall_ptr>(&Replacement<2>)},
+  };
+};
 
 std::string RandomBytes(size_t size, std::mt19937& generator) {
   std::string bytes(size, '\0');
   for (char& c : bytes) c = static_cast<char>(generator() & 0xff);
   return bytes;
+}
+
+// The database file and its WAL, copied as a crash would leave them (no
+// WAL index), opened on the default VFS: what a recovery finds on disk.
+std::string StateAfterACrash(const std::string& file, const std::string& copy, const std::string& state_sql) {
+  std::filesystem::copy_file(file, copy, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::remove(copy + "-wal");
+  std::filesystem::remove(copy + "-shm");
+  if (std::filesystem::exists(file + "-wal")) std::filesystem::copy_file(file + "-wal", copy + "-wal");
+  Connection recovered(copy, nullptr);
+  return recovered.Text(state_sql);
+}
+
+constexpr const char* kState = "SELECT count(*) || ':' || coalesce(group_concat(hex(bytes), ','), '') FROM t";
+constexpr const char* kSpillingSetup =
+    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint=0; PRAGMA cache_size=10;"
+    "CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, bytes BLOB)";
+
+// Rows [first, last] of 3,000 random bytes each, as one statement.
+std::string InsertRows(int first, int last) {
+  return "WITH RECURSIVE n(i) AS (SELECT " + std::to_string(first) + " UNION ALL SELECT i+1 FROM n WHERE i<" +
+         std::to_string(last) + ") INSERT INTO t SELECT i, randomblob(3000) FROM n";
 }
 
 TEST(SqliteWalVfsTest, IsRegisteredBesideTheDefault) {
@@ -100,26 +169,105 @@ TEST(SqliteWalVfsTest, ACommitOfSeveralPagesIsOneWriteCall) {
     db.Run("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint=0;"
            "CREATE TABLE t(id INTEGER PRIMARY KEY, bytes BLOB)");
     db.Insert(0, "first");
-    const int64_t before = WriteCalls();
+    WriteCallHook hook;
     db.Run("BEGIN");
     for (int64_t id = 1; id <= 4; ++id) db.Insert(id, RandomBytes(3000, generator));  // four pages or more
     db.Run("COMMIT");
-    return WriteCalls() - before;
+    return WriteCallHook::calls;
   };
   EXPECT_EQ(writes_per_commit(SqliteWalVfsName(), dir.Join("batched.db")), 1);
   EXPECT_GE(writes_per_commit(nullptr, dir.Join("default.db")), 8) << "the measure itself is off";
 }
 
+// A full disk at the commit fails the commit, as on the default VFS: the
+// commit's frames go out inside SQLite's write of its last one. Readers
+// keep the state before it, and the next commit works.
+TEST(SqliteWalVfsTest, AWriteFailingAtTheCommitFailsTheCommitAndLosesNothing) {
+  TempDir dir;
+  const std::string file = dir.Join("store.db");
+  Connection writer(file, SqliteWalVfsName());
+  writer.Run(kSpillingSetup);
+  writer.Run("INSERT INTO t VALUES(1, x'01')");
+  Connection reader(file, nullptr);
+  const std::string before = reader.Text(kState);
+  {
+    WriteCallHook hook;
+    writer.Run("BEGIN; " + InsertRows(10, 13));
+    WriteCallHook::fail = true;
+    EXPECT_EQ(writer.Try("COMMIT"), SQLITE_FULL);
+    WriteCallHook::fail = false;
+    writer.Try("ROLLBACK");
+  }
+  EXPECT_EQ(reader.Text(kState), before);
+  EXPECT_EQ(StateAfterACrash(file, dir.Join("copy.db"), kState), before);
+  writer.Run(InsertRows(20, 23));
+  EXPECT_EQ(reader.Text("SELECT count(*) FROM t"), "5");
+  EXPECT_EQ(reader.Text("PRAGMA integrity_check"), "ok");
+}
+
+// A transaction too big for SQLite's cache writes pages to the WAL before
+// its commit. If it then rolls back, those frames must not go out later,
+// over the frames another writer committed at the same place.
+TEST(SqliteWalVfsTest, FramesOfARolledBackTransactionNeverLandOnAnotherWritersCommit) {
+  TempDir dir;
+  const std::string file = dir.Join("store.db");
+  Connection first(file, SqliteWalVfsName());
+  Connection second(file, SqliteWalVfsName());
+  first.Run(kSpillingSetup);
+  first.Run("INSERT INTO t VALUES(1, zeroblob(100)); PRAGMA wal_checkpoint(TRUNCATE)");
+  first.Run("BEGIN; " + InsertRows(100, 130) + "; ROLLBACK");
+  second.Run("BEGIN; " + InsertRows(200, 230) + "; COMMIT");
+  EXPECT_EQ(first.Text("SELECT count(*) FROM t"), "32");  // anything held would go out now
+  Connection reader(file, nullptr);
+  EXPECT_EQ(reader.Text("PRAGMA integrity_check"), "ok");
+  EXPECT_EQ(reader.Text("SELECT count(*) FROM t"), "32");
+  EXPECT_EQ(StateAfterACrash(file, dir.Join("copy.db"), "SELECT count(*) FROM t"), "32");
+}
+
+// A commit that changes again a page it wrote to the WAL early makes SQLite
+// rewrite that frame and then the checksums of the frames after it,
+// commit frame included. Those rewrites go out before the commit is
+// published: a writer that dies right after its COMMIT loses nothing, and
+// nothing it held lands in a WAL that another connection restarted.
+TEST(SqliteWalVfsTest, ACommitWhoseChecksumsAreRewrittenSurvivesTheWriterDying) {
+  TempDir dir;
+  const std::string file = dir.Join("store.db");
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    sqlite3* first = nullptr;
+    sqlite3* second = nullptr;
+    auto run = [](sqlite3* db, const std::string& sql) { return sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr); };
+    int code = sqlite3_open_v2(file.c_str(), &first, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, SqliteWalVfsName());
+    code |= run(first, kSpillingSetup);
+    code |= sqlite3_open_v2(file.c_str(), &second, SQLITE_OPEN_READWRITE, SqliteWalVfsName());
+    code |= run(first, "INSERT INTO t VALUES(1, zeroblob(100))");
+    code |= run(first, "BEGIN; " + InsertRows(100, 160) +
+                           "; UPDATE t SET bytes = randomblob(3000) WHERE id BETWEEN 100 AND 103; COMMIT");
+    code |= run(second, "PRAGMA wal_checkpoint(RESTART)");
+    code |= run(second, "BEGIN; " + InsertRows(300, 399) + "; COMMIT");
+    code |= run(first, "SELECT count(*) FROM t");  // anything first held would go out now
+    _exit(code == SQLITE_OK ? 0 : 1);             // dies without closing
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  Connection reader(file, nullptr);
+  EXPECT_EQ(reader.Text("SELECT count(*) FROM t"), "162");
+  EXPECT_EQ(reader.Text("PRAGMA integrity_check"), "ok");
+}
+
 // Every commit is seen at once, and whole, by a connection of the default
-// VFS (another program, or a process without this VFS): at NORMAL, where
-// no sync makes the frames go out, through WAL restarts (a checkpoint every
-// few pages), rolled-back transactions, and transactions larger than the
-// VFS holds back and than SQLite's cache (whose pages spill into the WAL
-// before the commit and are read back and rewritten there). Page sizes at
-// both ends of SQLite's range and its default.
+// VFS (another program, or a process without this VFS), and is on disk
+// (a copy of the files as a crash would leave them holds it): at NORMAL,
+// where no sync makes the frames go out, through WAL restarts (a
+// checkpoint every few pages), rolled-back transactions, and transactions
+// larger than the VFS holds back and than SQLite's cache (whose pages
+// spill into the WAL before the commit and are read back and rewritten
+// there). Page sizes at both ends of SQLite's range and its default.
 class SqliteWalVfsPageSizeTest : public ::testing::TestWithParam<int> {};
 
-TEST_P(SqliteWalVfsPageSizeTest, EveryCommitIsSeenWholeByTheDefaultVfs) {
+TEST_P(SqliteWalVfsPageSizeTest, EveryCommitIsSeenWholeByTheDefaultVfsAndIsOnDisk) {
   TempDir dir;
   const std::string file = dir.Join("store.db");
   Connection writer(file, SqliteWalVfsName());
@@ -128,21 +276,23 @@ TEST_P(SqliteWalVfsPageSizeTest, EveryCommitIsSeenWholeByTheDefaultVfs) {
              " PRAGMA cache_size=-256; CREATE TABLE t(id INTEGER PRIMARY KEY, bytes BLOB)");
   Connection reader(file, nullptr);
   std::mt19937 generator(GetParam());
-  // Every row, in order: what a reader must see after each commit.
-  const std::string kState = "SELECT count(*) || ':' || coalesce(group_concat(hex(bytes), ','), '') FROM t";
   std::string committed = writer.Text(kState);
   for (int round = 0; round < 60; ++round) {
-    const bool large = round % 20 == 7;  // 2.4 MB: past what is held back and past the cache
+    const bool large = round % 20 == 7;  // 1.2 MB: past what is held back and past the cache
     const bool rolled_back = round % 9 == 4;
     writer.Run("BEGIN");
-    const int rows = large ? 400 : 1 + round % 5;
+    const int rows = large ? 200 : 1 + round % 5;
     for (int i = 0; i < rows; ++i) {
       const int64_t id = (round * 37 + i * 101) % 700;  // new rows and replaced ones
       writer.Insert(id, RandomBytes(large ? 6000 : 100 + (round * 131 + i * 17) % 5000, generator));
     }
     if (large) writer.Run("UPDATE t SET bytes = bytes || x'00' WHERE id % 3 = 0");  // pages written twice
+    const std::string inside = writer.Text(kState);
     writer.Run(rolled_back ? "ROLLBACK" : "COMMIT");
-    if (!rolled_back) committed = writer.Text(kState);
+    if (!rolled_back) committed = inside;
+    // The writer does nothing more before these (a read of its own would
+    // make it write what it might still hold).
+    ASSERT_EQ(StateAfterACrash(file, dir.Join("copy.db"), kState), committed) << "round " << round;
     ASSERT_EQ(reader.Text(kState), committed) << "round " << round;
   }
   EXPECT_EQ(reader.Text("PRAGMA integrity_check"), "ok");

@@ -44,6 +44,7 @@ namespace {
   X(sqlite3_exec)                   \
   X(sqlite3_extended_errcode)       \
   X(sqlite3_extended_result_codes)  \
+  X(sqlite3_filename_database)      \
   X(sqlite3_finalize)               \
   X(sqlite3_free)                   \
   X(sqlite3_get_autocommit)         \
@@ -209,6 +210,11 @@ int sqlite3_extended_result_codes(sqlite3* database, int on) {
 int sqlite3_finalize(sqlite3_stmt* statement) {
   auto function = TOOLVFS_SQLITE(sqlite3_finalize);
   return function != nullptr ? function(statement) : SQLITE_OK;  // no statement exists
+}
+
+const char* sqlite3_filename_database(const char* file_name) {
+  auto function = TOOLVFS_SQLITE(sqlite3_filename_database);
+  return function != nullptr ? function(file_name) : nullptr;
 }
 
 sqlite3_vfs* sqlite3_vfs_find(const char* name) {

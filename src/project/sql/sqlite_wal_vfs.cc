@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
 #include <new>
 #include <string>
+#include <unordered_map>
 
 namespace toolvfs {
 namespace {
@@ -18,34 +20,70 @@ namespace {
 constexpr int64_t kWalHeaderBytes = 32;
 constexpr int64_t kFrameHeaderBytes = 24;
 
+// The WAL write lock: slot 0 of the WAL index's locks (WAL_WRITE_LOCK in
+// SQLite's wal.c), taken and released on the database file's handle.
+constexpr int kWalWriteLock = 0;
+
 // Held bytes beyond this are written at once: a transaction that writes a
 // large file does not hold it all in memory a second time.
 constexpr size_t kMostBytesHeld = size_t{256} << 10;
 
 // The most bytes handed to the default VFS in one write: it truncates a
 // write's length to 17 bits (seekAndWriteFd in SQLite's os_unix.c, which
-// never writes more than 128 KiB at once itself) and would report the
-// disk full for 128 KiB.
-constexpr size_t kMostBytesPerWrite = size_t{64} << 10;
+// never writes 128 KiB at once itself). One frame of 64 KiB fits.
+constexpr size_t kMostBytesPerWrite = size_t{120} << 10;
 
 uint32_t BigEndian32(const char* bytes) {
   const auto* b = reinterpret_cast<const unsigned char*>(bytes);
   return (uint32_t{b[0]} << 24) | (uint32_t{b[1]} << 16) | (uint32_t{b[2]} << 8) | uint32_t{b[3]};
 }
 
-// A WAL file: SQLite's own file object (`real`, in the memory that follows
-// this one) and the bytes appended to it and not yet written.
-struct WalFile {
-  sqlite3_file base;     // first: SQLite sees this object as a sqlite3_file
-  sqlite3_file* real;    // the default VFS's file
-  std::string held;      // bytes [held_offset, held_offset + held.size()) of the file
-  int64_t held_offset = 0;
-  int64_t page_size = 0;  // from the WAL header; 0 until known
+struct WalFile;
+
+// A main database file: the default VFS's file (`real`, in the memory that
+// follows this object), and its WAL while that is open. A database file
+// and its WAL belong to one connection, used by one thread at a time.
+struct DatabaseFile {
+  sqlite3_file base;      // first: SQLite sees this object as a sqlite3_file
+  sqlite3_file* real;
+  const char* name;       // SQLite's name for it, which its WAL's name leads back to
+  WalFile* wal = nullptr;
+  bool write_locked = false;  // this connection holds the WAL write lock
 };
 
-constexpr size_t kRealFileOffset = (sizeof(WalFile) + 15) / 16 * 16;
+// A WAL file: the default VFS's file and the bytes appended to it and not
+// yet written.
+struct WalFile {
+  sqlite3_file base;
+  sqlite3_file* real;
+  DatabaseFile* database = nullptr;  // nullptr: not known, so nothing is held
+  std::string held;                  // bytes [held_offset, held_offset + held.size()) of the file
+  int64_t held_offset = 0;
+  int64_t page_size = 0;     // from the WAL header; 0 until known
+  int64_t written_end = -1;  // past the furthest byte written under this write lock; -1: none yet
+};
 
+constexpr size_t kRealFileOffset = (std::max(sizeof(DatabaseFile), sizeof(WalFile)) + 15) / 16 * 16;
+
+sqlite3_file* RealFileIn(sqlite3_file* file) {
+  return reinterpret_cast<sqlite3_file*>(reinterpret_cast<char*>(file) + kRealFileOffset);
+}
 WalFile& AsWal(sqlite3_file* file) { return *reinterpret_cast<WalFile*>(file); }
+DatabaseFile& AsDatabase(sqlite3_file* file) { return *reinterpret_cast<DatabaseFile*>(file); }
+
+// The open database files by SQLite's name for them (a pointer: each
+// connection's pager has a name of its own), so that a WAL finds its
+// database (sqlite3_filename_database gives that pointer back).
+std::mutex& OpenDatabasesMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+std::unordered_map<const char*, DatabaseFile*>& OpenDatabases() {
+  static auto* databases = new std::unordered_map<const char*, DatabaseFile*>();  // never destroyed: used at exit
+  return *databases;
+}
+
+// ----- Holding and writing WAL bytes ----------------------------------------------
 
 int WriteHeld(WalFile& wal) {
   int code = SQLITE_OK;
@@ -98,11 +136,24 @@ int WriteIfCommitted(WalFile& wal, int64_t appended_from) {
   }
 }
 
+// Called when the connection takes or gives up the write lock: whatever is
+// still held then belongs to no commit (a commit's frames went out with
+// its last one), so a failure to write it is no one's to hear of.
+void EndOfWriteLock(DatabaseFile& database) {
+  if (database.wal == nullptr) return;
+  WriteHeld(*database.wal);
+  database.wal->written_end = -1;
+}
+
 // ----- The WAL file's methods -------------------------------------------------
 
 int WalClose(sqlite3_file* file) {
   WalFile& wal = AsWal(file);
   int written = WriteHeld(wal);
+  {
+    std::lock_guard<std::mutex> lock(OpenDatabasesMutex());
+    if (wal.database != nullptr) wal.database->wal = nullptr;
+  }
   int closed = wal.real->pMethods->xClose(wal.real);
   wal.~WalFile();
   return written != SQLITE_OK ? written : closed;
@@ -116,11 +167,17 @@ int WalRead(sqlite3_file* file, void* buffer, int amount, sqlite3_int64 offset) 
 
 int WalWrite(sqlite3_file* file, const void* bytes, int amount, sqlite3_int64 offset) {
   WalFile& wal = AsWal(file);
-  if (!wal.held.empty() && offset != wal.held_offset + static_cast<int64_t>(wal.held.size())) {
+  // An append goes past everything written under this write lock; any
+  // other write (a frame rewritten in place, its checksums) goes out now.
+  const bool append = wal.written_end < 0 || offset >= wal.written_end;
+  wal.written_end = std::max<int64_t>(wal.written_end, offset + amount);
+  const bool may_hold = append && wal.database != nullptr && wal.database->write_locked;
+  if (!wal.held.empty() && (!may_hold || offset != wal.held_offset + static_cast<int64_t>(wal.held.size()))) {
     if (int code = WriteHeld(wal); code != SQLITE_OK) return code;
   }
+  if (!may_hold) return wal.real->pMethods->xWrite(wal.real, bytes, amount, offset);
   if (wal.held.empty()) wal.held_offset = offset;
-  if (offset == 0 && amount >= kWalHeaderBytes) wal.page_size = 0;  // a new header: read it again
+  if (offset == 0) wal.page_size = 0;  // a new WAL header: read it again
   wal.held.append(static_cast<const char*>(bytes), static_cast<size_t>(amount));
   return WriteIfCommitted(wal, offset);
 }
@@ -165,9 +222,7 @@ int WalDeviceCharacteristics(sqlite3_file* file) {
   return AsWal(file).real->pMethods->xDeviceCharacteristics(AsWal(file).real);
 }
 
-// Version 1: SQLite neither maps nor shares memory through a WAL file (the
-// WAL index lives on the database file's handle, which is the default
-// VFS's own).
+// Version 1: SQLite neither maps nor shares memory through a WAL file.
 constexpr sqlite3_io_methods kWalMethods = {
     .iVersion = 1,
     .xClose = WalClose,
@@ -190,26 +245,150 @@ constexpr sqlite3_io_methods kWalMethods = {
     .xUnfetch = nullptr,
 };
 
+// ----- The database file's methods: the default VFS's, watching the locks -----------
+
+sqlite3_file* Real(sqlite3_file* file) { return AsDatabase(file).real; }
+
+int DatabaseClose(sqlite3_file* file) {
+  DatabaseFile& database = AsDatabase(file);
+  {
+    std::lock_guard<std::mutex> lock(OpenDatabasesMutex());
+    if (database.name != nullptr) OpenDatabases().erase(database.name);
+    if (database.wal != nullptr) database.wal->database = nullptr;
+  }
+  int closed = database.real->pMethods->xClose(database.real);
+  database.~DatabaseFile();
+  return closed;
+}
+
+int DatabaseRead(sqlite3_file* file, void* buffer, int amount, sqlite3_int64 offset) {
+  return Real(file)->pMethods->xRead(Real(file), buffer, amount, offset);
+}
+int DatabaseWrite(sqlite3_file* file, const void* bytes, int amount, sqlite3_int64 offset) {
+  return Real(file)->pMethods->xWrite(Real(file), bytes, amount, offset);
+}
+int DatabaseTruncate(sqlite3_file* file, sqlite3_int64 size) {
+  return Real(file)->pMethods->xTruncate(Real(file), size);
+}
+int DatabaseSync(sqlite3_file* file, int flags) { return Real(file)->pMethods->xSync(Real(file), flags); }
+int DatabaseFileSize(sqlite3_file* file, sqlite3_int64* size) {
+  return Real(file)->pMethods->xFileSize(Real(file), size);
+}
+int DatabaseLock(sqlite3_file* file, int level) { return Real(file)->pMethods->xLock(Real(file), level); }
+int DatabaseUnlock(sqlite3_file* file, int level) { return Real(file)->pMethods->xUnlock(Real(file), level); }
+int DatabaseCheckReservedLock(sqlite3_file* file, int* reserved) {
+  return Real(file)->pMethods->xCheckReservedLock(Real(file), reserved);
+}
+int DatabaseFileControl(sqlite3_file* file, int operation, void* argument) {
+  return Real(file)->pMethods->xFileControl(Real(file), operation, argument);
+}
+int DatabaseSectorSize(sqlite3_file* file) { return Real(file)->pMethods->xSectorSize(Real(file)); }
+int DatabaseDeviceCharacteristics(sqlite3_file* file) {
+  return Real(file)->pMethods->xDeviceCharacteristics(Real(file));
+}
+int DatabaseShmMap(sqlite3_file* file, int region, int size, int extend, void volatile** memory) {
+  return Real(file)->pMethods->xShmMap(Real(file), region, size, extend, memory);
+}
+
+// The write lock's edges: held bytes go out before the lock is given up
+// (frames of a transaction that rolled back must not land later over
+// another writer's), and appends are counted from the lock's taking.
+int DatabaseShmLock(sqlite3_file* file, int offset, int count, int flags) {
+  DatabaseFile& database = AsDatabase(file);
+  const bool write_lock = (flags & SQLITE_SHM_EXCLUSIVE) != 0 && offset <= kWalWriteLock &&
+                          kWalWriteLock < offset + count;
+  if (write_lock && (flags & SQLITE_SHM_UNLOCK) != 0) {
+    EndOfWriteLock(database);
+    database.write_locked = false;
+  }
+  int code = database.real->pMethods->xShmLock(database.real, offset, count, flags);
+  if (write_lock && (flags & SQLITE_SHM_LOCK) != 0 && code == SQLITE_OK) {
+    EndOfWriteLock(database);
+    database.write_locked = true;
+  }
+  return code;
+}
+
+// SQLite publishes a commit in the WAL index around this barrier: nothing
+// may be held then (the commit's frames went out with its last one); if
+// anything is, it goes out first.
+void DatabaseShmBarrier(sqlite3_file* file) {
+  DatabaseFile& database = AsDatabase(file);
+  if (database.wal != nullptr) WriteHeld(*database.wal);
+  database.real->pMethods->xShmBarrier(database.real);
+}
+
+int DatabaseShmUnmap(sqlite3_file* file, int delete_flag) {
+  DatabaseFile& database = AsDatabase(file);
+  if (database.wal != nullptr) WriteHeld(*database.wal);
+  return database.real->pMethods->xShmUnmap(database.real, delete_flag);
+}
+int DatabaseFetch(sqlite3_file* file, sqlite3_int64 offset, int amount, void** memory) {
+  return Real(file)->pMethods->xFetch(Real(file), offset, amount, memory);
+}
+int DatabaseUnfetch(sqlite3_file* file, sqlite3_int64 offset, void* memory) {
+  return Real(file)->pMethods->xUnfetch(Real(file), offset, memory);
+}
+
+constexpr sqlite3_io_methods kDatabaseMethods = {
+    .iVersion = 3,
+    .xClose = DatabaseClose,
+    .xRead = DatabaseRead,
+    .xWrite = DatabaseWrite,
+    .xTruncate = DatabaseTruncate,
+    .xSync = DatabaseSync,
+    .xFileSize = DatabaseFileSize,
+    .xLock = DatabaseLock,
+    .xUnlock = DatabaseUnlock,
+    .xCheckReservedLock = DatabaseCheckReservedLock,
+    .xFileControl = DatabaseFileControl,
+    .xSectorSize = DatabaseSectorSize,
+    .xDeviceCharacteristics = DatabaseDeviceCharacteristics,
+    .xShmMap = DatabaseShmMap,
+    .xShmLock = DatabaseShmLock,
+    .xShmBarrier = DatabaseShmBarrier,
+    .xShmUnmap = DatabaseShmUnmap,
+    .xFetch = DatabaseFetch,
+    .xUnfetch = DatabaseUnfetch,
+};
+
 // ----- The VFS: its own xOpen, the rest the default VFS's ----------------------
 
 sqlite3_vfs* Base(sqlite3_vfs* vfs) { return static_cast<sqlite3_vfs*>(vfs->pAppData); }
 
-// Every file but a WAL is the default VFS's file, opened in place: SQLite
-// calls the default VFS's methods on it directly.
+// A main database file and its WAL are wrapped; every other file (a
+// temporary one, a rollback journal) is the default VFS's file, opened in
+// place, whose methods SQLite calls directly.
 int Open(sqlite3_vfs* vfs, const char* name, sqlite3_file* file, int flags, int* out_flags) {
   sqlite3_vfs* base = Base(vfs);
-  if ((flags & SQLITE_OPEN_WAL) == 0) return base->xOpen(base, name, file, flags, out_flags);
-  WalFile* wal = new (file) WalFile();
-  wal->real = reinterpret_cast<sqlite3_file*>(reinterpret_cast<char*>(file) + kRealFileOffset);
-  wal->real->pMethods = nullptr;
-  int code = base->xOpen(base, name, wal->real, flags, out_flags);
+  const bool database = (flags & SQLITE_OPEN_MAIN_DB) != 0 && name != nullptr;
+  const bool wal = (flags & SQLITE_OPEN_WAL) != 0;
+  if (!database && !wal) return base->xOpen(base, name, file, flags, out_flags);
+  sqlite3_file* real = RealFileIn(file);
+  real->pMethods = nullptr;
+  int code = base->xOpen(base, name, real, flags, out_flags);
+  if (code == SQLITE_OK && real->pMethods->iVersion < kDatabaseMethods.iVersion) {
+    // A default VFS older than ours: its files go unwrapped.
+    real->pMethods->xClose(real);
+    return base->xOpen(base, name, file, flags, out_flags);
+  }
   if (code != SQLITE_OK) {
-    if (wal->real->pMethods != nullptr) wal->real->pMethods->xClose(wal->real);
-    wal->~WalFile();
+    if (real->pMethods != nullptr) real->pMethods->xClose(real);
     file->pMethods = nullptr;
     return code;
   }
-  file->pMethods = &kWalMethods;
+  std::lock_guard<std::mutex> lock(OpenDatabasesMutex());
+  if (database) {
+    DatabaseFile* opened = new (file) DatabaseFile{{&kDatabaseMethods}, real, name};
+    OpenDatabases()[name] = opened;
+    return SQLITE_OK;
+  }
+  WalFile* opened = new (file) WalFile{{&kWalMethods}, real};
+  auto found = OpenDatabases().find(sqlite3_filename_database(name));
+  if (found != OpenDatabases().end()) {
+    opened->database = found->second;
+    found->second->wal = opened;
+  }
   return SQLITE_OK;
 }
 
