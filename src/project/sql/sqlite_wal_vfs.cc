@@ -40,12 +40,17 @@ uint32_t BigEndian32(const char* bytes) {
 
 struct WalFile;
 
-// A main database file: the default VFS's file (`real`, in the memory that
-// follows this object), and its WAL while that is open. A database file
-// and its WAL belong to one connection, used by one thread at a time.
-struct DatabaseFile {
-  sqlite3_file base;      // first: SQLite sees this object as a sqlite3_file
+// What SQLite holds of a wrapped file: the object it calls the methods of,
+// and the default VFS's file they go on to (in the memory that follows).
+struct WrappedFile {
+  sqlite3_file base;  // first: SQLite sees this object as a sqlite3_file
   sqlite3_file* real;
+};
+
+// A main database file and its WAL while that is open. A database file and
+// its WAL belong to one connection, used by one thread at a time.
+struct DatabaseFile {
+  WrappedFile file;       // first
   const char* name;       // SQLite's name for it, which its WAL's name leads back to
   WalFile* wal = nullptr;
   bool write_locked = false;  // this connection holds the WAL write lock
@@ -54,8 +59,7 @@ struct DatabaseFile {
 // A WAL file: the default VFS's file and the bytes appended to it and not
 // yet written.
 struct WalFile {
-  sqlite3_file base;
-  sqlite3_file* real;
+  WrappedFile file;                  // first
   DatabaseFile* database = nullptr;  // nullptr: not known, so nothing is held
   std::string held;                  // bytes [held_offset, held_offset + held.size()) of the file
   int64_t held_offset = 0;
@@ -68,6 +72,8 @@ constexpr size_t kRealFileOffset = (std::max(sizeof(DatabaseFile), sizeof(WalFil
 sqlite3_file* RealFileIn(sqlite3_file* file) {
   return reinterpret_cast<sqlite3_file*>(reinterpret_cast<char*>(file) + kRealFileOffset);
 }
+sqlite3_file* Real(sqlite3_file* file) { return reinterpret_cast<WrappedFile*>(file)->real; }
+sqlite3_file* Real(WalFile& wal) { return wal.file.real; }
 WalFile& AsWal(sqlite3_file* file) { return *reinterpret_cast<WalFile*>(file); }
 DatabaseFile& AsDatabase(sqlite3_file* file) { return *reinterpret_cast<DatabaseFile*>(file); }
 
@@ -89,7 +95,7 @@ int WriteHeld(WalFile& wal) {
   int code = SQLITE_OK;
   for (size_t done = 0; done < wal.held.size() && code == SQLITE_OK; done += kMostBytesPerWrite) {
     const size_t size = std::min(kMostBytesPerWrite, wal.held.size() - done);
-    code = wal.real->pMethods->xWrite(wal.real, wal.held.data() + done, static_cast<int>(size),
+    code = Real(wal)->pMethods->xWrite(Real(wal), wal.held.data() + done, static_cast<int>(size),
                                       wal.held_offset + static_cast<int64_t>(done));
   }
   // Whether or not they were written, the bytes are SQLite's to write
@@ -105,7 +111,7 @@ bool KnowPageSize(WalFile& wal) {
   char header[kWalHeaderBytes];
   if (wal.held_offset == 0 && wal.held.size() >= kWalHeaderBytes) {
     std::copy_n(wal.held.data(), kWalHeaderBytes, header);
-  } else if (wal.real->pMethods->xRead(wal.real, header, kWalHeaderBytes, 0) != SQLITE_OK) {
+  } else if (Real(wal)->pMethods->xRead(Real(wal), header, kWalHeaderBytes, 0) != SQLITE_OK) {
     return false;
   }
   const int64_t page_size = BigEndian32(header + 8);
@@ -145,6 +151,41 @@ void EndOfWriteLock(DatabaseFile& database) {
   database.wal->written_end = -1;
 }
 
+// ----- Methods that only pass the call on to the default VFS's file -------------
+
+int ForwardRead(sqlite3_file* file, void* buffer, int amount, sqlite3_int64 offset) {
+  return Real(file)->pMethods->xRead(Real(file), buffer, amount, offset);
+}
+int ForwardWrite(sqlite3_file* file, const void* bytes, int amount, sqlite3_int64 offset) {
+  return Real(file)->pMethods->xWrite(Real(file), bytes, amount, offset);
+}
+int ForwardTruncate(sqlite3_file* file, sqlite3_int64 size) { return Real(file)->pMethods->xTruncate(Real(file), size); }
+int ForwardSync(sqlite3_file* file, int flags) { return Real(file)->pMethods->xSync(Real(file), flags); }
+int ForwardFileSize(sqlite3_file* file, sqlite3_int64* size) {
+  return Real(file)->pMethods->xFileSize(Real(file), size);
+}
+int ForwardLock(sqlite3_file* file, int level) { return Real(file)->pMethods->xLock(Real(file), level); }
+int ForwardUnlock(sqlite3_file* file, int level) { return Real(file)->pMethods->xUnlock(Real(file), level); }
+int ForwardCheckReservedLock(sqlite3_file* file, int* reserved) {
+  return Real(file)->pMethods->xCheckReservedLock(Real(file), reserved);
+}
+int ForwardFileControl(sqlite3_file* file, int operation, void* argument) {
+  return Real(file)->pMethods->xFileControl(Real(file), operation, argument);
+}
+int ForwardSectorSize(sqlite3_file* file) { return Real(file)->pMethods->xSectorSize(Real(file)); }
+int ForwardDeviceCharacteristics(sqlite3_file* file) {
+  return Real(file)->pMethods->xDeviceCharacteristics(Real(file));
+}
+int ForwardShmMap(sqlite3_file* file, int region, int size, int extend, void volatile** memory) {
+  return Real(file)->pMethods->xShmMap(Real(file), region, size, extend, memory);
+}
+int ForwardFetch(sqlite3_file* file, sqlite3_int64 offset, int amount, void** memory) {
+  return Real(file)->pMethods->xFetch(Real(file), offset, amount, memory);
+}
+int ForwardUnfetch(sqlite3_file* file, sqlite3_int64 offset, void* memory) {
+  return Real(file)->pMethods->xUnfetch(Real(file), offset, memory);
+}
+
 // ----- The WAL file's methods -------------------------------------------------
 
 int WalClose(sqlite3_file* file) {
@@ -154,15 +195,9 @@ int WalClose(sqlite3_file* file) {
     std::lock_guard<std::mutex> lock(OpenDatabasesMutex());
     if (wal.database != nullptr) wal.database->wal = nullptr;
   }
-  int closed = wal.real->pMethods->xClose(wal.real);
+  int closed = Real(wal)->pMethods->xClose(Real(wal));
   wal.~WalFile();
   return written != SQLITE_OK ? written : closed;
-}
-
-int WalRead(sqlite3_file* file, void* buffer, int amount, sqlite3_int64 offset) {
-  WalFile& wal = AsWal(file);
-  if (int code = WriteHeld(wal); code != SQLITE_OK) return code;
-  return wal.real->pMethods->xRead(wal.real, buffer, amount, offset);
 }
 
 int WalWrite(sqlite3_file* file, const void* bytes, int amount, sqlite3_int64 offset) {
@@ -175,68 +210,40 @@ int WalWrite(sqlite3_file* file, const void* bytes, int amount, sqlite3_int64 of
   if (!wal.held.empty() && (!may_hold || offset != wal.held_offset + static_cast<int64_t>(wal.held.size()))) {
     if (int code = WriteHeld(wal); code != SQLITE_OK) return code;
   }
-  if (!may_hold) return wal.real->pMethods->xWrite(wal.real, bytes, amount, offset);
+  if (!may_hold) return Real(wal)->pMethods->xWrite(Real(wal), bytes, amount, offset);
   if (wal.held.empty()) wal.held_offset = offset;
   if (offset == 0) wal.page_size = 0;  // a new WAL header: read it again
   wal.held.append(static_cast<const char*>(bytes), static_cast<size_t>(amount));
   return WriteIfCommitted(wal, offset);
 }
 
-int WalTruncate(sqlite3_file* file, sqlite3_int64 size) {
-  WalFile& wal = AsWal(file);
-  if (int code = WriteHeld(wal); code != SQLITE_OK) return code;
-  return wal.real->pMethods->xTruncate(wal.real, size);
-}
-
-int WalSync(sqlite3_file* file, int flags) {
-  WalFile& wal = AsWal(file);
-  if (int code = WriteHeld(wal); code != SQLITE_OK) return code;
-  return wal.real->pMethods->xSync(wal.real, flags);
-}
-
-int WalFileSize(sqlite3_file* file, sqlite3_int64* size) {
-  WalFile& wal = AsWal(file);
-  if (int code = WriteHeld(wal); code != SQLITE_OK) return code;
-  return wal.real->pMethods->xFileSize(wal.real, size);
-}
-
-int WalLock(sqlite3_file* file, int level) { return AsWal(file).real->pMethods->xLock(AsWal(file).real, level); }
-
-int WalUnlock(sqlite3_file* file, int level) {
-  return AsWal(file).real->pMethods->xUnlock(AsWal(file).real, level);
-}
-
-int WalCheckReservedLock(sqlite3_file* file, int* reserved) {
-  return AsWal(file).real->pMethods->xCheckReservedLock(AsWal(file).real, reserved);
-}
-
-int WalFileControl(sqlite3_file* file, int operation, void* argument) {
-  WalFile& wal = AsWal(file);
-  if (int code = WriteHeld(wal); code != SQLITE_OK) return code;
-  return wal.real->pMethods->xFileControl(wal.real, operation, argument);
-}
-
-int WalSectorSize(sqlite3_file* file) { return AsWal(file).real->pMethods->xSectorSize(AsWal(file).real); }
-
-int WalDeviceCharacteristics(sqlite3_file* file) {
-  return AsWal(file).real->pMethods->xDeviceCharacteristics(AsWal(file).real);
-}
+// A method that passes the call on once the held bytes are written (a
+// failure to write them is its answer).
+template <auto kForward>
+struct AfterHeld;
+template <typename... Arguments, int (*kForward)(sqlite3_file*, Arguments...)>
+struct AfterHeld<kForward> {
+  static int Call(sqlite3_file* file, Arguments... arguments) {
+    if (int code = WriteHeld(AsWal(file)); code != SQLITE_OK) return code;
+    return kForward(file, arguments...);
+  }
+};
 
 // Version 1: SQLite neither maps nor shares memory through a WAL file.
 constexpr sqlite3_io_methods kWalMethods = {
     .iVersion = 1,
     .xClose = WalClose,
-    .xRead = WalRead,
+    .xRead = AfterHeld<ForwardRead>::Call,
     .xWrite = WalWrite,
-    .xTruncate = WalTruncate,
-    .xSync = WalSync,
-    .xFileSize = WalFileSize,
-    .xLock = WalLock,
-    .xUnlock = WalUnlock,
-    .xCheckReservedLock = WalCheckReservedLock,
-    .xFileControl = WalFileControl,
-    .xSectorSize = WalSectorSize,
-    .xDeviceCharacteristics = WalDeviceCharacteristics,
+    .xTruncate = AfterHeld<ForwardTruncate>::Call,
+    .xSync = AfterHeld<ForwardSync>::Call,
+    .xFileSize = AfterHeld<ForwardFileSize>::Call,
+    .xLock = ForwardLock,
+    .xUnlock = ForwardUnlock,
+    .xCheckReservedLock = ForwardCheckReservedLock,
+    .xFileControl = AfterHeld<ForwardFileControl>::Call,
+    .xSectorSize = ForwardSectorSize,
+    .xDeviceCharacteristics = ForwardDeviceCharacteristics,
     .xShmMap = nullptr,
     .xShmLock = nullptr,
     .xShmBarrier = nullptr,
@@ -245,9 +252,7 @@ constexpr sqlite3_io_methods kWalMethods = {
     .xUnfetch = nullptr,
 };
 
-// ----- The database file's methods: the default VFS's, watching the locks -----------
-
-sqlite3_file* Real(sqlite3_file* file) { return AsDatabase(file).real; }
+// ----- The database file's methods: the default VFS's, watching the WAL locks ---------
 
 int DatabaseClose(sqlite3_file* file) {
   DatabaseFile& database = AsDatabase(file);
@@ -256,38 +261,9 @@ int DatabaseClose(sqlite3_file* file) {
     if (database.name != nullptr) OpenDatabases().erase(database.name);
     if (database.wal != nullptr) database.wal->database = nullptr;
   }
-  int closed = database.real->pMethods->xClose(database.real);
+  int closed = Real(file)->pMethods->xClose(Real(file));
   database.~DatabaseFile();
   return closed;
-}
-
-int DatabaseRead(sqlite3_file* file, void* buffer, int amount, sqlite3_int64 offset) {
-  return Real(file)->pMethods->xRead(Real(file), buffer, amount, offset);
-}
-int DatabaseWrite(sqlite3_file* file, const void* bytes, int amount, sqlite3_int64 offset) {
-  return Real(file)->pMethods->xWrite(Real(file), bytes, amount, offset);
-}
-int DatabaseTruncate(sqlite3_file* file, sqlite3_int64 size) {
-  return Real(file)->pMethods->xTruncate(Real(file), size);
-}
-int DatabaseSync(sqlite3_file* file, int flags) { return Real(file)->pMethods->xSync(Real(file), flags); }
-int DatabaseFileSize(sqlite3_file* file, sqlite3_int64* size) {
-  return Real(file)->pMethods->xFileSize(Real(file), size);
-}
-int DatabaseLock(sqlite3_file* file, int level) { return Real(file)->pMethods->xLock(Real(file), level); }
-int DatabaseUnlock(sqlite3_file* file, int level) { return Real(file)->pMethods->xUnlock(Real(file), level); }
-int DatabaseCheckReservedLock(sqlite3_file* file, int* reserved) {
-  return Real(file)->pMethods->xCheckReservedLock(Real(file), reserved);
-}
-int DatabaseFileControl(sqlite3_file* file, int operation, void* argument) {
-  return Real(file)->pMethods->xFileControl(Real(file), operation, argument);
-}
-int DatabaseSectorSize(sqlite3_file* file) { return Real(file)->pMethods->xSectorSize(Real(file)); }
-int DatabaseDeviceCharacteristics(sqlite3_file* file) {
-  return Real(file)->pMethods->xDeviceCharacteristics(Real(file));
-}
-int DatabaseShmMap(sqlite3_file* file, int region, int size, int extend, void volatile** memory) {
-  return Real(file)->pMethods->xShmMap(Real(file), region, size, extend, memory);
 }
 
 // The write lock's edges: held bytes go out before the lock is given up
@@ -301,7 +277,7 @@ int DatabaseShmLock(sqlite3_file* file, int offset, int count, int flags) {
     EndOfWriteLock(database);
     database.write_locked = false;
   }
-  int code = database.real->pMethods->xShmLock(database.real, offset, count, flags);
+  int code = Real(file)->pMethods->xShmLock(Real(file), offset, count, flags);
   if (write_lock && (flags & SQLITE_SHM_LOCK) != 0 && code == SQLITE_OK) {
     EndOfWriteLock(database);
     database.write_locked = true;
@@ -315,41 +291,34 @@ int DatabaseShmLock(sqlite3_file* file, int offset, int count, int flags) {
 void DatabaseShmBarrier(sqlite3_file* file) {
   DatabaseFile& database = AsDatabase(file);
   if (database.wal != nullptr) WriteHeld(*database.wal);
-  database.real->pMethods->xShmBarrier(database.real);
+  Real(file)->pMethods->xShmBarrier(Real(file));
 }
 
 int DatabaseShmUnmap(sqlite3_file* file, int delete_flag) {
   DatabaseFile& database = AsDatabase(file);
   if (database.wal != nullptr) WriteHeld(*database.wal);
-  return database.real->pMethods->xShmUnmap(database.real, delete_flag);
+  return Real(file)->pMethods->xShmUnmap(Real(file), delete_flag);
 }
-int DatabaseFetch(sqlite3_file* file, sqlite3_int64 offset, int amount, void** memory) {
-  return Real(file)->pMethods->xFetch(Real(file), offset, amount, memory);
-}
-int DatabaseUnfetch(sqlite3_file* file, sqlite3_int64 offset, void* memory) {
-  return Real(file)->pMethods->xUnfetch(Real(file), offset, memory);
-}
-
 constexpr sqlite3_io_methods kDatabaseMethods = {
     .iVersion = 3,
     .xClose = DatabaseClose,
-    .xRead = DatabaseRead,
-    .xWrite = DatabaseWrite,
-    .xTruncate = DatabaseTruncate,
-    .xSync = DatabaseSync,
-    .xFileSize = DatabaseFileSize,
-    .xLock = DatabaseLock,
-    .xUnlock = DatabaseUnlock,
-    .xCheckReservedLock = DatabaseCheckReservedLock,
-    .xFileControl = DatabaseFileControl,
-    .xSectorSize = DatabaseSectorSize,
-    .xDeviceCharacteristics = DatabaseDeviceCharacteristics,
-    .xShmMap = DatabaseShmMap,
+    .xRead = ForwardRead,
+    .xWrite = ForwardWrite,
+    .xTruncate = ForwardTruncate,
+    .xSync = ForwardSync,
+    .xFileSize = ForwardFileSize,
+    .xLock = ForwardLock,
+    .xUnlock = ForwardUnlock,
+    .xCheckReservedLock = ForwardCheckReservedLock,
+    .xFileControl = ForwardFileControl,
+    .xSectorSize = ForwardSectorSize,
+    .xDeviceCharacteristics = ForwardDeviceCharacteristics,
+    .xShmMap = ForwardShmMap,
     .xShmLock = DatabaseShmLock,
     .xShmBarrier = DatabaseShmBarrier,
     .xShmUnmap = DatabaseShmUnmap,
-    .xFetch = DatabaseFetch,
-    .xUnfetch = DatabaseUnfetch,
+    .xFetch = ForwardFetch,
+    .xUnfetch = ForwardUnfetch,
 };
 
 // ----- The VFS: its own xOpen, the rest the default VFS's ----------------------
@@ -379,11 +348,11 @@ int Open(sqlite3_vfs* vfs, const char* name, sqlite3_file* file, int flags, int*
   }
   std::lock_guard<std::mutex> lock(OpenDatabasesMutex());
   if (database) {
-    DatabaseFile* opened = new (file) DatabaseFile{{&kDatabaseMethods}, real, name};
+    DatabaseFile* opened = new (file) DatabaseFile{{{&kDatabaseMethods}, real}, name};
     OpenDatabases()[name] = opened;
     return SQLITE_OK;
   }
-  WalFile* opened = new (file) WalFile{{&kWalMethods}, real};
+  WalFile* opened = new (file) WalFile{{{&kWalMethods}, real}};
   auto found = OpenDatabases().find(sqlite3_filename_database(name));
   if (found != OpenDatabases().end()) {
     opened->database = found->second;
