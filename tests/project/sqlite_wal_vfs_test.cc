@@ -146,10 +146,11 @@ constexpr const char* kSpillingSetup =
     "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint=0; PRAGMA cache_size=10;"
     "CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, bytes BLOB)";
 
-// Rows [first, last] of 3,000 random bytes each, as one statement.
-std::string InsertRows(int first, int last) {
+// Rows [first, last] of 3,000 random bytes each into `table`, as one
+// statement.
+std::string InsertRows(int first, int last, const std::string& table = "t") {
   return "WITH RECURSIVE n(i) AS (SELECT " + std::to_string(first) + " UNION ALL SELECT i+1 FROM n WHERE i<" +
-         std::to_string(last) + ") INSERT INTO t SELECT i, randomblob(3000) FROM n";
+         std::to_string(last) + ") INSERT INTO " + table + " SELECT i, randomblob(3000) FROM n";
 }
 
 TEST(SqliteWalVfsTest, IsRegisteredBesideTheDefault) {
@@ -257,6 +258,35 @@ TEST(SqliteWalVfsTest, ACommitWhoseChecksumsAreRewrittenSurvivesTheWriterDying) 
   EXPECT_EQ(reader.Text("PRAGMA integrity_check"), "ok");
 }
 
+// The WAL of an attached database pairs with its own database file: its
+// commits are one write call too.
+TEST(SqliteWalVfsTest, AnAttachedDatabasesCommitIsOneWriteCall) {
+  TempDir dir;
+  Connection db(dir.Join("main.db"), SqliteWalVfsName());
+  db.Run("ATTACH '" + dir.Join("other.db") + "' AS other; PRAGMA other.journal_mode=WAL;"
+         " PRAGMA other.synchronous=NORMAL; PRAGMA other.wal_autocheckpoint=0;"
+         " CREATE TABLE other.t(id INTEGER PRIMARY KEY, bytes BLOB); INSERT INTO other.t VALUES(0, x'00')");
+  WriteCallHook hook;
+  db.Run("BEGIN; " + InsertRows(1, 4, "other.t") + "; COMMIT");
+  EXPECT_EQ(WriteCallHook::calls, 1);
+}
+
+// With locking_mode=EXCLUSIVE SQLite keeps the WAL index in its own memory
+// and takes no shared-memory locks: nothing is held, and every commit is
+// on disk at once.
+TEST(SqliteWalVfsTest, InExclusiveLockingModeEveryCommitIsOnDiskAtOnce) {
+  TempDir dir;
+  const std::string file = dir.Join("store.db");
+  Connection writer(file, SqliteWalVfsName());
+  writer.Run("PRAGMA locking_mode=EXCLUSIVE; " + std::string(kSpillingSetup));
+  for (int round = 0; round < 5; ++round) {
+    writer.Run("BEGIN; " + InsertRows(100 * round, 100 * round + 20));
+    const std::string inside = writer.Text(kState);
+    writer.Run("COMMIT");
+    ASSERT_EQ(StateAfterACrash(file, dir.Join("copy.db"), kState), inside) << "round " << round;
+  }
+}
+
 // Every commit is seen at once, and whole, by a connection of the default
 // VFS (another program, or a process without this VFS), and is on disk
 // (a copy of the files as a crash would leave them holds it): at NORMAL,
@@ -290,6 +320,7 @@ TEST_P(SqliteWalVfsPageSizeTest, EveryCommitIsSeenWholeByTheDefaultVfsAndIsOnDis
     const std::string inside = writer.Text(kState);
     writer.Run(rolled_back ? "ROLLBACK" : "COMMIT");
     if (!rolled_back) committed = inside;
+    if (round % 10 == 9) writer.Run(round % 20 == 9 ? "PRAGMA wal_checkpoint(TRUNCATE)" : "PRAGMA wal_checkpoint(RESTART)");
     // The writer does nothing more before these (a read of its own would
     // make it write what it might still hold).
     ASSERT_EQ(StateAfterACrash(file, dir.Join("copy.db"), kState), committed) << "round " << round;

@@ -248,7 +248,10 @@ class SqlDatabase {
   // Runs `body` as one write transaction on a connection of its own:
   // commits when it returns OK, rolls back otherwise. An engine whose
   // transactions can lose a race (PostgreSQL: 40001, 40P01) runs `body`
-  // again, so `body` must have no effect outside the transaction. The
+  // again, so `body` must have no effect outside the transaction. `body`
+  // returns at the first statement that fails: SQLite 3.40.1 can lose, at
+  // the next recovery, a commit made after one of its statements failed
+  // (docs/stores.md, "Transactions, durability, concurrency"). The
   // default: Connect, Begin(kWrite), body, Commit.
   virtual Status RunWriteTransaction(const std::function<Status(SqlConnection&)>& body);
 

@@ -210,9 +210,9 @@ int WalWrite(sqlite3_file* file, const void* bytes, int amount, sqlite3_int64 of
   if (!wal.held.empty() && (!may_hold || offset != wal.held_offset + static_cast<int64_t>(wal.held.size()))) {
     if (int code = WriteHeld(wal); code != SQLITE_OK) return code;
   }
+  if (offset == 0) wal.page_size = 0;  // a new WAL header: read it again
   if (!may_hold) return Real(wal)->pMethods->xWrite(Real(wal), bytes, amount, offset);
   if (wal.held.empty()) wal.held_offset = offset;
-  if (offset == 0) wal.page_size = 0;  // a new WAL header: read it again
   wal.held.append(static_cast<const char*>(bytes), static_cast<size_t>(amount));
   return WriteIfCommitted(wal, offset);
 }
