@@ -231,20 +231,43 @@ double ThreadCpuSeconds() {
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
 }
 
-// Listings of (b) against (c) in alternating rounds (--list-rounds): both
-// stores filled with the workload's files (untimed), then each round lists
-// every directory --list-sweeps times on one store and then on the other
-// (which goes first alternates), timed by this thread's CPU time, so that
-// the two figures of a round come from the same seconds of a shared
-// machine and the load's preemptions do not count. Returns (b)/(c) per
-// round.
-std::vector<double> AlternateListings(WorkloadStore& sqlite_store, WorkloadStore& plain_store, const Workload& work,
-                                      const std::vector<std::string>& paths, const std::vector<std::string>& contents,
-                                      int rounds) {
+// Runs `measure` (seconds of one store's turn in round `round`) on (b) and
+// on (c) `rounds` times, which goes first alternating, so that the two
+// figures of a round come from the same seconds of a shared machine (and
+// of a disk whose flushes speed up and slow down). Returns (b)/(c) per
+// round, in operations per second.
+template <typename Measure>
+std::vector<double> AlternateRounds(WorkloadStore& sqlite_store, WorkloadStore& plain_store, int rounds,
+                                    const Measure& measure) {
+  std::vector<double> ratios;
+  for (int round = 0; round < rounds; ++round) {
+    double sqlite_seconds = 0, plain_seconds = 0;
+    if (round % 2 == 0) {
+      sqlite_seconds = measure(sqlite_store, round);
+      plain_seconds = measure(plain_store, round);
+    } else {
+      plain_seconds = measure(plain_store, round);
+      sqlite_seconds = measure(sqlite_store, round);
+    }
+    ratios.push_back(plain_seconds / sqlite_seconds);
+  }
+  return ratios;
+}
+
+// Both stores filled with the workload's files.
+void FillBoth(WorkloadStore& sqlite_store, WorkloadStore& plain_store, const Workload& work,
+              const std::vector<std::string>& paths, const std::vector<std::string>& contents) {
   for (WorkloadStore* store : {&sqlite_store, &plain_store}) {
     for (int i = 0; i < work.files; ++i) store->Write(paths[i], contents[i]);
   }
-  const auto sweep_seconds = [&](WorkloadStore& store) {
+}
+
+// --list-rounds: every directory listed --list-sweeps times per turn, timed
+// by this thread's CPU time (a listing is all in memory, no waits), so
+// that the load's preemptions do not count.
+std::vector<double> AlternateListings(WorkloadStore& sqlite_store, WorkloadStore& plain_store, const Workload& work,
+                                      int rounds) {
+  return AlternateRounds(sqlite_store, plain_store, rounds, [&](WorkloadStore& store, int) {
     const double start = ThreadCpuSeconds();
     for (int sweep = 0; sweep < work.list_sweeps; ++sweep) {
       size_t listed = 0;
@@ -252,20 +275,53 @@ std::vector<double> AlternateListings(WorkloadStore& sqlite_store, WorkloadStore
       if (listed != static_cast<size_t>(work.files)) Fail("alternating listings found " + std::to_string(listed));
     }
     return ThreadCpuSeconds() - start;
-  };
-  std::vector<double> ratios;
-  for (int round = 0; round < rounds; ++round) {
-    double sqlite_seconds = 0, plain_seconds = 0;
-    if (round % 2 == 0) {
-      sqlite_seconds = sweep_seconds(sqlite_store);
-      plain_seconds = sweep_seconds(plain_store);
-    } else {
-      plain_seconds = sweep_seconds(plain_store);
-      sqlite_seconds = sweep_seconds(sqlite_store);
+  });
+}
+
+// --write-rounds: per turn, --overwrites new files created (round r's own
+// names, in the workload's directories), then as many overwritten, each
+// with content no file has (made before the clock starts), by wall-clock
+// time: a write's time is mostly the disk's flush, which alternating turns
+// shares fairly between the stores. Returns the create and the overwrite
+// ratios per round.
+struct WriteRatios {
+  std::vector<double> create, overwrite;
+};
+WriteRatios AlternateWrites(WorkloadStore& sqlite_store, WorkloadStore& plain_store, const Workload& work,
+                            const std::vector<std::string>& paths, int rounds) {
+  const auto new_contents = [&](uint64_t seed) {
+    std::vector<std::string> contents;
+    for (int j = 0; j < work.overwrites; ++j) {
+      contents.push_back(RandomContent(seed + static_cast<uint64_t>(j), work.size));
     }
-    ratios.push_back(plain_seconds / sqlite_seconds);  // (b)/(c) in listings per second
-  }
+    return contents;
+  };
+  WriteRatios ratios;
+  ratios.create = AlternateRounds(sqlite_store, plain_store, rounds, [&](WorkloadStore& store, int round) {
+    const std::vector<std::string> contents = new_contents(100'000'000 + 100'000 * static_cast<uint64_t>(round));
+    const Clock::time_point start = Clock::now();
+    for (int j = 0; j < work.overwrites; ++j) {
+      store.Write(DirName(j % work.dirs) + "/round" + std::to_string(round) + "-" + std::to_string(j), contents[j]);
+    }
+    return SecondsSince(start);
+  });
+  ratios.overwrite = AlternateRounds(sqlite_store, plain_store, rounds, [&](WorkloadStore& store, int round) {
+    const std::vector<std::string> contents = new_contents(200'000'000 + 100'000 * static_cast<uint64_t>(round));
+    const Clock::time_point start = Clock::now();
+    for (int j = 0; j < work.overwrites; ++j) {
+      store.Write(paths[(static_cast<int64_t>(j) * work.files / work.overwrites + round) % work.files], contents[j]);
+    }
+    return SecondsSince(start);
+  });
   return ratios;
+}
+
+// "label: r1 r2 ...", then their median and range.
+void PrintRatios(const std::string& label, const std::vector<double>& ratios) {
+  std::printf("%s:", label.c_str());
+  for (double ratio : ratios) std::printf(" %.2f", ratio);
+  const auto [low, high] = std::minmax_element(ratios.begin(), ratios.end());
+  std::printf("\n  median %.3f (range %.2f-%.2f)\n", Median(ratios), *low, *high);
 }
 
 // The workload's paths, contents and overwriting contents, made before any
@@ -971,6 +1027,12 @@ int main(int argc, char** argv) {
                  "after part 1: (b) and (c) filled anew, then this many rounds of --list-sweeps listings "
                  "alternating between them; prints (b)/(c) per round and their median (0: skip)")
       ->check(CLI::NonNegativeNumber);
+  int write_rounds = 0;
+  app.add_option("--write-rounds", write_rounds,
+                 "after part 1: (b) and (c) filled anew, then this many rounds of --overwrites creates, then as "
+                 "many of --overwrites overwrites, alternating between them; prints (b)/(c) per round and their "
+                 "median (0: skip)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--agentfs-files", agentfs_files,
                  "files (and overwrites in proportion) for AgentFS only, which is slow (default: --files)")
       ->check(CLI::Range(1, 99999));
@@ -1148,16 +1210,25 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
     std::fflush(stdout);
-    if (list_rounds > 0 && selected('b') && selected('c')) {
-      const std::string listing_dir = dir + "/listing";
-      std::filesystem::create_directory(listing_dir);
-      ProjectStore sqlite_store(Open("sqlite:" + listing_dir + "/store.db#bench", sync));
-      PlainSqliteStore plain_store(listing_dir + "/plain.db", sync);
-      std::vector<double> ratios = AlternateListings(sqlite_store, plain_store, work, paths, contents, list_rounds);
-      std::printf("list (b)/(c) by CPU time, %d alternating rounds of %d listings each:", list_rounds, work.dirs * work.list_sweeps);
-      for (double ratio : ratios) std::printf(" %.2f", ratio);
-      const auto [low, high] = std::minmax_element(ratios.begin(), ratios.end());
-      std::printf("\n  median %.3f (range %.2f-%.2f)\n\n", Median(ratios), *low, *high);
+    if ((list_rounds > 0 || write_rounds > 0) && selected('b') && selected('c')) {
+      const std::string rounds_dir = dir + "/rounds";
+      std::filesystem::create_directory(rounds_dir);
+      ProjectStore sqlite_store(Open("sqlite:" + rounds_dir + "/store.db#bench", sync));
+      PlainSqliteStore plain_store(rounds_dir + "/plain.db", sync);
+      FillBoth(sqlite_store, plain_store, work, paths, contents);
+      if (list_rounds > 0) {
+        PrintRatios("list (b)/(c) by CPU time, " + std::to_string(list_rounds) + " alternating rounds of " +
+                        std::to_string(work.dirs * work.list_sweeps) + " listings each",
+                    AlternateListings(sqlite_store, plain_store, work, list_rounds));
+      }
+      if (write_rounds > 0) {
+        WriteRatios ratios = AlternateWrites(sqlite_store, plain_store, work, paths, write_rounds);
+        const std::string each = std::to_string(write_rounds) + " alternating rounds of " +
+                                 std::to_string(work.overwrites) + " each";
+        PrintRatios("create (b)/(c), " + each, ratios.create);
+        PrintRatios("overwrite (b)/(c), " + each, ratios.overwrite);
+      }
+      std::printf("\n");
       std::fflush(stdout);
     }
   }

@@ -38,7 +38,8 @@ class Connection {
 
   void Run(const std::string& sql) {
     char* error = nullptr;
-    EXPECT_EQ(sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK) << sql << ": " << (error ? error : "");
+    EXPECT_EQ(sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
+        << sql << ": " << (error ? error : "");
     sqlite3_free(error);
   }
 
@@ -238,7 +239,9 @@ TEST(SqliteWalVfsTest, ACommitWhoseChecksumsAreRewrittenSurvivesTheWriterDying) 
   if (child == 0) {
     sqlite3* first = nullptr;
     sqlite3* second = nullptr;
-    auto run = [](sqlite3* db, const std::string& sql) { return sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr); };
+    auto run = [](sqlite3* db, const std::string& sql) {
+      return sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
+    };
     int code = sqlite3_open_v2(file.c_str(), &first, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, SqliteWalVfsName());
     code |= run(first, kSpillingSetup);
     code |= sqlite3_open_v2(file.c_str(), &second, SQLITE_OPEN_READWRITE, SqliteWalVfsName());
@@ -320,7 +323,9 @@ TEST_P(SqliteWalVfsPageSizeTest, EveryCommitIsSeenWholeByTheDefaultVfsAndIsOnDis
     const std::string inside = writer.Text(kState);
     writer.Run(rolled_back ? "ROLLBACK" : "COMMIT");
     if (!rolled_back) committed = inside;
-    if (round % 10 == 9) writer.Run(round % 20 == 9 ? "PRAGMA wal_checkpoint(TRUNCATE)" : "PRAGMA wal_checkpoint(RESTART)");
+    if (round % 10 == 9) {
+      writer.Run(round % 20 == 9 ? "PRAGMA wal_checkpoint(TRUNCATE)" : "PRAGMA wal_checkpoint(RESTART)");
+    }
     // The writer does nothing more before these (a read of its own would
     // make it write what it might still hold).
     ASSERT_EQ(StateAfterACrash(file, dir.Join("copy.db"), kState), committed) << "round " << round;
@@ -331,7 +336,9 @@ TEST_P(SqliteWalVfsPageSizeTest, EveryCommitIsSeenWholeByTheDefaultVfsAndIsOnDis
 }
 
 INSTANTIATE_TEST_SUITE_P(PageSizes, SqliteWalVfsPageSizeTest, ::testing::Values(512, 4096, 65536),
-                         [](const ::testing::TestParamInfo<int>& param) { return "Page" + std::to_string(param.param); });
+                         [](const ::testing::TestParamInfo<int>& param) {
+                           return "Page" + std::to_string(param.param);
+                         });
 
 }  // namespace
 }  // namespace toolvfs

@@ -159,7 +159,9 @@ int ForwardRead(sqlite3_file* file, void* buffer, int amount, sqlite3_int64 offs
 int ForwardWrite(sqlite3_file* file, const void* bytes, int amount, sqlite3_int64 offset) {
   return Real(file)->pMethods->xWrite(Real(file), bytes, amount, offset);
 }
-int ForwardTruncate(sqlite3_file* file, sqlite3_int64 size) { return Real(file)->pMethods->xTruncate(Real(file), size); }
+int ForwardTruncate(sqlite3_file* file, sqlite3_int64 size) {
+  return Real(file)->pMethods->xTruncate(Real(file), size);
+}
 int ForwardSync(sqlite3_file* file, int flags) { return Real(file)->pMethods->xSync(Real(file), flags); }
 int ForwardFileSize(sqlite3_file* file, sqlite3_int64* size) {
   return Real(file)->pMethods->xFileSize(Real(file), size);
