@@ -290,6 +290,43 @@ TEST(SqliteWalVfsTest, InExclusiveLockingModeEveryCommitIsOnDiskAtOnce) {
   }
 }
 
+// With psow=0 and synchronous=FULL SQLite pads a commit to the disk's
+// sector with copies of its last frame, each marked as a commit, and with
+// journal_size_limit it truncates the WAL at a restart; a connection that
+// leaves WAL mode and comes back opens a new WAL, which pairs again (one
+// write call per commit). Every commit is on disk at once throughout.
+TEST(SqliteWalVfsTest, PaddedCommitsTruncatedWalsAndAReopenedWalKeepEveryCommit) {
+  TempDir dir;
+  const std::string file = dir.Join("store.db");
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(("file:" + file + "?psow=0").c_str(), &raw,
+                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, SqliteWalVfsName()),
+            SQLITE_OK);
+  auto run = [&](const std::string& sql) {
+    EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+        << sql << ": " << sqlite3_errmsg(raw);
+  };
+  auto state = [&] {
+    Connection reader(file, nullptr);
+    return reader.Text(kState);
+  };
+  run("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA journal_size_limit=0; PRAGMA wal_autocheckpoint=8;"
+      "CREATE TABLE t(id INTEGER PRIMARY KEY, bytes BLOB)");
+  for (int round = 0; round < 12; ++round) {
+    run("BEGIN; " + InsertRows(10 * round, 10 * round + round % 4) + "; COMMIT");
+    ASSERT_EQ(StateAfterACrash(file, dir.Join("copy.db"), kState), state()) << "round " << round;
+  }
+  run("PRAGMA journal_mode=DELETE; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint=0");
+  run("INSERT INTO t VALUES(1000, x'00')");
+  {
+    WriteCallHook hook;
+    run("BEGIN; " + InsertRows(2000, 2003) + "; COMMIT");
+    EXPECT_EQ(WriteCallHook::calls, 1) << "the reopened WAL did not pair with its database";
+  }
+  EXPECT_EQ(StateAfterACrash(file, dir.Join("copy.db"), kState), state());
+  sqlite3_close_v2(raw);
+}
+
 // Every commit is seen at once, and whole, by a connection of the default
 // VFS (another program, or a process without this VFS), and is on disk
 // (a copy of the files as a crash would leave them holds it): at NORMAL,
