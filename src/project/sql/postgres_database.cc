@@ -213,51 +213,29 @@ Result<PostgresResult> PostgresConnection::Execute(const char* sql, const std::v
                              arrays.lengths.data(), arrays.formats.data(), /*resultFormat=*/0));
 }
 
-Result<std::vector<PostgresResult>> PostgresConnection::RunPipeline(const std::vector<PipelineStep>& steps) {
+Status PostgresConnection::Pipeline(const std::function<bool()>& queue, size_t parts,
+                                    std::vector<std::optional<PostgresResult>>& answers) {
   last_sql_state_.clear();
+  answers.clear();
+  answers.resize(parts);
   if (PQenterPipelineMode(connection_) != 1) return LostConnection(PQerrorMessage(connection_));
-  bool sent = true;
-  for (const PipelineStep& step : steps) {
-    ParameterArrays arrays;
-    FillParameters(step.parameters, arrays);
-    const int count = static_cast<int>(step.parameters.size());
-    int queued = 0;
-    if (step.key == nullptr) {
-      queued = PQsendQueryParams(connection_, step.sql, 0, nullptr, nullptr, nullptr, nullptr, /*resultFormat=*/0);
-    } else {
-      auto found = prepared_.find(step.key);
-      if (found == prepared_.end()) {
-        sent = false;
-        break;
-      }
-      // Text results: the pipeline's answers are read as text (a count's
-      // "0", a boolean's "t").
-      queued = PQsendQueryPrepared(connection_, found->second.name.c_str(), count, arrays.values.data(),
-                                   arrays.lengths.data(), arrays.formats.data(), /*resultFormat=*/0);
-    }
-    if (queued != 1) {
-      sent = false;
-      break;
-    }
-  }
-  // A step that could not even be queued (the connection is gone) leaves
+  // A part that could not even be queued (the connection is gone) leaves
   // the connection in pipeline mode with what was queued: not reusable,
   // so the pool drops it.
-  if (!sent || PQpipelineSync(connection_) != 1) return LostConnection(PQerrorMessage(connection_));
+  if (!queue() || PQpipelineSync(connection_) != 1) return LostConnection(PQerrorMessage(connection_));
 
-  // Each step answers with its result(s) and a NULL; a step the server
+  // Each part answers with its result and a NULL; a part the server
   // skipped after a failure with PGRES_PIPELINE_ABORTED; the sync last.
-  std::vector<PostgresResult> results;
   Status failure = OkStatus();
-  size_t step = 0;
+  size_t part = 0;
   while (true) {
     PGresult* raw = PQgetResult(connection_);
     if (raw == nullptr) {
-      if (PQstatus(connection_) == CONNECTION_BAD || step > steps.size()) {
+      if (PQstatus(connection_) == CONNECTION_BAD || part > parts) {
         if (failure.ok()) failure = LostConnection(PQerrorMessage(connection_));
         break;
       }
-      ++step;
+      ++part;
       continue;
     }
     const ExecStatusType status = PQresultStatus(raw);
@@ -265,7 +243,7 @@ Result<std::vector<PostgresResult>> PostgresConnection::RunPipeline(const std::v
       PQclear(raw);
       break;
     }
-    if (status == PGRES_PIPELINE_ABORTED || !failure.ok()) {
+    if (status == PGRES_PIPELINE_ABORTED || !failure.ok() || part >= parts) {
       PQclear(raw);
       continue;
     }
@@ -274,10 +252,40 @@ Result<std::vector<PostgresResult>> PostgresConnection::RunPipeline(const std::v
       failure = answer.status();
       continue;
     }
-    results.push_back(std::move(answer).value());
+    answers[part] = std::move(answer).value();
   }
   if (PQexitPipelineMode(connection_) != 1 && failure.ok()) failure = LostConnection(PQerrorMessage(connection_));
-  if (!failure.ok()) return failure;
+  return failure;
+}
+
+Result<std::vector<PostgresResult>> PostgresConnection::RunPipeline(const std::vector<PipelineStep>& steps) {
+  const auto queue = [&] {
+    for (const PipelineStep& step : steps) {
+      ParameterArrays arrays;
+      FillParameters(step.parameters, arrays);
+      const int count = static_cast<int>(step.parameters.size());
+      int queued = 0;
+      if (step.key == nullptr) {
+        queued = PQsendQueryParams(connection_, step.sql, 0, nullptr, nullptr, nullptr, nullptr, /*resultFormat=*/0);
+      } else {
+        auto found = prepared_.find(step.key);
+        if (found == prepared_.end()) return false;
+        // Text results: the pipeline's answers are read as text (a count's
+        // "0", a boolean's "t").
+        queued = PQsendQueryPrepared(connection_, found->second.name.c_str(), count, arrays.values.data(),
+                                     arrays.lengths.data(), arrays.formats.data(), /*resultFormat=*/0);
+      }
+      if (queued != 1) return false;
+    }
+    return true;
+  };
+  std::vector<std::optional<PostgresResult>> answers;
+  TOOLVFS_RETURN_IF_ERROR(Pipeline(queue, steps.size(), answers));
+  std::vector<PostgresResult> results;
+  for (std::optional<PostgresResult>& answer : answers) {
+    if (!answer) return InternalError("A pipeline step gave no result");
+    results.push_back(std::move(*answer));
+  }
   return results;
 }
 
@@ -291,49 +299,19 @@ Status PostgresConnection::Prepare(const char* key, const std::string& sql) {
   // The prepare and its describe in one pipeline: one round trip, as a
   // plain PQprepare takes (a describe of its own was one more per
   // statement and connection, which a short-lived client pays on each).
-  if (PQenterPipelineMode(connection_) != 1) return LostConnection(PQerrorMessage(connection_));
-  // A part that could not be queued leaves the connection in pipeline
-  // mode: not reusable, so the pool drops it (as RunPipeline does).
-  if (PQsendPrepare(connection_, name.c_str(), sql.c_str(), 0, nullptr) != 1 ||
-      PQsendDescribePrepared(connection_, name.c_str()) != 1 || PQpipelineSync(connection_) != 1) {
-    return LostConnection(PQerrorMessage(connection_));
-  }
-  // The answers: the prepare's, the describe's (PGRES_PIPELINE_ABORTED
-  // after a failed prepare), each followed by a NULL, then the sync.
-  Status prepared = OkStatus();
-  bool parsed = false;  // the server has the statement
-  bool binary = false;
-  for (int part = 0; part < 2; ++part) {
-    PGresult* raw = PQgetResult(connection_);
-    if (raw == nullptr) {
-      if (prepared.ok()) prepared = LostConnection(PQerrorMessage(connection_));
-      break;
-    }
-    if (PQresultStatus(raw) == PGRES_PIPELINE_ABORTED) {
-      PQclear(raw);
-    } else {
-      Result<PostgresResult> answer = Finish(raw);
-      if (!answer.ok()) {
-        if (prepared.ok()) prepared = answer.status();
-      } else if (part == 0) {
-        parsed = true;
-      } else {
-        binary = BinaryResultsFit(*answer);
-      }
-    }
-    while (PGresult* rest = PQgetResult(connection_)) PQclear(rest);  // up to the NULL that ends the part
-  }
-  bool synced = false;
-  while (PGresult* raw = PQgetResult(connection_)) {
-    synced = synced || PQresultStatus(raw) == PGRES_PIPELINE_SYNC;
-    PQclear(raw);
-    if (synced) break;
-  }
-  if (PQexitPipelineMode(connection_) != 1 && prepared.ok()) prepared = LostConnection(PQerrorMessage(connection_));
-  if (!synced && prepared.ok()) prepared = LostConnection(PQerrorMessage(connection_));
+  std::vector<std::optional<PostgresResult>> answers;
+  Status prepared = Pipeline(
+      [&] {
+        return PQsendPrepare(connection_, name.c_str(), sql.c_str(), 0, nullptr) == 1 &&
+               PQsendDescribePrepared(connection_, name.c_str()) == 1;
+      },
+      2, answers);
   // Kept whenever the server has the statement under this name (its name
   // is taken); a failed describe leaves it in the text format.
-  if (parsed) prepared_.emplace(key, PreparedStatement{name, binary ? 1 : 0});
+  if (answers[0]) {
+    const bool binary = answers[1] && BinaryResultsFit(*answers[1]);
+    prepared_.emplace(key, PreparedStatement{name, binary ? 1 : 0});
+  }
   return prepared;
 }
 

@@ -189,6 +189,13 @@ class PostgresConnection {
   // PostgresStatus maps it (Unavailable for a lost connection); records
   // last_sql_state().
   Result<PostgresResult> Finish(PGresult* raw);
+  // Runs in pipeline mode, one round trip, what `queue` queues (false: a
+  // part could not be queued, the connection is gone): `parts` parts, each
+  // answering with one result. `answers` gets each part's result, none for
+  // a part that failed or that the server skipped after a failure; returns
+  // the first failure (RunPipeline, Prepare).
+  Status Pipeline(const std::function<bool()>& queue, size_t parts,
+                  std::vector<std::optional<PostgresResult>>& answers);
   // Unavailable: the connection is gone, `message` saying how (libpq's).
   Status LostConnection(std::string_view message) const;
   // Whether a prepared statement, by its describe, takes binary results
