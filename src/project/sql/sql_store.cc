@@ -1200,7 +1200,9 @@ class SqlStore final : public ProjectFiles {
           own_kind = kind;
           return;
         }
-        entries_.emplace_back(std::string(name), KindOf(kind - kind_offset_), std::nullopt);
+        // Braces, not parentheses: clang 14 (the fuzz build) has no aggregate init from a
+        // parenthesized list.
+        entries_.push_back(DirEntry{std::string(name), KindOf(kind - kind_offset_), std::nullopt});
       }
       std::optional<int64_t> own_kind;
 
