@@ -22,10 +22,12 @@
 #include <gtest/gtest.h>
 
 #include "core/status.h"
+#include "core/text.h"
 #include "project/project_files.h"
 #include "project/sql/content_hash.h"
 #include "project/sql/sql_schema.h"
 #include "project/sql/sqlite_store.h"
+#include "project/sql/workspace_uri.h"
 #include "project/test_util.h"
 #include "project/status_assertions.h"
 
@@ -290,6 +292,26 @@ TEST_F(SqliteStoreTest, MalformedUrisAreRefusedNamingTheProblem) {
   }
   EXPECT_TRUE(IsOk(OpenProject("sqlite:" + file + "#" + std::string(255, 'w'))));
   EXPECT_TRUE(IsOk(OpenProject("sqlite:" + file + "#espace de travail é")));
+}
+
+// Found by fuzz/workspace_uri_fuzzer.cc: a bad name was refused as "Invalid
+// workspace name 'a\tb': ...", without the URI the contract promises.
+TEST(WorkspaceUriTest, ABadWorkspaceOrSnapshotNameIsRefusedNamingTheUri) {
+  const std::string long_name(256, 'w');
+  for (const std::string& rest : {std::string("w.db#a\tb"), std::string("w.db#ws@a\nb"), "w.db#" + long_name,
+                                  std::string("w.db#ws@\xff")}) {
+    const std::string uri = "sqlite:" + rest;
+    Result<WorkspaceAddress> address = ParseWorkspaceAddress(uri, rest);
+    EXPECT_TRUE(FailsWith(address, StatusCode::kInvalidArgument, "Invalid project " + Quote(uri) + ": invalid "))
+        << rest;
+  }
+  EXPECT_TRUE(FailsWith(ParseWorkspaceAddress("sqlite:w.db#a\tb", "w.db#a\tb"), StatusCode::kInvalidArgument,
+                        "invalid workspace name: it contains a control character"));
+  EXPECT_TRUE(FailsWith(ParseWorkspaceAddress("sqlite:w.db#ws@\xff", "w.db#ws@\xff"), StatusCode::kInvalidArgument,
+                        "invalid snapshot: it is not valid UTF-8"));
+  // ValidateWorkspaceName on its own keeps naming the name.
+  EXPECT_TRUE(FailsWith(ValidateWorkspaceName("workspace name", long_name), StatusCode::kInvalidArgument,
+                        "Invalid workspace name '" + std::string(40, 'w') + "'...: it is 256 bytes long"));
 }
 
 TEST_F(SqliteStoreTest, SnapshotLabelsAreValidated) {

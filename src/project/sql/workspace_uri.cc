@@ -15,24 +15,30 @@ bool HasControlCharacter(std::string_view text) {
   return false;
 }
 
+// Why `name` cannot be a workspace or snapshot name ("it is empty", ...),
+// or nothing when it can.
+std::optional<std::string> NameProblem(std::string_view name) {
+  if (name.empty()) return "it is empty";
+  if (name.size() > kMaxNameBytes) {
+    return "it is " + std::to_string(name.size()) + " bytes long, more than the limit of " +
+           std::to_string(kMaxNameBytes);
+  }
+  if (!IsValidUtf8(name)) return "it is not valid UTF-8";
+  if (HasControlCharacter(name)) return "it contains a control character";
+  if (name.find_first_of("#@") != std::string_view::npos) {
+    return "'#' and '@' separate the parts of a store URI and cannot be part of a name";
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Status ValidateWorkspaceName(std::string_view what, std::string_view name) {
-  auto invalid = [&](std::string_view why) {
-    return InvalidArgumentError("Invalid " + std::string(what) + " " + Quote(name) + ": " + std::string(why));
-  };
-  if (name.empty()) return invalid("it is empty");
-  if (name.size() > kMaxNameBytes) {
-    return InvalidArgumentError("Invalid " + std::string(what) + " " + Quote(name.substr(0, 40)) +
-                                "...: it is " + std::to_string(name.size()) +
-                                " bytes long, more than the limit of " + std::to_string(kMaxNameBytes));
-  }
-  if (!IsValidUtf8(name)) return invalid("it is not valid UTF-8");
-  if (HasControlCharacter(name)) return invalid("it contains a control character");
-  if (name.find_first_of("#@") != std::string_view::npos) {
-    return invalid("'#' and '@' separate the parts of a store URI and cannot be part of a name");
-  }
-  return OkStatus();
+  std::optional<std::string> problem = NameProblem(name);
+  if (!problem) return OkStatus();
+  // A name past the limit is shown by its start only.
+  std::string shown = name.size() > kMaxNameBytes ? Quote(name.substr(0, 40)) + "..." : Quote(name);
+  return InvalidArgumentError("Invalid " + std::string(what) + " " + shown + ": " + *problem);
 }
 
 Result<WorkspaceAddress> ParseWorkspaceAddress(std::string_view uri, std::string_view rest) {
@@ -54,7 +60,11 @@ Result<WorkspaceAddress> ParseWorkspaceAddress(std::string_view uri, std::string
   size_t at = fragment.find('@');
   std::string_view workspace = fragment.substr(0, at);
   if (workspace.empty()) return invalid("no workspace name after '#'");
-  TOOLVFS_RETURN_IF_ERROR(ValidateWorkspaceName("workspace name", workspace));
+  // A bad name is refused naming the URI, like every other refusal here: the
+  // name alone may not tell the user which --project (or session) it was.
+  if (std::optional<std::string> problem = NameProblem(workspace)) {
+    return invalid("invalid workspace name: " + *problem);
+  }
   address.workspace = std::string(workspace);
   if (at == std::string_view::npos) return address;
   std::string_view snapshot = fragment.substr(at + 1);
@@ -62,7 +72,7 @@ Result<WorkspaceAddress> ParseWorkspaceAddress(std::string_view uri, std::string
   if (snapshot.find('@') != std::string_view::npos) {
     return invalid("more than one '@' after '#'; expected LOCATION#WORKSPACE@SNAPSHOT");
   }
-  TOOLVFS_RETURN_IF_ERROR(ValidateWorkspaceName("snapshot", snapshot));
+  if (std::optional<std::string> problem = NameProblem(snapshot)) return invalid("invalid snapshot: " + *problem);
   address.snapshot = std::string(snapshot);
   return address;
 }

@@ -19,11 +19,13 @@ struct WorkspaceAddress {
   std::optional<std::string> snapshot;  // after '@': open that snapshot read-only
 };
 
-// Splits `rest` (the URI without its "sqlite:" scheme) at its '#' and the
-// '@' after it. InvalidArgument naming `uri` (the whole URI, for the
-// message) when the location is empty, a '#' or '@' is where it cannot be
-// (a second '#', an '@' before the '#' or twice after it), or the workspace
-// or snapshot is empty or not a valid name (ValidateWorkspaceName).
+// Splits `rest` (the URI without its "sqlite:" scheme) at its first '#' and
+// the '@' after it. InvalidArgument naming `uri` (the whole URI as it may be
+// shown, for the message) when the location is empty, a '#' or '@' is where
+// it cannot be (a second '#', a second '@' after it), or the workspace or
+// snapshot is empty or not a valid name (the rules of ValidateWorkspaceName).
+// An '@' before the '#' is part of the location (postgres://user@host); the
+// sqlite store refuses it itself.
 Result<WorkspaceAddress> ParseWorkspaceAddress(std::string_view uri, std::string_view rest);
 
 // A workspace or snapshot-label name: 1 to 255 bytes of valid UTF-8
