@@ -321,5 +321,29 @@ TEST(PostgresDatabaseTest, RedactsPasswordsInEveryForm) {
             "host=/run dbname=app password=*** user=me");
 }
 
+// Found by fuzz/workspace_uri_fuzzer.cc, each checked against libpq's
+// PQconninfoParse: passwords libpq reads that were shown.
+TEST(PostgresDatabaseTest, RedactsEveryPasswordLibpqReads) {
+  // libpq ends the user:password@ part at the first '@' before any '/';
+  // a '?' in the user or password does not end it.
+  EXPECT_EQ(RedactPostgresUri("postgres://me:se?cret@host/db"), "postgres://me:***@host/db");
+  EXPECT_EQ(RedactPostgresUri("postgres://app?host=x:secret@host/db"), "postgres://app?host=x:***@host/db");
+  // A query value ends at '&' only, spaces included.
+  EXPECT_EQ(RedactPostgresUri("postgres://h/db?password=ab cd&sslmode=require"),
+            "postgres://h/db?password=***&sslmode=require");
+  // The key is percent-decoded.
+  EXPECT_EQ(RedactPostgresUri("postgres://h/db?pass%77ord=secret"), "postgres://h/db?pass%77ord=***");
+  // libpq refuses "pAssword", but it is likely meant as the password.
+  EXPECT_EQ(RedactPostgresUri("postgres://h/db?%70%41ssword=secret"), "postgres://h/db?%70%41ssword=***");
+  // A query password after a user:password@: both hidden, the '@' in the
+  // query's value not taken for the end of the user.
+  EXPECT_EQ(RedactPostgresUri("postgres://me:pw@h?password=a@b"), "postgres://me:***@h?password=***");
+  // An unencoded '@' in the password: all of it, as before.
+  EXPECT_EQ(RedactPostgresUri("postgres://me:p@ss@host/db#ws@snap"), "postgres://me:***@host/db#ws@snap");
+  // The workspace after '#' never reaches libpq and stays shown.
+  EXPECT_EQ(RedactPostgresUri("postgres://h/db?password=pw#ws@snap"), "postgres://h/db?password=***#ws@snap");
+  EXPECT_EQ(RedactPostgresUri("postgres://me:pw@host#ws@snap"), "postgres://me:***@host#ws@snap");
+}
+
 }  // namespace
 }  // namespace toolvfs

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <charconv>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <thread>
 #include <utility>
@@ -48,28 +49,103 @@ Status ConnectionFailure(std::string_view display, std::string_view message) {
   return UnavailableError(text);
 }
 
-std::string RedactPostgresUri(std::string_view uri) {
-  std::string redacted(uri);
-  // postgres://user:PASSWORD@host: the password sits between the first ':'
-  // after the scheme and the last '@' of the authority.
-  size_t scheme_end = redacted.find("://");
-  if (scheme_end != std::string::npos) {
-    size_t authority = scheme_end + 3;
-    size_t authority_end = redacted.find_first_of("/?#", authority);
-    if (authority_end == std::string::npos) authority_end = redacted.size();
-    size_t at = redacted.rfind('@', authority_end);
-    if (at != std::string::npos && at >= authority) {
-      size_t colon = redacted.find(':', authority);
-      if (colon != std::string::npos && colon < at) redacted.replace(colon + 1, at - colon - 1, "***");
+namespace {
+
+// `text` with %XX decoded as libpq decodes a URI query key; nothing when
+// libpq would refuse it (a bad escape or %00), as it then never connects.
+std::optional<std::string> PercentDecoded(std::string_view text) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string decoded;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      decoded += text[i];
+      continue;
+    }
+    if (text.size() - i < 3 || hex(text[i + 1]) < 0 || hex(text[i + 2]) < 0) return std::nullopt;
+    const int byte = hex(text[i + 1]) * 16 + hex(text[i + 2]);
+    if (byte == 0) return std::nullopt;
+    decoded += static_cast<char>(byte);
+    i += 2;
+  }
+  return decoded;
+}
+
+// The ranges [first, second) of a postgres:// URI that hold a password, as
+// libpq (fe-connect.c, conninfo_uri_parse_options) reads one, and a little
+// more where a user's mistake makes a password likely.
+std::vector<std::pair<size_t, size_t>> UriPasswordRanges(std::string_view uri, size_t authority) {
+  std::vector<std::pair<size_t, size_t>> ranges;
+  // Only what comes before '#' is given to libpq; the rest is the workspace.
+  const size_t end = std::min(uri.find('#', authority), uri.size());
+  size_t host = authority;
+  // user[:password]@ when an '@' comes before any '/' (not '?': libpq
+  // takes "me:se?cret@host" as the password "se?cret"); the password runs
+  // from the first ':' to that first '@'.
+  const size_t at = uri.find_first_of("@/", authority);
+  if (at < end && uri[at] == '@') {
+    host = at + 1;
+    const size_t colon = uri.find(':', authority);
+    if (colon < at) {
+      // An unencoded '@' in a password ("me:p@ss@host") ends it for libpq,
+      // but the rest is most likely the password too: up to the last '@'
+      // before the host's end.
+      const size_t host_end = std::min(uri.find_first_of("/?", host), end);
+      const size_t last_at = uri.rfind('@', host_end - 1);
+      ranges.emplace_back(colon + 1, std::max(at, last_at));
     }
   }
-  // password=... as a query parameter or a conninfo keyword.
-  for (size_t at = redacted.find("password="); at != std::string::npos; at = redacted.find("password=", at + 1)) {
-    size_t start = at + 9;
-    size_t end = redacted.find_first_of("& ", start);
-    if (end == std::string::npos) end = redacted.size();
-    redacted.replace(start, end - start, "***");
+  // Query parameters: after the first '?' past the user, "KEY=VALUE"
+  // joined by '&'; libpq percent-decodes the key ("pass%77ord" is
+  // "password") and ends a value at '&' only (spaces included).
+  const size_t query = uri.find('?', host);
+  if (query >= end) return ranges;
+  for (size_t start = query + 1; start <= end;) {
+    const size_t stop = std::min(uri.find('&', start), end);
+    const std::string_view parameter = uri.substr(start, stop - start);
+    const size_t equals = parameter.find('=');
+    // libpq's keys are case-sensitive, but "Password=" is likely meant as one
+    // (and the message saying libpq refused it shows the URI as redacted here).
+    std::optional<std::string> key =
+        equals == std::string_view::npos ? std::nullopt : PercentDecoded(parameter.substr(0, equals));
+    if (key && AsciiLowercase(*key) == "password") {
+      ranges.emplace_back(start + equals + 1, stop);
+    }
+    start = stop + 1;
   }
+  return ranges;
+}
+
+}  // namespace
+
+std::string RedactPostgresUri(std::string_view uri) {
+  std::vector<std::pair<size_t, size_t>> ranges;
+  if (size_t scheme_end = uri.find("://"); scheme_end != std::string_view::npos) {
+    ranges = UriPasswordRanges(uri, scheme_end + 3);
+  } else {
+    // A keyword/value connection string: password=VALUE up to a space.
+    for (size_t at = uri.find("password="); at != std::string_view::npos; at = uri.find("password=", at + 1)) {
+      ranges.emplace_back(at + 9, std::min(uri.find_first_of("& ", at + 9), uri.size()));
+    }
+  }
+  // Ranges may overlap ("password=password=x"): each maximal stretch becomes
+  // one "***", so that what is shown does not depend on the password, not
+  // even on its length.
+  std::sort(ranges.begin(), ranges.end());
+  std::string redacted;
+  size_t shown_up_to = 0;
+  for (size_t i = 0; i < ranges.size();) {
+    auto [first, last] = ranges[i];
+    for (++i; i < ranges.size() && ranges[i].first <= last; ++i) last = std::max(last, ranges[i].second);
+    redacted.append(uri.substr(shown_up_to, first - shown_up_to));
+    redacted += "***";
+    shown_up_to = last;
+  }
+  redacted.append(uri.substr(shown_up_to));
   return redacted;
 }
 

@@ -7,8 +7,12 @@
 
 namespace toolvfs {
 
-// `uri` as it may be shown: the password of a postgres:// URI (user:PASSWORD@)
-// and a `password=` parameter are replaced by "***".
+// `uri` as it may be shown: every password libpq would read from the part
+// before '#' of a postgres:// URI, user:PASSWORD@ (and up to the last '@'
+// of the authority, for "me:p@ss@host") and the value of a query parameter
+// whose key is "password" once percent-decoded, is replaced by "***"; so is
+// a `password=` keyword of a connection string without "://". What is
+// shown does not depend on the password, and redacting again changes nothing.
 std::string RedactPostgresUri(std::string_view uri);
 
 }  // namespace toolvfs
