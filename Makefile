@@ -81,7 +81,8 @@ bench: bench-deps
 # build-fuzz/corpus/NAME across runs and starts from fuzz/seeds/NAME, if
 # there is one (read only: new inputs go to the corpus).
 FUZZ_SECONDS ?= 60
-FUZZERS ?= path_fuzzer ignore_fuzzer grep_pattern_fuzzer config_fuzzer jsonrpc_fuzzer url_fuzzer audit_record_fuzzer vfsd_frame_fuzzer session_path_fuzzer
+FUZZERS ?= path_fuzzer ignore_fuzzer grep_pattern_fuzzer config_fuzzer jsonrpc_fuzzer url_fuzzer audit_record_fuzzer \
+  vfsd_frame_fuzzer session_path_fuzzer workspace_uri_fuzzer
 FUZZ_SANITIZERS = -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
   -fsanitize-ignorelist=$(CURDIR)/fuzz/sanitizer_ignorelist.txt
 fuzz:
