@@ -137,6 +137,21 @@ TEST(PostgresDatabaseTest, AFailedConnectionNamesTheServerButNeverThePassword) {
   EXPECT_EQ(connection.status().code(), StatusCode::kNotFound) << message;
 }
 
+// libpq quotes a value it cannot parse in its own message; a password
+// there must not reach ours (found by the review of the URI fuzzer).
+TEST(PostgresDatabaseTest, APasswordLibpqCannotParseIsNotShownInItsMessage) {
+  for (const std::string uri : {"postgresql://toolvfs:se%zzcret@127.0.0.1:1/postgres",
+                                "postgresql://toolvfs@127.0.0.1:1/postgres?password=se%zzcret",
+                                "postgresql://toolvfs@127.0.0.1:1/postgres?password=se%00cret"}) {
+    Result<std::unique_ptr<PostgresConnection>> connection = PostgresConnection::Open(uri, RedactPostgresUri(uri));
+    ASSERT_FALSE(connection.ok()) << uri;
+    const std::string& message = connection.status().message();
+    EXPECT_EQ(message.find("cret"), std::string::npos) << message;
+    EXPECT_NE(message.find("***"), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
 // A TCP socket on a free loopback port; listening, it accepts connections
 // in the kernel but never answers, like a host that has hung.
 class LoopbackSocket {

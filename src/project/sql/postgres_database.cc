@@ -120,18 +120,49 @@ std::vector<std::pair<size_t, size_t>> UriPasswordRanges(std::string_view uri, s
   return ranges;
 }
 
+// The ranges of `conninfo` that hold a password: UriPasswordRanges for a
+// postgres:// URI; for a keyword/value connection string, password=VALUE
+// up to a space.
+std::vector<std::pair<size_t, size_t>> PasswordRanges(std::string_view conninfo) {
+  if (size_t scheme_end = conninfo.find("://"); scheme_end != std::string_view::npos) {
+    return UriPasswordRanges(conninfo, scheme_end + 3);
+  }
+  std::vector<std::pair<size_t, size_t>> ranges;
+  for (size_t at = conninfo.find("password="); at != std::string_view::npos; at = conninfo.find("password=", at + 1)) {
+    ranges.emplace_back(at + 9, std::min(conninfo.find_first_of("& ", at + 9), conninfo.size()));
+  }
+  return ranges;
+}
+
+// `message` (libpq's, about a connection to `conninfo`) with every password
+// of `conninfo` in it, as written and as libpq decodes it, replaced by
+// "***": libpq quotes the value it could not parse ("invalid
+// percent-encoded token: \"se%zzcret\""), which may be the password.
+std::string HidePasswords(std::string_view conninfo, std::string message) {
+  std::vector<std::string> passwords;
+  for (auto [first, last] : PasswordRanges(conninfo)) {
+    if (first >= last) continue;
+    std::string_view written = conninfo.substr(first, last - first);
+    passwords.emplace_back(written);
+    if (std::optional<std::string> decoded = PercentDecoded(written); decoded && !decoded->empty()) {
+      passwords.push_back(std::move(*decoded));
+    }
+  }
+  // The longest first, so that a password containing another is hidden whole.
+  std::sort(passwords.begin(), passwords.end(),
+            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  for (const std::string& password : passwords) {
+    for (size_t at = message.find(password); at != std::string::npos; at = message.find(password, at + 3)) {
+      message.replace(at, password.size(), "***");
+    }
+  }
+  return message;
+}
+
 }  // namespace
 
 std::string RedactPostgresUri(std::string_view uri) {
-  std::vector<std::pair<size_t, size_t>> ranges;
-  if (size_t scheme_end = uri.find("://"); scheme_end != std::string_view::npos) {
-    ranges = UriPasswordRanges(uri, scheme_end + 3);
-  } else {
-    // A keyword/value connection string: password=VALUE up to a space.
-    for (size_t at = uri.find("password="); at != std::string_view::npos; at = uri.find("password=", at + 1)) {
-      ranges.emplace_back(at + 9, std::min(uri.find_first_of("& ", at + 9), uri.size()));
-    }
-  }
+  std::vector<std::pair<size_t, size_t>> ranges = PasswordRanges(uri);
   // Ranges may overlap ("password=password=x"): each maximal stretch becomes
   // one "***", so that what is shown does not depend on the password, not
   // even on its length.
@@ -236,7 +267,7 @@ Result<std::unique_ptr<PostgresConnection>> PostgresConnection::Open(const std::
   PGconn* connection = PQconnectdbParams(keywords.data(), values.data(), /*expand_dbname=*/1);
   if (connection == nullptr) return ResourceExhaustedError("Cannot connect to " + Quote(display) + ": out of memory");
   if (PQstatus(connection) != CONNECTION_OK) {
-    std::string message = PQerrorMessage(connection);
+    std::string message = HidePasswords(conninfo, PQerrorMessage(connection));
     PQfinish(connection);
     return ConnectionFailure(display, message);
   }
