@@ -288,7 +288,14 @@ Result<std::unique_ptr<PostgresConnection>> PostgresConnection::Open(const std::
   // refuses it (or another allocator) changes nothing, so its answer is
   // not looked at.
   PQclear(PQexec(connection, "SELECT length(repeat('x', 1048576))"));
-  return std::unique_ptr<PostgresConnection>(new PostgresConnection(connection, std::move(display)));
+  std::unique_ptr<PostgresConnection> opened(new PostgresConnection(connection, std::move(display)));
+  // The level writes begin at (begin_write()). An engine without SHOW, or
+  // a connection lost meanwhile (the next operation says so), keeps BEGIN.
+  Result<PostgresResult> level = opened->Execute("SHOW default_transaction_isolation");
+  if (level.ok() && level->rows() == 1 && level->Text(0, 0) == "repeatable read") {
+    opened->begin_write_ = "BEGIN ISOLATION LEVEL SERIALIZABLE";
+  }
+  return opened;
 }
 
 PostgresConnection::~PostgresConnection() { PQfinish(connection_); }
@@ -509,7 +516,7 @@ Status RunPostgresTransaction(PostgresConnection& connection, PostgresIsolation 
                               const PostgresRetryPolicy& policy, int* attempts) {
   const char* begin = isolation == PostgresIsolation::kSerializable    ? "BEGIN ISOLATION LEVEL SERIALIZABLE"
                       : isolation == PostgresIsolation::kReadCommitted ? "BEGIN ISOLATION LEVEL READ COMMITTED"
-                                                                       : "BEGIN";
+                                                                       : connection.begin_write();
   PostgresBackoff backoff(policy.first_backoff, policy.max_backoff);
   const int max_attempts = std::max(1, policy.max_attempts);
   Status last = OkStatus();

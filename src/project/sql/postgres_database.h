@@ -169,6 +169,18 @@ class PostgresConnection {
     return PQstatus(connection_) == CONNECTION_OK && PQtransactionStatus(connection_) == PQTRANS_IDLE &&
            PQpipelineStatus(connection_) == PQ_PIPELINE_OFF;
   }
+  // The BEGIN of a store's write transaction: plain BEGIN, so the
+  // connection's default_transaction_isolation (URI options, PGOPTIONS,
+  // the server's setting), except REPEATABLE READ, which is raised to
+  // SERIALIZABLE. At REPEATABLE READ a workspace-wide change (snapshot,
+  // restore, recursive delete, rename, gc) takes its snapshot in the
+  // statement that waits for the workspace row FOR UPDATE; writers only
+  // hold that row FOR SHARE and never update it, so nothing ends the change
+  // with 40001 and it acts on a state that misses every write committed
+  // while it waited (a file left live in a deleted directory). READ
+  // COMMITTED reads afresh after the wait, SERIALIZABLE detects the overlap;
+  // raising keeps every guarantee asked for (docs/stores.md, "Isolation").
+  const char* begin_write() const { return begin_write_; }
   // The SQLSTATE of the last failed Execute ("" after a success or a
   // failure without one); what RunPostgresTransaction decides retries by.
   const std::string& last_sql_state() const { return last_sql_state_; }
@@ -204,6 +216,7 @@ class PostgresConnection {
 
   PGconn* connection_;
   std::string display_;
+  const char* begin_write_ = "BEGIN";
   std::string last_sql_state_;
   struct PreparedStatement {
     std::string name;
@@ -213,7 +226,7 @@ class PostgresConnection {
 };
 
 enum class PostgresIsolation {
-  kSessionDefault,  // plain BEGIN: the connection's default_transaction_isolation (URI options, PGOPTIONS, server)
+  kStoreWrite,  // PostgresConnection::begin_write(): the connection's default level, REPEATABLE READ raised
   kReadCommitted,
   kSerializable,
 };

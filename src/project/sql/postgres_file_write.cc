@@ -185,7 +185,7 @@ Result<StatementOutcome> RunFileStatement(PostgresConnection& connection, const 
   const PostgresParameter workspace = PostgresParameter::Integer(write.workspace_id);
   const PostgresParameter size = PostgresParameter::Integer(static_cast<int64_t>(write.content.size()));
   const std::vector<PostgresConnection::PipelineStep> steps = {
-      {nullptr, "BEGIN", {}},
+      {nullptr, connection.begin_write(), {}},
       {kShareWorkspace, nullptr, {workspace}},
       {statement,
        nullptr,

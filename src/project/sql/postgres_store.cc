@@ -11,7 +11,8 @@
 //   view over their statements, never blocking or blocked by writers.
 // - Writes run at the connection's default isolation (READ COMMITTED
 //   unless the URI's `options=-c default_transaction_isolation=...`,
-//   PGOPTIONS or the server say otherwise) and order themselves with
+//   PGOPTIONS or the server say otherwise; REPEATABLE READ is raised to
+//   SERIALIZABLE: PostgresConnection::begin_write) and order themselves with
 //   standard row locks (SqlDialect::row_locks): a write of single files
 //   takes the workspace row FOR SHARE and the entry rows it changes FOR
 //   UPDATE, so writers of different files go side by side and writers of
@@ -203,7 +204,7 @@ class PostgresSqlConnection final : public SqlConnection {
 
   Status Begin(SqlTransactionKind kind) override {
     if (kind == SqlTransactionKind::kRead) return Run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    return Run("BEGIN");
+    return Run(lease_->begin_write());
   }
 
   Status Commit() override { return Run("COMMIT"); }
@@ -267,7 +268,7 @@ class PostgresSqlDatabase final : public SqlDatabase {
     policy.max_attempts = kWriteAttempts;
     policy.max_backoff = std::chrono::milliseconds(1000);
     return RunPostgresTransaction(
-        connection.server(), PostgresIsolation::kSessionDefault,
+        connection.server(), PostgresIsolation::kStoreWrite,
         [&](PostgresConnection&) -> Status { return body(connection); }, policy);
   }
 
