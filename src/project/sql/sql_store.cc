@@ -470,6 +470,21 @@ Result<std::optional<Entry>> LookUpLive(const Change& change, std::string_view p
                 change.locks_rows() ? kLockEntry : kLookUpEntry);
 }
 
+// LookUpLive for a change that fails when `path` is missing (a delete, a
+// rename's source). On an engine that locks rows at READ COMMITTED, a
+// lock that waited for a writer who replaced the row (an overwrite after a
+// snapshot ends the old row and inserts a new one) finds the old row ended
+// and skips it, and the statement's snapshot, older than the new row, does
+// not show that one: the file would look missing though it never was. A
+// second look, a statement of its own, sees the new row. (A write that
+// finds its file missing inserts it and collides with the new row's key,
+// which retries the whole change; so do restore and rename's target.)
+Result<std::optional<Entry>> LookUpLiveThatMustExist(const Change& change, std::string_view path) {
+  TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> entry, LookUpLive(change, path));
+  if (entry || !change.locks_rows()) return entry;
+  return LookUpLive(change, path);
+}
+
 // Gives the live row at `path` born at `next.born`, which no snapshot
 // sees, the content, size, version and time of `next`.
 Status UpdateEntryInPlace(const Change& change, std::string_view path, const Entry& next) {
@@ -879,7 +894,7 @@ class SqlStore final : public ProjectFiles {
     if (path.empty()) return ProjectRootError("delete");
     TOOLVFS_RETURN_IF_ERROR(RefuseWrite("delete", path));
     return InWriteTransaction(*workspace_, WriteScope::kFiles, [&](const Change& change) -> Status {
-      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> existing, LookUpLive(change, path));
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> existing, LookUpLiveThatMustExist(change, path));
       if (!existing) return MissingOrParentIsFile(change.db, *workspace_, path, kLive, "delete", "Path");
       if (existing->is_directory()) {
         TOOLVFS_ASSIGN_OR_RETURN(bool has_children, HasLiveChildren(change, path));
@@ -904,7 +919,7 @@ class SqlStore final : public ProjectFiles {
     if (from != to && PathContains(from, to)) return RenameIntoItselfError(from, to);
     TOOLVFS_RETURN_IF_ERROR(RefuseWrite("rename", from));
     return InWriteTransaction(*workspace_, WriteScope::kFiles, [&](const Change& change) -> Status {
-      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> source, LookUpLive(change, from));
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> source, LookUpLiveThatMustExist(change, from));
       if (!source) {
         TOOLVFS_ASSIGN_OR_RETURN(std::optional<std::string> file, FileAncestor(change.db, *workspace_, from, kLive));
         if (file) return ParentIsFileError(what, *file);
