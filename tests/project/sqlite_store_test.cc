@@ -26,6 +26,7 @@
 #include "project/project_files.h"
 #include "project/sql/content_hash.h"
 #include "project/sql/sql_schema.h"
+#include "project/sql/sqlite_database.h"
 #include "project/sql/sqlite_store.h"
 #include "project/sql/workspace_uri.h"
 #include "project/test_util.h"
@@ -129,6 +130,42 @@ TEST_F(SqliteStoreTest, ContentSurvivesReopeningAndWorkspacesAreSeparate) {
   EXPECT_EQ(*two->Read("a.txt"), "in two");
   EXPECT_EQ(two->ListDir("empty")->size(), 0u) << "an empty directory survives";
   EXPECT_FALSE(*one->Exists("empty"));
+}
+
+// Store handles of one file in one process (sessions, copies, other
+// workspaces) take turns to write: none waits on SQLite's lock, where a
+// writer polling on the busy handler's schedule could miss every turn for
+// the whole busy timeout (a reviewer saw Timeout failures with seven
+// handles busy at once). One handle reaches the file by another spelling
+// of its path.
+TEST_F(SqliteStoreTest, HandlesOfOneFileInOneProcessTakeTurnsWithoutWaitingOnTheLock) {
+  StoreOptions options;
+  options.sync_writes = false;  // the turns are the point, not the disk
+  std::vector<std::unique_ptr<ProjectFiles>> handles;
+  for (const char* workspace : {"shared", "shared", "shared", "one", "two"}) handles.push_back(Open(workspace, options));
+  Result<std::unique_ptr<ProjectFiles>> other_spelling =
+      OpenProject("sqlite:" + dir_.Join(".") + "/store.db#shared", options);
+  ASSERT_TRUE(IsOk(other_spelling));
+  handles.push_back(std::move(other_spelling).value());
+  for (const auto& handle : handles) ASSERT_TRUE(handle);
+  const uint64_t waits_before = SqliteBusyWaits();
+  constexpr int kWrites = 60;
+  std::vector<std::thread> threads;
+  std::vector<Status> failures(handles.size());
+  for (size_t writer = 0; writer < handles.size(); ++writer) {
+    threads.emplace_back([&, writer] {
+      for (int i = 0; i < kWrites && failures[writer].ok(); ++i) {
+        failures[writer] = handles[writer]->Write("by-" + std::to_string(writer), std::to_string(i));
+        if (failures[writer].ok()) failures[writer] = handles[writer]->Write("log", "x", WriteMode::kAppend);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const Status& failure : failures) EXPECT_TRUE(IsOk(failure));
+  EXPECT_EQ(SqliteBusyWaits(), waits_before) << "a writer waited on SQLite's lock for another handle of this process";
+  EXPECT_EQ(handles[0]->Read("log")->size(), 4u * kWrites) << "shared: handles 0-2 and 5";
+  EXPECT_EQ(handles[3]->Read("log")->size(), 1u * kWrites);
+  EXPECT_EQ(*handles[0]->Read("by-5"), std::to_string(kWrites - 1));
 }
 
 TEST_F(SqliteStoreTest, NoFragmentOpensTheDefaultWorkspace) {

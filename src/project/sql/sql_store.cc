@@ -281,7 +281,6 @@ struct Workspace {
   std::string snapshot;     // the snapshot's id when read-only
   std::shared_ptr<SqlDatabase> database;  // lends connections: using one changes nothing of the workspace
   bool row_locks = false;   // the engine's SqlDialect::row_locks
-  std::mutex write_mutex;   // without row locks: one writer of this process at a time
 
   Workspace(std::shared_ptr<SqlDatabase> sql_database, std::string location_name, std::string display_name,
             const StoreOptions& store_options)
@@ -568,8 +567,6 @@ Status CreateDirectory(const Change& change, const std::string& path) {
 // (MayChangeSubtree) runs again as a kWorkspace one.
 template <typename Body>
 Status InWriteTransaction(Workspace& workspace, WriteScope scope, Body&& body) {
-  std::unique_lock<std::mutex> lock(workspace.write_mutex, std::defer_lock);
-  if (!workspace.row_locks) lock.lock();
   while (true) {
     bool needs_workspace = false;
     Status status = workspace.database->RunWriteTransaction([&](SqlConnection& db) -> Status {

@@ -2,6 +2,12 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <iterator>
+#include <map>
+#include <thread>
 #include <utility>
 
 #include "core/text.h"
@@ -14,7 +20,50 @@ namespace {
 // process writing the same file) before it fails with Timeout.
 constexpr int kBusyTimeoutMs = 10'000;
 
+std::atomic<uint64_t> busy_waits{0};
+
+// SQLite's busy handler: whether to try the lock again after a pause,
+// with SQLite's own schedule (sqliteDefaultBusyCallback: 1, 2, 5, 10, 15,
+// 20, 25, 25, 25, 50, 50, then 100 ms) up to kBusyTimeoutMs in all, each
+// pause counted (SqliteBusyWaits). `count` is the number of calls so far
+// for this lock.
+int WaitForTheLock(void*, int count) {
+  static constexpr int kPausesMs[] = {1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100};
+  static constexpr int kPauses = static_cast<int>(std::size(kPausesMs));
+  int waited = 0;
+  for (int i = 0; i < std::min(count, kPauses); ++i) waited += kPausesMs[i];
+  if (count > kPauses) waited += (count - kPauses) * kPausesMs[kPauses - 1];
+  const int pause = std::min(kPausesMs[std::min(count, kPauses - 1)], kBusyTimeoutMs - waited);
+  if (pause <= 0) return 0;
+  busy_waits.fetch_add(1, std::memory_order_relaxed);
+  std::this_thread::sleep_for(std::chrono::milliseconds(pause));
+  return 1;
+}
+
+// The write turn of `file` in this process, shared by every SqliteDatabase
+// open on it (by device and inode, so that two spellings of one path meet),
+// as long as one is open.
+std::shared_ptr<std::mutex> WriteTurnOf(const std::string& file) {
+  struct stat info;
+  if (::stat(file.c_str(), &info) != 0) return std::make_shared<std::mutex>();  // opened, so rare: a turn of its own
+  static std::mutex registry_mutex;
+  static std::map<std::pair<dev_t, ino_t>, std::weak_ptr<std::mutex>> registry;
+  std::lock_guard lock(registry_mutex);
+  std::weak_ptr<std::mutex>& entry = registry[{info.st_dev, info.st_ino}];
+  std::shared_ptr<std::mutex> turn = entry.lock();
+  if (!turn) {
+    turn = std::make_shared<std::mutex>();
+    entry = turn;
+  }
+  // Forget the files no longer open, so the registry stays as small as
+  // what is open.
+  std::erase_if(registry, [](const auto& item) { return item.second.expired(); });
+  return turn;
+}
+
 }  // namespace
+
+uint64_t SqliteBusyWaits() { return busy_waits.load(std::memory_order_relaxed); }
 
 Status SqliteStatus(int code, std::string_view what, std::string_view detail) {
   std::string message(what);
@@ -156,7 +205,7 @@ Result<std::unique_ptr<SqliteConnection>> SqliteConnection::Open(const std::stri
     return SqliteStatus(code, "Cannot open the store " + Quote(display), detail);
   }
   std::unique_ptr<SqliteConnection> connection(new SqliteConnection(database, std::move(display)));
-  sqlite3_busy_timeout(database, kBusyTimeoutMs);
+  sqlite3_busy_handler(database, WaitForTheLock, nullptr);
   sqlite3_extended_result_codes(database, 1);
   TOOLVFS_RETURN_IF_ERROR(connection->Execute(sync_writes ? "PRAGMA synchronous=FULL"
                                                           : "PRAGMA synchronous=NORMAL"));
@@ -263,8 +312,14 @@ Result<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::string& 
   TOOLVFS_RETURN_IF_ERROR(connection->Execute("PRAGMA auto_vacuum=NONE"));
   TOOLVFS_RETURN_IF_ERROR(connection->Execute("PRAGMA journal_mode=WAL"));
   std::unique_ptr<SqliteDatabase> database(new SqliteDatabase(file, std::move(display), sync_writes));
+  database->write_turn_ = WriteTurnOf(file);
   database->idle_.push_back(std::move(connection));
   return database;
+}
+
+Status SqliteDatabase::RunWriteTransaction(const std::function<Status(SqlConnection&)>& body) {
+  std::lock_guard turn(*write_turn_);
+  return SqlDatabase::RunWriteTransaction(body);
 }
 
 Result<SqlLease> SqliteDatabase::Connect() {

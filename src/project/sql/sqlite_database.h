@@ -86,6 +86,14 @@ class SqliteDatabase final : public SqlDatabase {
                                                       std::string display);
 
   Result<SqlLease> Connect() override;
+  // One write transaction of this process on the file at a time: every
+  // SqliteDatabase open on the file in this process (one per store handle:
+  // sessions, copies, grep trees of other workspaces) takes the file's
+  // write turn before it asks SQLite for the write lock. Without it they
+  // met only at the lock, each polling for it on the busy handler's
+  // schedule, and a writer could miss every turn for the whole busy
+  // timeout and fail with Timeout while the others went on.
+  Status RunWriteTransaction(const std::function<Status(SqlConnection&)>& body) override;
   Status Compact() override;
   uint64_t StorageBytes() override;
   const std::string& display() const override { return display_; }
@@ -103,8 +111,14 @@ class SqliteDatabase final : public SqlDatabase {
   const std::string file_;
   const std::string display_;
   const bool sync_writes_;
+  std::shared_ptr<std::mutex> write_turn_;  // the file's, shared in this process (RunWriteTransaction)
   std::mutex mutex_;
   std::vector<std::unique_ptr<SqlConnection>> idle_;
 };
+
+// How many times a connection of this process paused for another's write
+// lock on its file (SQLite's busy handler): another process writing, or a
+// lock taken outside RunWriteTransaction. What tests see turns by.
+uint64_t SqliteBusyWaits();
 
 }  // namespace toolvfs

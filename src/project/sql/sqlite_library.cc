@@ -31,7 +31,7 @@ namespace {
   X(sqlite3_bind_int64)             \
   X(sqlite3_bind_null)              \
   X(sqlite3_bind_text64)            \
-  X(sqlite3_busy_timeout)           \
+  X(sqlite3_busy_handler)           \
   X(sqlite3_clear_bindings)         \
   X(sqlite3_close_v2)               \
   X(sqlite3_column_blob)            \
@@ -149,9 +149,9 @@ int sqlite3_bind_text64(sqlite3_stmt* statement, int index, const char* text, sq
   return function != nullptr ? function(statement, index, text, size, destructor, encoding) : SQLITE_MISUSE;
 }
 
-int sqlite3_busy_timeout(sqlite3* database, int milliseconds) {
-  auto function = TOOLVFS_SQLITE(sqlite3_busy_timeout);
-  return function != nullptr ? function(database, milliseconds) : SQLITE_MISUSE;
+int sqlite3_busy_handler(sqlite3* database, int (*handler)(void*, int), void* argument) {
+  auto function = TOOLVFS_SQLITE(sqlite3_busy_handler);
+  return function != nullptr ? function(database, handler, argument) : SQLITE_MISUSE;
 }
 
 int sqlite3_clear_bindings(sqlite3_stmt* statement) {
