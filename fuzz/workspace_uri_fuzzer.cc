@@ -71,6 +71,15 @@ bool IsValidName(std::string_view name) {
     auto byte = static_cast<unsigned char>(c);
     if (byte < 0x20 || byte == 0x7f || c == '#' || c == '@') return false;
   }
+  // C1 controls (U+0080-U+009F) and U+2028, U+2029, as code points.
+  for (size_t i = 0; i < name.size();) {
+    auto byte = static_cast<unsigned char>(name[i]);
+    const size_t length = byte < 0x80 ? 1 : byte < 0xe0 ? 2 : byte < 0xf0 ? 3 : 4;
+    uint32_t code_point = length == 1 ? byte : byte & (0x7f >> length);
+    for (size_t k = 1; k < length; ++k) code_point = code_point << 6 | (static_cast<unsigned char>(name[i + k]) & 0x3f);
+    if ((code_point >= 0x80 && code_point <= 0x9f) || code_point == 0x2028 || code_point == 0x2029) return false;
+    i += length;
+  }
   return true;
 }
 

@@ -322,6 +322,10 @@ TEST_F(SqliteStoreTest, MalformedUrisAreRefusedNamingTheProblem) {
       {"sqlite:" + file + "#ws@1@2", "more than one '@'"},
       {"sqlite:" + file + "@3", "'@' before '#'"},
       {"sqlite:" + file + "#a\tb", "control character"},
+      {"sqlite:" + file + "#a\u0085b", "control character"},      // C1: next line
+      {"sqlite:" + file + "#a\u009b[31mb", "control character"},  // C1: a terminal's escape
+      {"sqlite:" + file + "#a\u2028b", "line separator"},
+      {"sqlite:" + file + "#ws@a\u2029b", "line separator"},
       {"sqlite:" + file + "#" + std::string(256, 'w'), "more than the limit of 255"},
   };
   for (const Case& c : cases) {
@@ -329,6 +333,7 @@ TEST_F(SqliteStoreTest, MalformedUrisAreRefusedNamingTheProblem) {
   }
   EXPECT_TRUE(IsOk(OpenProject("sqlite:" + file + "#" + std::string(255, 'w'))));
   EXPECT_TRUE(IsOk(OpenProject("sqlite:" + file + "#espace de travail é")));
+  EXPECT_TRUE(IsOk(OpenProject("sqlite:" + file + "#\u00a0\u2027\u202a")));  // next to the refused ones
 }
 
 // Found by fuzz/workspace_uri_fuzzer.cc: a bad name was refused as "Invalid

@@ -7,10 +7,16 @@ namespace {
 
 constexpr size_t kMaxNameBytes = 255;
 
+// Whether valid UTF-8 `text` has a control character (C0, DEL, or C1:
+// U+0080-U+009F, which some terminals act on) or a line or paragraph
+// separator (U+2028, U+2029): a name is shown inside one-line messages.
 bool HasControlCharacter(std::string_view text) {
-  for (char c : text) {
-    auto byte = static_cast<unsigned char>(c);
+  for (size_t i = 0; i < text.size(); ++i) {
+    auto byte = static_cast<unsigned char>(text[i]);
     if (byte < 0x20 || byte == 0x7f) return true;
+    auto next = [&](size_t offset) { return i + offset < text.size() ? static_cast<unsigned char>(text[i + offset]) : 0; };
+    if (byte == 0xc2 && next(1) >= 0x80 && next(1) <= 0x9f) return true;
+    if (byte == 0xe2 && next(1) == 0x80 && (next(2) == 0xa8 || next(2) == 0xa9)) return true;
   }
   return false;
 }
@@ -24,7 +30,7 @@ std::optional<std::string> NameProblem(std::string_view name) {
            std::to_string(kMaxNameBytes);
   }
   if (!IsValidUtf8(name)) return "it is not valid UTF-8";
-  if (HasControlCharacter(name)) return "it contains a control character";
+  if (HasControlCharacter(name)) return "it contains a control character or a line separator";
   if (name.find_first_of("#@") != std::string_view::npos) {
     return "'#' and '@' separate the parts of a store URI and cannot be part of a name";
   }
