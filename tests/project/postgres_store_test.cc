@@ -153,7 +153,7 @@ TEST(PostgresStoreTest, FaultsAreOneClearLineEach) {
   }
   ExecuteOn(newer, "UPDATE schema_version SET version = 99");
   ExpectOneClearLine(OpenProject(TestPostgresTcpUri(newer) + "#w").status(), StatusCode::kUnsupported,
-                     "schema version 99, newer than version 5");
+                     "schema version 99, newer than version 6");
 
   // A database of version 4 (before contents' former_hash) is migrated
   // when opened, and goes on working.
@@ -167,12 +167,22 @@ TEST(PostgresStoreTest, FaultsAreOneClearLineEach) {
   {
     Result<std::unique_ptr<ProjectFiles>> migrated = OpenProject(TestPostgresTcpUri(older) + "#w");
     ASSERT_TRUE(migrated.ok()) << migrated.status().ToString();
-    EXPECT_EQ(CountOn(older, "SELECT version FROM schema_version"), 5);
+    EXPECT_EQ(CountOn(older, "SELECT version FROM schema_version"), 6);
     EXPECT_EQ(*(*migrated)->Read("a.txt"), "before");
     ASSERT_TRUE((*migrated)->Write("a.txt", "after").ok());
     EXPECT_EQ(*(*migrated)->Read("a.txt"), "after");
     EXPECT_EQ(CountOn(older, "SELECT count(*) FROM contents WHERE former_hash IS NOT NULL"), 0)
         << "with row locks no former address is left";
+  }
+
+  // A database of version 5 only records version 6: its identity column
+  // never gave a deleted workspace's id again.
+  ExecuteOn(older, "UPDATE schema_version SET version = 5");
+  {
+    Result<std::unique_ptr<ProjectFiles>> migrated = OpenProject(TestPostgresTcpUri(older) + "#w");
+    ASSERT_TRUE(migrated.ok()) << migrated.status().ToString();
+    EXPECT_EQ(CountOn(older, "SELECT version FROM schema_version"), 6);
+    EXPECT_EQ(*(*migrated)->Read("a.txt"), "after");
   }
 
   // Another program's database: left alone.

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <random>
 #include <string>
@@ -382,12 +383,12 @@ TEST_F(SqliteStoreTest, ANewerSchemaIsRefusedNamingBothVersions) {
   ASSERT_TRUE(Open("w"));
   ExecuteSql(File(), "UPDATE schema_version SET version=99");
   EXPECT_TRUE(FailsWith(OpenProject(Uri("w")), StatusCode::kUnsupported,
-                        "has schema version 99, newer than version 5"));
+                        "has schema version 99, newer than version 6"));
 }
 
-// tests/project/fixtures/schema_v1.db ... schema_v4.db were written by
+// tests/project/fixtures/schema_v1.db ... schema_v5.db were written by
 // toolvfs at schema versions 1 (commit e2096d9), 2 (commit 5360ebe), 3
-// (commit ea88142) and 4 (commit 8793878) with
+// (commit ea88142), 4 (commit 8793878) and 5 (commit bf6130b) with
 // the same commands (fixtures/README.md): workspace "main" imported a.txt
 // ("alpha 1"), big.txt (70,000 bytes: two chunks), src/main.c and an empty
 // docs/; snapshot 1 "first"; a.txt = "alpha 2" and b.txt = "beta"
@@ -427,7 +428,8 @@ class SqliteMigrationTest : public SqliteStoreTest {
     EXPECT_EQ(QueryInt(File(), "SELECT version FROM schema_version"), kSqlSchemaVersion);
     EXPECT_EQ(QueryText(File(), "PRAGMA integrity_check"), "ok");
     EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM sqlite_schema WHERE name IN ('entries_v1', 'contents_v1', "
-                               "'content_chunks_v1', 'contents_v3', 'content_chunks_v3', 'content_collisions')"),
+                               "'content_chunks_v1', 'contents_v3', 'content_chunks_v3', 'content_collisions', "
+                               "'workspaces_v6')"),
               0)
         << "no table of the migration is left";
     EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM contents"),
@@ -483,6 +485,13 @@ class SqliteMigrationTest : public SqliteStoreTest {
     ASSERT_TRUE(IsOk(garbage));
     EXPECT_EQ(garbage->contents, 0u) << "reference counts survived the migration";
     EXPECT_EQ(*Open("main")->Read("big.txt"), FixtureBigText());
+
+    // Version 6: the id of a deleted workspace, the largest, is not given again.
+    const int64_t largest = QueryInt(File(), "SELECT max(id) FROM workspaces");
+    ASSERT_EQ(QueryInt(File(), "SELECT id FROM workspaces WHERE name='other'"), largest);
+    ASSERT_TRUE(IsOk((*file)->DeleteWorkspace("other")));
+    EXPECT_TRUE(Open("next"));
+    EXPECT_EQ(QueryInt(File(), "SELECT id FROM workspaces WHERE name='next'"), largest + 1);
   }
 };
 
@@ -500,6 +509,24 @@ TEST_F(SqliteMigrationTest, AVersion3FileIsMigratedKeepingContentVersionsAndSnap
 
 TEST_F(SqliteMigrationTest, AVersion4FileIsMigratedKeepingContentVersionsAndSnapshots) {
   ExpectMigrated("schema_v4.db", 4, {1795767992346, 1795767992658});
+}
+
+TEST_F(SqliteMigrationTest, AVersion5FileIsMigratedKeepingContentVersionsAndSnapshots) {
+  ExpectMigrated("schema_v5.db", 5, {1795807576251, 1795807576985});
+}
+
+// Rows that name a workspace id no workspace has (left by a deletion that
+// did not finish, or by hand) keep that id from being given by the
+// migrated file: the next id is above every id still named anywhere.
+TEST_F(SqliteMigrationTest, TheMigrationToVersion6GivesNoIdThatRowsStillName) {
+  WriteRealFile(File(), ReadRealFile(Fixture("schema_v5.db")));
+  ExecuteSql(File(), "INSERT INTO snapshots(workspace_id, id, generation, label, created_ms) VALUES(9, 1, 1, NULL, 0);"
+                     "INSERT INTO entries(workspace_id, parent, name, born, path, kind, size, created_ms, modified_ms) "
+                     "VALUES(7, '', 'x', 1, 'x', 1, 0, 0, 0);");
+  EXPECT_TRUE(Open("next"));
+  EXPECT_EQ(QueryInt(File(), "SELECT version FROM schema_version"), kSqlSchemaVersion);
+  EXPECT_EQ(QueryInt(File(), "SELECT id FROM workspaces WHERE name='next'"), 10);
+  EXPECT_EQ(QueryText(File(), "PRAGMA integrity_check"), "ok");
 }
 
 // Version 4's birth index leaves out generation 1 (the rows written before
@@ -788,6 +815,53 @@ TEST_F(SqliteStoreTest, GarbageCollectionAndWorkspaceDeletionFreeContent) {
   EXPECT_EQ(report->bytes, 5u);
   EXPECT_EQ(*Open("kept")->Read("b"), "kept");
   EXPECT_EQ(QueryText(File(), "PRAGMA integrity_check"), "ok");
+}
+
+// Workspace ids are never given again (schema version 6): SQLite used to
+// give a deleted workspace's id, the largest, to the next one created, and
+// a store still open on the deleted workspace, which knows it by id, then
+// read and wrote that one. Now every use of it, a pending sync of its
+// materialized copy and its snapshot projects included, says it was
+// deleted, and the new workspace holds its own files alone.
+TEST_F(SqliteStoreTest, AStoreOpenOnADeletedWorkspaceNeverReachesTheNextOneCreated) {
+  auto first = Open("w1");
+  auto alpha = Open("alpha");
+  ASSERT_TRUE(first && alpha);
+  ASSERT_TRUE(IsOk(alpha->Write("alpha.txt", "alpha")));
+  ASSERT_TRUE(IsOk(alpha->Snapshot()));
+  auto alpha_snapshot = OpenProject(Uri("alpha@1"));
+  ASSERT_TRUE(IsOk(alpha_snapshot));
+  Result<std::unique_ptr<MaterializedView>> view = alpha->Materialize();
+  ASSERT_TRUE(IsOk(view));
+  WriteRealFile((*view)->path() + "/from-the-copy.txt", "written in alpha's copy");
+  const int64_t alpha_id = QueryInt(File(), "SELECT id FROM workspaces WHERE name='alpha'");
+
+  Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(File());
+  ASSERT_TRUE(IsOk(file));
+  ASSERT_TRUE(IsOk((*file)->DeleteWorkspace("alpha")));
+  auto beta = Open("beta");
+  ASSERT_TRUE(beta);
+  ASSERT_TRUE(IsOk(beta->Write("beta.txt", "beta's own file")));
+  EXPECT_GT(QueryInt(File(), "SELECT id FROM workspaces WHERE name='beta'"), alpha_id);
+
+  const std::string_view deleted = "#alpha' was deleted while it was open";
+  EXPECT_TRUE(FailsWith(alpha->Write("through-alpha.txt", "lost"), StatusCode::kNotFound, deleted));
+  EXPECT_TRUE(FailsWith(alpha->Read("beta.txt"), StatusCode::kNotFound, deleted));
+  EXPECT_TRUE(FailsWith(alpha->ListDir(""), StatusCode::kNotFound, deleted));
+  EXPECT_TRUE(FailsWith(alpha->Snapshot(), StatusCode::kNotFound, deleted));
+  EXPECT_TRUE(FailsWith((*view)->Release(), StatusCode::kNotFound, deleted));
+  std::filesystem::remove_all((*view)->path());  // a copy that could not be synced is kept
+  // A snapshot project names its snapshot too: the words without the name.
+  const std::string_view gone = "was deleted while it was open";
+  EXPECT_TRUE(FailsWith((*alpha_snapshot)->Read("alpha.txt"), StatusCode::kNotFound, gone));
+  EXPECT_TRUE(FailsWith((*alpha_snapshot)->ListDir(""), StatusCode::kNotFound, gone));
+
+  Result<std::vector<DirEntry>> listed = beta->ListDir("");
+  ASSERT_TRUE(IsOk(listed));
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].name, "beta.txt");
+  EXPECT_EQ(*beta->Read("beta.txt"), "beta's own file");
+  EXPECT_TRUE(first->ListDir("")->empty()) << "the other workspace is untouched";
 }
 
 // ----- Several processes ------------------------------------------------------------------

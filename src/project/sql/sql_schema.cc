@@ -8,12 +8,12 @@ namespace toolvfs {
 namespace {
 
 // Fills "{BLOB}", "{KEY_TEXT}", "{INTEGER}", "{IDENTITY_KEY}",
-// "{CLUSTERED}" in `text` with the dialect's words.
+// "{NEVER_REUSED_KEY}", "{CLUSTERED}" in `text` with the dialect's words.
 std::string Spell(std::string_view text, const SqlDialect& dialect) {
   const std::pair<std::string_view, std::string_view> words[] = {
       {"{BLOB}", dialect.blob_type},          {"{KEY_TEXT}", dialect.key_text_type},
       {"{INTEGER}", dialect.integer_type},    {"{IDENTITY_KEY}", dialect.identity_key},
-      {"{CLUSTERED}", dialect.clustered_suffix}};
+      {"{NEVER_REUSED_KEY}", dialect.never_reused_key}, {"{CLUSTERED}", dialect.clustered_suffix}};
   std::string out;
   size_t at = 0;
   while (at < text.size()) {
@@ -46,15 +46,24 @@ std::string Spell(std::string_view text, const SqlDialect& dialect) {
 // snapshot's generation, which is at least 1, and says `born>1` for the
 // engine to see that the partial index answers it. A content rewritten in
 // place may leave its old address's row for later (version 5): one page
-// of content_addresses per such overwrite instead of two.
-constexpr std::string_view kWorkspaceTables = R"sql(
+// of content_addresses per such overwrite instead of two. A workspace's id
+// is never given again after the workspace is deleted (version 6): an open
+// store knows its workspace by id alone, and must find it gone rather than
+// find the next workspace created. Contents keep {IDENTITY_KEY}: SQLite's
+// AUTOINCREMENT would write its sqlite_sequence page on every new content,
+// and a content id is never kept outside a transaction.
+constexpr std::string_view kSchemaVersionTable = R"sql(
 CREATE TABLE schema_version(version {INTEGER} NOT NULL);
+)sql";
+constexpr std::string_view kWorkspacesTable = R"sql(
 CREATE TABLE workspaces(
-  id {IDENTITY_KEY},
+  id {NEVER_REUSED_KEY},
   name {KEY_TEXT} NOT NULL UNIQUE,
   generation {INTEGER} NOT NULL,      -- the generation of the live state
   next_snapshot {INTEGER} NOT NULL,   -- the id the next snapshot gets
   created_ms {INTEGER} NOT NULL);
+)sql";
+constexpr std::string_view kSnapshotTables = R"sql(
 CREATE TABLE snapshots(
   workspace_id {INTEGER} NOT NULL,
   id {INTEGER} NOT NULL,
@@ -120,9 +129,12 @@ std::string ContentTablesText(const SqlDialect& dialect, bool former_hash) {
 }  // namespace
 
 std::string SqlSchemaText(const SqlDialect& dialect) {
-  return Spell(kWorkspaceTables, dialect) + SqlEntryAndContentTablesText(dialect) +
+  return Spell(kSchemaVersionTable, dialect) + SqlWorkspacesTableText(dialect) + Spell(kSnapshotTables, dialect) +
+         SqlEntryAndContentTablesText(dialect) +
          "INSERT INTO schema_version(version) VALUES(" + std::to_string(kSqlSchemaVersion) + ");\n";
 }
+
+std::string SqlWorkspacesTableText(const SqlDialect& dialect) { return Spell(kWorkspacesTable, dialect); }
 
 std::string SqlEntryAndContentTablesText(const SqlDialect& dialect) {
   return ContentTablesText(dialect, /*former_hash=*/true) + Spell(kEntryTables, dialect);
@@ -190,6 +202,11 @@ ALTER TABLE contents ADD COLUMN former_hash {BLOB};
 UPDATE schema_version SET version=5;
 )sql";
 
+// Version 5 -> 6, what every engine shares: the version. An identity
+// column never gives an id twice, so PostgreSQL's workspaces stay as they
+// are; SQLite rebuilds its table after this (sqlite_migration.cc).
+constexpr std::string_view kMigrateVersion5To6 = "UPDATE schema_version SET version=6;";
+
 }  // namespace
 
 Status MigrateSqlSchemaFrom(SqlConnection& connection, int64_t from) {
@@ -199,7 +216,8 @@ Status MigrateSqlSchemaFrom(SqlConnection& connection, int64_t from) {
   }
   if (from == 2) TOOLVFS_RETURN_IF_ERROR(MigrateSqlSchemaVersion2To3(connection));
   if (from <= 3) TOOLVFS_RETURN_IF_ERROR(connection.Execute(kMigrateVersion3To4));
-  return connection.Execute(Spell(kMigrateVersion4To5, connection.dialect()));
+  if (from <= 4) TOOLVFS_RETURN_IF_ERROR(connection.Execute(Spell(kMigrateVersion4To5, connection.dialect())));
+  return connection.Execute(kMigrateVersion5To6);
 }
 
 Status PrepareSqlSchema(SqlConnection& connection, const SqlSchemaMigration& migrate) {

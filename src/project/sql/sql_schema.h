@@ -32,12 +32,19 @@ namespace toolvfs {
 // B-tree page fewer per write until then). Version 5: contents remember
 // the address they had before an in-place rewrite (`former_hash`), whose
 // content_addresses row SQLite leaves for later (one B-tree page fewer
-// per overwrite of a file no snapshot sees).
-inline constexpr int64_t kSqlSchemaVersion = 5;
+// per overwrite of a file no snapshot sees). Version 6: a workspace id is
+// never given again after its workspace is deleted (SQLite: AUTOINCREMENT
+// on workspaces), so a store left open on a deleted workspace finds it
+// gone instead of reading and writing the next workspace created.
+inline constexpr int64_t kSqlSchemaVersion = 6;
 
 // The statements that create the current schema in an empty database,
 // spelled for `dialect`; they end by recording kSqlSchemaVersion.
 std::string SqlSchemaText(const SqlDialect& dialect);
+
+// The workspaces table alone, as version kSqlSchemaVersion has it (what
+// SQLite's migration to version 6 rebuilds).
+std::string SqlWorkspacesTableText(const SqlDialect& dialect);
 
 // The tables of entries and contents alone, as version kSqlSchemaVersion
 // has them (what a migration from version 1 creates anew).
@@ -46,8 +53,10 @@ std::string SqlEntryAndContentTablesText(const SqlDialect& dialect);
 // Moves a database of schema version `from` (2 or later, older than
 // kSqlSchemaVersion) to the current version inside the caller's write
 // transaction, in plain SQL that every engine runs, one version after the
-// other (2 -> 3 -> 4 -> 5). An engine's migration hook calls it for the
-// versions it shares; InvalidArgument for a `from` outside them.
+// other (2 -> 3 -> 4 -> 5 -> 6). Of 5 -> 6 it only records the version:
+// rebuilding a workspaces table whose ids could be reused (SQLite's) is
+// the engine's hook's, after this. An engine's migration hook calls it for
+// the versions it shares; InvalidArgument for a `from` outside them.
 Status MigrateSqlSchemaFrom(SqlConnection& connection, int64_t from);
 
 // Moves a database of schema version `from` (older than kSqlSchemaVersion)

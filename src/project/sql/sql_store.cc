@@ -325,6 +325,21 @@ bool MayChangeSubtree(const Change& change) {
 // Why a change stopped at MayChangeSubtree (never reported: it runs again).
 Status SubtreeNeedsWholeWorkspace() { return ChangedError("the change touches a subtree; running it again alone"); }
 
+// What a store left open on a deleted workspace answers. Its workspace's
+// id is never given to another (schema version 6), so the missing row says so.
+Status WorkspaceDeletedError(const Workspace& workspace) {
+  return NotFoundError("The workspace " + Quote(workspace.display) + " was deleted while it was open");
+}
+
+// OK while the workspace's row is there; WorkspaceDeletedError after.
+Status WorkspaceStillThere(SqlConnection& db, const Workspace& workspace) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement state, db.Prepare(kWorkspaceState));
+  state.Bind(1, workspace.id);
+  TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
+  if (!found) return WorkspaceDeletedError(workspace);
+  return OkStatus();
+}
+
 // The generation of the live state, with the workspace row locked as
 // `scope` needs (the first lock a write takes: docs/stores.md, "Lock order").
 Result<int64_t> CurrentGeneration(SqlConnection& db, const Workspace& workspace, WriteScope scope) {
@@ -334,9 +349,7 @@ Result<int64_t> CurrentGeneration(SqlConnection& db, const Workspace& workspace,
   TOOLVFS_ASSIGN_OR_RETURN(SqlStatement state, db.Prepare(sql));
   state.Bind(1, workspace.id);
   TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
-  if (!found) {
-    return NotFoundError("The workspace " + Quote(workspace.display) + " was deleted while it was open");
-  }
+  if (!found) return WorkspaceDeletedError(workspace);
   return state.Int(0);
 }
 
@@ -423,9 +436,13 @@ Result<std::optional<std::string>> FileAncestor(SqlConnection& db, const Workspa
 }
 
 // NotDirectory if an ancestor of the missing `path` is a file, else
-// NotFound (the wording of store_errors.h).
+// NotFound (the wording of store_errors.h); NotFound naming the workspace
+// when it was deleted, which took every path with it. Reads look at the
+// workspace row only here, on the way to an error, so a read that finds
+// its path costs nothing more.
 Status MissingOrParentIsFile(SqlConnection& db, const Workspace& workspace, std::string_view path,
                              int64_t at, std::string_view verb, std::string_view noun) {
+  TOOLVFS_RETURN_IF_ERROR(WorkspaceStillThere(db, workspace));
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<std::string> file, FileAncestor(db, workspace, path, at));
   if (file) return ParentIsFileError(CannotDo(verb, path), *file);
   return MissingError(noun, path);
@@ -1182,6 +1199,8 @@ class SqlStore final : public ProjectFiles {
       if (!live) select.Bind(3, workspace.at);
       TOOLVFS_RETURN_IF_ERROR(AppendChildren(select, /*kind_offset=*/0, entries).status());
     }
+    // An empty root may be a deleted workspace's (whose every row went).
+    if (entries.empty() && path.empty()) TOOLVFS_RETURN_IF_ERROR(WorkspaceStillThere(db, workspace));
     if (entries.empty() && !path.empty()) {
       TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(live ? kListLiveDirectory : kListDirectory));
       select.Bind(1, workspace.id).Bind(2, ParentPath(path)).Bind(3, BaseName(path)).Bind(4, path);

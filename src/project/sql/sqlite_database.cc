@@ -180,6 +180,7 @@ const SqlDialect& SqliteDialect() {
       .key_text_type = "TEXT",  // BINARY collation: memcmp, the bytewise order listings promise
       .integer_type = "INTEGER",
       .identity_key = "INTEGER PRIMARY KEY",
+      .never_reused_key = "INTEGER PRIMARY KEY AUTOINCREMENT",
       .clustered_suffix = " WITHOUT ROWID",
       .list_by_generation = true,
   };

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/text.h"
@@ -12,7 +13,7 @@
 namespace toolvfs {
 namespace {
 
-// Version 1 -> 5 in one step: entries re-keyed by (workspace, parent, name,
+// Version 1 -> 5 in one step (then 5 -> 6 as from any version): entries re-keyed by (workspace, parent, name,
 // born) (version 2), contents re-inserted with their addresses (version 3),
 // the birth index without generation 1 (version 4) and contents' former
 // addresses (version 5, all NULL). The old tables
@@ -46,6 +47,32 @@ DROP TABLE temp.content_ids;
 UPDATE schema_version SET version=5;
 )sql";
 
+// Version 5 -> 6, after the shared step: workspaces rebuilt with
+// AUTOINCREMENT, ids kept. Before, SQLite gave the largest id again once
+// its workspace was deleted; the next id is now above every id a row
+// still names (a workspace's, or one that entries or snapshots of a
+// deleted workspace kept), as sqlite_sequence records it. Renaming the
+// table renames its sqlite_sequence row and its UNIQUE index with it.
+constexpr std::string_view kCopyWorkspaces = R"sql(
+INSERT INTO workspaces_v6(id, name, generation, next_snapshot, created_ms)
+  SELECT id, name, generation, next_snapshot, created_ms FROM workspaces ORDER BY id;
+DROP TABLE workspaces;
+ALTER TABLE workspaces_v6 RENAME TO workspaces;
+DELETE FROM sqlite_sequence WHERE name='workspaces';
+INSERT INTO sqlite_sequence(name, seq) SELECT 'workspaces', max(
+  (SELECT coalesce(max(id), 0) FROM workspaces),
+  (SELECT coalesce(max(workspace_id), 0) FROM entries),
+  (SELECT coalesce(max(workspace_id), 0) FROM snapshots));
+)sql";
+
+Status RebuildWorkspacesNeverReusingIds(SqlConnection& db) {
+  std::string table = SqlWorkspacesTableText(db.dialect());
+  const std::string_view create = "CREATE TABLE workspaces(";
+  table.replace(table.find(create), create.size(), "CREATE TABLE workspaces_v6(");
+  TOOLVFS_RETURN_IF_ERROR(db.Execute(table));
+  return db.Execute(kCopyWorkspaces);
+}
+
 Status MigrateVersion1(SqlConnection& db) {
   TOOLVFS_RETURN_IF_ERROR(db.Execute(kSetAsideVersion1));
   TOOLVFS_RETURN_IF_ERROR(db.Execute(SqlEntryAndContentTablesText(db.dialect())));
@@ -77,8 +104,14 @@ Status MigrateVersion1(SqlConnection& db) {
 }  // namespace
 
 Status MigrateSqliteSchema(SqlConnection& connection, int64_t from) {
-  if (from == 1) return MigrateVersion1(connection);
-  if (from >= 2) return MigrateSqlSchemaFrom(connection, from);
+  if (from == 1) {
+    TOOLVFS_RETURN_IF_ERROR(MigrateVersion1(connection));
+    from = 5;
+  }
+  if (from >= 2 && from < kSqlSchemaVersion) {
+    TOOLVFS_RETURN_IF_ERROR(MigrateSqlSchemaFrom(connection, from));
+    return RebuildWorkspacesNeverReusingIds(connection);
+  }
   return UnsupportedError("The store " + Quote(connection.display()) + " has schema version " +
                           std::to_string(from) + ", for which this toolvfs has no migration to version " +
                           std::to_string(kSqlSchemaVersion));
