@@ -143,7 +143,9 @@ TEST_F(SqliteStoreTest, HandlesOfOneFileInOneProcessTakeTurnsWithoutWaitingOnThe
   StoreOptions options;
   options.sync_writes = false;  // the turns are the point, not the disk
   std::vector<std::unique_ptr<ProjectFiles>> handles;
-  for (const char* workspace : {"shared", "shared", "shared", "one", "two"}) handles.push_back(Open(workspace, options));
+  for (const char* workspace : {"shared", "shared", "shared", "one", "two"}) {
+    handles.push_back(Open(workspace, options));
+  }
   Result<std::unique_ptr<ProjectFiles>> other_spelling =
       OpenProject("sqlite:" + dir_.Join(".") + "/store.db#shared", options);
   ASSERT_TRUE(IsOk(other_spelling));

@@ -13,13 +13,13 @@
 namespace toolvfs {
 namespace {
 
-// Version 1 -> 5 in one step (then 5 -> 6 as from any version): entries re-keyed by (workspace, parent, name,
-// born) (version 2), contents re-inserted with their addresses (version 3),
-// the birth index without generation 1 (version 4) and contents' former
-// addresses (version 5, all NULL). The old tables
-// are renamed, the current ones created, every row copied (content ids
-// mapped through a temporary table), the old tables dropped: all inside
-// the caller's transaction.
+// Version 1 -> 5 in one step (then 5 -> 6 as from any version): entries
+// re-keyed by (workspace, parent, name, born) (version 2), contents
+// re-inserted with their addresses (version 3), the birth index without
+// generation 1 (version 4) and contents' former addresses (version 5, all
+// NULL). The old tables are renamed, the current ones created, every row
+// copied (content ids mapped through a temporary table), the old tables
+// dropped: all inside the caller's transaction.
 constexpr const char* kSetAsideVersion1 = R"sql(
 DROP INDEX entries_by_parent;
 DROP INDEX entries_by_birth;

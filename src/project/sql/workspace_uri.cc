@@ -14,7 +14,9 @@ bool HasControlCharacter(std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     auto byte = static_cast<unsigned char>(text[i]);
     if (byte < 0x20 || byte == 0x7f) return true;
-    auto next = [&](size_t offset) { return i + offset < text.size() ? static_cast<unsigned char>(text[i + offset]) : 0; };
+    auto next = [&](size_t offset) {
+      return i + offset < text.size() ? static_cast<unsigned char>(text[i + offset]) : 0;
+    };
     if (byte == 0xc2 && next(1) >= 0x80 && next(1) <= 0x9f) return true;
     if (byte == 0xe2 && next(1) == 0x80 && (next(2) == 0xa8 || next(2) == 0xa9)) return true;
   }
