@@ -412,6 +412,11 @@ struct StoreOptions {
   // Flush file data to disk before a write's rename, so the old-or-new
   // guarantee also holds across a power loss. Costs a disk flush per write.
   bool sync_writes = true;
+  // Stores with named workspaces (sqlite, postgres): the open creates the
+  // workspace and fails with AlreadyExists naming it when it exists, so of
+  // two commands creating the same workspace at once exactly one gets it.
+  // Other stores ignore it.
+  bool create_new_workspace = false;
 };
 
 // Opens the store named by `uri`: "fs:DIR" or a bare directory path,

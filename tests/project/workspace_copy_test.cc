@@ -3,15 +3,18 @@
 // tree, and leaves the source as it was.
 #include "project/workspace_copy.h"
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "project/memory_store.h"
+#include "project/sql/sqlite_store.h"
 #include "project/test_util.h"
 #include "read_tree.h"
 
@@ -170,6 +173,47 @@ TEST(WorkspaceCopyTest, LaterStatesWriteOnlyWhatChanged) {
   EXPECT_EQ(report->files_written, 51u);  // 50 for the first state, 1 for the second, none for the live
   EXPECT_EQ(report->paths_deleted, 1u);
   EXPECT_EQ(ReadTree(*target), ReadTree(*source));
+}
+
+// `workspace copy` and `init` create their workspace exclusively and, when
+// filling it fails, delete it by the row their open inserted: a workspace
+// another command created under the same name after that one was deleted
+// is left alone.
+TEST(WorkspaceCopyTest, ACreatedWorkspaceIsExclusiveAndItsDeletionSparesALaterNamesake) {
+  TempDir dir;
+  const std::string file = dir.Join("store.db");
+  const std::string uri = "sqlite:" + file + "#t";
+  StoreOptions create;
+  create.create_new_workspace = true;
+  Result<std::unique_ptr<ProjectFiles>> first = OpenProject(uri, create);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  Result<std::unique_ptr<ProjectFiles>> refused = OpenProject(uri, create);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(refused.status().message(), "Workspace 't' already exists in the store '" + file + "'");
+
+  // Deleted by someone else; another command creates and fills its own
+  // (sqlite may give it the same id: the creation time tells them apart).
+  Result<std::unique_ptr<SqliteStoreFile>> store = SqliteStoreFile::Open(file);
+  ASSERT_TRUE(store.ok());
+  ExpectOk((*store)->DeleteWorkspace("t"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  Result<std::unique_ptr<ProjectFiles>> namesake = OpenProject(uri, create);
+  ASSERT_TRUE(namesake.ok()) << namesake.status().ToString();
+  ExpectOk((*namesake)->Write("kept", "theirs"));
+  EXPECT_EQ(DeleteCreatedWorkspace(std::move(*first)).code(), StatusCode::kNotFound);
+  Result<std::string> kept = (*namesake)->Read("kept");
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_EQ(*kept, "theirs");
+
+  Result<std::unique_ptr<ProjectFiles>> opened = OpenProject(uri);
+  ASSERT_TRUE(opened.ok());
+  EXPECT_EQ(DeleteCreatedWorkspace(std::move(*opened)).code(), StatusCode::kInvalidArgument)
+      << "only an open that created the workspace may delete it this way";
+  ExpectOk(DeleteCreatedWorkspace(std::move(*namesake)));
+  Result<std::vector<WorkspaceSummary>> left = (*store)->ListWorkspaces();
+  ASSERT_TRUE(left.ok());
+  EXPECT_TRUE(left->empty());
 }
 
 TEST(WorkspaceCopyTest, ANonEmptyTargetIsRefusedAndLeftAlone) {

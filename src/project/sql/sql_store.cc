@@ -794,6 +794,9 @@ class SqlStore final : public ProjectFiles {
  public:
   explicit SqlStore(std::shared_ptr<Workspace> workspace) : workspace_(std::move(workspace)) {}
 
+  // For DeleteCreatedWorkspace.
+  const std::shared_ptr<Workspace>& workspace() const { return workspace_; }
+
   Result<std::string> Read(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     TOOLVFS_ASSIGN_OR_RETURN(FileRange range, ReadFile(path, 0, std::nullopt, /*whole=*/true));
@@ -1294,22 +1297,33 @@ Result<std::optional<int64_t>> FindWorkspace(SqlConnection& db, std::string_view
 
 // The workspace's id and creation time, creating it if `create` (in a
 // write transaction of its own: two processes opening a new workspace at
-// once both end up with the one the first created).
+// once both end up with the one the first created). With
+// `options.create_new_workspace` only the one that inserts the row opens
+// it, by that row's id: the others get AlreadyExists.
 Status FindOrCreateWorkspace(SqlConnection& db, Workspace& workspace, bool create) {
+  const bool exclusive = create && workspace.options.create_new_workspace;
   if (create) {
-    TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> existing, FindWorkspace(db, workspace.name));
+    std::optional<int64_t> existing;
+    if (!exclusive) {
+      TOOLVFS_ASSIGN_OR_RETURN(existing, FindWorkspace(db, workspace.name));
+    }
     if (!existing) {
+      bool inserted = false;
       TOOLVFS_RETURN_IF_ERROR(workspace.database->RunWriteTransaction([&](SqlConnection& writer) -> Status {
         TOOLVFS_ASSIGN_OR_RETURN(SqlStatement insert, writer.Prepare(kInsertWorkspace));
         insert.Bind(1, workspace.name).Bind(2, NowMs());
-        TOOLVFS_ASSIGN_OR_RETURN(bool inserted, insert.Step());
+        TOOLVFS_ASSIGN_OR_RETURN(inserted, insert.Step());
         if (inserted) workspace.id = insert.Int(0);
         return OkStatus();
       }));
+      if (exclusive && !inserted) {
+        return AlreadyExistsError("Workspace " + Quote(workspace.name) + " already exists in the store " +
+                                  Quote(workspace.location));
+      }
     }
   }
   TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction, SqlTransaction::Begin(db, SqlTransactionKind::kRead));
-  {
+  if (!exclusive) {
     TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> found, FindWorkspace(db, workspace.name));
     if (!found) {
       return NotFoundError("Workspace " + Quote(workspace.name) + " does not exist in the store " +
@@ -1321,7 +1335,7 @@ Status FindOrCreateWorkspace(SqlConnection& db, Workspace& workspace, bool creat
     TOOLVFS_ASSIGN_OR_RETURN(SqlStatement state, db.Prepare(kWorkspaceState));
     state.Bind(1, workspace.id);
     TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
-    if (!found) return InternalError("The workspace row vanished inside a transaction");
+    if (!found) return NotFoundError("The workspace " + Quote(workspace.display) + " was deleted while it was open");
     workspace.created_ms = state.Int(2);
   }
   return transaction.Commit();
@@ -1356,6 +1370,36 @@ constexpr const char* kDeleteFormerAddresses =
     "DELETE FROM content_addresses WHERE NOT EXISTS (SELECT 1 FROM contents c "
     "WHERE c.id=content_addresses.content_id AND c.hash=content_addresses.hash)";
 constexpr const char* kForgetFormerAddresses = "UPDATE contents SET former_hash=NULL WHERE former_hash IS NOT NULL";
+// The workspace an open created, by its row: a sqlite id can be reused by
+// a workspace created after that one was deleted, so the name and creation
+// time must match too.
+constexpr const char* kFindCreatedWorkspace = "SELECT id FROM workspaces WHERE id=?1 AND name=?2 AND created_ms=?3";
+constexpr const char* kLockCreatedWorkspace =
+    "SELECT id FROM workspaces WHERE id=?1 AND name=?2 AND created_ms=?3 FOR UPDATE";
+
+// Deletes workspace `id` with its entries and snapshots and releases the
+// content they held; inside the caller's write transaction, which found it.
+Status DeleteWorkspaceRows(SqlConnection& db, int64_t id) {
+  std::vector<std::pair<int64_t, int64_t>> uses;
+  {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(kWorkspaceContentUses));
+    select.Bind(1, id);
+    while (true) {
+      TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+      if (!row) break;
+      uses.emplace_back(select.Int(0), select.Int(1));
+    }
+  }
+  for (const char* sql : {kDeleteWorkspaceEntries, kDeleteWorkspaceSnapshots, kDeleteWorkspaceRow}) {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement remove, db.Prepare(sql));
+    remove.Bind(1, id);
+    TOOLVFS_RETURN_IF_ERROR(remove.Run());
+  }
+  for (const auto& [content_id, count] : uses) {
+    for (int64_t i = 0; i < count; ++i) TOOLVFS_RETURN_IF_ERROR(ReleaseContent(db, content_id));
+  }
+  return OkStatus();
+}
 
 }  // namespace
 
@@ -1391,25 +1435,29 @@ Status SqlStoreFile::DeleteWorkspace(std::string_view name) {
       }
       id = find.Int(0);
     }
-    std::vector<std::pair<int64_t, int64_t>> uses;
+    return DeleteWorkspaceRows(db, id);
+  });
+}
+
+Status DeleteCreatedWorkspace(std::unique_ptr<ProjectFiles> project) {
+  auto* store = dynamic_cast<SqlStore*>(project.get());
+  if (store == nullptr || !store->workspace()->options.create_new_workspace || store->workspace()->read_only()) {
+    return InvalidArgumentError("DeleteCreatedWorkspace: not a workspace opened with create_new_workspace");
+  }
+  const std::shared_ptr<Workspace> workspace = store->workspace();
+  project.reset();  // its views and trees first
+  return workspace->database->RunWriteTransaction([&](SqlConnection& db) -> Status {
     {
-      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(kWorkspaceContentUses));
-      select.Bind(1, id);
-      while (true) {
-        TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
-        if (!row) break;
-        uses.emplace_back(select.Int(0), select.Int(1));
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement find,
+                               db.Prepare(db.dialect().row_locks ? kLockCreatedWorkspace : kFindCreatedWorkspace));
+      find.Bind(1, workspace->id).Bind(2, workspace->name).Bind(3, workspace->created_ms);
+      TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
+      if (!found) {
+        return NotFoundError("The workspace " + Quote(workspace->display) +
+                             " this command created was deleted meanwhile");
       }
     }
-    for (const char* sql : {kDeleteWorkspaceEntries, kDeleteWorkspaceSnapshots, kDeleteWorkspaceRow}) {
-      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement remove, db.Prepare(sql));
-      remove.Bind(1, id);
-      TOOLVFS_RETURN_IF_ERROR(remove.Run());
-    }
-    for (const auto& [content_id, count] : uses) {
-      for (int64_t i = 0; i < count; ++i) TOOLVFS_RETURN_IF_ERROR(ReleaseContent(db, content_id));
-    }
-    return OkStatus();
+    return DeleteWorkspaceRows(db, workspace->id);
   });
 }
 
