@@ -4,6 +4,7 @@
 #include "project/workspace_copy.h"
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -173,6 +174,53 @@ TEST(WorkspaceCopyTest, LaterStatesWriteOnlyWhatChanged) {
   EXPECT_EQ(report->files_written, 51u);  // 50 for the first state, 1 for the second, none for the live
   EXPECT_EQ(report->paths_deleted, 1u);
   EXPECT_EQ(ReadTree(*target), ReadTree(*source));
+}
+
+// Diff compares content only, so a file written again with the same bytes
+// is no change to it; the copy still gives the target that write's version
+// and times, in the snapshot after it and in the live state.
+TEST(WorkspaceCopyTest, ARewriteWithTheSameBytesKeepsItsVersionAndTimes) {
+  TempDir dir;
+  const std::string source_uri = "sqlite:" + dir.Join("store.db") + "#src";
+  Result<std::unique_ptr<ProjectFiles>> source = OpenProject(source_uri);
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  // The clock counts milliseconds: a pause makes each write's time its own.
+  auto rewrite = [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    ExpectOk((*source)->Write("f", "same bytes"));
+  };
+  rewrite();
+  ASSERT_TRUE((*source)->Snapshot().ok());
+  rewrite();
+  rewrite();  // version 3
+  ASSERT_TRUE((*source)->Snapshot().ok());
+  rewrite();  // version 4, live
+
+  const std::string target_uri = "sqlite:" + dir.Join("store.db") + "#dst";
+  Result<std::unique_ptr<ProjectFiles>> target = OpenProject(target_uri);
+  ASSERT_TRUE(target.ok()) << target.status().ToString();
+  WorkspaceCopyOptions options;
+  options.open_snapshot = SnapshotOpenerForUri(source_uri, {});
+  Result<WorkspaceCopyReport> report = CopyWorkspace(**source, **target, options);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+
+  auto expect_same_metadata = [](ProjectFiles& from, ProjectFiles& to, uint64_t version) {
+    Result<FileMetadata> wanted = from.Metadata("f");
+    Result<FileMetadata> got = to.Metadata("f");
+    ASSERT_TRUE(wanted.ok() && got.ok()) << to.DisplayRoot();
+    EXPECT_EQ(wanted->version, version) << from.DisplayRoot();
+    EXPECT_EQ(got->version, wanted->version) << to.DisplayRoot();
+    EXPECT_EQ(got->modified_ms, wanted->modified_ms) << to.DisplayRoot();
+    EXPECT_EQ(got->created_ms, wanted->created_ms) << to.DisplayRoot();
+  };
+  const std::vector<std::pair<std::string, uint64_t>> snapshots = {{"1", 1}, {"2", 3}};
+  for (const auto& [id, version] : snapshots) {
+    Result<std::unique_ptr<ProjectFiles>> from = OpenProject(source_uri + "@" + id);
+    Result<std::unique_ptr<ProjectFiles>> to = OpenProject(target_uri + "@" + id);
+    ASSERT_TRUE(from.ok() && to.ok()) << id;
+    expect_same_metadata(**from, **to, version);
+  }
+  expect_same_metadata(**source, **target, 4);
 }
 
 // `workspace copy` and `init` create their workspace exclusively and, when

@@ -1045,36 +1045,13 @@ class SqlStore final : public ProjectFiles {
   }
 
   Result<TreeDiff> Diff(std::string_view from, std::optional<std::string_view> to) override {
-    TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
-    TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction,
-                             SqlTransaction::Begin(*db, SqlTransactionKind::kRead));
-    TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef first, Find(*db, from));
-    int64_t second = workspace_->at;
-    if (to) {
-      TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef named, Find(*db, *to));
-      second = named.generation;
-    }
-    const bool reversed = second < first.generation;
-    const int64_t low = reversed ? second : first.generation;
-    const int64_t high = reversed ? first.generation : second;
-    TOOLVFS_ASSIGN_OR_RETURN(std::vector<std::string> paths, ChangedPaths(*db, workspace_->id, low, high));
-    TreeDiff diff;
-    for (const std::string& path : paths) {
-      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> before,
-                               LookUp(*db, workspace_->id, path, low, workspace_->created_ms));
-      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> after,
-                               LookUp(*db, workspace_->id, path, high, workspace_->created_ms));
-      if (before && after) {
-        if (before->kind != after->kind || before->content_id != after->content_id) diff.modified.push_back(path);
-      } else if (after) {
-        diff.added.push_back(path);
-      } else if (before) {
-        diff.deleted.push_back(path);
-      }
-    }
-    if (reversed) std::swap(diff.added, diff.deleted);
-    TOOLVFS_RETURN_IF_ERROR(transaction.Commit());
-    return diff;
+    TOOLVFS_ASSIGN_OR_RETURN(Comparison comparison, Compare(from, to));
+    return std::move(comparison.diff);
+  }
+
+  Result<std::vector<std::string>> Rewritten(std::string_view from, std::optional<std::string_view> to) override {
+    TOOLVFS_ASSIGN_OR_RETURN(Comparison comparison, Compare(from, to));
+    return std::move(comparison.rewritten);
   }
 
   Status DeleteSnapshot(std::string_view id) override {
@@ -1272,6 +1249,50 @@ class SqlStore final : public ProjectFiles {
   Result<SnapshotRef> Find(SqlConnection& db, std::string_view reference) {
     return FindSnapshot(db, workspace_->id, reference,
                         /*labels=*/false);
+  }
+
+  // Diff, and the files Rewritten names: those whose row differs with the
+  // same content (a write of the same bytes makes a new row).
+  struct Comparison {
+    TreeDiff diff;
+    std::vector<std::string> rewritten;
+  };
+  Result<Comparison> Compare(std::string_view from, std::optional<std::string_view> to) {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
+    TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction,
+                             SqlTransaction::Begin(*db, SqlTransactionKind::kRead));
+    TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef first, Find(*db, from));
+    int64_t second = workspace_->at;
+    if (to) {
+      TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef named, Find(*db, *to));
+      second = named.generation;
+    }
+    const bool reversed = second < first.generation;
+    const int64_t low = reversed ? second : first.generation;
+    const int64_t high = reversed ? first.generation : second;
+    TOOLVFS_ASSIGN_OR_RETURN(std::vector<std::string> paths, ChangedPaths(*db, workspace_->id, low, high));
+    Comparison comparison;
+    TreeDiff& diff = comparison.diff;
+    for (const std::string& path : paths) {
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> before,
+                               LookUp(*db, workspace_->id, path, low, workspace_->created_ms));
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> after,
+                               LookUp(*db, workspace_->id, path, high, workspace_->created_ms));
+      if (before && after) {
+        if (before->kind != after->kind || before->content_id != after->content_id) {
+          diff.modified.push_back(path);
+        } else if (before->born != after->born && !after->is_directory()) {
+          comparison.rewritten.push_back(path);
+        }
+      } else if (after) {
+        diff.added.push_back(path);
+      } else if (before) {
+        diff.deleted.push_back(path);
+      }
+    }
+    if (reversed) std::swap(diff.added, diff.deleted);
+    TOOLVFS_RETURN_IF_ERROR(transaction.Commit());
+    return comparison;
   }
 
   // PermissionDenied for a write to a snapshot project.
