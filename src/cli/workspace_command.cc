@@ -40,6 +40,7 @@
 #include "project/workspace_copy.h"
 #include "project/sql/postgres_uri.h"
 #include "project/sql/postgres_store.h"
+#include "project/sql/sql_store.h"
 #include "project/sql/sqlite_store.h"
 #include "project/sql/workspace_uri.h"
 #include "protocol/base64.h"
@@ -93,6 +94,20 @@ bool FileExists(const std::string& path) {
 // Whether the store of `address` is there: a sqlite file exists (a server
 // database is asked when opened).
 bool StoreExists(const WorkspaceAddress& address) { return IsPostgresAddress(address) || FileExists(address.location); }
+
+// Deletes the workspace `created` (opened with create_new_workspace) after
+// filling it failed, so running the command again after fixing the cause
+// just works; by the row the open inserted, never by name, which another
+// command may have taken since. `why` is the failure, with what went wrong
+// in the removal added.
+std::string RemoveCreatedWorkspace(std::unique_ptr<ProjectFiles> created, std::string why) {
+  Status removed = DeleteCreatedWorkspace(std::move(created));
+  // NotFound: someone deleted it meanwhile, so nothing is left behind.
+  if (!removed.ok() && removed.code() != StatusCode::kNotFound) {
+    why += "; the workspace was created and could not be removed: " + removed.message();
+  }
+  return why;
+}
 
 // The whole store of `address` (never creates a sqlite file).
 Result<std::unique_ptr<SqlStoreFile>> OpenStoreFile(const WorkspaceAddress& address) {
@@ -309,7 +324,7 @@ class WorkspaceCommand final : public Command {
                          "(docs/stores.md#workspace-copy)",
                          &WorkspaceCommand::Copy);
     copy->add_option("FROM_URI", from_uri_, "The workspace to copy (sqlite:FILE#WS, a directory, ...)")->required();
-    copy->add_option("TO_URI", to_uri_, "A new or empty workspace (sqlite:FILE#WS, ...)")->required();
+    copy->add_option("TO_URI", to_uri_, "A new workspace (sqlite:FILE#WS, ...) or an empty directory")->required();
 
     Add(app, "rm", "Delete the workspace with its snapshots", &WorkspaceCommand::Remove);
     Add(app, "gc", "Free the content nothing refers to any more, in the whole store file", &WorkspaceCommand::CollectGarbage);
@@ -538,8 +553,16 @@ class WorkspaceCommand final : public Command {
       }
       if (!S_ISDIR(status.st_mode)) return ReportError(what_, "Cannot import " + Quote(directory_) + ": not a directory");
     }
-    Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project);
-    if (!store.ok()) return ReportStatus("--project", store.status());
+    // Exclusive: of two inits racing past the check above, one creates the
+    // workspace and the other is refused here, with nothing touched.
+    StoreOptions create;
+    create.create_new_workspace = true;
+    Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project, create);
+    if (!store.ok()) {
+      if (store.status().code() != StatusCode::kAlreadyExists) return ReportStatus("--project", store.status());
+      return ReportStatus(what_, Status(StatusCode::kAlreadyExists,
+                                        store.status().message() + " (another command created it just now)"));
+    }
 
     TransferReport report;
     if (!directory_.empty()) {
@@ -548,26 +571,15 @@ class WorkspaceCommand final : public Command {
         return ImportDirectory(**store, directory_, include_ignored_, progress);
       }();
       if (!imported.ok()) {
-        // A failed init leaves no half-filled workspace behind, so running
-        // it again after fixing the cause just works.
-        store->reset();
-        Result<std::unique_ptr<SqlStoreFile>> file = OpenStoreFile(*address);
-        Status removed = file.ok() ? (*file)->DeleteWorkspace(address->workspace) : file.status();
-        std::string why = imported.status().message();
-        if (!removed.ok()) why += "; the workspace was created and could not be removed: " + removed.message();
-        return ReportError(what_, why);
+        // A failed init leaves no half-filled workspace behind.
+        return ReportError(what_, RemoveCreatedWorkspace(std::move(*store), imported.status().message()));
       }
       report = *imported;
     }
     if (session_settings) {
       Result<std::unique_ptr<SessionWorkspace>> session = SessionWorkspace::Create(**store, std::move(*session_settings));
       if (!session.ok()) {
-        store->reset();
-        Result<std::unique_ptr<SqlStoreFile>> file = OpenStoreFile(*address);
-        Status removed = file.ok() ? (*file)->DeleteWorkspace(address->workspace) : file.status();
-        std::string why = session.status().message();
-        if (!removed.ok()) why += "; the workspace was created and could not be removed: " + removed.message();
-        return ReportError(what_, why);
+        return ReportError(what_, RemoveCreatedWorkspace(std::move(*store), session.status().message()));
       }
     }
     if (json_) {
@@ -1118,28 +1130,31 @@ class WorkspaceCommand final : public Command {
       options.open_snapshot = SnapshotOpenerForUri(from_uri_, store_options);
     }
 
-    // A sqlite or postgres workspace the copy creates is removed again if the copy
+    // A sqlite or postgres target is a new workspace, created by the open,
+    // exclusively: of two copies into the same new workspace one gets it and
+    // the other is refused with nothing touched. An existing one is refused
+    // even when empty: another copy may have just created it and be about
+    // to fill it. The copy that created it removes it again if the copy
     // fails, so running it again after fixing the cause just works.
-    std::optional<WorkspaceAddress> created;
+    bool creates = false;
     if (IsSqlProject(to_uri_)) {
       Result<WorkspaceAddress> address = ParseSqlProject(to_uri_);
       if (!address.ok()) return ReportError("TO_URI", address.status().message());
       if (address->snapshot) {
-        return ReportError(what_, "TO_URI " + Quote(ShownProject(to_uri_)) + " names a snapshot, which is read-only; name a workspace");
+        return ReportError(what_, "TO_URI " + Quote(ShownProject(to_uri_)) +
+                                      " names a snapshot, which is read-only; name a workspace");
       }
-      bool exists = false;
-      if (StoreExists(*address)) {
-        Result<std::unique_ptr<SqlStoreFile>> file = OpenStoreFile(*address);
-        if (!file.ok()) return ReportStatus("TO_URI", file.status());
-        Result<std::vector<WorkspaceSummary>> workspaces = (*file)->ListWorkspaces();
-        if (!workspaces.ok()) return ReportStatus("TO_URI", workspaces.status());
-        exists = std::any_of(workspaces->begin(), workspaces->end(),
-                             [&](const WorkspaceSummary& summary) { return summary.name == address->workspace; });
-      }
-      if (!exists) created = std::move(address).value();
+      creates = true;
     }
-    Result<std::unique_ptr<ProjectFiles>> target = OpenProject(to_uri_, store_options);
-    if (!target.ok()) return ReportStatus("TO_URI", target.status());
+    StoreOptions target_options = store_options;
+    target_options.create_new_workspace = creates;
+    Result<std::unique_ptr<ProjectFiles>> target = OpenProject(to_uri_, target_options);
+    if (!target.ok()) {
+      if (target.status().code() != StatusCode::kAlreadyExists) return ReportStatus("TO_URI", target.status());
+      return ReportStatus(what_, Status(StatusCode::kAlreadyExists, "Cannot copy into " + Quote(ShownProject(to_uri_)) +
+                                                                        ": " + target.status().message() +
+                                                                        "; copy into a new workspace"));
+    }
 
     Result<WorkspaceCopyReport> report = [&] {
       ProgressLine progress(ProgressLine::ForStderr(ProgressWanted(common)));
@@ -1157,12 +1172,7 @@ class WorkspaceCommand final : public Command {
     }();
     if (!report.ok()) {
       std::string why = report.status().message();
-      if (created) {
-        target->reset();
-        Result<std::unique_ptr<SqlStoreFile>> file = OpenStoreFile(*created);
-        Status removed = file.ok() ? (*file)->DeleteWorkspace(created->workspace) : file.status();
-        if (!removed.ok()) why += "; the half-copied workspace could not be removed: " + removed.message();
-      }
+      if (creates) why = RemoveCreatedWorkspace(std::move(*target), std::move(why));
       return ReportStatus(what_, Status(report.status().code(), why));
     }
     if (json_) {

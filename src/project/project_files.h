@@ -385,6 +385,13 @@ class ProjectFiles {
   // (sqlite, postgres) implement it; the default returns Unsupported and a
   // caller falls back to Write.
   virtual Status WriteWithMetadata(std::string_view path, std::string_view content, const FileMetadata& metadata);
+
+  // What Diff leaves out (optional; `toolvfs workspace copy`): the files
+  // in both states, from snapshot `from` to snapshot `to` (or the live
+  // state), with the same content but written in between, so with another
+  // version or times. Sorted bytewise; costs what Diff costs. The SQL
+  // stores implement it; the default returns Unsupported.
+  virtual Result<std::vector<std::string>> Rewritten(std::string_view from, std::optional<std::string_view> to);
 };
 
 // How many times an operation judged by a policy is tried when the tree
@@ -412,6 +419,11 @@ struct StoreOptions {
   // Flush file data to disk before a write's rename, so the old-or-new
   // guarantee also holds across a power loss. Costs a disk flush per write.
   bool sync_writes = true;
+  // Stores with named workspaces (sqlite, postgres): the open creates the
+  // workspace and fails with AlreadyExists naming it when it exists, so of
+  // two commands creating the same workspace at once exactly one gets it.
+  // Other stores ignore it.
+  bool create_new_workspace = false;
 };
 
 // Opens the store named by `uri`: "fs:DIR" or a bare directory path,

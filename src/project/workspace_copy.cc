@@ -54,8 +54,9 @@ class StateWriter {
   }
 
   // Makes the target, equal to the state before, equal to `state`, given
-  // what the source's Diff says changed in between.
-  Status Apply(ProjectFiles& state, const TreeDiff& diff) {
+  // what the source's Diff says changed in between and which files were
+  // `rewritten` with the same content (for their versions and times).
+  Status Apply(ProjectFiles& state, const TreeDiff& diff, const std::vector<std::string>& rewritten) {
     // Deepest first, so a directory's entries go before it; one already
     // gone with its directory is fine.
     for (auto path = diff.deleted.rbegin(); path != diff.deleted.rend(); ++path) {
@@ -82,6 +83,7 @@ class StateWriter {
         TOOLVFS_RETURN_IF_ERROR(CopyFile(state, path));
       }
     }
+    for (const std::string& path : rewritten) TOOLVFS_RETURN_IF_ERROR(CopyFile(state, path));
     return MakeMissingDirectories(directories);
   }
 
@@ -170,7 +172,13 @@ Status CopyStates(ProjectFiles& source, ProjectFiles& target, const std::vector<
       TOOLVFS_RETURN_IF_ERROR(writer.CopyWhole(*state));
     } else {
       TOOLVFS_ASSIGN_OR_RETURN(TreeDiff diff, id ? source.Diff(*previous, *id) : source.Diff(*previous));
-      TOOLVFS_RETURN_IF_ERROR(writer.Apply(*state, diff));
+      // Diff compares content only: a file written again with the same
+      // bytes has another version and times, which the target must get too.
+      // A source that cannot tell (memory) leaves them out.
+      Result<std::vector<std::string>> rewritten = source.Rewritten(*previous, id);
+      if (!rewritten.ok() && !IsUnsupported(rewritten.status())) return rewritten.status();
+      TOOLVFS_RETURN_IF_ERROR(
+          writer.Apply(*state, diff, rewritten.ok() ? *rewritten : std::vector<std::string>()));
     }
     if (!live) {
       const SnapshotInfo& snapshot = history[index];

@@ -7,14 +7,16 @@
 // it makes the target equal to that snapshot's state and takes a snapshot
 // of the target with the same label; then it makes the target equal to the
 // live state. The first state is copied whole; each later one only where
-// the source's Diff says it differs from the state before, so the cost
-// follows the history's changes, not (snapshots × workspace size).
+// the source's Diff says it differs from the state before (and, where the
+// source has Rewritten, where a file was written again with the same
+// bytes), so the cost follows the history's changes, not (snapshots ×
+// workspace size).
 //
 // What is kept: the tree (files, their bytes, directories, empty ones
-// included), the snapshots' order and labels. What is not: snapshot ids
-// (the target numbers its own; the report maps old to new), the times
-// (the target's clock at the copy) and per-file versions (each state's
-// write counts once in the target). Decided in docs/stores.md#workspace-copy.
+// included), the snapshots' order and labels, and each file's version and
+// times where both stores keep them (WriteWithMetadata). What is not:
+// snapshot ids (the target numbers its own; the report maps old to new),
+// snapshot and directory times. Decided in docs/stores.md#workspace-copy.
 #pragma once
 
 #include <cstdint>

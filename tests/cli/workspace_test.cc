@@ -7,6 +7,8 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -316,8 +318,8 @@ TEST_F(WorkspaceTest, CopyMovesTheHistoryToAnotherStoreFileAndBack) {
   ProcessResult refused = Toolvfs({"workspace", "copy", project_, back});
   EXPECT_EQ(refused.exit_code, 2);
   ExpectOneLineError(refused);
-  EXPECT_THAT(refused.err, AllOf(StartsWith("toolvfs: workspace copy: Cannot copy into '" + back + "': it is not empty"),
-                                 HasSubstr("copy into a new workspace")));
+  EXPECT_EQ(refused.err, "toolvfs: workspace copy: Cannot copy into '" + back + "': Workspace 'main' already exists "
+                        "in the store '" + dir_.Join("back.db") + "'; copy into a new workspace\n");
   EXPECT_EQ(HistoryOf(workspace, back), original);
 
   // A missing source creates nothing.
@@ -337,6 +339,63 @@ TEST_F(WorkspaceTest, CopyMovesTheHistoryToAnotherStoreFileAndBack) {
   ASSERT_EQ(one_state.exit_code, 0) << one_state;
   EXPECT_EQ(ReadRealFile(dir_.Join("plain/new/deep.txt")), "deep\n");
   EXPECT_EQ(ReadRealFile(dir_.Join("plain/src/a.py")), "print('changed')\n");
+}
+
+// Runs `first` and `second` at once (each a toolvfs command), as two users
+// would; their results in that order.
+std::pair<ProcessResult, ProcessResult> RunTogether(const std::vector<std::string>& first,
+                                                    const std::vector<std::string>& second) {
+  ProcessResult other;
+  std::thread thread([&] { other = Toolvfs(second); });
+  ProcessResult mine = Toolvfs(first);
+  thread.join();
+  return {std::move(mine), std::move(other)};
+}
+
+// A copy used to check that the target did not exist, let the open create
+// it, and delete it by name when the copy failed: a copy that lost the race
+// found the winner's workspace "not empty" and deleted it, or both copied
+// into it. Now the open creates it exclusively: one copy wins and the other
+// is refused, touching nothing. A race is won by chance, so many rounds.
+TEST_F(WorkspaceTest, TwoCopiesIntoOneNewWorkspaceAtOnceLeaveOneWinnerAndItsWholeCopy) {
+  constexpr int kFiles = 300;
+  constexpr int kRounds = 12;
+  const std::string many = dir_.Join("many");
+  for (int i = 0; i < kFiles; ++i) WriteRealFile(many + "/f" + std::to_string(i) + ".txt", std::to_string(i) + "\n");
+  ASSERT_EQ(Workspace({"init", "--from", many}).exit_code, 0);
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string target = "sqlite:" + store_ + "#t" + std::to_string(round);
+    const std::vector<std::string> copy = {"workspace", "copy", project_, target};
+    auto [first, second] = RunTogether(copy, copy);
+    ASSERT_EQ((first.exit_code == 0) + (second.exit_code == 0), 1) << "round " << round << "\n" << first << second;
+    const ProcessResult& lost = first.exit_code == 0 ? second : first;
+    EXPECT_EQ(lost.exit_code, 2) << lost;
+    ExpectOneLineError(lost);
+    EXPECT_THAT(lost.err, AllOf(StartsWith("toolvfs: workspace copy: Cannot copy into '" + target + "': Workspace 't" +
+                                           std::to_string(round) + "' already exists"),
+                                HasSubstr("copy into a new workspace")));
+    ProcessResult listed = Workspace({"ls", "--json"}, target);
+    ASSERT_EQ(listed.exit_code, 0) << "round " << round << ": the winner's copy is gone\n" << listed;
+    EXPECT_EQ(ParseJson(listed.out).Size(), static_cast<size_t>(kFiles)) << "round " << round;
+  }
+}
+
+// The same for init: of two inits of one new workspace, one creates (and
+// imports into) it and the other is refused; before, both "created" it.
+TEST_F(WorkspaceTest, TwoInitsOfOneWorkspaceAtOnceLeaveOneWinner) {
+  constexpr int kRounds = 12;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string project = "sqlite:" + store_ + "#w" + std::to_string(round);
+    const std::vector<std::string> init = {"workspace", "init", "--from", source_, "--project", project};
+    auto [first, second] = RunTogether(init, init);
+    ASSERT_EQ((first.exit_code == 0) + (second.exit_code == 0), 1) << "round " << round << "\n" << first << second;
+    const ProcessResult& lost = first.exit_code == 0 ? second : first;
+    EXPECT_EQ(lost.exit_code, 2) << lost;
+    ExpectOneLineError(lost);
+    EXPECT_THAT(lost.err, HasSubstr("'w" + std::to_string(round) + "' already exists")) << lost;
+    ProcessResult read = Workspace({"cat", "src/a.py"}, project);
+    EXPECT_EQ(read.out, "print('alpha')\n") << "round " << round << "\n" << read;
+  }
 }
 
 TEST_F(WorkspaceTest, SnapshotsListAndSnapshotRmDeletes) {

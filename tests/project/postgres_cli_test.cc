@@ -2,7 +2,9 @@
 // workspace commands, run, exec and grep drive the built binary against
 // the test server, and `workspace copy` moves a workspace sqlite ->
 // postgres -> sqlite.
+#include <algorithm>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -110,6 +112,32 @@ TEST_F(PostgresCliTest, CopySqliteToPostgresAndBack) {
     EXPECT_EQ(OnProject({"workspace", "diff", "first"}, project).out, "A  b.txt\n") << project;
     ProcessResult snapshots = OnProject({"workspace", "snapshots"}, project);
     EXPECT_NE(snapshots.out.find("first"), std::string::npos) << snapshots;
+  }
+}
+
+// Two copies into one new postgres workspace at once: the open creates it
+// exclusively, so one copy wins and the other is refused without deleting
+// the winner's workspace (as it could when it checked, then created, then
+// deleted by name on failure).
+TEST_F(PostgresCliTest, TwoCopiesIntoOneNewWorkspaceAtOnceLeaveOneWinner) {
+  constexpr int kFiles = 100;
+  constexpr int kRounds = 6;
+  for (int i = 0; i < kFiles; ++i) WriteRealFile(dir_.Join("many/f" + std::to_string(i)), std::to_string(i));
+  const std::string original = "sqlite:" + dir_.Join("original.db") + "#main";
+  ASSERT_EQ(OnProject({"workspace", "init", "--from", dir_.Join("many")}, original).exit_code, 0);
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string target = TestPostgresUri() + "#" + NewTestPostgresWorkspace();
+    ProcessResult other;
+    std::thread thread([&] { other = Toolvfs({"workspace", "copy", original, target}); });
+    ProcessResult mine = Toolvfs({"workspace", "copy", original, target});
+    thread.join();
+    ASSERT_EQ((mine.exit_code == 0) + (other.exit_code == 0), 1) << "round " << round << "\n" << mine << other;
+    const ProcessResult& lost = mine.exit_code == 0 ? other : mine;
+    ExpectOneLineError(lost);
+    EXPECT_NE(lost.err.find("already exists"), std::string::npos) << lost;
+    ProcessResult listed = OnProject({"workspace", "ls"}, target);
+    ASSERT_EQ(listed.exit_code, 0) << "round " << round << ": the winner's copy is gone\n" << listed;
+    EXPECT_EQ(std::count(listed.out.begin(), listed.out.end(), '\n'), kFiles + 1) << listed;  // a header, a row each
   }
 }
 

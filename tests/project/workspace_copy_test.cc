@@ -3,15 +3,19 @@
 // tree, and leaves the source as it was.
 #include "project/workspace_copy.h"
 
+#include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "project/memory_store.h"
+#include "project/sql/sqlite_store.h"
 #include "project/test_util.h"
 #include "read_tree.h"
 
@@ -170,6 +174,94 @@ TEST(WorkspaceCopyTest, LaterStatesWriteOnlyWhatChanged) {
   EXPECT_EQ(report->files_written, 51u);  // 50 for the first state, 1 for the second, none for the live
   EXPECT_EQ(report->paths_deleted, 1u);
   EXPECT_EQ(ReadTree(*target), ReadTree(*source));
+}
+
+// Diff compares content only, so a file written again with the same bytes
+// is no change to it; the copy still gives the target that write's version
+// and times, in the snapshot after it and in the live state.
+TEST(WorkspaceCopyTest, ARewriteWithTheSameBytesKeepsItsVersionAndTimes) {
+  TempDir dir;
+  const std::string source_uri = "sqlite:" + dir.Join("store.db") + "#src";
+  Result<std::unique_ptr<ProjectFiles>> source = OpenProject(source_uri);
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  // The clock counts milliseconds: a pause makes each write's time its own.
+  auto rewrite = [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    ExpectOk((*source)->Write("f", "same bytes"));
+  };
+  rewrite();
+  ASSERT_TRUE((*source)->Snapshot().ok());
+  rewrite();
+  rewrite();  // version 3
+  ASSERT_TRUE((*source)->Snapshot().ok());
+  rewrite();  // version 4, live
+
+  const std::string target_uri = "sqlite:" + dir.Join("store.db") + "#dst";
+  Result<std::unique_ptr<ProjectFiles>> target = OpenProject(target_uri);
+  ASSERT_TRUE(target.ok()) << target.status().ToString();
+  WorkspaceCopyOptions options;
+  options.open_snapshot = SnapshotOpenerForUri(source_uri, {});
+  Result<WorkspaceCopyReport> report = CopyWorkspace(**source, **target, options);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+
+  auto expect_same_metadata = [](ProjectFiles& from, ProjectFiles& to, uint64_t version) {
+    Result<FileMetadata> wanted = from.Metadata("f");
+    Result<FileMetadata> got = to.Metadata("f");
+    ASSERT_TRUE(wanted.ok() && got.ok()) << to.DisplayRoot();
+    EXPECT_EQ(wanted->version, version) << from.DisplayRoot();
+    EXPECT_EQ(got->version, wanted->version) << to.DisplayRoot();
+    EXPECT_EQ(got->modified_ms, wanted->modified_ms) << to.DisplayRoot();
+    EXPECT_EQ(got->created_ms, wanted->created_ms) << to.DisplayRoot();
+  };
+  const std::vector<std::pair<std::string, uint64_t>> snapshots = {{"1", 1}, {"2", 3}};
+  for (const auto& [id, version] : snapshots) {
+    Result<std::unique_ptr<ProjectFiles>> from = OpenProject(source_uri + "@" + id);
+    Result<std::unique_ptr<ProjectFiles>> to = OpenProject(target_uri + "@" + id);
+    ASSERT_TRUE(from.ok() && to.ok()) << id;
+    expect_same_metadata(**from, **to, version);
+  }
+  expect_same_metadata(**source, **target, 4);
+}
+
+// `workspace copy` and `init` create their workspace exclusively and, when
+// filling it fails, delete it by the row their open inserted: a workspace
+// another command created under the same name after that one was deleted
+// is left alone.
+TEST(WorkspaceCopyTest, ACreatedWorkspaceIsExclusiveAndItsDeletionSparesALaterNamesake) {
+  TempDir dir;
+  const std::string file = dir.Join("store.db");
+  const std::string uri = "sqlite:" + file + "#t";
+  StoreOptions create;
+  create.create_new_workspace = true;
+  Result<std::unique_ptr<ProjectFiles>> first = OpenProject(uri, create);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  Result<std::unique_ptr<ProjectFiles>> refused = OpenProject(uri, create);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(refused.status().message(), "Workspace 't' already exists in the store '" + file + "'");
+
+  // Deleted by someone else; another command creates and fills its own
+  // (sqlite may give it the same id: the creation time tells them apart).
+  Result<std::unique_ptr<SqliteStoreFile>> store = SqliteStoreFile::Open(file);
+  ASSERT_TRUE(store.ok());
+  ExpectOk((*store)->DeleteWorkspace("t"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  Result<std::unique_ptr<ProjectFiles>> namesake = OpenProject(uri, create);
+  ASSERT_TRUE(namesake.ok()) << namesake.status().ToString();
+  ExpectOk((*namesake)->Write("kept", "theirs"));
+  EXPECT_EQ(DeleteCreatedWorkspace(std::move(*first)).code(), StatusCode::kNotFound);
+  Result<std::string> kept = (*namesake)->Read("kept");
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_EQ(*kept, "theirs");
+
+  Result<std::unique_ptr<ProjectFiles>> opened = OpenProject(uri);
+  ASSERT_TRUE(opened.ok());
+  EXPECT_EQ(DeleteCreatedWorkspace(std::move(*opened)).code(), StatusCode::kInvalidArgument)
+      << "only an open that created the workspace may delete it this way";
+  ExpectOk(DeleteCreatedWorkspace(std::move(*namesake)));
+  Result<std::vector<WorkspaceSummary>> left = (*store)->ListWorkspaces();
+  ASSERT_TRUE(left.ok());
+  EXPECT_TRUE(left->empty());
 }
 
 TEST(WorkspaceCopyTest, ANonEmptyTargetIsRefusedAndLeftAlone) {

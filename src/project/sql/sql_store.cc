@@ -823,6 +823,9 @@ class SqlStore final : public ProjectFiles {
  public:
   explicit SqlStore(std::shared_ptr<Workspace> workspace) : workspace_(std::move(workspace)) {}
 
+  // For DeleteCreatedWorkspace.
+  const std::shared_ptr<Workspace>& workspace() const { return workspace_; }
+
   Result<std::string> Read(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     TOOLVFS_ASSIGN_OR_RETURN(FileRange range, ReadFile(path, 0, std::nullopt, /*whole=*/true));
@@ -1071,36 +1074,13 @@ class SqlStore final : public ProjectFiles {
   }
 
   Result<TreeDiff> Diff(std::string_view from, std::optional<std::string_view> to) override {
-    TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
-    TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction,
-                             SqlTransaction::Begin(*db, SqlTransactionKind::kRead));
-    TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef first, Find(*db, from));
-    int64_t second = workspace_->at;
-    if (to) {
-      TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef named, Find(*db, *to));
-      second = named.generation;
-    }
-    const bool reversed = second < first.generation;
-    const int64_t low = reversed ? second : first.generation;
-    const int64_t high = reversed ? first.generation : second;
-    TOOLVFS_ASSIGN_OR_RETURN(std::vector<std::string> paths, ChangedPaths(*db, workspace_->id, low, high));
-    TreeDiff diff;
-    for (const std::string& path : paths) {
-      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> before,
-                               LookUp(*db, workspace_->id, path, low, workspace_->created_ms));
-      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> after,
-                               LookUp(*db, workspace_->id, path, high, workspace_->created_ms));
-      if (before && after) {
-        if (before->kind != after->kind || before->content_id != after->content_id) diff.modified.push_back(path);
-      } else if (after) {
-        diff.added.push_back(path);
-      } else if (before) {
-        diff.deleted.push_back(path);
-      }
-    }
-    if (reversed) std::swap(diff.added, diff.deleted);
-    TOOLVFS_RETURN_IF_ERROR(transaction.Commit());
-    return diff;
+    TOOLVFS_ASSIGN_OR_RETURN(Comparison comparison, Compare(from, to));
+    return std::move(comparison.diff);
+  }
+
+  Result<std::vector<std::string>> Rewritten(std::string_view from, std::optional<std::string_view> to) override {
+    TOOLVFS_ASSIGN_OR_RETURN(Comparison comparison, Compare(from, to));
+    return std::move(comparison.rewritten);
   }
 
   Status DeleteSnapshot(std::string_view id) override {
@@ -1302,6 +1282,50 @@ class SqlStore final : public ProjectFiles {
                         /*labels=*/false);
   }
 
+  // Diff, and the files Rewritten names: those whose row differs with the
+  // same content (a write of the same bytes makes a new row).
+  struct Comparison {
+    TreeDiff diff;
+    std::vector<std::string> rewritten;
+  };
+  Result<Comparison> Compare(std::string_view from, std::optional<std::string_view> to) {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
+    TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction,
+                             SqlTransaction::Begin(*db, SqlTransactionKind::kRead));
+    TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef first, Find(*db, from));
+    int64_t second = workspace_->at;
+    if (to) {
+      TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef named, Find(*db, *to));
+      second = named.generation;
+    }
+    const bool reversed = second < first.generation;
+    const int64_t low = reversed ? second : first.generation;
+    const int64_t high = reversed ? first.generation : second;
+    TOOLVFS_ASSIGN_OR_RETURN(std::vector<std::string> paths, ChangedPaths(*db, workspace_->id, low, high));
+    Comparison comparison;
+    TreeDiff& diff = comparison.diff;
+    for (const std::string& path : paths) {
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> before,
+                               LookUp(*db, workspace_->id, path, low, workspace_->created_ms));
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> after,
+                               LookUp(*db, workspace_->id, path, high, workspace_->created_ms));
+      if (before && after) {
+        if (before->kind != after->kind || before->content_id != after->content_id) {
+          diff.modified.push_back(path);
+        } else if (before->born != after->born && !after->is_directory()) {
+          comparison.rewritten.push_back(path);
+        }
+      } else if (after) {
+        diff.added.push_back(path);
+      } else if (before) {
+        diff.deleted.push_back(path);
+      }
+    }
+    if (reversed) std::swap(diff.added, diff.deleted);
+    TOOLVFS_RETURN_IF_ERROR(transaction.Commit());
+    return comparison;
+  }
+
   // PermissionDenied for a write to a snapshot project.
   Status RefuseWrite(std::string_view verb, std::string_view path) const {
     if (!workspace_->read_only()) return OkStatus();
@@ -1325,22 +1349,33 @@ Result<std::optional<int64_t>> FindWorkspace(SqlConnection& db, std::string_view
 
 // The workspace's id and creation time, creating it if `create` (in a
 // write transaction of its own: two processes opening a new workspace at
-// once both end up with the one the first created).
+// once both end up with the one the first created). With
+// `options.create_new_workspace` only the one that inserts the row opens
+// it, by that row's id: the others get AlreadyExists.
 Status FindOrCreateWorkspace(SqlConnection& db, Workspace& workspace, bool create) {
+  const bool exclusive = create && workspace.options.create_new_workspace;
   if (create) {
-    TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> existing, FindWorkspace(db, workspace.name));
+    std::optional<int64_t> existing;
+    if (!exclusive) {
+      TOOLVFS_ASSIGN_OR_RETURN(existing, FindWorkspace(db, workspace.name));
+    }
     if (!existing) {
+      bool inserted = false;
       TOOLVFS_RETURN_IF_ERROR(workspace.database->RunWriteTransaction([&](SqlConnection& writer) -> Status {
         TOOLVFS_ASSIGN_OR_RETURN(SqlStatement insert, writer.Prepare(kInsertWorkspace));
         insert.Bind(1, workspace.name).Bind(2, NowMs());
-        TOOLVFS_ASSIGN_OR_RETURN(bool inserted, insert.Step());
+        TOOLVFS_ASSIGN_OR_RETURN(inserted, insert.Step());
         if (inserted) workspace.id = insert.Int(0);
         return OkStatus();
       }));
+      if (exclusive && !inserted) {
+        return AlreadyExistsError("Workspace " + Quote(workspace.name) + " already exists in the store " +
+                                  Quote(workspace.location));
+      }
     }
   }
   TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction, SqlTransaction::Begin(db, SqlTransactionKind::kRead));
-  {
+  if (!exclusive) {
     TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> found, FindWorkspace(db, workspace.name));
     if (!found) {
       return NotFoundError("Workspace " + Quote(workspace.name) + " does not exist in the store " +
@@ -1352,7 +1387,7 @@ Status FindOrCreateWorkspace(SqlConnection& db, Workspace& workspace, bool creat
     TOOLVFS_ASSIGN_OR_RETURN(SqlStatement state, db.Prepare(kWorkspaceState));
     state.Bind(1, workspace.id);
     TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
-    if (!found) return InternalError("The workspace row vanished inside a transaction");
+    if (!found) return NotFoundError("The workspace " + Quote(workspace.display) + " was deleted while it was open");
     workspace.created_ms = state.Int(2);
   }
   return transaction.Commit();
@@ -1387,6 +1422,36 @@ constexpr const char* kDeleteFormerAddresses =
     "DELETE FROM content_addresses WHERE NOT EXISTS (SELECT 1 FROM contents c "
     "WHERE c.id=content_addresses.content_id AND c.hash=content_addresses.hash)";
 constexpr const char* kForgetFormerAddresses = "UPDATE contents SET former_hash=NULL WHERE former_hash IS NOT NULL";
+// The workspace an open created, by its row: a sqlite id can be reused by
+// a workspace created after that one was deleted, so the name and creation
+// time must match too.
+constexpr const char* kFindCreatedWorkspace = "SELECT id FROM workspaces WHERE id=?1 AND name=?2 AND created_ms=?3";
+constexpr const char* kLockCreatedWorkspace =
+    "SELECT id FROM workspaces WHERE id=?1 AND name=?2 AND created_ms=?3 FOR UPDATE";
+
+// Deletes workspace `id` with its entries and snapshots and releases the
+// content they held; inside the caller's write transaction, which found it.
+Status DeleteWorkspaceRows(SqlConnection& db, int64_t id) {
+  std::vector<std::pair<int64_t, int64_t>> uses;
+  {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(kWorkspaceContentUses));
+    select.Bind(1, id);
+    while (true) {
+      TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+      if (!row) break;
+      uses.emplace_back(select.Int(0), select.Int(1));
+    }
+  }
+  for (const char* sql : {kDeleteWorkspaceEntries, kDeleteWorkspaceSnapshots, kDeleteWorkspaceRow}) {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement remove, db.Prepare(sql));
+    remove.Bind(1, id);
+    TOOLVFS_RETURN_IF_ERROR(remove.Run());
+  }
+  for (const auto& [content_id, count] : uses) {
+    for (int64_t i = 0; i < count; ++i) TOOLVFS_RETURN_IF_ERROR(ReleaseContent(db, content_id));
+  }
+  return OkStatus();
+}
 
 }  // namespace
 
@@ -1422,25 +1487,29 @@ Status SqlStoreFile::DeleteWorkspace(std::string_view name) {
       }
       id = find.Int(0);
     }
-    std::vector<std::pair<int64_t, int64_t>> uses;
+    return DeleteWorkspaceRows(db, id);
+  });
+}
+
+Status DeleteCreatedWorkspace(std::unique_ptr<ProjectFiles> project) {
+  auto* store = dynamic_cast<SqlStore*>(project.get());
+  if (store == nullptr || !store->workspace()->options.create_new_workspace || store->workspace()->read_only()) {
+    return InvalidArgumentError("DeleteCreatedWorkspace: not a workspace opened with create_new_workspace");
+  }
+  const std::shared_ptr<Workspace> workspace = store->workspace();
+  project.reset();  // its views and trees first
+  return workspace->database->RunWriteTransaction([&](SqlConnection& db) -> Status {
     {
-      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(kWorkspaceContentUses));
-      select.Bind(1, id);
-      while (true) {
-        TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
-        if (!row) break;
-        uses.emplace_back(select.Int(0), select.Int(1));
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement find,
+                               db.Prepare(db.dialect().row_locks ? kLockCreatedWorkspace : kFindCreatedWorkspace));
+      find.Bind(1, workspace->id).Bind(2, workspace->name).Bind(3, workspace->created_ms);
+      TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
+      if (!found) {
+        return NotFoundError("The workspace " + Quote(workspace->display) +
+                             " this command created was deleted meanwhile");
       }
     }
-    for (const char* sql : {kDeleteWorkspaceEntries, kDeleteWorkspaceSnapshots, kDeleteWorkspaceRow}) {
-      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement remove, db.Prepare(sql));
-      remove.Bind(1, id);
-      TOOLVFS_RETURN_IF_ERROR(remove.Run());
-    }
-    for (const auto& [content_id, count] : uses) {
-      for (int64_t i = 0; i < count; ++i) TOOLVFS_RETURN_IF_ERROR(ReleaseContent(db, content_id));
-    }
-    return OkStatus();
+    return DeleteWorkspaceRows(db, workspace->id);
   });
 }
 

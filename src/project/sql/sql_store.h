@@ -35,6 +35,15 @@ Result<std::unique_ptr<ProjectFiles>> OpenSqlStore(std::shared_ptr<SqlDatabase> 
                                                   const WorkspaceAddress& address, std::string display,
                                                   const StoreOptions& options);
 
+// Deletes the workspace `project` is, with its snapshots, as
+// SqlStoreFile::DeleteWorkspace does; for undoing a fill that failed.
+// `project` must come from OpenSqlStore with StoreOptions::
+// create_new_workspace, and the workspace is found by the row that open
+// inserted, never by name: one another process created under the same name
+// after this one was deleted stays. NotFound when it is gone;
+// InvalidArgument for any other project.
+Status DeleteCreatedWorkspace(std::unique_ptr<ProjectFiles> project);
+
 // One workspace of a store, as `toolvfs workspace` lists it.
 struct WorkspaceSummary {
   std::string name;
