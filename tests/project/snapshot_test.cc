@@ -21,6 +21,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "core/status.h"
 #include "project/fault_injecting_store.h"
@@ -28,6 +29,7 @@
 #include "project/fs_store.h"
 #include "project/null_store.h"
 #include "project/project_files.h"
+#include "project/sql/postgres_database.h"
 #include "project/test_util.h"
 #include "project/status_assertions.h"
 #include "postgres_test_server.h"
@@ -73,8 +75,14 @@ class SnapshotTest : public ::testing::TestWithParam<std::string> {
   // A new, empty workspace of `backend`.
   Result<std::unique_ptr<ProjectFiles>> OpenBackend(std::string_view backend) {
     if (backend == "memory") return OpenProject("memory:snapshots");
-    if (backend == "sqlite") return OpenProject("sqlite:" + directory_.path() + "/store.db#snapshots");
-    if (backend == "postgres") return OpenProject(TestPostgresUri() + "#" + NewTestPostgresWorkspace());
+    if (backend == "sqlite") {
+      sqlite_file_ = directory_.path() + "/store.db";
+      return OpenProject("sqlite:" + sqlite_file_ + "#snapshots");
+    }
+    if (backend == "postgres") {
+      postgres_workspace_ = NewTestPostgresWorkspace();
+      return OpenProject(TestPostgresUri() + "#" + postgres_workspace_);
+    }
     return InvalidArgumentError("no such backend in this suite: " + std::string(backend));
   }
 
@@ -144,7 +152,58 @@ class SnapshotTest : public ::testing::TestWithParam<std::string> {
     return metadata.ok() ? metadata->created_ms : std::nullopt;
   }
 
+  // What the store keeps for this workspace, read from its tables: its
+  // entry rows (every version of every path that some state holds), and
+  // the contents they use. Not known for the memory store (nullopt), whose
+  // snapshots share nodes that go with the last state holding them.
+  struct StoredRows {
+    int64_t entries = 0;
+    int64_t contents = 0;
+  };
+  std::optional<StoredRows> Stored() {
+    if (!sqlite_file_.empty()) {
+      // The file holds this workspace alone, so every content is its own.
+      return StoredRows{QuerySqlite("SELECT count(*) FROM entries"), QuerySqlite("SELECT count(*) FROM contents")};
+    }
+    if (!postgres_workspace_.empty()) {
+      // Other tests share the server's tables: only what this workspace's rows use.
+      const std::string rows =
+          " FROM entries e JOIN workspaces w ON w.id=e.workspace_id WHERE w.name='" + postgres_workspace_ + "'";
+      return StoredRows{QueryPostgres("SELECT count(*)" + rows),
+                        QueryPostgres("SELECT count(DISTINCT e.content_id)" + rows)};
+    }
+    return std::nullopt;
+  }
+
+  int64_t QuerySqlite(const char* sql) {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open_v2(sqlite_file_.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    sqlite3_stmt* statement = nullptr;
+    int64_t value = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &statement, nullptr) == SQLITE_OK && sqlite3_step(statement) == SQLITE_ROW) {
+      value = sqlite3_column_int64(statement, 0);
+    } else {
+      ADD_FAILURE() << sql << ": " << sqlite3_errmsg(db);
+    }
+    sqlite3_finalize(statement);
+    sqlite3_close(db);
+    return value;
+  }
+
+  int64_t QueryPostgres(const std::string& sql) {
+    Result<std::unique_ptr<PostgresConnection>> connection =
+        PostgresConnection::Open(TestPostgresUri(), "test server");
+    EXPECT_TRUE(connection.ok()) << connection.status().ToString();
+    if (!connection.ok()) return -1;
+    Result<PostgresResult> rows = (*connection)->Execute(sql.c_str());
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    if (!rows.ok() || rows->rows() == 0) return -1;
+    return rows->Int(0, 0);
+  }
+
   TempDir directory_;                     // for stores that keep a file; outlives them
+  std::string sqlite_file_;               // the sqlite store's file, else empty
+  std::string postgres_workspace_;        // the postgres store's workspace, else empty
   std::unique_ptr<ProjectFiles> target_;  // behind a wrapper: declared first, outlives it
   std::unique_ptr<ProjectFiles> store_;
 };
@@ -431,6 +490,122 @@ TEST_P(SnapshotTest, ADeletedSnapshotIsUnknownAndTheOthersStillWork) {
   EXPECT_EQ(Contents(), (TreeContents{{"a.txt", "3"}}));
   ASSERT_NO_FATAL_FAILURE(Write("a.txt", "4"));
   EXPECT_EQ(DiffOf(first), (TreeDiff{{}, {"a.txt"}, {}}));
+}
+
+// ----- what deleting a snapshot frees, without gc ------------------------------------------
+
+// The SQLite-store issue's requirement: a loop of overwrite + snapshot +
+// delete-snapshot does not grow the store. Deleting the newest snapshot
+// used to leave the live rows it saw as if a snapshot still saw them, so
+// their next overwrite or deletion kept the old row and its content until
+// `workspace gc`. With no snapshot left, the store holds the live state
+// and nothing else.
+TEST_P(SnapshotTest, DeletingTheNewestSnapshotThenWritingKeepsNothingNoStateSees) {
+  ASSERT_NO_FATAL_FAILURE(Write("f", "f0"));
+  ASSERT_NO_FATAL_FAILURE(Write("dir/g", "g0"));
+  for (int round = 1; round <= 8; ++round) {
+    const std::string id = Take();
+    ASSERT_TRUE(store_->DeleteSnapshot(id).ok());
+    ASSERT_NO_FATAL_FAILURE(Write("f", "f" + std::to_string(round)));
+    if (round % 2 == 1) {
+      ASSERT_TRUE(store_->Delete("dir/g").ok());
+    } else {
+      ASSERT_NO_FATAL_FAILURE(Write("dir/g", "g" + std::to_string(round)));
+    }
+    const bool has_g = round % 2 == 0;
+    TreeContents expected = {{"dir", std::string(kDirectory)}, {"f", "f" + std::to_string(round)}};
+    if (has_g) expected["dir/g"] = "g" + std::to_string(round);
+    ASSERT_EQ(Contents(), expected) << "round " << round;
+    if (std::optional<StoredRows> stored = Stored()) {
+      // f, dir and (every other round) dir/g; one content per file.
+      EXPECT_EQ(stored->entries, has_g ? 3 : 2) << "round " << round;
+      EXPECT_EQ(stored->contents, has_g ? 2 : 1) << "round " << round;
+    }
+  }
+  // The workspace writes in place again, as before its first snapshot.
+  ASSERT_NO_FATAL_FAILURE(Write("f", "last"));
+  const std::string id = Take();
+  ASSERT_NO_FATAL_FAILURE(Write("f", "after"));
+  EXPECT_EQ(DiffOf(id), (TreeDiff{{}, {"f"}, {}}));
+  RestoreTo(id);
+  EXPECT_EQ(Contents(), (TreeContents{{"dir", std::string(kDirectory)}, {"dir/g", "g8"}, {"f", "last"}}));
+}
+
+// The same with an older snapshot kept throughout: the rows only the
+// deleted newer one saw go, what the kept one holds stays readable.
+TEST_P(SnapshotTest, DeletingTheNewerOfTwoSnapshotsKeepsOnlyWhatTheOlderAndTheLiveStateSee) {
+  ASSERT_NO_FATAL_FAILURE(Write("f", "kept f"));
+  ASSERT_NO_FATAL_FAILURE(Write("g", "kept g"));
+  const std::string kept = Take("kept");
+  for (int round = 1; round <= 8; ++round) {
+    ASSERT_NO_FATAL_FAILURE(Write("f", "f" + std::to_string(round)));
+    const std::string id = Take();
+    ASSERT_NO_FATAL_FAILURE(Write("g", "g" + std::to_string(round)));
+    ASSERT_TRUE(store_->DeleteSnapshot(id).ok());
+    ASSERT_NO_FATAL_FAILURE(Write("f", "f" + std::to_string(round) + "'"));
+    if (std::optional<StoredRows> stored = Stored()) {
+      // Two states (kept, live) of two files, no row shared.
+      EXPECT_EQ(stored->entries, 4) << "round " << round;
+      EXPECT_EQ(stored->contents, 4) << "round " << round;
+    }
+  }
+  EXPECT_EQ(DiffOf(kept), (TreeDiff{{}, {"f", "g"}, {}}));
+  RestoreTo(kept);
+  EXPECT_EQ(Contents(), (TreeContents{{"f", "kept f"}, {"g", "kept g"}}));
+  if (std::optional<StoredRows> stored = Stored()) {
+    EXPECT_EQ(stored->entries, 4) << "the restored rows are the kept snapshot's, copied";
+  }
+}
+
+// Overwrites, deletions, snapshots and deletions of the newest or an older
+// snapshot in a pseudo-random order: every snapshot left holds what it
+// held, and the store never keeps more rows than its states see (each
+// state sees at most one row per path), which any row seen by no state
+// would break sooner or later.
+TEST_P(SnapshotTest, AnyMixOfWritesSnapshotsAndSnapshotDeletionsStaysBounded) {
+  const std::vector<std::string> files = {"a", "b", "d/c"};
+  TreeContents live;
+  for (const std::string& file : files) {
+    ASSERT_NO_FATAL_FAILURE(Write(file, file + " start"));
+    live[file] = file + " start";
+  }
+  live["d"] = std::string(kDirectory);
+  std::vector<std::pair<std::string, TreeContents>> snapshots = {{Take("kept"), live}};
+  uint32_t random = 12345;
+  for (int step = 0; step < 150; ++step) {
+    random = random * 1103515245u + 12345u;
+    const uint32_t pick = (random >> 16) % 100;
+    const std::string& file = files[(random >> 8) % files.size()];
+    if (pick < 40) {
+      const std::string content = file + " " + std::to_string(step);
+      ASSERT_NO_FATAL_FAILURE(Write(file, content));
+      live[file] = content;
+    } else if (pick < 55) {
+      if (live.erase(file) == 1) ASSERT_TRUE(store_->Delete(file).ok()) << file;
+    } else if (pick < 75) {
+      if (snapshots.size() < 4) snapshots.emplace_back(Take(), live);
+    } else if (snapshots.size() > 1) {
+      // The newest mostly, sometimes one in the middle; the first stays.
+      const size_t index = pick < 90 ? snapshots.size() - 1 : 1 + (random >> 4) % (snapshots.size() - 1);
+      ASSERT_TRUE(store_->DeleteSnapshot(snapshots[index].first).ok()) << "step " << step;
+      snapshots.erase(snapshots.begin() + static_cast<std::ptrdiff_t>(index));
+    }
+    if (std::optional<StoredRows> stored = Stored()) {
+      const auto states = static_cast<int64_t>(snapshots.size() + 1);
+      ASSERT_LE(stored->entries, states * 4) << "step " << step << ": rows no state sees are kept";
+      ASSERT_LE(stored->contents, states * 3) << "step " << step;
+    }
+  }
+  ASSERT_EQ(Contents(), live);
+  for (const auto& [id, contents] : snapshots) {
+    EXPECT_EQ(DiffOf(id).added.size() + DiffOf(id).modified.size() + DiffOf(id).deleted.size() == 0,
+              contents == live)
+        << "snapshot " << id;
+  }
+  for (auto it = snapshots.rbegin(); it != snapshots.rend(); ++it) {
+    RestoreTo(it->first);
+    EXPECT_EQ(Contents(), it->second) << "snapshot " << it->first;
+  }
 }
 
 // Ids are "1", "2", ...: decimal, increasing, and never given out twice,

@@ -199,16 +199,32 @@ constexpr const char* kChangedPaths =
     "SELECT path FROM entries WHERE workspace_id=?1 AND born>?2 AND born<=?3 AND born>1 "
     "UNION SELECT path FROM entries WHERE workspace_id=?1 AND died>?2 AND died<=?3 AND replaced IS NULL "
     "ORDER BY path";
-// Dead rows seen by no state but those in (?2, ?3]: born after ?2, dead by
-// ?4. Those a new row replaced are found through their successors' births
-// (the same path, born when they died; after snapshot ?3, so `born>1`).
+// Dead rows seen by no state but those in (?2, ?5]: born in (?2, ?5], dead
+// in (?3, ?4]. Those a new row replaced are found through their
+// successors' births (the same path, born when they died; ?3 is at least
+// 1, so `born>1`). For a snapshot with a next one, ?3=?5 is its own
+// generation and ?4 the next's; for the newest, ?3 is the previous one's
+// + 1 and ?4=?5 the live generation, so that every dead row born after
+// the previous snapshot goes (DeleteSnapshot).
 constexpr const char* kRowsSeenOnlyBetween =
     "SELECT path, born, content_id FROM entries WHERE workspace_id=?1 AND died>?3 AND died<=?4 "
-    "AND born>?2 AND born<=?3 AND replaced IS NULL "
+    "AND born>?2 AND born<=?5 AND replaced IS NULL "
     "UNION ALL SELECT p.path, p.born, p.content_id FROM entries n JOIN entries p "
     "ON p.workspace_id=n.workspace_id AND p.parent=n.parent AND p.name=n.name AND p.died=n.born "
     "WHERE n.workspace_id=?1 AND n.born>?3 AND n.born<=?4 AND n.born>1 AND p.replaced IS NOT NULL "
-    "AND p.born>?2 AND p.born<=?3";
+    "AND p.born>?2 AND p.born<=?5";
+// Once the newest snapshot is gone, the live generation moves back to ?2
+// (the previous snapshot's + 1): the rows born in (?2, ?3] (live ones by
+// then) are born at ?2 again, and rows that died in (?2, ?3] die at ?2.
+constexpr const char* kRowsBornBetween =
+    "SELECT path, born FROM entries WHERE workspace_id=?1 AND born>?2 AND born<=?3 AND born>1";
+constexpr const char* kLowerPredecessorDeath =
+    "UPDATE entries SET died=?5 WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND died=?4";
+constexpr const char* kLowerBirth =
+    "UPDATE entries SET born=?5 WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND born=?4";
+constexpr const char* kLowerDeaths =
+    "UPDATE entries SET died=?2 WHERE workspace_id=?1 AND died>?2 AND died<=?3 AND replaced IS NULL";
+constexpr const char* kSetGeneration = "UPDATE workspaces SET generation=?2 WHERE id=?1";
 
 // ----- Rows ---------------------------------------------------------------------
 
@@ -1099,14 +1115,17 @@ class SqlStore final : public ProjectFiles {
         TOOLVFS_RETURN_IF_ERROR(remove.Run());
       }
       // Rows only this snapshot saw: born after the previous snapshot,
-      // dead by the next one (or by now).
+      // dead by the next one (or by now). Without a next one, every dead
+      // row born after the previous snapshot: no state sees it any more.
+      const int64_t after = previous.value_or(0);
       std::vector<std::pair<std::string, Entry>> freed;
       {
         TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, change.db.Prepare(kRowsSeenOnlyBetween));
         select.Bind(1, workspace_->id)
-            .Bind(2, previous.value_or(0))
-            .Bind(3, snapshot.generation)
-            .Bind(4, next.value_or(change.generation));
+            .Bind(2, after)
+            .Bind(3, next ? snapshot.generation : after + 1)
+            .Bind(4, next.value_or(change.generation))
+            .Bind(5, next ? snapshot.generation : change.generation);
         while (true) {
           TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
           if (!row) break;
@@ -1120,11 +1139,52 @@ class SqlStore final : public ProjectFiles {
         TOOLVFS_RETURN_IF_ERROR(DropEntryRow(change.db, workspace_->id, path, entry.born));
         if (entry.content_id) TOOLVFS_RETURN_IF_ERROR(ReleaseContent(change.db, *entry.content_id));
       }
-      return OkStatus();
+      if (next) return OkStatus();
+      return LowerGeneration(change, after + 1);
     });
   }
 
  private:
+  // After the newest snapshot went: the live generation becomes `lowered`
+  // (the previous snapshot's + 1, or 1), so that a write decides
+  // copy-on-write by `born == generation` again. Else the live rows that
+  // snapshot saw would stay born before the live generation, and their next
+  // overwrite or deletion would keep a dead row and its content that no
+  // snapshot sees, until gc. Every dead row born after the previous
+  // snapshot is gone already, so the rows born after `lowered` are live,
+  // one per path, and none is born at `lowered` beside them. Costs the
+  // rows born or dead since `lowered`, never the workspace's size.
+  Status LowerGeneration(const Change& change, int64_t lowered) {
+    if (lowered >= change.generation) return OkStatus();
+    std::vector<std::pair<std::string, int64_t>> moved;
+    {
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, change.db.Prepare(kRowsBornBetween));
+      select.Bind(1, workspace_->id).Bind(2, lowered).Bind(3, change.generation);
+      while (true) {
+        TOOLVFS_ASSIGN_OR_RETURN(bool row, select.Step());
+        if (!row) break;
+        moved.emplace_back(std::string(select.Text(0)), select.Int(1));
+      }
+    }
+    for (const auto& [path, born] : moved) {
+      // The row it replaced (out of the death index) died when it was
+      // born: both move, so restore, diff and deletion still pair them.
+      for (const char* sql : {kLowerPredecessorDeath, kLowerBirth}) {
+        TOOLVFS_ASSIGN_OR_RETURN(SqlStatement update, change.db.Prepare(sql));
+        update.Bind(1, workspace_->id).Bind(2, ParentPath(path)).Bind(3, BaseName(path)).Bind(4, born);
+        update.Bind(5, lowered);
+        TOOLVFS_RETURN_IF_ERROR(update.Run());
+      }
+    }
+    for (const char* sql : {kLowerDeaths, kSetGeneration}) {
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement update, change.db.Prepare(sql));
+      update.Bind(1, workspace_->id).Bind(2, lowered);
+      if (sql == kLowerDeaths) update.Bind(3, change.generation);
+      TOOLVFS_RETURN_IF_ERROR(update.Run());
+    }
+    return OkStatus();
+  }
+
   // GrepTree over the workspace's state at the store's generation; each
   // call borrows its own connection, so the engine's threads read in
   // parallel.
