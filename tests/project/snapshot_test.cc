@@ -581,7 +581,9 @@ TEST_P(SnapshotTest, AnyMixOfWritesSnapshotsAndSnapshotDeletionsStaysBounded) {
       ASSERT_NO_FATAL_FAILURE(Write(file, content));
       live[file] = content;
     } else if (pick < 55) {
-      if (live.erase(file) == 1) ASSERT_TRUE(store_->Delete(file).ok()) << file;
+      if (live.erase(file) == 1) {
+        ASSERT_TRUE(store_->Delete(file).ok()) << file;
+      }
     } else if (pick < 75) {
       if (snapshots.size() < 4) snapshots.emplace_back(Take(), live);
     } else if (snapshots.size() > 1) {
