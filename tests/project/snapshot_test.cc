@@ -21,7 +21,6 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include "core/status.h"
 #include "project/fault_injecting_store.h"
@@ -30,6 +29,7 @@
 #include "project/null_store.h"
 #include "project/project_files.h"
 #include "project/sql/postgres_database.h"
+#include "project/sqlite_query.h"
 #include "project/test_util.h"
 #include "project/status_assertions.h"
 #include "postgres_test_server.h"
@@ -163,7 +163,8 @@ class SnapshotTest : public ::testing::TestWithParam<std::string> {
   std::optional<StoredRows> Stored() {
     if (!sqlite_file_.empty()) {
       // The file holds this workspace alone, so every content is its own.
-      return StoredRows{QuerySqlite("SELECT count(*) FROM entries"), QuerySqlite("SELECT count(*) FROM contents")};
+      return StoredRows{QueryInt(sqlite_file_, "SELECT count(*) FROM entries"),
+                        QueryInt(sqlite_file_, "SELECT count(*) FROM contents")};
     }
     if (!postgres_workspace_.empty()) {
       // Other tests share the server's tables: only what this workspace's rows use.
@@ -173,21 +174,6 @@ class SnapshotTest : public ::testing::TestWithParam<std::string> {
                         QueryPostgres("SELECT count(DISTINCT e.content_id)" + rows)};
     }
     return std::nullopt;
-  }
-
-  int64_t QuerySqlite(const char* sql) {
-    sqlite3* db = nullptr;
-    EXPECT_EQ(sqlite3_open_v2(sqlite_file_.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-    sqlite3_stmt* statement = nullptr;
-    int64_t value = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &statement, nullptr) == SQLITE_OK && sqlite3_step(statement) == SQLITE_ROW) {
-      value = sqlite3_column_int64(statement, 0);
-    } else {
-      ADD_FAILURE() << sql << ": " << sqlite3_errmsg(db);
-    }
-    sqlite3_finalize(statement);
-    sqlite3_close(db);
-    return value;
   }
 
   int64_t QueryPostgres(const std::string& sql) {

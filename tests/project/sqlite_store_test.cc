@@ -30,6 +30,7 @@
 #include "project/sql/sqlite_database.h"
 #include "project/sql/sqlite_store.h"
 #include "project/sql/workspace_uri.h"
+#include "project/sqlite_query.h"
 #include "project/test_util.h"
 #include "project/status_assertions.h"
 
@@ -56,23 +57,6 @@ std::string RandomBytes(size_t size, uint32_t seed) {
   std::string bytes(size, '\0');
   for (char& c : bytes) c = static_cast<char>(generator() & 0xff);
   return bytes;
-}
-
-// A query's single integer answer, straight from the file (not through the
-// store), to look at what the store wrote.
-int64_t QueryInt(const std::string& file, const char* sql) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_stmt* statement = nullptr;
-  int64_t value = -1;
-  if (sqlite3_prepare_v2(db, sql, -1, &statement, nullptr) == SQLITE_OK && sqlite3_step(statement) == SQLITE_ROW) {
-    value = sqlite3_column_int64(statement, 0);
-  } else {
-    ADD_FAILURE() << sql << ": " << sqlite3_errmsg(db);
-  }
-  sqlite3_finalize(statement);
-  sqlite3_close(db);
-  return value;
 }
 
 std::string QueryText(const std::string& file, const char* sql) {
