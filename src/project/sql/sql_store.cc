@@ -1447,7 +1447,7 @@ Status FindOrCreateWorkspace(SqlConnection& db, Workspace& workspace, bool creat
     TOOLVFS_ASSIGN_OR_RETURN(SqlStatement state, db.Prepare(kWorkspaceState));
     state.Bind(1, workspace.id);
     TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
-    if (!found) return NotFoundError("The workspace " + Quote(workspace.display) + " was deleted while it was open");
+    if (!found) return WorkspaceDeletedError(workspace);
     workspace.created_ms = state.Int(2);
   }
   return transaction.Commit();
@@ -1482,12 +1482,6 @@ constexpr const char* kDeleteFormerAddresses =
     "DELETE FROM content_addresses WHERE NOT EXISTS (SELECT 1 FROM contents c "
     "WHERE c.id=content_addresses.content_id AND c.hash=content_addresses.hash)";
 constexpr const char* kForgetFormerAddresses = "UPDATE contents SET former_hash=NULL WHERE former_hash IS NOT NULL";
-// The workspace an open created, by its row: a sqlite id can be reused by
-// a workspace created after that one was deleted, so the name and creation
-// time must match too.
-constexpr const char* kFindCreatedWorkspace = "SELECT id FROM workspaces WHERE id=?1 AND name=?2 AND created_ms=?3";
-constexpr const char* kLockCreatedWorkspace =
-    "SELECT id FROM workspaces WHERE id=?1 AND name=?2 AND created_ms=?3 FOR UPDATE";
 
 // Deletes workspace `id` with its entries and snapshots and releases the
 // content they held; inside the caller's write transaction, which found it.
@@ -1560,9 +1554,11 @@ Status DeleteCreatedWorkspace(std::unique_ptr<ProjectFiles> project) {
   project.reset();  // its views and trees first
   return workspace->database->RunWriteTransaction([&](SqlConnection& db) -> Status {
     {
+      // By id alone: an id is never given to another workspace (schema
+      // version 6), so a namesake created since is another row.
       TOOLVFS_ASSIGN_OR_RETURN(SqlStatement find,
-                               db.Prepare(db.dialect().row_locks ? kLockCreatedWorkspace : kFindCreatedWorkspace));
-      find.Bind(1, workspace->id).Bind(2, workspace->name).Bind(3, workspace->created_ms);
+                               db.Prepare(db.dialect().row_locks ? kLockWorkspace : kWorkspaceState));
+      find.Bind(1, workspace->id);
       TOOLVFS_ASSIGN_OR_RETURN(bool found, find.Step());
       if (!found) {
         return NotFoundError("The workspace " + Quote(workspace->display) +
