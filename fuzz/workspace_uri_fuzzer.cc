@@ -7,7 +7,8 @@
 // in either place libpq reads it (user:PASSWORD@, a `password` query
 // parameter with its key maybe percent-encoded), in its output and in every
 // message ParseWorkspaceAddress gives with it, and redacting twice changes
-// nothing. Build and run with `make fuzz`.
+// nothing; the same for the `password` value of a keyword/value
+// connection string, quoted or bare. Build and run with `make fuzz`.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstddef>
@@ -209,6 +210,55 @@ void CheckRedaction(FuzzedDataProvider& fuzz) {
   }
 }
 
+// `value` written for a keyword/value connection string so that libpq
+// (conninfo_parse) reads it back: quoted, with ' and \ escaped, or bare,
+// with whitespace, quotes and \ escaped (not empty: a bare empty value is
+// none, and libpq reads the next word instead).
+std::string ConnectionStringValue(std::string_view value, bool quoted) {
+  std::string written = quoted ? "'" : "";
+  for (char c : value) {
+    const bool escaped = c == '\\' || c == '\'' || (!quoted && (c == ' ' || (c >= '\t' && c <= '\r')));
+    if (escaped) written += '\\';
+    written += c;
+  }
+  if (quoted) written += '\'';
+  return written;
+}
+
+// The same promise for a keyword/value connection string (as a
+// --session-store may be given): well-formed KEYWORD=VALUE pairs, then the
+// password keyword in any case with whitespace around '=' or none, its value
+// quoted or bare, then anything.
+void CheckConnectionStringRedaction(FuzzedDataProvider& fuzz) {
+  std::string before;
+  const int pairs = fuzz.ConsumeIntegralInRange(0, 3);
+  for (int i = 0; i < pairs; ++i) {
+    std::string keyword = Without(fuzz.ConsumeRandomLengthString(16), std::string_view("#= \t\n\v\f\r\0", 9));
+    if (keyword.empty()) keyword = "host";
+    const std::string value = Without(fuzz.ConsumeRandomLengthString(32), std::string_view("#\0", 2));
+    // An empty value is written quoted: bare, libpq would read the next word.
+    before += keyword + "=" + ConnectionStringValue(value, value.empty() || fuzz.ConsumeBool()) + " ";
+  }
+  before += fuzz.ConsumeBool() ? "password" : "PassWord";
+  before += fuzz.ConsumeBool() ? " = " : "=";
+  const bool quoted = fuzz.ConsumeBool();
+  // As in a URI, only the part before '#' is the connection string.
+  const std::string password = Without(fuzz.ConsumeRandomLengthString(64), std::string_view("#\0", 2));
+  const std::string after = " " + fuzz.ConsumeRandomLengthString(128);
+  if (password.empty()) return;  // a bare empty value is not one: libpq reads the next word
+  // libpq reads a string with these starts as a URI, which CheckRedaction covers.
+  if (before.starts_with("postgresql://") || before.starts_with("postgres://")) return;
+
+  const std::string shown = Shown(before + ConnectionStringValue(password, quoted) + after);
+  const std::string other = password == "x" ? "y" : "x";
+  if (Shown(before + ConnectionStringValue(other, quoted) + after) != shown) std::abort();
+  constexpr std::string_view kMarker = "Pw0rdMarker";
+  if (before.find(kMarker) == std::string::npos && after.find(kMarker) == std::string::npos &&
+      Shown(before + ConnectionStringValue(kMarker, quoted) + after).find(kMarker) != std::string::npos) {
+    std::abort();
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -217,5 +267,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckAddress(input);
   FuzzedDataProvider fuzz(data, size);
   CheckRedaction(fuzz);
+  CheckConnectionStringRedaction(fuzz);
   return 0;
 }

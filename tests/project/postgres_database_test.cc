@@ -360,5 +360,33 @@ TEST(PostgresDatabaseTest, RedactsEveryPasswordLibpqReads) {
   EXPECT_EQ(RedactPostgresUri("postgres://me:pw@host#ws@snap"), "postgres://me:***@host#ws@snap");
 }
 
+// A keyword/value connection string's value as libpq (conninfo_parse)
+// reads it: quoted values hold spaces, a backslash escapes the next
+// character, whitespace may surround '='. Only the first word of a quoted
+// password was hidden before.
+TEST(PostgresDatabaseTest, RedactsQuotedAndEscapedConnectionStringPasswords) {
+  EXPECT_EQ(RedactPostgresUri("host=/run password='a b' user=me"), "host=/run password='***' user=me");
+  EXPECT_EQ(RedactPostgresUri("password = 'it\\'s secret' dbname=app"), "password = '***' dbname=app");
+  // A quoted value stays quoted, so that what follows its closing quote is
+  // not taken into it when the result is redacted again.
+  EXPECT_EQ(RedactPostgresUri("password='a b''x user=me"), "password='***''x user=me");
+  EXPECT_EQ(RedactPostgresUri("password=a\\ b user=me"), "password=*** user=me");
+  EXPECT_EQ(RedactPostgresUri("password='a b"), "password='***'");  // unterminated: the rest
+  EXPECT_EQ(RedactPostgresUri("password=\tpw\tuser=me"), "password=\t***\tuser=me");
+  // libpq refuses these, and its refusal shows the string: still hidden.
+  EXPECT_EQ(RedactPostgresUri("Password=pw"), "Password=***");
+  EXPECT_EQ(RedactPostgresUri("host=x password 'a b'"), "host=x password '***'");
+  // "://" inside a value does not make the string a URI.
+  EXPECT_EQ(RedactPostgresUri("host=x password=a://b@c"), "host=x password=***");
+  // libpq reads these as keyword/value and refuses them: what was meant
+  // cannot be told, so all after "://" is hidden.
+  EXPECT_EQ(RedactPostgresUri("  postgres://me:pw@h/db#ws"), "  postgres://***#ws");
+  EXPECT_EQ(RedactPostgresUri("POSTGRES://me:pw@h/db"), "POSTGRES://***");
+  EXPECT_EQ(RedactPostgresUri("x://a=b password=pw"), "x://***");
+  for (const char* shown : {"host=/run password='***' user=me", "password='***''x user=me", "  postgres://***#ws"}) {
+    EXPECT_EQ(RedactPostgresUri(shown), shown);  // redacting again changes nothing
+  }
+}
+
 }  // namespace
 }  // namespace toolvfs

@@ -3,6 +3,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <charconv>
 #include <cstdlib>
@@ -120,18 +121,98 @@ std::vector<std::pair<size_t, size_t>> UriPasswordRanges(std::string_view uri, s
   return ranges;
 }
 
-// The ranges of `conninfo` that hold a password: UriPasswordRanges for a
-// postgres:// URI; for a keyword/value connection string, password=VALUE
-// up to a space.
-std::vector<std::pair<size_t, size_t>> PasswordRanges(std::string_view conninfo) {
-  if (size_t scheme_end = conninfo.find("://"); scheme_end != std::string_view::npos) {
-    return UriPasswordRanges(conninfo, scheme_end + 3);
+bool IsConnectionStringSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+// The end of the value that starts at `at` of a keyword/value connection
+// string, read as libpq (fe-connect.c, conninfo_parse) reads one: up to
+// whitespace, or, opened by a quote, up to the closing quote (included;
+// the end of the string if there is none); a backslash escapes the next
+// character either way.
+size_t ConnectionStringValueEnd(std::string_view conninfo, size_t at) {
+  const bool quoted = at < conninfo.size() && conninfo[at] == '\'';
+  for (size_t i = quoted ? at + 1 : at; i < conninfo.size(); ++i) {
+    const char c = conninfo[i];
+    if (c == '\\') {
+      ++i;
+    } else if (quoted ? c == '\'' : IsConnectionStringSpace(c)) {
+      return quoted ? i + 1 : i;
+    }
   }
+  return conninfo.size();
+}
+
+// The ranges of a keyword/value connection string ("host=/run
+// password='a b'") that hold a password, read as libpq reads the string:
+// each KEYWORD [whitespace] = [whitespace] VALUE, the value of a keyword
+// that is "password" in any case (libpq takes only "password", but
+// "Password" is likely meant as one). A keyword without '=' (libpq refuses
+// the string, and its refusal shows the string as redacted here) is
+// followed by the next value when it is "password", and by the next
+// keyword otherwise.
+std::vector<std::pair<size_t, size_t>> ConnectionStringPasswordRanges(std::string_view conninfo) {
   std::vector<std::pair<size_t, size_t>> ranges;
-  for (size_t at = conninfo.find("password="); at != std::string_view::npos; at = conninfo.find("password=", at + 1)) {
-    ranges.emplace_back(at + 9, std::min(conninfo.find_first_of("& ", at + 9), conninfo.size()));
+  auto skip_space = [&](size_t at) {
+    while (at < conninfo.size() && IsConnectionStringSpace(conninfo[at])) ++at;
+    return at;
+  };
+  for (size_t at = skip_space(0); at < conninfo.size(); at = skip_space(at)) {
+    const size_t keyword = at;
+    while (at < conninfo.size() && conninfo[at] != '=' && !IsConnectionStringSpace(conninfo[at])) ++at;
+    const bool is_password = AsciiLowercase(conninfo.substr(keyword, at - keyword)) == "password";
+    at = skip_space(at);
+    const bool has_value = at < conninfo.size() && conninfo[at] == '=';
+    if (!has_value && !is_password) continue;
+    if (has_value) at = skip_space(at + 1);
+    const size_t value_end = ConnectionStringValueEnd(conninfo, at);
+    if (is_password) ranges.emplace_back(at, value_end);
+    at = value_end;
   }
   return ranges;
+}
+
+// Where the authority of `conninfo` starts if it looks like a URI: after
+// "SCHEME://" at its start, whitespace before it skipped; npos if not.
+size_t UriAuthority(std::string_view conninfo) {
+  size_t at = 0;
+  while (at < conninfo.size() && IsConnectionStringSpace(conninfo[at])) ++at;
+  const size_t scheme = at;
+  while (at < conninfo.size() && (std::isalnum(static_cast<unsigned char>(conninfo[at])) ||
+                                  conninfo[at] == '+' || conninfo[at] == '-' || conninfo[at] == '.')) {
+    ++at;
+  }
+  if (at == scheme || !conninfo.substr(at).starts_with("://")) return std::string_view::npos;
+  return at + 3;
+}
+
+// The ranges of `conninfo` that hold a password. libpq reads a URI when
+// the string starts with postgresql:// or postgres://, and a keyword/value
+// string otherwise. A string that only looks like a URI (another scheme,
+// capitals, whitespace first) libpq reads as keyword/value and refuses,
+// its refusal showing the string as redacted here; what was meant cannot be
+// told, so all of it from "://" up to '#' is hidden.
+std::vector<std::pair<size_t, size_t>> PasswordRanges(std::string_view conninfo) {
+  const size_t authority = UriAuthority(conninfo);
+  if (conninfo.starts_with("postgresql://") || conninfo.starts_with("postgres://")) {
+    return UriPasswordRanges(conninfo, authority);
+  }
+  if (authority != std::string_view::npos) {
+    return {{authority, std::min(conninfo.find('#', authority), conninfo.size())}};
+  }
+  return ConnectionStringPasswordRanges(conninfo);
+}
+
+// A keyword/value string's value as libpq reads it: without the quotes
+// around it and with each backslash escape resolved.
+std::string ConnectionStringValue(std::string_view written) {
+  const bool quoted = written.starts_with('\'');
+  if (quoted) written.remove_prefix(1);
+  if (quoted && written.ends_with('\'')) written.remove_suffix(1);
+  std::string value;
+  for (size_t i = 0; i < written.size(); ++i) {
+    if (written[i] == '\\' && i + 1 < written.size()) ++i;
+    value += written[i];
+  }
+  return value;
 }
 
 // `message` (libpq's, about a connection to `conninfo`) with every password
@@ -144,9 +225,11 @@ std::string HidePasswords(std::string_view conninfo, std::string message) {
     if (first >= last) continue;
     std::string_view written = conninfo.substr(first, last - first);
     passwords.emplace_back(written);
+    // As libpq decodes it, in either reading (hiding more costs nothing).
     if (std::optional<std::string> decoded = PercentDecoded(written); decoded && !decoded->empty()) {
       passwords.push_back(std::move(*decoded));
     }
+    if (std::string value = ConnectionStringValue(written); !value.empty()) passwords.push_back(std::move(value));
   }
   // The longest first, so that a password containing another is hidden whole.
   std::sort(passwords.begin(), passwords.end(),
@@ -165,15 +248,18 @@ std::string RedactPostgresUri(std::string_view uri) {
   std::vector<std::pair<size_t, size_t>> ranges = PasswordRanges(uri);
   // Ranges may overlap ("password=password=x"): each maximal stretch becomes
   // one "***", so that what is shown does not depend on the password, not
-  // even on its length.
+  // even on its length. A quoted value of a keyword/value string stays
+  // quoted: bare, "***" would run on into what follows its closing quote
+  // ("password='a b''x"), and redacting again would hide more.
   std::sort(ranges.begin(), ranges.end());
+  const bool keyword_value = UriAuthority(uri) == std::string_view::npos;
   std::string redacted;
   size_t shown_up_to = 0;
   for (size_t i = 0; i < ranges.size();) {
     auto [first, last] = ranges[i];
     for (++i; i < ranges.size() && ranges[i].first <= last; ++i) last = std::max(last, ranges[i].second);
     redacted.append(uri.substr(shown_up_to, first - shown_up_to));
-    redacted += "***";
+    redacted += keyword_value && first < uri.size() && uri[first] == '\'' ? "'***'" : "***";
     shown_up_to = last;
   }
   redacted.append(uri.substr(shown_up_to));
