@@ -1,5 +1,6 @@
 #include "project/path.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -12,12 +13,20 @@ Status InvalidPath(std::string_view path, std::string_view why) {
   return InvalidArgumentError("Invalid path " + Quote(path) + ": " + std::string(why));
 }
 
+// At most the first 48 bytes of `text`, ending before a character they would
+// cut: what a message shows of a name or path too long to show whole.
+std::string_view ShownStart(std::string_view text) {
+  size_t end = std::min<size_t>(text.size(), 48);
+  while (end > 0 && end < text.size() && (static_cast<uint8_t>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end);
+}
+
 }  // namespace
 
 Result<std::string> NormalizePath(std::string_view path) {
   if (path.size() > kMaxPathBytes) {
     // The message shows the start only: it must stay one readable line.
-    return InvalidArgumentError("Invalid path " + Quote(path.substr(0, 48)) + "... (" +
+    return InvalidArgumentError("Invalid path " + Quote(ShownStart(path)) + "... (" +
                                 std::to_string(path.size()) + " bytes): longer than the limit of " +
                                 std::to_string(kMaxPathBytes) + " bytes");
   }
@@ -45,6 +54,11 @@ Result<std::string> NormalizePath(std::string_view path) {
                                      " leaves the project root");
       }
       segments.pop_back();
+    } else if (segment.size() > kMaxNameBytes) {
+      // The path may be thousands of bytes: the message shows the name's start.
+      return InvalidArgumentError("Invalid path: its name " + Quote(ShownStart(segment)) + "... (" +
+                                  std::to_string(segment.size()) + " bytes) is longer than the limit of " +
+                                  std::to_string(kMaxNameBytes) + " bytes for one name");
     } else {
       segments.push_back(segment);
     }

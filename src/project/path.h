@@ -17,14 +17,20 @@ namespace toolvfs {
 // every walk of a path, and of the names built while walking it.
 inline constexpr size_t kMaxPathBytes = 4096;
 
+// The longest name of one entry, in bytes (Linux's NAME_MAX): a store that
+// keeps names itself (memory, sqlite, postgres) would otherwise hold a file
+// no directory can: its workspace could not be exported or materialized.
+inline constexpr size_t kMaxNameBytes = 255;
+
 // Returns the normalized form of `path`: "" (the root) for "" and ".";
 // duplicate slashes, "." segments and a trailing slash removed; ".."
 // segments resolved lexically ("a/../b" -> "b").
 //
 // Fails with InvalidArgument, naming the path and the reason, if the path
-// is longer than kMaxPathBytes, absolute, contains a NUL byte, a control
-// character (U+0000-U+001F, U+007F) or invalid UTF-8. Fails with PermissionDenied if ".." would leave
-// the root ("../x", "a/../../x").
+// is longer than kMaxPathBytes, has a segment longer than kMaxNameBytes,
+// is absolute, contains a NUL byte, a control character (U+0000-U+001F,
+// U+007F) or invalid UTF-8. Fails with PermissionDenied if ".." would
+// leave the root ("../x", "a/../../x").
 Result<std::string> NormalizePath(std::string_view path);
 
 // The segments of a normalized path; none for the root.

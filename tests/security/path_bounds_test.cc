@@ -10,6 +10,7 @@
 
 #include "host/method_test_util.h"
 #include "host/test_gate.h"
+#include "project/memory_store.h"
 #include "project/path.h"
 #include "project/project_files.h"
 #include "project/test_util.h"
@@ -25,13 +26,44 @@ std::string Components(size_t count) {
 }
 
 TEST(PathBoundsTest, NormalizeRefusesPathsOverTheLimitNamingIt) {
-  std::string at_limit(kMaxPathBytes, 'a');
+  // 16 names of the longest length and a trailing '/': 4,096 bytes.
+  std::string at_limit;
+  for (int i = 0; i < 16; ++i) at_limit += std::string(kMaxNameBytes, 'a') + "/";
+  ASSERT_EQ(at_limit.size(), kMaxPathBytes);
   EXPECT_TRUE(NormalizePath(at_limit).ok());
   Result<std::string> over = NormalizePath(at_limit + "a");
   ASSERT_FALSE(over.ok());
   EXPECT_EQ(over.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(over.status().message(),
             "Invalid path '" + std::string(48, 'a') + "'... (4097 bytes): longer than the limit of 4096 bytes");
+}
+
+// A name a directory cannot hold (over NAME_MAX) was kept by the memory,
+// sqlite and postgres stores, and its workspace then failed to export or
+// materialize ("File name too long"), found by a review.
+TEST(PathBoundsTest, NormalizeRefusesANameOverTheLimitNamingIt) {
+  const std::string longest(kMaxNameBytes, 'n');
+  EXPECT_TRUE(NormalizePath("dir/" + longest + "/f").ok());
+  Result<std::string> over = NormalizePath("dir/" + longest + "n/f");
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(over.status().message(), "Invalid path: its name '" + std::string(48, 'n') +
+                                         "'... (256 bytes) is longer than the limit of 255 bytes for one name");
+  // The name's start is cut before a character, not inside it: "é" is 2 bytes.
+  std::string accented = "a";
+  while (accented.size() <= kMaxNameBytes) accented += "\xc3\xa9";
+  Result<std::string> cut = NormalizePath(accented);
+  ASSERT_FALSE(cut.ok());
+  std::string shown = "a";
+  for (int i = 0; i < 23; ++i) shown += "\xc3\xa9";  // 47 bytes: a 24th "é" would be cut
+  EXPECT_NE(cut.status().message().find("'" + shown + "'... ("), std::string::npos) << cut.status().message();
+}
+
+TEST(PathBoundsTest, AStoreKeepingNamesItselfRefusesALongName) {
+  std::unique_ptr<ProjectFiles> store = NewMemoryStore();
+  Status written = store->Write(std::string(kMaxNameBytes + 1, 'x'), "data");
+  EXPECT_EQ(written.code(), StatusCode::kInvalidArgument) << written.ToString();
+  EXPECT_TRUE(store->Write(std::string(kMaxNameBytes, 'x'), "data").ok());
 }
 
 TEST(PathBoundsTest, EveryMethodRefusesAHugePathInOneShortLine) {
