@@ -1,6 +1,6 @@
 // libFuzzer target: NormalizePath never crashes, and what it accepts is a
 // normalized path (no leading or trailing '/', no empty, "." or ".."
-// segment, valid UTF-8, idempotent). Build and run with `make fuzz`.
+// segment, no segment over kMaxNameBytes, valid UTF-8, idempotent). Build and run with `make fuzz`.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -21,6 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!path.empty() && (path.front() == '/' || path.back() == '/')) std::abort();
   for (std::string_view segment : toolvfs::PathSegments(path)) {
     if (segment.empty() || segment == "." || segment == "..") std::abort();
+    if (segment.size() > toolvfs::kMaxNameBytes) std::abort();
   }
   toolvfs::Result<std::string> again = toolvfs::NormalizePath(path);
   if (!again.ok() || *again != path) std::abort();
