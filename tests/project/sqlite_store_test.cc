@@ -242,6 +242,29 @@ TEST_F(SqliteStoreTest, LargeFilesAreChunkedForRangedReadsAndAppends) {
       << "one chunk list for both files";
 }
 
+// gc deleted an unreferenced chunk list with its links but left the counts
+// of its chunks as they were: a chunk that another list shared then
+// outlived that list too, until the next gc.
+TEST_F(SqliteStoreTest, GcTakesAnUnreferencedChunkListsReferencesOffItsChunks) {
+  auto store = Open("w");
+  const std::string shared = RandomBytes(2 * kChunkBytes, 4);
+  ASSERT_TRUE(IsOk(store->Write("a.bin", shared + "a")));
+  ASSERT_TRUE(IsOk(store->Write("b.bin", shared + "b")));
+  ASSERT_EQ(QueryInt(File(), "SELECT count(*) FROM contents WHERE data IS NULL"), 2);
+  // a.bin's list left with no entry and its count as it was, as a crash
+  // of an older version could leave it.
+  ExecuteSql(File(), "DELETE FROM entries WHERE path='a.bin'");
+  {
+    Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(File());
+    ASSERT_TRUE(IsOk(file));
+    Result<GarbageReport> garbage = (*file)->CollectGarbage();
+    ASSERT_TRUE(IsOk(garbage));
+    EXPECT_EQ(garbage->contents, 2u) << "a.bin's list and its last chunk";
+  }
+  ASSERT_TRUE(IsOk(store->Delete("b.bin")));
+  EXPECT_EQ(QueryInt(File(), "SELECT count(*) FROM contents"), 0) << "the shared chunks went with b.bin";
+}
+
 // ----- Snapshot projects ------------------------------------------------------------
 
 TEST_F(SqliteStoreTest, ASnapshotOpensReadOnlyByIdOrLabel) {

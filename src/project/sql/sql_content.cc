@@ -61,6 +61,12 @@ constexpr const char* kChunkData =
     "SELECT c.data FROM content_chunks cc JOIN contents c ON c.id=cc.chunk_id "
     "WHERE cc.content_id=?1 AND cc.sequence>=?2 AND cc.sequence<=?3 ORDER BY cc.sequence";
 constexpr const char* kDeleteChunkLinks = "DELETE FROM content_chunks WHERE content_id=?1";
+// One reference fewer on each chunk of list ?1 per link to it (a chunk may
+// be linked at several positions).
+constexpr const char* kReleaseListedChunks =
+    "UPDATE contents SET reference_count=reference_count-"
+    "(SELECT count(*) FROM content_chunks WHERE content_id=?1 AND chunk_id=contents.id) "
+    "WHERE id IN (SELECT chunk_id FROM content_chunks WHERE content_id=?1)";
 
 // A content a row refers to is not there: a bug of ours or a damaged file.
 Status MissingContentError(int64_t content_id) {
@@ -380,7 +386,9 @@ Status AddContentReference(SqlConnection& db, int64_t content_id) {
 }
 
 Status DeleteContent(SqlConnection& db, int64_t content_id) {
-  for (const char* sql : {kDeleteChunkLinks, kDeleteAddress, kDeleteContent}) {
+  // A chunk list's links are references its chunks counted: dropped with
+  // the list, or a chunk another list shares would outlive that list too.
+  for (const char* sql : {kReleaseListedChunks, kDeleteChunkLinks, kDeleteAddress, kDeleteContent}) {
     TOOLVFS_ASSIGN_OR_RETURN(SqlStatement remove, db.Prepare(sql));
     remove.Bind(1, content_id);
     TOOLVFS_RETURN_IF_ERROR(remove.Run());

@@ -59,7 +59,9 @@ Status AddContentReference(SqlConnection& db, int64_t content_id);
 Status ReleaseContent(SqlConnection& db, int64_t content_id);
 
 // Deletes content `content_id` and its chunk list whatever its count says
-// (garbage collection, after it found nothing refers to it).
+// (garbage collection, after it found nothing refers to it), taking the
+// list's references off its chunks; a chunk left with none is garbage of
+// the next sweep.
 Status DeleteContent(SqlConnection& db, int64_t content_id);
 
 }  // namespace toolvfs
