@@ -25,8 +25,10 @@
 
 namespace toolvfs {
 
+// An initialize request, as a client opens a session with.
 inline constexpr std::string_view kInitialize =
-    R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}})";
+    R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",)"
+    R"("capabilities":{},"clientInfo":{"name":"raw","version":"1"}}})";
 
 // The lines of `text`, without their "\n" (and a "\r" before it).
 inline std::vector<std::string> SplitLines(std::string_view text) {
@@ -137,7 +139,9 @@ class RawHttpClient {
       return response;
     }
     std::string rest = data.substr(header_end + 4);
-    for (ssize_t got; (got = recv(fd.get(), buffer, sizeof buffer, 0)) > 0;) rest.append(buffer, static_cast<size_t>(got));
+    for (ssize_t got; (got = recv(fd.get(), buffer, sizeof buffer, 0)) > 0;) {
+      rest.append(buffer, static_cast<size_t>(got));
+    }
     if (Lower(response.Header("transfer-encoding")) == "chunked") {
       size_t at = 0;
       while (at < rest.size()) {
@@ -194,7 +198,8 @@ class HttpServer {
     EXPECT_EQ(answer.status, 200) << answer;
     const std::string session = answer.Header("mcp-session-id");
     EXPECT_EQ(session.size(), 32u) << answer;
-    HttpResponse initialized = Post(session, R"({"jsonrpc":"2.0","method":"notifications/initialized"})", extra_headers);
+    HttpResponse initialized =
+        Post(session, R"({"jsonrpc":"2.0","method":"notifications/initialized"})", extra_headers);
     EXPECT_EQ(initialized.status, 202) << initialized;
     return session;
   }

@@ -2,25 +2,21 @@
 // socket: sessions, JSON and SSE answers, DELETE, the security checks
 // (Origin, Host, bearer token, body size, refusal to listen beyond
 // loopback without a token), path escapes through the session tools, two
-// sessions at once with separate workspaces, expiry. The server must stay
-// alive after each refusal. Also the security rules one by one
+// sessions at once with separate workspaces, the sqlite session store (a
+// session deleting only the workspace it created), expiry. The server must
+// stay alive after each refusal. Also the security rules one by one
 // (mcp_http_security.h).
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
