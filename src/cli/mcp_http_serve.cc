@@ -14,7 +14,7 @@
 #include "mcp/mcp_http_transport.h"
 #include "project/sql/postgres_store.h"
 #include "project/sql/postgres_uri.h"
-#include "project/sql/sqlite_store.h"
+#include "project/sql/sql_store.h"
 #include "session/session_config.h"
 #include "session/session_tools.h"
 
@@ -23,18 +23,13 @@ namespace {
 
 constexpr std::string_view kSqliteScheme = "sqlite:";
 
-// The database of a sqlite:FILE or postgres:// session store, for
-// deleting workspaces (and, at start, for checking it can be reached).
-Result<std::unique_ptr<SqlStoreFile>> OpenSessionDatabase(const std::string& uri) {
-  if (IsPostgresUri(uri)) return OpenPostgresStoreFile(uri);
-  TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<SqliteStoreFile> file,
-                           SqliteStoreFile::Open(uri.substr(kSqliteScheme.size())));
-  return std::unique_ptr<SqlStoreFile>(std::move(file));
-}
-
-// One MCP session's workspace, opened in the session store and made a
-// session workspace named after the session id; removed again when the
-// session ends unless --keep-sessions.
+// One MCP session's workspace, made a session workspace named after the
+// session id; removed again when the session ends unless --keep-sessions.
+// In a sqlite or postgres store the open creates the workspace row
+// exclusively and the removal deletes that row by its id, never by name:
+// a namesake that was there before (kept by --keep-sessions, or someone
+// else's) makes this session fail and stays untouched, and one made after
+// this session's workspace was deleted survives the session's end.
 class WorkspaceSession final : public McpHttpSession {
  public:
   static Result<std::unique_ptr<McpHttpSession>> Open(const McpHttpCommandOptions& options,
@@ -45,15 +40,22 @@ class WorkspaceSession final : public McpHttpSession {
     session->id_ = id;
     session->keep_ = options.keep_sessions;
     std::string uri = options.session_store;
+    StoreOptions store_options;
     if (uri.starts_with(kSqliteScheme) || IsPostgresUri(uri)) {
-      session->database_uri_ = uri;
       uri += "#" + id;
+      store_options.create_new_workspace = true;
+      session->created_in_database_ = true;
     }
-    TOOLVFS_ASSIGN_OR_RETURN(session->store_, OpenProject(uri));
+    Result<std::unique_ptr<ProjectFiles>> store = OpenProject(uri, store_options);
+    if (!store.ok()) {
+      if (store.status().code() != StatusCode::kAlreadyExists) return store.status();
+      return AlreadyExistsError("session " + id + ": " + store.status().message() +
+                                "; a session's workspace must be new, so that one is left as it is");
+    }
+    session->store_ = std::move(store).value();
     Result<std::unique_ptr<SessionWorkspace>> workspace =
         SessionWorkspace::Create(*session->store_, SessionSettingsFrom(session_config, id));
     if (!workspace.ok()) {
-      session->store_.reset();
       session->RemoveWorkspace();
       return workspace.status();
     }
@@ -63,10 +65,14 @@ class WorkspaceSession final : public McpHttpSession {
   }
 
   ~WorkspaceSession() override {
+    // The tools use the workspace, and both use the store.
     tools_.reset();
     workspace_.reset();
-    store_.reset();
-    if (!keep_) RemoveWorkspace();
+    if (keep_) {
+      store_.reset();
+    } else {
+      RemoveWorkspace();
+    }
   }
 
   McpToolHost& tools() override { return *tools_; }
@@ -83,12 +89,16 @@ class WorkspaceSession final : public McpHttpSession {
  private:
   WorkspaceSession() = default;
 
-  // A memory: workspace went with its store; a sqlite or postgres one is
-  // deleted from its database.
+  // Closes the store. A memory: workspace goes with it; a sqlite or
+  // postgres one is deleted from its database by the row its open
+  // inserted (DeleteCreatedWorkspace).
   void RemoveWorkspace() {
-    if (!database_uri_) return;
-    Result<std::unique_ptr<SqlStoreFile>> file = OpenSessionDatabase(*database_uri_);
-    Status removed = file.ok() ? (*file)->DeleteWorkspace(id_) : file.status();
+    if (!created_in_database_) {
+      store_.reset();
+      return;
+    }
+    Status removed = DeleteCreatedWorkspace(std::move(store_));
+    // NotFound: deleted meanwhile (toolvfs workspace rm), so nothing is left behind.
     if (!removed.ok() && removed.code() != StatusCode::kNotFound) {
       std::fprintf(stderr, "toolvfs mcp: warning: session %s: its workspace was not removed: %s\n", id_.c_str(),
                    removed.message().c_str());
@@ -97,7 +107,7 @@ class WorkspaceSession final : public McpHttpSession {
 
   std::string id_;
   bool keep_ = false;
-  std::optional<std::string> database_uri_;  // sqlite:FILE or postgres://…: where workspaces are deleted
+  bool created_in_database_ = false;  // sqlite:FILE or postgres://…: store_ was opened with create_new_workspace
   std::unique_ptr<ProjectFiles> store_;
   std::unique_ptr<SessionWorkspace> workspace_;
   std::unique_ptr<McpToolHost> tools_;
@@ -179,7 +189,7 @@ int ServeMcpHttp(const McpHttpCommandOptions& options, const std::optional<Sessi
     }
     // Refused at start rather than at the first session: a wrong
     // password or a server that is down is the operator's to fix now.
-    Result<std::unique_ptr<SqlStoreFile>> database = OpenSessionDatabase(options.session_store);
+    Result<std::unique_ptr<SqlStoreFile>> database = OpenPostgresStoreFile(options.session_store);
     if (!database.ok()) return ReportStatus("mcp: --session-store", database.status());
   }
   if (options.session_store.starts_with(kSqliteScheme) &&

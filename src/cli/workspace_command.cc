@@ -109,6 +109,42 @@ std::string RemoveCreatedWorkspace(std::unique_ptr<ProjectFiles> created, std::s
   return why;
 }
 
+// The sqlite file a command's target names, looked at before the open that
+// creates it on first use: a command that created the file and then failed
+// removes it again, so that it leaves no empty store behind. Only a file
+// that was not there before, and only while it holds no workspace and no
+// one else has it open (DeleteSqliteFileIfUnused): another command may
+// have created a workspace in it meanwhile.
+class TargetStoreFile {
+ public:
+  // `project` is the target's URI; anything but a sqlite: one is left alone.
+  explicit TargetStoreFile(std::string_view project) {
+    if (!project.starts_with(kSqliteScheme)) return;
+    Result<WorkspaceAddress> address = ParseSqlProject(project);
+    struct stat status;
+    // lstat: a dangling symbolic link is there, and what it would create is not ours to judge.
+    if (address.ok() && ::lstat(address->location.c_str(), &status) != 0 && errno == ENOENT) {
+      new_file_ = address->location;
+    }
+  }
+
+  // After the command failed and closed the target: deletes the file if
+  // this command created it and it holds nothing. `why` is the failure,
+  // with what went wrong in the removal added.
+  std::string RemoveIfCreated(std::string why) const {
+    if (!new_file_) return why;
+    Result<bool> deleted = DeleteSqliteFileIfUnused(*new_file_);
+    if (!deleted.ok()) {
+      why += "; the store file " + Quote(*new_file_) + " was created and could not be removed: " +
+             deleted.status().message();
+    }
+    return why;
+  }
+
+ private:
+  std::optional<std::string> new_file_;  // the sqlite file, when it did not exist before the command
+};
+
 // The whole store of `address` (never creates a sqlite file).
 Result<std::unique_ptr<SqlStoreFile>> OpenStoreFile(const WorkspaceAddress& address) {
   if (IsPostgresAddress(address)) return OpenPostgresStoreFile(address.location);
@@ -557,9 +593,13 @@ class WorkspaceCommand final : public Command {
     // workspace and the other is refused here, with nothing touched.
     StoreOptions create;
     create.create_new_workspace = true;
+    const TargetStoreFile store_file(common.project);
     Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project, create);
     if (!store.ok()) {
-      if (store.status().code() != StatusCode::kAlreadyExists) return ReportStatus("--project", store.status());
+      if (store.status().code() != StatusCode::kAlreadyExists) {
+        return ReportStatus("--project", Status(store.status().code(),
+                                                store_file.RemoveIfCreated(store.status().message())));
+      }
       return ReportStatus(what_, Status(StatusCode::kAlreadyExists,
                                         store.status().message() + " (another command created it just now)"));
     }
@@ -572,14 +612,16 @@ class WorkspaceCommand final : public Command {
       }();
       if (!imported.ok()) {
         // A failed init leaves no half-filled workspace behind.
-        return ReportError(what_, RemoveCreatedWorkspace(std::move(*store), imported.status().message()));
+        return ReportError(what_, store_file.RemoveIfCreated(
+                                      RemoveCreatedWorkspace(std::move(*store), imported.status().message())));
       }
       report = *imported;
     }
     if (session_settings) {
       Result<std::unique_ptr<SessionWorkspace>> session = SessionWorkspace::Create(**store, std::move(*session_settings));
       if (!session.ok()) {
-        return ReportError(what_, RemoveCreatedWorkspace(std::move(*store), session.status().message()));
+        return ReportError(what_, store_file.RemoveIfCreated(
+                                      RemoveCreatedWorkspace(std::move(*store), session.status().message())));
       }
     }
     if (json_) {
@@ -1135,7 +1177,8 @@ class WorkspaceCommand final : public Command {
     // the other is refused with nothing touched. An existing one is refused
     // even when empty: another copy may have just created it and be about
     // to fill it. The copy that created it removes it again if the copy
-    // fails, so running it again after fixing the cause just works.
+    // fails (and the sqlite file, if the copy created that too), so running
+    // it again after fixing the cause just works.
     bool creates = false;
     if (IsSqlProject(to_uri_)) {
       Result<WorkspaceAddress> address = ParseSqlProject(to_uri_);
@@ -1148,9 +1191,13 @@ class WorkspaceCommand final : public Command {
     }
     StoreOptions target_options = store_options;
     target_options.create_new_workspace = creates;
+    const TargetStoreFile target_file(to_uri_);
     Result<std::unique_ptr<ProjectFiles>> target = OpenProject(to_uri_, target_options);
     if (!target.ok()) {
-      if (target.status().code() != StatusCode::kAlreadyExists) return ReportStatus("TO_URI", target.status());
+      if (target.status().code() != StatusCode::kAlreadyExists) {
+        return ReportStatus("TO_URI", Status(target.status().code(),
+                                             target_file.RemoveIfCreated(target.status().message())));
+      }
       return ReportStatus(what_, Status(StatusCode::kAlreadyExists, "Cannot copy into " + Quote(ShownProject(to_uri_)) +
                                                                         ": " + target.status().message() +
                                                                         "; copy into a new workspace"));
@@ -1173,6 +1220,8 @@ class WorkspaceCommand final : public Command {
     if (!report.ok()) {
       std::string why = report.status().message();
       if (creates) why = RemoveCreatedWorkspace(std::move(*target), std::move(why));
+      // A sqlite target always creates its workspace, so RemoveCreatedWorkspace has closed it by now.
+      why = target_file.RemoveIfCreated(std::move(why));
       return ReportStatus(what_, Status(report.status().code(), why));
     }
     if (json_) {

@@ -398,6 +398,46 @@ TEST_F(WorkspaceTest, TwoInitsOfOneWorkspaceAtOnceLeaveOneWinner) {
   }
 }
 
+// A copy or init that failed after its open had created the sqlite file
+// used to leave that file behind, empty. Now the command deletes the file
+// it created, with its companions; a file that was there before stays, with
+// its other workspaces. The source fails midway: past a file it copies, one
+// larger than the 1 GiB a copy reads (sparse, so it costs no disk).
+TEST_F(WorkspaceTest, AFailedCopyOrInitDeletesTheStoreFileItCreatedAndNoOther) {
+  const std::string failing = dir_.Join("failing");
+  WriteRealFile(failing + "/a.txt", "copied first\n");
+  WriteRealFile(failing + "/z.big", "");
+  fs::resize_file(failing + "/z.big", (uintmax_t{1} << 30) + 1);
+  auto expect_failed = [](const ProcessResult& result) {
+    EXPECT_EQ(result.exit_code, 2) << result;
+    ExpectOneLineError(result);
+    EXPECT_THAT(result.err, HasSubstr("z.big")) << result;
+  };
+  auto expect_no_store_file = [](const std::string& file) {
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+      EXPECT_FALSE(RealPathExists(file + suffix)) << file + suffix << " was left behind";
+    }
+  };
+
+  const std::string fresh = dir_.Join("fresh.db");
+  expect_failed(Toolvfs({"workspace", "copy", failing, "sqlite:" + fresh + "#w"}));
+  expect_no_store_file(fresh);
+  expect_failed(Workspace({"init", "--from", failing}, "sqlite:" + fresh + "#w"));
+  expect_no_store_file(fresh);
+
+  // Into a store that was there: the failed workspace goes, the file and
+  // the workspace it held stay.
+  Init();
+  const std::vector<std::string> before = ListedPaths();
+  expect_failed(Toolvfs({"workspace", "copy", failing, "sqlite:" + store_ + "#w"}));
+  expect_failed(Workspace({"init", "--from", failing}, "sqlite:" + store_ + "#w"));
+  ASSERT_TRUE(RealPathExists(store_));
+  EXPECT_EQ(ListedPaths(), before);
+  ProcessResult gone = Workspace({"ls"}, "sqlite:" + store_ + "#w");
+  EXPECT_EQ(gone.exit_code, 2) << gone;
+  EXPECT_THAT(gone.err, HasSubstr("workspace 'w' does not exist")) << gone;
+}
+
 TEST_F(WorkspaceTest, SnapshotsListAndSnapshotRmDeletes) {
   Init();
   EXPECT_EQ(Workspace({"snapshots"}).out, "No snapshots of " + project_ + ".\n");

@@ -1,9 +1,10 @@
 // `toolvfs mcp --http --session-store postgres://…`: each MCP session gets
 // a workspace of its own in the test cluster (postgres_test_server.h),
 // named after its session id, removed when the session ends (DELETE)
-// unless --keep-sessions. Driven by the official TypeScript SDK client
-// (tests/mcp/sdk_client.cjs --http: two sessions at once writing the same
-// path, each reading back its own).
+// unless --keep-sessions, and only the one it created. Driven by the
+// official TypeScript SDK client (tests/mcp/sdk_client.cjs --http: two
+// sessions at once writing the same path, each reading back its own), and
+// by a raw HTTP client (mcp_http_client.h) where a test acts mid-session.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -16,6 +17,7 @@
 
 #include "../cli/subprocess.h"
 #include "../mcp_servers.h"
+#include "mcp_http_client.h"
 #include "mcp_http_server_process.h"
 #include "project/postgres_test_server.h"
 #include "project/sql/postgres_store.h"
@@ -116,6 +118,34 @@ TEST_F(McpPostgresSessionTest, KeepSessionsKeepsEachWorkspaceWithItsFiles) {
     ASSERT_TRUE(file.ok());
     EXPECT_TRUE((*file)->DeleteWorkspace(id).ok());
   }
+}
+
+// A session deletes its workspace by the row its open created, never by
+// name: a workspace made under the session's name after its own was
+// deleted (another server, or toolvfs workspace rm and init) survives the
+// session's end. Before, the session deleted whatever bore its id.
+TEST_F(McpPostgresSessionTest, ASessionEndingDeletesOnlyTheWorkspaceItCreated) {
+  const std::string uri = TestPostgresUri();
+  HttpServer server(root_, {"--session-store", uri});
+  const std::string session = server.Initialize();
+  Result<std::unique_ptr<SqlStoreFile>> file = OpenPostgresStoreFile(uri);
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  ASSERT_TRUE((*file)->DeleteWorkspace(session).ok());
+  {
+    Result<std::unique_ptr<ProjectFiles>> namesake = OpenPostgresStore(uri + "#" + session, StoreOptions{});
+    ASSERT_TRUE(namesake.ok()) << namesake.status().message();
+    ASSERT_TRUE((*namesake)->Write("theirs.txt", "not the session's").ok());
+  }
+
+  EXPECT_EQ(server.client().Send("DELETE", {"Mcp-Session-Id: " + session}, "").status, 200);
+  const std::vector<std::string> names = WorkspaceNames(uri);
+  EXPECT_EQ(std::count(names.begin(), names.end(), session), 1) << server.Log();
+  Result<std::unique_ptr<ProjectFiles>> kept = OpenPostgresStore(uri + "#" + session, StoreOptions{});
+  ASSERT_TRUE(kept.ok()) << kept.status().message();
+  Result<std::string> text = (*kept)->Read("theirs.txt");
+  EXPECT_TRUE(text.ok() && *text == "not the session's") << text.status().message();
+  kept->reset();
+  EXPECT_TRUE((*file)->DeleteWorkspace(session).ok());
 }
 
 TEST_F(McpPostgresSessionTest, AnUnreachableOrMalformedStoreIsRefusedAtStartWithoutThePassword) {

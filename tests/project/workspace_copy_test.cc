@@ -264,6 +264,48 @@ TEST(WorkspaceCopyTest, ACreatedWorkspaceIsExclusiveAndItsDeletionSparesALaterNa
   EXPECT_TRUE(left->empty());
 }
 
+// A command that created a sqlite file and then failed deletes it with
+// DeleteSqliteFileIfUnused: with its companions, and only while it holds no
+// workspace and no other connection has it open.
+TEST(WorkspaceCopyTest, AStoreFileIsDeletedOnlyWhenItHoldsNoWorkspaceAndNoOneHasItOpen) {
+  TempDir dir;
+  const std::string file = dir.Join("store.db");
+  auto deleted = [&] {
+    Result<bool> answer = DeleteSqliteFileIfUnused(file);
+    EXPECT_TRUE(answer.ok()) << answer.status().ToString();
+    return answer.ok() && *answer;
+  };
+  StoreOptions create;
+  create.create_new_workspace = true;
+  Result<std::unique_ptr<ProjectFiles>> created = OpenProject("sqlite:" + file + "#t", create);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  ExpectOk((*created)->Write("kept", "theirs"));
+  EXPECT_FALSE(deleted()) << "it holds a workspace, open";
+  created->reset();
+  EXPECT_FALSE(deleted()) << "it holds a workspace";
+  Result<std::unique_ptr<ProjectFiles>> reopened = OpenProject("sqlite:" + file + "#t");
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  Result<std::string> kept = (*reopened)->Read("kept");
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_EQ(*kept, "theirs");
+  reopened->reset();
+
+  // Empty, but open elsewhere: someone may be about to create a workspace.
+  Result<std::unique_ptr<SqliteStoreFile>> open_elsewhere = SqliteStoreFile::Open(file);
+  ASSERT_TRUE(open_elsewhere.ok()) << open_elsewhere.status().ToString();
+  ExpectOk((*open_elsewhere)->DeleteWorkspace("t"));
+  EXPECT_FALSE(deleted()) << "another connection has it open";
+  EXPECT_TRUE(RealPathExists(file));
+  Result<std::vector<WorkspaceSummary>> listed = (*open_elsewhere)->ListWorkspaces();
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString() << ": the store still works";
+  EXPECT_TRUE(listed->empty());
+  open_elsewhere->reset();
+
+  EXPECT_TRUE(deleted());
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) EXPECT_FALSE(RealPathExists(file + suffix)) << suffix;
+  EXPECT_FALSE(deleted()) << "nothing is there";
+}
+
 TEST(WorkspaceCopyTest, ANonEmptyTargetIsRefusedAndLeftAlone) {
   std::unique_ptr<ProjectFiles> source = NewMemoryStore();
   ExpectOk(source->Write("a", "1"));

@@ -3,6 +3,12 @@
 // migrations of older SQLite files in sqlite_migration.cc.
 #include "project/sql/sqlite_store.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "core/text.h"
@@ -26,7 +32,70 @@ Result<std::shared_ptr<SqliteDatabase>> OpenStoreFile(const std::string& file, b
   return std::shared_ptr<SqliteDatabase>(std::move(database));
 }
 
+// The file `path` names, by device and inode; nullopt when it names none.
+std::optional<std::pair<dev_t, ino_t>> FileIdentity(const std::string& path) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0) return std::nullopt;
+  return std::pair{info.st_dev, info.st_ino};
+}
+
+// Whether `connection` holds what a store file is kept for: a workspace,
+// or tables that are not a toolvfs store's at all.
+Result<bool> HoldsAnything(SqliteConnection& connection) {
+  TOOLVFS_ASSIGN_OR_RETURN(bool has_workspaces, connection.HasTable("workspaces"));
+  if (!has_workspaces) return connection.HasAnyTable();
+  TOOLVFS_ASSIGN_OR_RETURN(SqlStatement statement, connection.Prepare("SELECT 1 FROM workspaces LIMIT 1"));
+  return statement.Step();
+}
+
 }  // namespace
+
+Result<bool> DeleteSqliteFileIfUnused(const std::string& file) {
+  const std::optional<std::pair<dev_t, ino_t>> identity = FileIdentity(file);
+  if (!identity) return false;
+  TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<SqliteConnection> connection,
+                           SqliteConnection::Open(file, /*create=*/false, /*read_only=*/false,
+                                                  /*sync_writes=*/true, file));
+  // Another connection's lock is an answer, not something to wait for:
+  // the file is in use, so it stays.
+  sqlite3_busy_handler(connection->handle(), nullptr, nullptr);
+  // A file that holds something is left as it is, journal mode and all.
+  TOOLVFS_ASSIGN_OR_RETURN(bool held, HoldsAnything(*connection));
+  if (held) return false;
+  // Leaving WAL needs the only connection to the file (every connection
+  // in WAL mode holds a shared lock on it while open); in rollback mode the
+  // exclusive lock below then keeps every other connection out, readers
+  // too, until the file is gone from its path. One that opened the file
+  // but took no lock yet finds it deleted when it writes (SQLite refuses
+  // to write a moved database: SQLITE_READONLY_DBMOVED).
+  const auto journal_mode = [&]() -> Result<std::string> {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement statement, connection->Prepare("PRAGMA journal_mode"));
+    TOOLVFS_ASSIGN_OR_RETURN(bool row, statement.Step());
+    return row ? std::string(statement.Text(0)) : std::string();
+  };
+  if (!connection->Execute("PRAGMA journal_mode=DELETE").ok()) return false;
+  if (!connection->Execute("BEGIN EXCLUSIVE").ok()) return false;
+  Result<std::string> mode = journal_mode();
+  Result<bool> holds = HoldsAnything(*connection);
+  bool deletable = mode.ok() && *mode == "delete" && holds.ok() && !*holds && FileIdentity(file) == identity;
+  Status deleted;
+  if (deletable) {
+    // Its companions first: with the file gone, the names are free for a
+    // new store that another process may create at once.
+    for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+      const std::string companion = file + suffix;
+      if (::unlink(companion.c_str()) != 0 && errno != ENOENT) {
+        deleted = ErrnoToStatus(errno, "Cannot delete " + Quote(companion));
+        break;
+      }
+    }
+    if (deleted.ok() && ::unlink(file.c_str()) != 0) deleted = ErrnoToStatus(errno, "Cannot delete " + Quote(file));
+  }
+  connection->Rollback();
+  TOOLVFS_RETURN_IF_ERROR(deleted);
+  if (!holds.ok()) return holds.status();
+  return deletable;
+}
 
 Result<std::unique_ptr<SqliteStoreFile>> SqliteStoreFile::Open(const std::string& file) {
   TOOLVFS_ASSIGN_OR_RETURN(std::shared_ptr<SqliteDatabase> database,

@@ -30,4 +30,14 @@ class SqliteStoreFile final : public SqlStoreFile {
   using SqlStoreFile::SqlStoreFile;
 };
 
+// Deletes the store file `file`, with its -wal, -shm and -journal, if it
+// holds no workspace and no other connection has it open; for a command
+// that created the file and then failed, so that it leaves no empty store
+// behind. The caller must have closed its own connections to it. Whether
+// it was deleted: false, with nothing touched, when the file is missing,
+// holds a workspace or tables of no toolvfs store, or is open elsewhere
+// (another process may be about to create a workspace in it). An error
+// naming the file when it cannot be opened or deleted.
+Result<bool> DeleteSqliteFileIfUnused(const std::string& file);
+
 }  // namespace toolvfs
