@@ -1315,10 +1315,15 @@ class WorkspaceCommand final : public Command {
         writer.EndObject();
       }));
     }
+    // A PostgreSQL server has no file of the store's own to measure: its
+    // autovacuum gives dead rows' space to new rows.
+    const std::string space = IsPostgresAddress(*address)
+                                  ? "the server reuses the space (autovacuum)"
+                                  : "the file went from " + FormatBytes(report->file_bytes_before) + " to " +
+                                        FormatBytes(report->file_bytes_after);
     return Print("Freed " + Plural(report->entries, "old entry version", "old entry versions") + " and " +
                  Plural(report->contents, "content", "contents") + " (" + FormatBytes(report->bytes) + ") in " +
-                 Quote(Shown(*address)) + "; the file went from " + FormatBytes(report->file_bytes_before) +
-                 " to " + FormatBytes(report->file_bytes_after) + "\n");
+                 Quote(Shown(*address)) + "; " + space + "\n");
   }
 
   std::vector<Subcommand> subcommands_;

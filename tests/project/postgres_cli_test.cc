@@ -70,7 +70,10 @@ TEST_F(PostgresCliTest, WorkspaceCommandsWorkOnAPostgresProject) {
   ProcessResult exec = Toolvfs({"exec", "--project", project_, "--no-audit", "--runtime", "stdio", "--", "/bin/cat", "notes.txt"});
   EXPECT_EQ(exec.exit_code, 0) << exec;
 
-  EXPECT_EQ(OnProject({"workspace", "gc"}, project_).exit_code, 0);
+  ProcessResult collected = OnProject({"workspace", "gc"}, project_);
+  EXPECT_EQ(collected.exit_code, 0) << collected;
+  // No "the file went from 0 bytes to 0 bytes": a server has no file of the store's.
+  EXPECT_NE(collected.out.find("; the server reuses the space (autovacuum)"), std::string::npos) << collected;
   ProcessResult removed = OnProject({"workspace", "rm"}, project_);
   EXPECT_EQ(removed.exit_code, 0) << removed;
   ProcessResult gone = OnProject({"workspace", "ls"}, project_);
