@@ -295,6 +295,7 @@ struct Workspace {
   int64_t created_ms = 0;
   int64_t at = kLive;       // the generation looked at: kLive, or a snapshot's
   std::string snapshot;     // the snapshot's id when read-only
+  int64_t snapshot_id = 0;  // the same id, as its `snapshots` row holds it
   std::shared_ptr<SqlDatabase> database;  // lends connections: using one changes nothing of the workspace
   bool row_locks = false;   // the engine's SqlDialect::row_locks
 
@@ -354,6 +355,41 @@ Status WorkspaceStillThere(SqlConnection& db, const Workspace& workspace) {
   TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
   if (!found) return WorkspaceDeletedError(workspace);
   return OkStatus();
+}
+
+// What a snapshot project left open on a deleted snapshot answers. The
+// rows of its generation are no longer its state (DeleteSnapshot): those
+// only it saw are gone, and when it was the newest, the live generation
+// moved back to its own and took the rows born since with it.
+Status SnapshotDeletedError(const Workspace& workspace) {
+  return NotFoundError("The snapshot " + Quote(workspace.snapshot) + " of workspace " + Quote(workspace.name) +
+                       " was deleted while it was open");
+}
+
+// OK while a snapshot project's snapshot row is there; WorkspaceDeletedError
+// when the workspace went with it, SnapshotDeletedError when it went alone.
+// A snapshot's id is never given again (next_snapshot only grows).
+Status SnapshotStillThere(SqlConnection& db, const Workspace& workspace) {
+  {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement snapshot, db.Prepare(kSnapshotById));
+    snapshot.Bind(1, workspace.id).Bind(2, workspace.snapshot_id);
+    TOOLVFS_ASSIGN_OR_RETURN(bool found, snapshot.Step());
+    if (found) return OkStatus();
+  }
+  TOOLVFS_RETURN_IF_ERROR(WorkspaceStillThere(db, workspace));
+  return SnapshotDeletedError(workspace);
+}
+
+// The read transaction every read of a snapshot project runs in: its first
+// statement finds the snapshot's row (SnapshotStillThere), so the rest of
+// it reads the snapshot's own state, even if a deletion commits meanwhile.
+// Ended by its destructor (a read has nothing to commit). nullopt for the
+// live state, whose reads take no transaction and no look at `snapshots`.
+Result<std::optional<SqlTransaction>> ReadOfSnapshot(SqlConnection& db, const Workspace& workspace) {
+  if (!workspace.read_only()) return std::optional<SqlTransaction>();
+  TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction, SqlTransaction::Begin(db, SqlTransactionKind::kRead));
+  TOOLVFS_RETURN_IF_ERROR(SnapshotStillThere(db, workspace));
+  return std::optional<SqlTransaction>(std::move(transaction));
 }
 
 // The generation of the live state, with the workspace row locked as
@@ -719,6 +755,7 @@ Result<CopiedFromTree> WriteCopy(const Workspace& workspace, const std::string& 
   if (!root) return ErrnoToStatus(errno, "Cannot open " + Quote(dir));
   TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace.database->Connect());
   TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction, SqlTransaction::Begin(*db, SqlTransactionKind::kRead));
+  if (workspace.read_only()) TOOLVFS_RETURN_IF_ERROR(SnapshotStillThere(*db, workspace));
   struct Row {
     std::string path;
     CopiedFrom from;
@@ -897,7 +934,11 @@ class SqlStore final : public ProjectFiles {
   Result<bool> Exists(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<SqlTransaction> snapshot_read, ReadOfSnapshot(*db, *workspace_));
     TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> entry, LookUpAt(*db, path));
+    // A deleted workspace lost every path: it says so, as every other read
+    // does, not "no". Looked at only here, so a path found costs nothing more.
+    if (!entry) TOOLVFS_RETURN_IF_ERROR(WorkspaceStillThere(*db, *workspace_));
     return entry.has_value();
   }
 
@@ -912,6 +953,7 @@ class SqlStore final : public ProjectFiles {
   Result<FileMetadata> Metadata(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<SqlTransaction> snapshot_read, ReadOfSnapshot(*db, *workspace_));
     TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> entry, LookUpAt(*db, path));
     if (!entry) {
       return MissingOrParentIsFile(*db, *workspace_, path, workspace_->at, "get metadata of", "Path");
@@ -1199,6 +1241,7 @@ class SqlStore final : public ProjectFiles {
 
     Result<EntryKind> Resolve(std::string_view path) override {
       TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<SqlTransaction> snapshot_read, ReadOfSnapshot(*db, *workspace_));
       TOOLVFS_ASSIGN_OR_RETURN(std::optional<toolvfs::Entry> entry, LookUpIn(*db, *workspace_, path));
       if (!entry) return MissingOrParentIsFile(*db, *workspace_, path, workspace_->at, "search", "Path");
       return entry->kind;
@@ -1225,6 +1268,7 @@ class SqlStore final : public ProjectFiles {
   // one listed, even if another writer deletes it meanwhile).
   static Result<std::vector<DirEntry>> ListChildrenOf(SqlConnection& db, const Workspace& workspace,
                                                       std::string_view path, std::string_view verb) {
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<SqlTransaction> snapshot_read, ReadOfSnapshot(db, workspace));
     const bool live = workspace.at == kLive;
     const bool by_generation = live && db.dialect().list_by_generation;
     std::vector<DirEntry> entries;
@@ -1292,6 +1336,7 @@ class SqlStore final : public ProjectFiles {
   static Result<FileRange> ReadFileOf(const Workspace& workspace, std::string_view path, uint64_t offset,
                                       std::optional<uint64_t> length, bool whole, bool limit = true) {
     TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace.database->Connect());
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<SqlTransaction> transaction, ReadOfSnapshot(*db, workspace));
     const uint64_t max = workspace.options.max_read_bytes;
     if (!path.empty()) {
       // The small-file path: one statement. Chunked files, directories and
@@ -1309,8 +1354,10 @@ class SqlStore final : public ProjectFiles {
         return FileRange{std::string(data.substr(wanted == 0 ? 0 : offset, wanted)), size};
       }
     }
-    TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction,
-                             SqlTransaction::Begin(*db, SqlTransactionKind::kRead));
+    if (!transaction) {
+      TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction begun, SqlTransaction::Begin(*db, SqlTransactionKind::kRead));
+      transaction.emplace(std::move(begun));
+    }
     TOOLVFS_ASSIGN_OR_RETURN(std::optional<toolvfs::Entry> entry, LookUpIn(*db, workspace, path));
     if (!entry) return MissingOrParentIsFile(*db, workspace, path, workspace.at, "read", "File");
     if (entry->is_directory()) return IsDirectoryActionError("read", path);
@@ -1321,7 +1368,7 @@ class SqlStore final : public ProjectFiles {
     if (!whole && limit && wanted > max) return ReadRangeLimitError(path, offset, wanted, max);
     TOOLVFS_ASSIGN_OR_RETURN(std::string content,
                              ReadContent(*db, *entry->content_id, size, wanted == 0 ? 0 : offset, wanted));
-    TOOLVFS_RETURN_IF_ERROR(transaction.Commit());
+    TOOLVFS_RETURN_IF_ERROR(transaction->Commit());
     return FileRange{std::move(content), size};
   }
 
@@ -1352,6 +1399,9 @@ class SqlStore final : public ProjectFiles {
     TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
     TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction,
                              SqlTransaction::Begin(*db, SqlTransactionKind::kRead));
+    // First, so a snapshot project whose snapshot went says that, even when
+    // asked for a diff from it.
+    if (workspace_->read_only()) TOOLVFS_RETURN_IF_ERROR(SnapshotStillThere(*db, *workspace_));
     TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef first, Find(*db, from));
     int64_t second = workspace_->at;
     if (to) {
@@ -1648,6 +1698,7 @@ Result<std::unique_ptr<ProjectFiles>> OpenSqlStore(std::shared_ptr<SqlDatabase> 
                              FindSnapshot(*connection, workspace->id, reference, /*labels=*/true));
     workspace->at = snapshot.generation;
     workspace->snapshot = std::to_string(snapshot.id);
+    workspace->snapshot_id = snapshot.id;
   }
   return std::unique_ptr<ProjectFiles>(std::make_unique<SqlStore>(std::move(workspace)));
 }
