@@ -380,16 +380,18 @@ Status SnapshotStillThere(SqlConnection& db, const Workspace& workspace) {
   return SnapshotDeletedError(workspace);
 }
 
-// The read transaction every read of a snapshot project runs in: its first
-// statement finds the snapshot's row (SnapshotStillThere), so the rest of
-// it reads the snapshot's own state, even if a deletion commits meanwhile.
-// Ended by its destructor (a read has nothing to commit). nullopt for the
-// live state, whose reads take no transaction and no look at `snapshots`.
-Result<std::optional<SqlTransaction>> ReadOfSnapshot(SqlConnection& db, const Workspace& workspace) {
-  if (!workspace.read_only()) return std::optional<SqlTransaction>();
-  TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction, SqlTransaction::Begin(db, SqlTransactionKind::kRead));
-  TOOLVFS_RETURN_IF_ERROR(SnapshotStillThere(db, workspace));
-  return std::optional<SqlTransaction>(std::move(transaction));
+// Begins `transaction`, the read transaction every read of a snapshot
+// project runs in: its first statement finds the snapshot's row
+// (SnapshotStillThere), so the rest of it reads the snapshot's own state,
+// even if a deletion commits meanwhile. Ended by its destructor (a read has
+// nothing to commit). Called only for a snapshot project: the live state's
+// reads take no transaction, no look at `snapshots` and no call (the
+// read_only() test is at each caller, where it costs one compare).
+Status BeginReadOfSnapshot(SqlConnection& db, const Workspace& workspace,
+                           std::optional<SqlTransaction>& transaction) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction begun, SqlTransaction::Begin(db, SqlTransactionKind::kRead));
+  transaction.emplace(std::move(begun));
+  return SnapshotStillThere(db, workspace);
 }
 
 // The generation of the live state, with the workspace row locked as
@@ -934,7 +936,8 @@ class SqlStore final : public ProjectFiles {
   Result<bool> Exists(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
-    TOOLVFS_ASSIGN_OR_RETURN(std::optional<SqlTransaction> snapshot_read, ReadOfSnapshot(*db, *workspace_));
+    std::optional<SqlTransaction> snapshot_read;
+    if (workspace_->read_only()) TOOLVFS_RETURN_IF_ERROR(BeginReadOfSnapshot(*db, *workspace_, snapshot_read));
     TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> entry, LookUpAt(*db, path));
     // A deleted workspace lost every path: it says so, as every other read
     // does, not "no". Looked at only here, so a path found costs nothing more.
@@ -953,7 +956,8 @@ class SqlStore final : public ProjectFiles {
   Result<FileMetadata> Metadata(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
-    TOOLVFS_ASSIGN_OR_RETURN(std::optional<SqlTransaction> snapshot_read, ReadOfSnapshot(*db, *workspace_));
+    std::optional<SqlTransaction> snapshot_read;
+    if (workspace_->read_only()) TOOLVFS_RETURN_IF_ERROR(BeginReadOfSnapshot(*db, *workspace_, snapshot_read));
     TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> entry, LookUpAt(*db, path));
     if (!entry) {
       return MissingOrParentIsFile(*db, *workspace_, path, workspace_->at, "get metadata of", "Path");
@@ -1241,7 +1245,8 @@ class SqlStore final : public ProjectFiles {
 
     Result<EntryKind> Resolve(std::string_view path) override {
       TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
-      TOOLVFS_ASSIGN_OR_RETURN(std::optional<SqlTransaction> snapshot_read, ReadOfSnapshot(*db, *workspace_));
+      std::optional<SqlTransaction> snapshot_read;
+      if (workspace_->read_only()) TOOLVFS_RETURN_IF_ERROR(BeginReadOfSnapshot(*db, *workspace_, snapshot_read));
       TOOLVFS_ASSIGN_OR_RETURN(std::optional<toolvfs::Entry> entry, LookUpIn(*db, *workspace_, path));
       if (!entry) return MissingOrParentIsFile(*db, *workspace_, path, workspace_->at, "search", "Path");
       return entry->kind;
@@ -1268,7 +1273,8 @@ class SqlStore final : public ProjectFiles {
   // one listed, even if another writer deletes it meanwhile).
   static Result<std::vector<DirEntry>> ListChildrenOf(SqlConnection& db, const Workspace& workspace,
                                                       std::string_view path, std::string_view verb) {
-    TOOLVFS_ASSIGN_OR_RETURN(std::optional<SqlTransaction> snapshot_read, ReadOfSnapshot(db, workspace));
+    std::optional<SqlTransaction> snapshot_read;
+    if (workspace.read_only()) TOOLVFS_RETURN_IF_ERROR(BeginReadOfSnapshot(db, workspace, snapshot_read));
     const bool live = workspace.at == kLive;
     const bool by_generation = live && db.dialect().list_by_generation;
     std::vector<DirEntry> entries;
@@ -1336,7 +1342,8 @@ class SqlStore final : public ProjectFiles {
   static Result<FileRange> ReadFileOf(const Workspace& workspace, std::string_view path, uint64_t offset,
                                       std::optional<uint64_t> length, bool whole, bool limit = true) {
     TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace.database->Connect());
-    TOOLVFS_ASSIGN_OR_RETURN(std::optional<SqlTransaction> transaction, ReadOfSnapshot(*db, workspace));
+    std::optional<SqlTransaction> transaction;
+    if (workspace.read_only()) TOOLVFS_RETURN_IF_ERROR(BeginReadOfSnapshot(*db, workspace, transaction));
     const uint64_t max = workspace.options.max_read_bytes;
     if (!path.empty()) {
       // The small-file path: one statement. Chunked files, directories and
