@@ -581,6 +581,60 @@ TEST_P(SnapshotTest, ASnapshotProjectWhoseOlderSnapshotIsDeletedSaysSoOnEveryRea
   EXPECT_FALSE(*(*kept)->Exists("dir/b"));
 }
 
+// Reads of a snapshot project racing the deletion of its snapshot (the
+// newest, whose deletion moves the live rows to its generation in the same
+// transaction): each answers with the snapshot's state or says it went,
+// never with the live state, and every read after the deletion says it.
+TEST_P(SnapshotTest, ReadsRacingTheDeletionOfTheirSnapshotSeeItOrAreToldItWent) {
+  const std::string uri = WorkspaceUri();
+  if (uri.empty()) GTEST_SKIP() << GetParam() << " opens no snapshot as a project of its own";
+  for (int round = 0; round < 5; ++round) {
+    const std::string frozen_content = "in the snapshot, round " + std::to_string(round);
+    ASSERT_NO_FATAL_FAILURE(Write("a", frozen_content));
+    ASSERT_NO_FATAL_FAILURE(Write("dir/b", frozen_content));
+    const std::string id = Take();
+    Result<std::unique_ptr<ProjectFiles>> frozen = OpenProject(uri + "@" + id);
+    ASSERT_TRUE(IsOk(frozen));
+    ASSERT_NO_FATAL_FAILURE(Write("a", "live"));
+    ASSERT_NO_FATAL_FAILURE(Write("dir/c", "live"));
+    ASSERT_TRUE(store_->Delete("dir/b").ok());
+
+    std::atomic<bool> deleted = false;
+    std::thread deleter([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1 + round));
+      EXPECT_TRUE(IsOk(store_->DeleteSnapshot(id)));
+      deleted = true;
+    });
+    const std::string gone = "The snapshot '" + id + "' of workspace '" + WorkspaceName() +
+                             "' was deleted while it was open";
+    int reads_after = 0;
+    while (reads_after < 3) {
+      const bool after = deleted.load();
+      Result<std::string> a = (*frozen)->Read("a");
+      Result<std::vector<DirEntry>> listed = (*frozen)->ListDir("dir");
+      Result<bool> c = (*frozen)->Exists("dir/c");
+      if (a.ok() && !after) {
+        EXPECT_EQ(*a, frozen_content);
+      } else {
+        EXPECT_TRUE(IsError(a, StatusCode::kNotFound, gone));
+      }
+      if (listed.ok() && !after) {
+        EXPECT_TRUE(listed->size() == 1 && (*listed)[0].name == "b") << listed->size() << " entries";
+      } else {
+        EXPECT_TRUE(IsError(listed, StatusCode::kNotFound, gone));
+      }
+      if (c.ok() && !after) {
+        EXPECT_FALSE(*c);
+      } else {
+        EXPECT_TRUE(IsError(c, StatusCode::kNotFound, gone));
+      }
+      if (after) ++reads_after;
+    }
+    deleter.join();
+    ASSERT_TRUE(store_->Delete("dir/c").ok());
+  }
+}
+
 // A deleted workspace took every path with it: Exists says so like every
 // other read, of the live state and of a snapshot project, and never "no".
 TEST_P(SnapshotTest, EveryReadOfADeletedWorkspaceOrOfItsSnapshotSaysItWasDeleted) {

@@ -13,7 +13,9 @@
 // Reading a row of a past state (a snapshot project, a restore, a diff)
 // uses the same statements as the live state, with the generation to look
 // at: kLive for the live state, where `died > kLive` is never true and only
-// `died IS NULL` rows match.
+// `died IS NULL` rows match. A snapshot project's reads also find its
+// snapshot's row in the same view (BeginReadOfSnapshot), since a deleted
+// snapshot's generation shows other rows.
 #include "project/sql/sql_store.h"
 
 #include <fcntl.h>
@@ -77,6 +79,18 @@ constexpr const char* kShareEntry =
 constexpr const char* kReadWholeEntry =
     "SELECT e.kind, e.size, c.data FROM entries e LEFT JOIN contents c ON c.id=e.content_id "
     "WHERE e.workspace_id=?1 AND e.parent=?2 AND e.name=?3 AND +e.born<=?4 AND (e.died IS NULL OR e.died>?4)";
+// kLookUpEntry and kReadWholeEntry of a snapshot project: a row only while
+// snapshot ?5 is there, seen in the same statement, so a row found is the
+// snapshot's (SnapshotStillThere). Finding none, the read goes on in a
+// transaction that says which of the two is missing.
+constexpr const char* kLookUpSnapshotEntry =
+    "SELECT kind, born, content_id, size, version, created_ms, modified_ms FROM entries "
+    "WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND +born<=?4 AND (died IS NULL OR died>?4) "
+    "AND EXISTS (SELECT 1 FROM snapshots WHERE workspace_id=?1 AND id=?5)";
+constexpr const char* kReadWholeSnapshotEntry =
+    "SELECT e.kind, e.size, c.data FROM entries e LEFT JOIN contents c ON c.id=e.content_id "
+    "WHERE e.workspace_id=?1 AND e.parent=?2 AND e.name=?3 AND +e.born<=?4 AND (e.died IS NULL OR e.died>?4) "
+    "AND EXISTS (SELECT 1 FROM snapshots s WHERE s.workspace_id=?1 AND s.id=?5)";
 // The children of directory ?2, alone: a listing that finds any needs no
 // look at the directory's own row (a live child's parent is a directory
 // in every state), so one range of the key, without a second seek. In
@@ -102,9 +116,12 @@ constexpr const char* kListLiveChildrenByGeneration =
     "WHERE w.id=?1 AND w.generation=1 AND e.parent=?2 "
     "UNION ALL SELECT e.kind, e.name FROM workspaces w JOIN entries e ON e.workspace_id=w.id "
     "WHERE w.id=?1 AND w.generation>1 AND e.parent=?2 AND e.died IS NULL";
+// A snapshot project's (generation ?3): rows only while snapshot ?4 is
+// there, seen in the same statement, as kLookUpSnapshotEntry.
 constexpr const char* kListChildren =
     "SELECT kind, name FROM entries WHERE workspace_id=?1 AND parent=?2 AND +born<=?3 "
-    "AND (died IS NULL OR died>?3) ORDER BY name";
+    "AND (died IS NULL OR died>?3) AND EXISTS (SELECT 1 FROM snapshots WHERE workspace_id=?1 AND id=?4) "
+    "ORDER BY name";
 // When there are none: directory ?4 (its own row, parent ?2 and name ?3:
 // its kind) and its children (their kind + kChildKind: `kind+2`), one
 // statement, so that "exists and is empty" or "missing" is one consistent
@@ -249,9 +266,11 @@ std::string PastSubtree(std::string_view dir) { return std::string(dir) + "0"; }
 // ----- Reading rows -------------------------------------------------------------
 
 // The entry at `path` in the state at generation `at`, with `statement`
-// (kLookUpEntry, or a locking variant of it).
+// (kLookUpEntry, or a locking variant of it; kLookUpSnapshotEntry with
+// `snapshot_id`).
 Result<std::optional<Entry>> LookUp(SqlConnection& db, int64_t workspace, std::string_view path,
-                                    int64_t at, int64_t root_created_ms, const char* statement_sql = kLookUpEntry) {
+                                    int64_t at, int64_t root_created_ms, const char* statement_sql = kLookUpEntry,
+                                    std::optional<int64_t> snapshot_id = std::nullopt) {
   if (path.empty()) {
     Entry root;
     root.created_ms = root.modified_ms = root_created_ms;
@@ -259,6 +278,7 @@ Result<std::optional<Entry>> LookUp(SqlConnection& db, int64_t workspace, std::s
   }
   TOOLVFS_ASSIGN_OR_RETURN(SqlStatement statement, db.Prepare(statement_sql));
   statement.Bind(1, workspace).Bind(2, ParentPath(path)).Bind(3, BaseName(path)).Bind(4, at);
+  if (snapshot_id) statement.Bind(5, *snapshot_id);
   TOOLVFS_ASSIGN_OR_RETURN(bool found, statement.Step());
   if (!found) return std::optional<Entry>();
   Entry entry;
@@ -380,13 +400,14 @@ Status SnapshotStillThere(SqlConnection& db, const Workspace& workspace) {
   return SnapshotDeletedError(workspace);
 }
 
-// Begins `transaction`, the read transaction every read of a snapshot
-// project runs in: its first statement finds the snapshot's row
-// (SnapshotStillThere), so the rest of it reads the snapshot's own state,
-// even if a deletion commits meanwhile. Ended by its destructor (a read has
-// nothing to commit). Called only for a snapshot project: the live state's
-// reads take no transaction, no look at `snapshots` and no call (the
-// read_only() test is at each caller, where it costs one compare).
+// Begins `transaction`, in which a read of a snapshot project runs unless
+// one statement that finds the snapshot's row too answers it
+// (kLookUpSnapshotEntry, kReadWholeSnapshotEntry, kListChildren): its first
+// statement finds the snapshot's row (SnapshotStillThere), so the rest of
+// it reads the snapshot's own state, even if a deletion commits meanwhile.
+// Ended by its destructor (a read has nothing to commit). Called only for a
+// snapshot project: the live state's reads take no transaction, no look at
+// `snapshots` and no call (the read_only() test is at each caller).
 Status BeginReadOfSnapshot(SqlConnection& db, const Workspace& workspace,
                            std::optional<SqlTransaction>& transaction) {
   TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction begun, SqlTransaction::Begin(db, SqlTransactionKind::kRead));
@@ -937,8 +958,7 @@ class SqlStore final : public ProjectFiles {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
     std::optional<SqlTransaction> snapshot_read;
-    if (workspace_->read_only()) TOOLVFS_RETURN_IF_ERROR(BeginReadOfSnapshot(*db, *workspace_, snapshot_read));
-    TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> entry, LookUpAt(*db, path));
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> entry, LookUpAt(*db, path, snapshot_read));
     // A deleted workspace lost every path: it says so, as every other read
     // does, not "no". Looked at only here, so a path found costs nothing more.
     if (!entry) TOOLVFS_RETURN_IF_ERROR(WorkspaceStillThere(*db, *workspace_));
@@ -957,8 +977,7 @@ class SqlStore final : public ProjectFiles {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
     std::optional<SqlTransaction> snapshot_read;
-    if (workspace_->read_only()) TOOLVFS_RETURN_IF_ERROR(BeginReadOfSnapshot(*db, *workspace_, snapshot_read));
-    TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> entry, LookUpAt(*db, path));
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> entry, LookUpAt(*db, path, snapshot_read));
     if (!entry) {
       return MissingOrParentIsFile(*db, *workspace_, path, workspace_->at, "get metadata of", "Path");
     }
@@ -1246,8 +1265,9 @@ class SqlStore final : public ProjectFiles {
     Result<EntryKind> Resolve(std::string_view path) override {
       TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
       std::optional<SqlTransaction> snapshot_read;
-      if (workspace_->read_only()) TOOLVFS_RETURN_IF_ERROR(BeginReadOfSnapshot(*db, *workspace_, snapshot_read));
-      TOOLVFS_ASSIGN_OR_RETURN(std::optional<toolvfs::Entry> entry, LookUpIn(*db, *workspace_, path));
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<toolvfs::Entry> entry,
+                               workspace_->read_only() ? LookUpInSnapshot(*db, *workspace_, path, snapshot_read)
+                                                       : LookUpIn(*db, *workspace_, path));
       if (!entry) return MissingOrParentIsFile(*db, *workspace_, path, workspace_->at, "search", "Path");
       return entry->kind;
     }
@@ -1267,14 +1287,31 @@ class SqlStore final : public ProjectFiles {
     return LookUp(db, workspace.id, path, workspace.at, workspace.created_ms);
   }
 
+  // LookUpIn for a snapshot project: one statement that finds the
+  // snapshot's row too (kLookUpSnapshotEntry), so a row found is the
+  // snapshot's. Else (and for the root, which has no row) `snapshot_read`
+  // is begun (BeginReadOfSnapshot: NotFound if the snapshot went) and the
+  // look runs again in it, where the caller goes on to say why the path is
+  // missing.
+  static Result<std::optional<toolvfs::Entry>> LookUpInSnapshot(SqlConnection& db, const Workspace& workspace,
+                                                               std::string_view path,
+                                                               std::optional<SqlTransaction>& snapshot_read) {
+    if (!path.empty()) {
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<toolvfs::Entry> entry,
+                               LookUp(db, workspace.id, path, workspace.at, workspace.created_ms,
+                                      kLookUpSnapshotEntry, workspace.snapshot_id));
+      if (entry) return entry;
+    }
+    TOOLVFS_RETURN_IF_ERROR(BeginReadOfSnapshot(db, workspace, snapshot_read));
+    return LookUpIn(db, workspace, path);
+  }
+
   // The children of directory `path`: one range of the key when it has
   // any; else the directory checked and listed in one statement (one
   // consistent view without a transaction: the directory checked is the
   // one listed, even if another writer deletes it meanwhile).
   static Result<std::vector<DirEntry>> ListChildrenOf(SqlConnection& db, const Workspace& workspace,
                                                       std::string_view path, std::string_view verb) {
-    std::optional<SqlTransaction> snapshot_read;
-    if (workspace.read_only()) TOOLVFS_RETURN_IF_ERROR(BeginReadOfSnapshot(db, workspace, snapshot_read));
     const bool live = workspace.at == kLive;
     const bool by_generation = live && db.dialect().list_by_generation;
     std::vector<DirEntry> entries;
@@ -1286,9 +1323,13 @@ class SqlStore final : public ProjectFiles {
       const char* sql = by_generation ? kListLiveChildrenByGeneration : live ? kListLiveChildren : kListChildren;
       TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(sql));
       select.Bind(1, workspace.id).Bind(2, path);
-      if (!live) select.Bind(3, workspace.at);
+      if (!live) select.Bind(3, workspace.at).Bind(4, workspace.snapshot_id);
       TOOLVFS_RETURN_IF_ERROR(AppendChildren(select, /*kind_offset=*/0, entries).status());
     }
+    // A snapshot project finding none may have lost its snapshot: the rest
+    // runs where the snapshot's row is found first.
+    std::optional<SqlTransaction> snapshot_read;
+    if (entries.empty() && !live) TOOLVFS_RETURN_IF_ERROR(BeginReadOfSnapshot(db, workspace, snapshot_read));
     // An empty root may be a deleted workspace's (whose every row went).
     if (entries.empty() && path.empty()) TOOLVFS_RETURN_IF_ERROR(WorkspaceStillThere(db, workspace));
     if (entries.empty() && !path.empty()) {
@@ -1342,14 +1383,15 @@ class SqlStore final : public ProjectFiles {
   static Result<FileRange> ReadFileOf(const Workspace& workspace, std::string_view path, uint64_t offset,
                                       std::optional<uint64_t> length, bool whole, bool limit = true) {
     TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace.database->Connect());
-    std::optional<SqlTransaction> transaction;
-    if (workspace.read_only()) TOOLVFS_RETURN_IF_ERROR(BeginReadOfSnapshot(*db, workspace, transaction));
     const uint64_t max = workspace.options.max_read_bytes;
+    const bool snapshot = workspace.read_only();
     if (!path.empty()) {
-      // The small-file path: one statement. Chunked files, directories and
-      // missing paths go on below.
-      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement read, db->Prepare(kReadWholeEntry));
+      // The small-file path: one statement (of a snapshot project: one that
+      // finds the snapshot's row too). Chunked files, directories, missing
+      // paths and a snapshot gone go on below.
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement read, db->Prepare(snapshot ? kReadWholeSnapshotEntry : kReadWholeEntry));
       read.Bind(1, workspace.id).Bind(2, ParentPath(path)).Bind(3, BaseName(path)).Bind(4, workspace.at);
+      if (snapshot) read.Bind(5, workspace.snapshot_id);
       TOOLVFS_ASSIGN_OR_RETURN(bool found, read.Step());
       if (found && read.Int(0) == kFileKind && !read.IsNull(2)) {
         std::string_view data = read.Blob(2);
@@ -1361,7 +1403,10 @@ class SqlStore final : public ProjectFiles {
         return FileRange{std::string(data.substr(wanted == 0 ? 0 : offset, wanted)), size};
       }
     }
-    if (!transaction) {
+    std::optional<SqlTransaction> transaction;
+    if (snapshot) {
+      TOOLVFS_RETURN_IF_ERROR(BeginReadOfSnapshot(*db, workspace, transaction));
+    } else {
       TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction begun, SqlTransaction::Begin(*db, SqlTransactionKind::kRead));
       transaction.emplace(std::move(begun));
     }
@@ -1387,8 +1432,12 @@ class SqlStore final : public ProjectFiles {
     return ListChildrenOf(db, *workspace_, path, verb);
   }
 
-  Result<std::optional<toolvfs::Entry>> LookUpAt(SqlConnection& db, std::string_view path) {
-    return LookUpIn(db, *workspace_, path);
+  // The entry at `path` in the project's state; `snapshot_read` as
+  // LookUpInSnapshot leaves it.
+  Result<std::optional<toolvfs::Entry>> LookUpAt(SqlConnection& db, std::string_view path,
+                                                 std::optional<SqlTransaction>& snapshot_read) {
+    if (!workspace_->read_only()) return LookUpIn(db, *workspace_, path);
+    return LookUpInSnapshot(db, *workspace_, path, snapshot_read);
   }
 
   Result<SnapshotRef> Find(SqlConnection& db, std::string_view reference) {
