@@ -516,6 +516,7 @@ void ExpectEveryReadSays(ProjectFiles& project, const std::string& message, std:
   GrepOptions in_dir;
   in_dir.paths = {"dir"};
   EXPECT_TRUE(IsError(project.Grep("0", in_dir), StatusCode::kNotFound, message));
+  EXPECT_TRUE(IsError(project.Grep("0", GrepOptions{}), StatusCode::kNotFound, message)) << "the whole project";
   EXPECT_TRUE(IsError(project.Diff(other), StatusCode::kNotFound, message));
   Result<std::unique_ptr<MaterializedView>> view = project.Materialize();
   ASSERT_FALSE(view.ok()) << "materialized into " << (*view)->path();

@@ -1073,7 +1073,15 @@ class SqlStore final : public ProjectFiles {
 
   Result<GrepResult> Grep(std::string_view pattern, const GrepOptions& options) override {
     StoreGrepTree tree(workspace_);
-    return RunGrep(tree, pattern, options);
+    Result<GrepResult> result = RunGrep(tree, pattern, options);
+    if (!result.ok() || !workspace_->read_only()) return result;
+    // The walk skips a directory or file it cannot list or read (gone since
+    // it was seen), so a snapshot deleted meanwhile would give a partial
+    // result. A snapshot still there now was there for every read before
+    // (its id is never given again): then the result is whole.
+    TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
+    TOOLVFS_RETURN_IF_ERROR(SnapshotStillThere(*db, *workspace_));
+    return result;
   }
 
   Result<std::unique_ptr<MaterializedView>> Materialize() override {
