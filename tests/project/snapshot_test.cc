@@ -29,6 +29,8 @@
 #include "project/null_store.h"
 #include "project/project_files.h"
 #include "project/sql/postgres_database.h"
+#include "project/sql/postgres_store.h"
+#include "project/sql/sqlite_store.h"
 #include "project/sqlite_query.h"
 #include "project/test_util.h"
 #include "project/status_assertions.h"
@@ -174,6 +176,23 @@ class SnapshotTest : public ::testing::TestWithParam<std::string> {
                         QueryPostgres("SELECT count(DISTINCT e.content_id)" + rows)};
     }
     return std::nullopt;
+  }
+
+  // The workspace's name and URI in the stores that open a snapshot as a
+  // project of its own (URI@SNAPSHOT: sqlite, postgres); empty for memory.
+  std::string WorkspaceName() const { return !sqlite_file_.empty() ? "snapshots" : postgres_workspace_; }
+  std::string WorkspaceUri() const {
+    if (!sqlite_file_.empty()) return "sqlite:" + sqlite_file_ + "#snapshots";
+    if (!postgres_workspace_.empty()) return TestPostgresUri() + "#" + postgres_workspace_;
+    return "";
+  }
+
+  // The store holding the workspace (sqlite, postgres), to delete it.
+  Result<std::unique_ptr<SqlStoreFile>> OpenStoreFile() {
+    if (sqlite_file_.empty()) return OpenPostgresStoreFile(TestPostgresUri());
+    Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(sqlite_file_);
+    if (!file.ok()) return file.status();
+    return std::unique_ptr<SqlStoreFile>(std::move(file).value());
   }
 
   int64_t QueryPostgres(const std::string& sql) {
@@ -476,6 +495,172 @@ TEST_P(SnapshotTest, ADeletedSnapshotIsUnknownAndTheOthersStillWork) {
   EXPECT_EQ(Contents(), (TreeContents{{"a.txt", "3"}}));
   ASSERT_NO_FATAL_FAILURE(Write("a.txt", "4"));
   EXPECT_EQ(DiffOf(first), (TreeDiff{{}, {"a.txt"}, {}}));
+}
+
+// ----- a snapshot project whose snapshot is deleted -------------------------------------
+
+// Every read a project offers, each expected to fail with NotFound and
+// `message` (Materialize: after its "Cannot materialize '...': "). The
+// project holds "a", "dir/b" and "dir/c" in some state, so no read fails
+// for a missing path; `other` is another snapshot, to diff from.
+void ExpectEveryReadSays(ProjectFiles& project, const std::string& message, std::string_view other) {
+  for (std::string_view path : {"a", "dir/b", "dir/c", "missing"}) {
+    EXPECT_TRUE(IsError(project.Read(path), StatusCode::kNotFound, message)) << path;
+    EXPECT_TRUE(IsError(project.ReadRange(path, 1, 1), StatusCode::kNotFound, message)) << path;
+    EXPECT_TRUE(IsError(project.Metadata(path), StatusCode::kNotFound, message)) << path;
+    EXPECT_TRUE(IsError(project.Exists(path), StatusCode::kNotFound, message)) << path;
+  }
+  for (std::string_view path : {"", "dir", "missing"}) {
+    EXPECT_TRUE(IsError(project.ListDir(path), StatusCode::kNotFound, message)) << "'" << path << "'";
+  }
+  GrepOptions in_dir;
+  in_dir.paths = {"dir"};
+  EXPECT_TRUE(IsError(project.Grep("0", in_dir), StatusCode::kNotFound, message));
+  EXPECT_TRUE(IsError(project.Grep("0", GrepOptions{}), StatusCode::kNotFound, message)) << "the whole project";
+  EXPECT_TRUE(IsError(project.Diff(other), StatusCode::kNotFound, message));
+  Result<std::unique_ptr<MaterializedView>> view = project.Materialize();
+  ASSERT_FALSE(view.ok()) << "materialized into " << (*view)->path();
+  EXPECT_EQ(view.status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(view.status().message().ends_with("': " + message)) << view.status().ToString();
+}
+
+// Deleting the newest snapshot moves the live generation back to its own
+// (DeletingTheNewestSnapshot... above), so a project still open on it
+// would read the live state; it says the snapshot went instead.
+TEST_P(SnapshotTest, ASnapshotProjectWhoseNewestSnapshotIsDeletedSaysSoOnEveryRead) {
+  const std::string uri = WorkspaceUri();
+  if (uri.empty()) GTEST_SKIP() << GetParam() << " opens no snapshot as a project of its own";
+  ASSERT_NO_FATAL_FAILURE(Write("a", "a0"));
+  ASSERT_NO_FATAL_FAILURE(Write("dir/b", "b0"));
+  const std::string older = Take();
+  ASSERT_NO_FATAL_FAILURE(Write("a", "a1"));
+  const std::string newest = Take();
+  Result<std::unique_ptr<ProjectFiles>> frozen = OpenProject(uri + "@" + newest);
+  ASSERT_TRUE(IsOk(frozen));
+  ASSERT_EQ(*(*frozen)->Read("a"), "a1");
+  ASSERT_NO_FATAL_FAILURE(Write("a", "a2"));
+  ASSERT_NO_FATAL_FAILURE(Write("dir/c", "c2"));
+  ASSERT_TRUE(store_->Delete("dir/b").ok());
+
+  ASSERT_TRUE(IsOk(store_->DeleteSnapshot(newest)));
+  ExpectEveryReadSays(**frozen,
+                      "The snapshot '" + newest + "' of workspace '" + WorkspaceName() +
+                          "' was deleted while it was open",
+                      older);
+  // The older snapshot and the live state read as before.
+  Result<std::unique_ptr<ProjectFiles>> kept = OpenProject(uri + "@" + older);
+  ASSERT_TRUE(IsOk(kept));
+  EXPECT_EQ(*(*kept)->Read("a"), "a0");
+  EXPECT_TRUE(*(*kept)->Exists("dir/b"));
+  EXPECT_EQ(Contents(), (TreeContents{{"a", "a2"}, {"dir", std::string(kDirectory)}, {"dir/c", "c2"}}));
+}
+
+// Deleting an older snapshot frees the rows only it saw, so a project
+// still open on it would see files vanish; it says the snapshot went.
+TEST_P(SnapshotTest, ASnapshotProjectWhoseOlderSnapshotIsDeletedSaysSoOnEveryRead) {
+  const std::string uri = WorkspaceUri();
+  if (uri.empty()) GTEST_SKIP() << GetParam() << " opens no snapshot as a project of its own";
+  ASSERT_NO_FATAL_FAILURE(Write("a", "a0"));
+  ASSERT_NO_FATAL_FAILURE(Write("dir/b", "b0"));
+  const std::string older = Take();
+  Result<std::unique_ptr<ProjectFiles>> frozen = OpenProject(uri + "@" + older);
+  ASSERT_TRUE(IsOk(frozen));
+  ASSERT_NO_FATAL_FAILURE(Write("a", "a1"));
+  ASSERT_TRUE(store_->Delete("dir/b").ok());
+  ASSERT_NO_FATAL_FAILURE(Write("dir/c", "c1"));
+  const std::string newer = Take();
+  ASSERT_EQ(*(*frozen)->Read("a"), "a0");
+
+  ASSERT_TRUE(IsOk(store_->DeleteSnapshot(older)));
+  ExpectEveryReadSays(**frozen,
+                      "The snapshot '" + older + "' of workspace '" + WorkspaceName() +
+                          "' was deleted while it was open",
+                      newer);
+  Result<std::unique_ptr<ProjectFiles>> kept = OpenProject(uri + "@" + newer);
+  ASSERT_TRUE(IsOk(kept));
+  EXPECT_EQ(*(*kept)->Read("a"), "a1");
+  EXPECT_FALSE(*(*kept)->Exists("dir/b"));
+}
+
+// Reads of a snapshot project racing the deletion of its snapshot (the
+// newest, whose deletion moves the live rows to its generation in the same
+// transaction): each answers with the snapshot's state or says it went,
+// never with the live state, and every read after the deletion says it.
+TEST_P(SnapshotTest, ReadsRacingTheDeletionOfTheirSnapshotSeeItOrAreToldItWent) {
+  const std::string uri = WorkspaceUri();
+  if (uri.empty()) GTEST_SKIP() << GetParam() << " opens no snapshot as a project of its own";
+  for (int round = 0; round < 5; ++round) {
+    const std::string frozen_content = "in the snapshot, round " + std::to_string(round);
+    ASSERT_NO_FATAL_FAILURE(Write("a", frozen_content));
+    ASSERT_NO_FATAL_FAILURE(Write("dir/b", frozen_content));
+    const std::string id = Take();
+    Result<std::unique_ptr<ProjectFiles>> frozen = OpenProject(uri + "@" + id);
+    ASSERT_TRUE(IsOk(frozen));
+    ASSERT_NO_FATAL_FAILURE(Write("a", "live"));
+    ASSERT_NO_FATAL_FAILURE(Write("dir/c", "live"));
+    ASSERT_TRUE(store_->Delete("dir/b").ok());
+
+    std::atomic<bool> deleted = false;
+    std::thread deleter([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1 + round));
+      EXPECT_TRUE(IsOk(store_->DeleteSnapshot(id)));
+      deleted = true;
+    });
+    const std::string gone = "The snapshot '" + id + "' of workspace '" + WorkspaceName() +
+                             "' was deleted while it was open";
+    int reads_after = 0;
+    while (reads_after < 3) {
+      const bool after = deleted.load();
+      Result<std::string> a = (*frozen)->Read("a");
+      Result<std::vector<DirEntry>> listed = (*frozen)->ListDir("dir");
+      Result<bool> c = (*frozen)->Exists("dir/c");
+      if (a.ok() && !after) {
+        EXPECT_EQ(*a, frozen_content);
+      } else {
+        EXPECT_TRUE(IsError(a, StatusCode::kNotFound, gone));
+      }
+      if (listed.ok() && !after) {
+        EXPECT_TRUE(listed->size() == 1 && (*listed)[0].name == "b") << listed->size() << " entries";
+      } else {
+        EXPECT_TRUE(IsError(listed, StatusCode::kNotFound, gone));
+      }
+      if (c.ok() && !after) {
+        EXPECT_FALSE(*c);
+      } else {
+        EXPECT_TRUE(IsError(c, StatusCode::kNotFound, gone));
+      }
+      if (after) ++reads_after;
+    }
+    deleter.join();
+    ASSERT_TRUE(store_->Delete("dir/c").ok());
+  }
+}
+
+// A deleted workspace took every path with it: Exists says so like every
+// other read, of the live state and of a snapshot project, and never "no".
+TEST_P(SnapshotTest, EveryReadOfADeletedWorkspaceOrOfItsSnapshotSaysItWasDeleted) {
+  const std::string uri = WorkspaceUri();
+  if (uri.empty()) GTEST_SKIP() << GetParam() << " keeps no workspace in a store file";
+  ASSERT_NO_FATAL_FAILURE(Write("a", "a0"));
+  ASSERT_NO_FATAL_FAILURE(Write("dir/b", "b0"));
+  ASSERT_NO_FATAL_FAILURE(Write("dir/c", "c0"));
+  const std::string older = Take();
+  Result<std::unique_ptr<ProjectFiles>> frozen = OpenProject(uri + "@" + older);
+  ASSERT_TRUE(IsOk(frozen));
+  Result<std::unique_ptr<SqlStoreFile>> file = OpenStoreFile();
+  ASSERT_TRUE(IsOk(file));
+  ASSERT_TRUE(IsOk((*file)->DeleteWorkspace(WorkspaceName())));
+
+  const std::string deleted = "' was deleted while it was open";
+  for (std::string_view path : {"a", "dir/b", "missing"}) {
+    const std::string message = "The workspace '" + uri + deleted;
+    EXPECT_TRUE(IsError(store_->Exists(path), StatusCode::kNotFound, message)) << path;
+    EXPECT_TRUE(IsError(store_->Metadata(path), StatusCode::kNotFound, message)) << path;
+    EXPECT_TRUE(IsError(store_->ListDir(path), StatusCode::kNotFound, message)) << path;
+    EXPECT_TRUE(IsError(store_->Read(path), StatusCode::kNotFound, message)) << path;
+  }
+  // The snapshot went with the workspace, which the message names.
+  ExpectEveryReadSays(**frozen, "The workspace '" + uri + "@" + older + deleted, older);
 }
 
 // ----- what deleting a snapshot frees, without gc ------------------------------------------

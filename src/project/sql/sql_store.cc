@@ -13,7 +13,9 @@
 // Reading a row of a past state (a snapshot project, a restore, a diff)
 // uses the same statements as the live state, with the generation to look
 // at: kLive for the live state, where `died > kLive` is never true and only
-// `died IS NULL` rows match.
+// `died IS NULL` rows match. A snapshot project's reads also find its
+// snapshot's row in the same view (BeginReadOfSnapshot), since a deleted
+// snapshot's generation shows other rows.
 #include "project/sql/sql_store.h"
 
 #include <fcntl.h>
@@ -77,6 +79,18 @@ constexpr const char* kShareEntry =
 constexpr const char* kReadWholeEntry =
     "SELECT e.kind, e.size, c.data FROM entries e LEFT JOIN contents c ON c.id=e.content_id "
     "WHERE e.workspace_id=?1 AND e.parent=?2 AND e.name=?3 AND +e.born<=?4 AND (e.died IS NULL OR e.died>?4)";
+// kLookUpEntry and kReadWholeEntry of a snapshot project: a row only while
+// snapshot ?5 is there, seen in the same statement, so a row found is the
+// snapshot's (SnapshotStillThere). Finding none, the read goes on in a
+// transaction that says which of the two is missing.
+constexpr const char* kLookUpSnapshotEntry =
+    "SELECT kind, born, content_id, size, version, created_ms, modified_ms FROM entries "
+    "WHERE workspace_id=?1 AND parent=?2 AND name=?3 AND +born<=?4 AND (died IS NULL OR died>?4) "
+    "AND EXISTS (SELECT 1 FROM snapshots WHERE workspace_id=?1 AND id=?5)";
+constexpr const char* kReadWholeSnapshotEntry =
+    "SELECT e.kind, e.size, c.data FROM entries e LEFT JOIN contents c ON c.id=e.content_id "
+    "WHERE e.workspace_id=?1 AND e.parent=?2 AND e.name=?3 AND +e.born<=?4 AND (e.died IS NULL OR e.died>?4) "
+    "AND EXISTS (SELECT 1 FROM snapshots s WHERE s.workspace_id=?1 AND s.id=?5)";
 // The children of directory ?2, alone: a listing that finds any needs no
 // look at the directory's own row (a live child's parent is a directory
 // in every state), so one range of the key, without a second seek. In
@@ -102,9 +116,12 @@ constexpr const char* kListLiveChildrenByGeneration =
     "WHERE w.id=?1 AND w.generation=1 AND e.parent=?2 "
     "UNION ALL SELECT e.kind, e.name FROM workspaces w JOIN entries e ON e.workspace_id=w.id "
     "WHERE w.id=?1 AND w.generation>1 AND e.parent=?2 AND e.died IS NULL";
+// A snapshot project's (generation ?3): rows only while snapshot ?4 is
+// there, seen in the same statement, as kLookUpSnapshotEntry.
 constexpr const char* kListChildren =
     "SELECT kind, name FROM entries WHERE workspace_id=?1 AND parent=?2 AND +born<=?3 "
-    "AND (died IS NULL OR died>?3) ORDER BY name";
+    "AND (died IS NULL OR died>?3) AND EXISTS (SELECT 1 FROM snapshots WHERE workspace_id=?1 AND id=?4) "
+    "ORDER BY name";
 // When there are none: directory ?4 (its own row, parent ?2 and name ?3:
 // its kind) and its children (their kind + kChildKind: `kind+2`), one
 // statement, so that "exists and is empty" or "missing" is one consistent
@@ -249,9 +266,11 @@ std::string PastSubtree(std::string_view dir) { return std::string(dir) + "0"; }
 // ----- Reading rows -------------------------------------------------------------
 
 // The entry at `path` in the state at generation `at`, with `statement`
-// (kLookUpEntry, or a locking variant of it).
+// (kLookUpEntry, or a locking variant of it; kLookUpSnapshotEntry with
+// `snapshot_id`).
 Result<std::optional<Entry>> LookUp(SqlConnection& db, int64_t workspace, std::string_view path,
-                                    int64_t at, int64_t root_created_ms, const char* statement_sql = kLookUpEntry) {
+                                    int64_t at, int64_t root_created_ms, const char* statement_sql = kLookUpEntry,
+                                    std::optional<int64_t> snapshot_id = std::nullopt) {
   if (path.empty()) {
     Entry root;
     root.created_ms = root.modified_ms = root_created_ms;
@@ -259,6 +278,7 @@ Result<std::optional<Entry>> LookUp(SqlConnection& db, int64_t workspace, std::s
   }
   TOOLVFS_ASSIGN_OR_RETURN(SqlStatement statement, db.Prepare(statement_sql));
   statement.Bind(1, workspace).Bind(2, ParentPath(path)).Bind(3, BaseName(path)).Bind(4, at);
+  if (snapshot_id) statement.Bind(5, *snapshot_id);
   TOOLVFS_ASSIGN_OR_RETURN(bool found, statement.Step());
   if (!found) return std::optional<Entry>();
   Entry entry;
@@ -295,6 +315,7 @@ struct Workspace {
   int64_t created_ms = 0;
   int64_t at = kLive;       // the generation looked at: kLive, or a snapshot's
   std::string snapshot;     // the snapshot's id when read-only
+  int64_t snapshot_id = 0;  // the same id, as its `snapshots` row holds it
   std::shared_ptr<SqlDatabase> database;  // lends connections: using one changes nothing of the workspace
   bool row_locks = false;   // the engine's SqlDialect::row_locks
 
@@ -354,6 +375,44 @@ Status WorkspaceStillThere(SqlConnection& db, const Workspace& workspace) {
   TOOLVFS_ASSIGN_OR_RETURN(bool found, state.Step());
   if (!found) return WorkspaceDeletedError(workspace);
   return OkStatus();
+}
+
+// What a snapshot project left open on a deleted snapshot answers. The
+// rows of its generation are no longer its state (DeleteSnapshot): those
+// only it saw are gone, and when it was the newest, the live generation
+// moved back to its own and took the rows born since with it.
+Status SnapshotDeletedError(const Workspace& workspace) {
+  return NotFoundError("The snapshot " + Quote(workspace.snapshot) + " of workspace " + Quote(workspace.name) +
+                       " was deleted while it was open");
+}
+
+// OK while a snapshot project's snapshot row is there; WorkspaceDeletedError
+// when the workspace went with it, SnapshotDeletedError when it went alone.
+// A snapshot's id is never given again (next_snapshot only grows).
+Status SnapshotStillThere(SqlConnection& db, const Workspace& workspace) {
+  {
+    TOOLVFS_ASSIGN_OR_RETURN(SqlStatement snapshot, db.Prepare(kSnapshotById));
+    snapshot.Bind(1, workspace.id).Bind(2, workspace.snapshot_id);
+    TOOLVFS_ASSIGN_OR_RETURN(bool found, snapshot.Step());
+    if (found) return OkStatus();
+  }
+  TOOLVFS_RETURN_IF_ERROR(WorkspaceStillThere(db, workspace));
+  return SnapshotDeletedError(workspace);
+}
+
+// Begins `transaction`, in which a read of a snapshot project runs unless
+// one statement that finds the snapshot's row too answers it
+// (kLookUpSnapshotEntry, kReadWholeSnapshotEntry, kListChildren): its first
+// statement finds the snapshot's row (SnapshotStillThere), so the rest of
+// it reads the snapshot's own state, even if a deletion commits meanwhile.
+// Ended by its destructor (a read has nothing to commit). Called only for a
+// snapshot project: the live state's reads take no transaction, no look at
+// `snapshots` and no call (the read_only() test is at each caller).
+Status BeginReadOfSnapshot(SqlConnection& db, const Workspace& workspace,
+                           std::optional<SqlTransaction>& transaction) {
+  TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction begun, SqlTransaction::Begin(db, SqlTransactionKind::kRead));
+  transaction.emplace(std::move(begun));
+  return SnapshotStillThere(db, workspace);
 }
 
 // The generation of the live state, with the workspace row locked as
@@ -719,6 +778,7 @@ Result<CopiedFromTree> WriteCopy(const Workspace& workspace, const std::string& 
   if (!root) return ErrnoToStatus(errno, "Cannot open " + Quote(dir));
   TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace.database->Connect());
   TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction, SqlTransaction::Begin(*db, SqlTransactionKind::kRead));
+  if (workspace.read_only()) TOOLVFS_RETURN_IF_ERROR(SnapshotStillThere(*db, workspace));
   struct Row {
     std::string path;
     CopiedFrom from;
@@ -897,7 +957,11 @@ class SqlStore final : public ProjectFiles {
   Result<bool> Exists(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
-    TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> entry, LookUpAt(*db, path));
+    std::optional<SqlTransaction> snapshot_read;
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> entry, LookUpAt(*db, path, snapshot_read));
+    // A deleted workspace lost every path: it says so, as every other read
+    // does, not "no". Looked at only here, so a path found costs nothing more.
+    if (!entry) TOOLVFS_RETURN_IF_ERROR(WorkspaceStillThere(*db, *workspace_));
     return entry.has_value();
   }
 
@@ -912,7 +976,8 @@ class SqlStore final : public ProjectFiles {
   Result<FileMetadata> Metadata(std::string_view raw_path) override {
     TOOLVFS_ASSIGN_OR_RETURN(std::string path, NormalizePath(raw_path));
     TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
-    TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> entry, LookUpAt(*db, path));
+    std::optional<SqlTransaction> snapshot_read;
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> entry, LookUpAt(*db, path, snapshot_read));
     if (!entry) {
       return MissingOrParentIsFile(*db, *workspace_, path, workspace_->at, "get metadata of", "Path");
     }
@@ -1008,7 +1073,15 @@ class SqlStore final : public ProjectFiles {
 
   Result<GrepResult> Grep(std::string_view pattern, const GrepOptions& options) override {
     StoreGrepTree tree(workspace_);
-    return RunGrep(tree, pattern, options);
+    Result<GrepResult> result = RunGrep(tree, pattern, options);
+    if (!result.ok() || !workspace_->read_only()) return result;
+    // The walk skips a directory or file it cannot list or read (gone since
+    // it was seen), so a snapshot deleted meanwhile would give a partial
+    // result. A snapshot still there now was there for every read before
+    // (its id is never given again): then the result is whole.
+    TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
+    TOOLVFS_RETURN_IF_ERROR(SnapshotStillThere(*db, *workspace_));
+    return result;
   }
 
   Result<std::unique_ptr<MaterializedView>> Materialize() override {
@@ -1199,7 +1272,10 @@ class SqlStore final : public ProjectFiles {
 
     Result<EntryKind> Resolve(std::string_view path) override {
       TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
-      TOOLVFS_ASSIGN_OR_RETURN(std::optional<toolvfs::Entry> entry, LookUpIn(*db, *workspace_, path));
+      std::optional<SqlTransaction> snapshot_read;
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<toolvfs::Entry> entry,
+                               workspace_->read_only() ? LookUpInSnapshot(*db, *workspace_, path, snapshot_read)
+                                                       : LookUpIn(*db, *workspace_, path));
       if (!entry) return MissingOrParentIsFile(*db, *workspace_, path, workspace_->at, "search", "Path");
       return entry->kind;
     }
@@ -1219,6 +1295,25 @@ class SqlStore final : public ProjectFiles {
     return LookUp(db, workspace.id, path, workspace.at, workspace.created_ms);
   }
 
+  // LookUpIn for a snapshot project: one statement that finds the
+  // snapshot's row too (kLookUpSnapshotEntry), so a row found is the
+  // snapshot's. Else (and for the root, which has no row) `snapshot_read`
+  // is begun (BeginReadOfSnapshot: NotFound if the snapshot went) and the
+  // look runs again in it, where the caller goes on to say why the path is
+  // missing.
+  static Result<std::optional<toolvfs::Entry>> LookUpInSnapshot(SqlConnection& db, const Workspace& workspace,
+                                                               std::string_view path,
+                                                               std::optional<SqlTransaction>& snapshot_read) {
+    if (!path.empty()) {
+      TOOLVFS_ASSIGN_OR_RETURN(std::optional<toolvfs::Entry> entry,
+                               LookUp(db, workspace.id, path, workspace.at, workspace.created_ms,
+                                      kLookUpSnapshotEntry, workspace.snapshot_id));
+      if (entry) return entry;
+    }
+    TOOLVFS_RETURN_IF_ERROR(BeginReadOfSnapshot(db, workspace, snapshot_read));
+    return LookUpIn(db, workspace, path);
+  }
+
   // The children of directory `path`: one range of the key when it has
   // any; else the directory checked and listed in one statement (one
   // consistent view without a transaction: the directory checked is the
@@ -1236,9 +1331,13 @@ class SqlStore final : public ProjectFiles {
       const char* sql = by_generation ? kListLiveChildrenByGeneration : live ? kListLiveChildren : kListChildren;
       TOOLVFS_ASSIGN_OR_RETURN(SqlStatement select, db.Prepare(sql));
       select.Bind(1, workspace.id).Bind(2, path);
-      if (!live) select.Bind(3, workspace.at);
+      if (!live) select.Bind(3, workspace.at).Bind(4, workspace.snapshot_id);
       TOOLVFS_RETURN_IF_ERROR(AppendChildren(select, /*kind_offset=*/0, entries).status());
     }
+    // A snapshot project finding none may have lost its snapshot: the rest
+    // runs where the snapshot's row is found first.
+    std::optional<SqlTransaction> snapshot_read;
+    if (entries.empty() && !live) TOOLVFS_RETURN_IF_ERROR(BeginReadOfSnapshot(db, workspace, snapshot_read));
     // An empty root may be a deleted workspace's (whose every row went).
     if (entries.empty() && path.empty()) TOOLVFS_RETURN_IF_ERROR(WorkspaceStillThere(db, workspace));
     if (entries.empty() && !path.empty()) {
@@ -1293,11 +1392,14 @@ class SqlStore final : public ProjectFiles {
                                       std::optional<uint64_t> length, bool whole, bool limit = true) {
     TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace.database->Connect());
     const uint64_t max = workspace.options.max_read_bytes;
+    const bool snapshot = workspace.read_only();
     if (!path.empty()) {
-      // The small-file path: one statement. Chunked files, directories and
-      // missing paths go on below.
-      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement read, db->Prepare(kReadWholeEntry));
+      // The small-file path: one statement (of a snapshot project: one that
+      // finds the snapshot's row too). Chunked files, directories, missing
+      // paths and a snapshot gone go on below.
+      TOOLVFS_ASSIGN_OR_RETURN(SqlStatement read, db->Prepare(snapshot ? kReadWholeSnapshotEntry : kReadWholeEntry));
       read.Bind(1, workspace.id).Bind(2, ParentPath(path)).Bind(3, BaseName(path)).Bind(4, workspace.at);
+      if (snapshot) read.Bind(5, workspace.snapshot_id);
       TOOLVFS_ASSIGN_OR_RETURN(bool found, read.Step());
       if (found && read.Int(0) == kFileKind && !read.IsNull(2)) {
         std::string_view data = read.Blob(2);
@@ -1309,8 +1411,13 @@ class SqlStore final : public ProjectFiles {
         return FileRange{std::string(data.substr(wanted == 0 ? 0 : offset, wanted)), size};
       }
     }
-    TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction,
-                             SqlTransaction::Begin(*db, SqlTransactionKind::kRead));
+    std::optional<SqlTransaction> transaction;
+    if (snapshot) {
+      TOOLVFS_RETURN_IF_ERROR(BeginReadOfSnapshot(*db, workspace, transaction));
+    } else {
+      TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction begun, SqlTransaction::Begin(*db, SqlTransactionKind::kRead));
+      transaction.emplace(std::move(begun));
+    }
     TOOLVFS_ASSIGN_OR_RETURN(std::optional<toolvfs::Entry> entry, LookUpIn(*db, workspace, path));
     if (!entry) return MissingOrParentIsFile(*db, workspace, path, workspace.at, "read", "File");
     if (entry->is_directory()) return IsDirectoryActionError("read", path);
@@ -1321,7 +1428,7 @@ class SqlStore final : public ProjectFiles {
     if (!whole && limit && wanted > max) return ReadRangeLimitError(path, offset, wanted, max);
     TOOLVFS_ASSIGN_OR_RETURN(std::string content,
                              ReadContent(*db, *entry->content_id, size, wanted == 0 ? 0 : offset, wanted));
-    TOOLVFS_RETURN_IF_ERROR(transaction.Commit());
+    TOOLVFS_RETURN_IF_ERROR(transaction->Commit());
     return FileRange{std::move(content), size};
   }
 
@@ -1333,8 +1440,12 @@ class SqlStore final : public ProjectFiles {
     return ListChildrenOf(db, *workspace_, path, verb);
   }
 
-  Result<std::optional<toolvfs::Entry>> LookUpAt(SqlConnection& db, std::string_view path) {
-    return LookUpIn(db, *workspace_, path);
+  // The entry at `path` in the project's state; `snapshot_read` as
+  // LookUpInSnapshot leaves it.
+  Result<std::optional<toolvfs::Entry>> LookUpAt(SqlConnection& db, std::string_view path,
+                                                 std::optional<SqlTransaction>& snapshot_read) {
+    if (!workspace_->read_only()) return LookUpIn(db, *workspace_, path);
+    return LookUpInSnapshot(db, *workspace_, path, snapshot_read);
   }
 
   Result<SnapshotRef> Find(SqlConnection& db, std::string_view reference) {
@@ -1352,6 +1463,9 @@ class SqlStore final : public ProjectFiles {
     TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
     TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction,
                              SqlTransaction::Begin(*db, SqlTransactionKind::kRead));
+    // First, so a snapshot project whose snapshot went says that, even when
+    // asked for a diff from it.
+    if (workspace_->read_only()) TOOLVFS_RETURN_IF_ERROR(SnapshotStillThere(*db, *workspace_));
     TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef first, Find(*db, from));
     int64_t second = workspace_->at;
     if (to) {
@@ -1648,6 +1762,7 @@ Result<std::unique_ptr<ProjectFiles>> OpenSqlStore(std::shared_ptr<SqlDatabase> 
                              FindSnapshot(*connection, workspace->id, reference, /*labels=*/true));
     workspace->at = snapshot.generation;
     workspace->snapshot = std::to_string(snapshot.id);
+    workspace->snapshot_id = snapshot.id;
   }
   return std::unique_ptr<ProjectFiles>(std::make_unique<SqlStore>(std::move(workspace)));
 }

@@ -27,7 +27,9 @@ namespace toolvfs {
 // Opens workspace `address.workspace` of `database`, whose schema is
 // prepared (PrepareSqlSchema), creating it unless `address.snapshot` is
 // set; with a snapshot (an id, or a label no other snapshot has) the
-// snapshot, read-only: every write fails with PermissionDenied naming it.
+// snapshot, read-only: every write fails with PermissionDenied naming it,
+// and every read once another handle deleted the snapshot (or the
+// workspace) with NotFound saying so, never with rows of another state.
 // `location` names the database in messages ("does not exist in the store
 // 'x.db'"); `display` is the project's DisplayRoot() (the URI, without a
 // password). NotFound for a missing workspace or snapshot.
