@@ -2,10 +2,12 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cctype>
 #include <optional>
 
@@ -136,6 +138,17 @@ std::string HostOfHostHeader(std::string_view value) {
 Result<std::string> ReadBearerTokenFile(const std::string& path) {
   UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
   if (fd.get() < 0) return ErrnoToStatus(errno, "--token-file " + Quote(path));
+  // Like ssh with a private key: a token others can read (or replace) is
+  // no secret.
+  struct stat info {};
+  if (fstat(fd.get(), &info) != 0) return ErrnoToStatus(errno, "--token-file " + Quote(path));
+  if (S_ISREG(info.st_mode) && (info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
+    return Status(StatusCode::kPermissionDenied, "--token-file " + Quote(path) +
+                                                     ": other users can read or change it (mode " + mode +
+                                                     "); make it private: chmod 600 " + ShellQuoted(path));
+  }
   TOOLVFS_ASSIGN_OR_RETURN(std::string content, ReadToEnd(fd.get(), 64 * 1024, "--token-file " + Quote(path)));
   const size_t begin = content.find_first_not_of(" \t\r\n");
   if (begin == std::string::npos) {

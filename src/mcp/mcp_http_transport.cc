@@ -320,14 +320,27 @@ class McpHttpTransport::Impl {
       return false;
     }
     // A page that rebinds its own name to 127.0.0.1 sends no Origin on a
-    // same-origin GET, but its Host is still its own name.
-    if (IsLoopbackHost(options_.address.host)) {
-      const std::string host = HostOfHostHeader(request.get_header_value("Host"));
-      if (!host.empty() && !IsLoopbackHost(host)) {
+    // same-origin GET, but its Host is still its own name. A Host that
+    // cannot be read is refused too (the check fails closed); none at all
+    // is an HTTP/1.0 client's, never a browser's.
+    if (IsLoopbackHost(options_.address.host) && request.has_header("Host")) {
+      const std::string written = request.get_header_value("Host");
+      const std::string host = HostOfHostHeader(written);
+      if (host.empty() || !IsLoopbackHost(host)) {
         Refuse(response, 403, kInvalidRequest,
-               "Forbidden: Host " + Quote(host) + " is not a loopback name (DNS-rebinding protection)");
+               "Forbidden: Host " + Quote(host.empty() ? written : host) +
+                   " is not a loopback name (DNS-rebinding protection)");
         return false;
       }
+    }
+    // cpp-httplib bounds a body by --max-body-bytes only when its length is
+    // given: a chunked one would be read whole whatever its size. MCP
+    // clients send Content-Length.
+    if (request.has_header("Transfer-Encoding")) {
+      Refuse(response, 411, kInvalidRequest,
+             "Length Required: send the body with Content-Length, not Transfer-Encoding " +
+                 Quote(request.get_header_value("Transfer-Encoding")));
+      return false;
     }
     return true;
   }

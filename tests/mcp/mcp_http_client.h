@@ -106,7 +106,10 @@ class RawHttpClient {
     bool has_host = false;
     for (const std::string& header : headers) {
       request += header + "\r\n";
-      if (Lower(header).starts_with("content-length:")) has_length = true;
+      // A chunked body carries its own lengths.
+      if (Lower(header).starts_with("content-length:") || Lower(header).starts_with("transfer-encoding:")) {
+        has_length = true;
+      }
       if (Lower(header).starts_with("host:")) has_host = true;
     }
     if (!has_host) request += "Host: 127.0.0.1:" + std::to_string(port_) + "\r\n";

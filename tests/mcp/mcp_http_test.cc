@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -166,6 +167,13 @@ TEST_F(McpHttpTest, ForeignOriginsAndHostsAreRefused) {
   HttpResponse rebound = server.client().Send("POST", {"Host: attacker.example:8080", "Content-Type: application/json"},
                                               std::string(kInitialize));
   EXPECT_EQ(rebound.status, 403) << rebound;
+  // A Host that cannot be read is refused too, not let through (a review
+  // found these accepted). An empty one cpp-httplib drops: as none at all.
+  for (const char* unreadable : {"Host: evil.example:abc", "Host: [evil"}) {
+    HttpResponse refused =
+        server.client().Send("POST", {unreadable, "Content-Type: application/json"}, std::string(kInitialize));
+    EXPECT_EQ(refused.status, 403) << unreadable << "\n" << refused;
+  }
   EXPECT_TRUE(server.Alive());
   EXPECT_EQ(server.Post("", std::string(kInitialize), {"Origin: http://localhost:5173"}).status, 200);
   EXPECT_EQ(server.Post("", std::string(kInitialize), {"Origin: http://127.0.0.1"}).status, 200);
@@ -175,6 +183,7 @@ TEST_F(McpHttpTest, ForeignOriginsAndHostsAreRefused) {
 
 TEST_F(McpHttpTest, BearerTokenIsRequiredWhenConfigured) {
   Write(root_ / "token", "s3cret-token-value\n");
+  fs::permissions(root_ / "token", fs::perms::owner_read | fs::perms::owner_write);
   HttpServer server(root_, {"--token-file", (root_ / "token").string()});
   HttpResponse missing = server.Post("", std::string(kInitialize));
   EXPECT_EQ(missing.status, 401) << missing;
@@ -219,6 +228,16 @@ TEST_F(McpHttpTest, OversizedMalformedAndUnsupportedRequestsAreRefusedAndTheServ
   const std::string big = Call(1, "write_file", R"({"path":"big.txt","content":")" + std::string(5000, 'x') + "\"}");
   HttpResponse too_big = server.Post(session, big);
   EXPECT_EQ(too_big.status, 413) << too_big;
+  EXPECT_TRUE(server.Alive());
+  // Chunked, the same body was read and parsed whole whatever its size (a
+  // review found 200 MB read against a 4 MiB limit): refused unread.
+  char chunk_size[32];
+  std::snprintf(chunk_size, sizeof chunk_size, "%zx\r\n", big.size());
+  HttpResponse chunked = server.client().Send(
+      "POST", {"Content-Type: application/json", "Transfer-Encoding: chunked", "Mcp-Session-Id: " + session},
+      chunk_size + big + "\r\n0\r\n\r\n");
+  EXPECT_EQ(chunked.status, 411) << chunked;
+  EXPECT_NE(chunked.body.find("Content-Length"), std::string::npos) << chunked;
   EXPECT_TRUE(server.Alive());
 
   HttpResponse not_json = server.Post(session, "{not json");
@@ -631,6 +650,15 @@ TEST(McpHttpSecurityTest, TokenFiles) {
   std::ofstream(directory / "good") << "  tok-en_1\n";
   std::ofstream(directory / "empty") << "\n\n";
   std::ofstream(directory / "two") << "one two\n";
+  std::ofstream(directory / "shared") << "tok\n";
+  for (const char* name : {"good", "empty", "two"}) fs::permissions(directory / name, fs::perms::owner_read);
+  // Others could read it: no secret. (Found by a review: it was accepted.)
+  fs::permissions(directory / "shared", fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  Result<std::string> shared = ReadBearerTokenFile((directory / "shared").string());
+  ASSERT_FALSE(shared.ok());
+  EXPECT_EQ(shared.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(shared.status().message().find("(mode 0444); make it private: chmod 600"), std::string::npos)
+      << shared.status().message();
   Result<std::string> good = ReadBearerTokenFile((directory / "good").string());
   ASSERT_TRUE(good.ok()) << good.status().message();
   EXPECT_EQ(*good, "tok-en_1");
