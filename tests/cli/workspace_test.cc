@@ -524,7 +524,7 @@ TEST_F(WorkspaceTest, ImportOfTheStoresDirectoryLeavesTheStoreFilesOut) {
   ProcessResult init = Workspace({"init", "--from", project_directory, "--json"}, "sqlite:" + store + "#bob");
   ASSERT_EQ(init.exit_code, 0) << init;
   rapidjson::Document json = ParseJson(init.out);
-  ASSERT_TRUE(json["store_files"].IsArray()) << init.out;
+  ASSERT_TRUE(json.HasMember("store_files") && json["store_files"].IsArray()) << init.out;
   std::vector<std::string> left_out;
   for (const auto& path : json["store_files"].GetArray()) left_out.emplace_back(path.GetString());
   EXPECT_THAT(left_out, ::testing::Contains("agents.db"));
@@ -543,6 +543,7 @@ TEST_F(WorkspaceTest, ExportLeavesOutGitAndToolvfsStateUnlessAsked) {
   ProcessResult exported = Workspace({"export", target, "--json"}, source_);
   ASSERT_EQ(exported.exit_code, 0) << exported;
   rapidjson::Document json = ParseJson(exported.out);
+  ASSERT_TRUE(json.HasMember("tool_state") && json["tool_state"].IsArray()) << exported.out;
   std::vector<std::string> left_out;
   for (const auto& path : json["tool_state"].GetArray()) left_out.emplace_back(path.GetString());
   EXPECT_THAT(left_out, ElementsAre(".git", "src/.toolvfs", "toolvfs.toml"));
