@@ -244,9 +244,8 @@ std::function<void(const TransferReport&, uint64_t)> TransferProgress(ProgressLi
 // Copies the directory `directory` (its .gitignore'd files left out unless
 // `include_ignored`) into `store` through a materialized copy, so the
 // whole import reaches a sqlite workspace in one transaction, empty
-// directories included.
-// The files of `store_files` (the store's own, when `directory` holds
-// them) are left out.
+// directories included. The files of `store_files` (the store's own, when
+// `directory` holds them) are left out.
 Result<TransferReport> ImportDirectory(ProjectFiles& store, const std::string& directory, bool include_ignored,
                                        const StoreFiles& store_files, ProgressLine& progress) {
   StoreOptions source_options;

@@ -142,7 +142,9 @@ Status TargetPathError(int error, const std::string& action) {
 }
 
 std::string_view KindOf(mode_t mode) {
-  return S_ISDIR(mode) ? "a directory" : S_ISREG(mode) ? "a file" : S_ISLNK(mode) ? "a symbolic link" : "a special file";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISREG(mode)) return "a file";
+  return S_ISLNK(mode) ? "a symbolic link" : "a special file";
 }
 
 // Refuses the entry `name` of the target directory `parent_fd` (`file`:

@@ -547,8 +547,9 @@ TEST_F(WorkspaceTest, ExportLeavesOutGitAndToolvfsStateUnlessAsked) {
   std::vector<std::string> left_out;
   for (const auto& path : json["tool_state"].GetArray()) left_out.emplace_back(path.GetString());
   EXPECT_THAT(left_out, ElementsAre(".git", "src/.toolvfs", "toolvfs.toml"));
-  EXPECT_THAT(exported.err, AllOf(StartsWith("toolvfs: workspace export: left out 3 entries of git's and toolvfs's"),
-                                  HasSubstr("--include-tool-state"), HasSubstr("'.git', 'src/.toolvfs', 'toolvfs.toml'")));
+  EXPECT_THAT(exported.err,
+              AllOf(StartsWith("toolvfs: workspace export: left out 3 entries of git's and toolvfs's"),
+                    HasSubstr("--include-tool-state"), HasSubstr("'.git', 'src/.toolvfs', 'toolvfs.toml'")));
   EXPECT_FALSE(fs::exists(target + "/.git"));
   EXPECT_FALSE(fs::exists(target + "/toolvfs.toml"));
   EXPECT_FALSE(fs::exists(target + "/src/.toolvfs"));

@@ -102,7 +102,8 @@ class ExportRaceTest : public ::testing::Test {
 // zz/ passed the check (missing), then became a link to a directory
 // outside before the copy created it: mkdir's EEXIST must not take it.
 TEST_F(ExportRaceTest, ALinkPlantedWhereADirectoryGoesIsNotWrittenThrough) {
-  Result<TransferReport> copied = CopyWithHook("a.txt", [&] { fs::create_directory_symlink(outside_, target_ + "/zz"); });
+  Result<TransferReport> copied =
+      CopyWithHook("a.txt", [&] { fs::create_directory_symlink(outside_, target_ + "/zz"); });
   ASSERT_FALSE(copied.ok());
   EXPECT_THAT(copied.status().message(), HasSubstr("symbolic link"));
   EXPECT_FALSE(fs::exists(outside_ + "/evil.txt"));
