@@ -8,6 +8,7 @@
 // would turn a typo in `workspace ls --project sqlite:w.db#mian` into a
 // new, empty workspace. So every subcommand but init looks the workspace
 // up first and names what is missing.
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -234,6 +235,35 @@ void WriteTransferFields(JsonWriter& writer, const TransferReport& report) {
   writer.Uint64(report.skipped);
 }
 
+void WritePaths(JsonWriter& writer, std::string_view key, const std::vector<std::string>& paths) {
+  WriteJsonKey(writer, key);
+  writer.StartArray();
+  for (const std::string& path : paths) writer.String(ToValidUtf8(path));
+  writer.EndArray();
+}
+
+// "'a', 'b', 'c'", the first ten only ("... and 5 more"): for a one-line note.
+std::string ListPaths(const std::vector<std::string>& paths) {
+  constexpr size_t kMostShown = 10;
+  std::string text;
+  for (size_t index = 0; index < paths.size() && index < kMostShown; ++index) {
+    if (index > 0) text += ", ";
+    text += Quote(paths[index]);
+  }
+  if (paths.size() > kMostShown) text += " and " + std::to_string(paths.size() - kMostShown) + " more";
+  return text;
+}
+
+// The files of the --project store that a copy between the workspace and a
+// host directory must neither read nor write: a sqlite store's file and
+// its companions. None for the other stores: a server database has no file
+// here, and memory: none at all.
+Result<StoreFiles> StoreFilesOfProject(std::string_view project) {
+  if (!project.starts_with(kSqliteScheme)) return StoreFiles{};
+  TOOLVFS_ASSIGN_OR_RETURN(WorkspaceAddress address, ParseSqlProject(project));
+  return SqliteStoreFiles(address.location);
+}
+
 // Shows a copy's files and bytes so far on `line` ("importing: 312 of 2,000
 // files, 4.1 MiB, 3.2 s").
 std::function<void(const TransferReport&, uint64_t)> TransferProgress(ProgressLine& line, std::string verb) {
@@ -250,18 +280,27 @@ std::function<void(const TransferReport&, uint64_t)> TransferProgress(ProgressLi
 // Copies the directory `directory` (its .gitignore'd files left out unless
 // `include_ignored`) into `store` through a materialized copy, so the
 // whole import reaches a sqlite workspace in one transaction, empty
-// directories included.
+// directories included. The files of `store_files` (the store's own, when
+// `directory` holds them) are left out.
 Result<TransferReport> ImportDirectory(ProjectFiles& store, const std::string& directory, bool include_ignored,
-                                       ProgressLine& progress) {
+                                       const StoreFiles& store_files, ProgressLine& progress) {
   StoreOptions source_options;
   source_options.max_read_bytes = kMaxFileBytes;
   TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<ProjectFiles> source, OpenProject("fs:" + directory, source_options));
   TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<MaterializedView> view, store.Materialize());
+  UniqueFd copy_fd(::open(view->path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!copy_fd) {
+    Status opened = ErrnoToStatus(errno, "Cannot open the directory " + Quote(view->path()));
+    static_cast<void>(view->Release());  // nothing was copied: nothing to sync
+    return opened;
+  }
   TransferOptions options;
   options.skip_ignored = true;
   options.include_ignored = include_ignored;
+  options.store_files = store_files;
+  options.max_file_bytes = kMaxFileBytes;
   options.progress = TransferProgress(progress, "importing");
-  Result<TransferReport> report = CopyTreeInto(*source, view->path(), options);
+  Result<TransferReport> report = CopyTreeInto(*source, copy_fd.get(), view->path(), options);
   // The copy goes into the workspace store as one transaction now, which
   // for a large import takes as long as the copy or longer.
   if (report.ok()) {
@@ -348,7 +387,10 @@ class WorkspaceCommand final : public Command {
 
     CLI::App* exported = Add(app, "export", "Write the workspace's tree into a directory", &WorkspaceCommand::Export);
     exported->add_option("DIR", directory_, "A new or empty directory (created if missing)")->required();
-    exported->add_flag("--force", force_, "Write into a non-empty directory, overwriting files at the same paths");
+    exported->add_flag("--force", force_, "Write into a non-empty directory, replacing files at the same paths");
+    exported->add_flag("--include-tool-state", include_tool_state_,
+                       "Also write .git, .toolvfs and toolvfs.toml (left out by default: git and toolvfs would act "
+                       "on them)");
 
     CLI::App* imported = Add(app, "import", "Copy a directory into the workspace (honouring its .gitignore/.ignore)",
                              &WorkspaceCommand::Import);
@@ -606,9 +648,11 @@ class WorkspaceCommand final : public Command {
 
     TransferReport report;
     if (!directory_.empty()) {
-      Result<TransferReport> imported = [&] {
+      Result<TransferReport> imported = [&]() -> Result<TransferReport> {
+        // Now that the store file exists: --from may be its directory.
+        TOOLVFS_ASSIGN_OR_RETURN(StoreFiles store_files, StoreFilesOfProject(common.project));
         ProgressLine progress(ProgressLine::ForStderr(ProgressWanted(common)));
-        return ImportDirectory(**store, directory_, include_ignored_, progress);
+        return ImportDirectory(**store, directory_, include_ignored_, store_files, progress);
       }();
       if (!imported.ok()) {
         // A failed init leaves no half-filled workspace behind.
@@ -616,6 +660,7 @@ class WorkspaceCommand final : public Command {
                                       RemoveCreatedWorkspace(std::move(*store), imported.status().message())));
       }
       report = *imported;
+      NoteLeftOut(report);
     }
     if (session_settings) {
       Result<std::unique_ptr<SessionWorkspace>> session = SessionWorkspace::Create(**store, std::move(*session_settings));
@@ -632,6 +677,7 @@ class WorkspaceCommand final : public Command {
         WriteJsonKey(writer, "file");
         writer.String(ToValidUtf8(Shown(*address)));
         WriteTransferFields(writer, report);
+        WritePaths(writer, "store_files", report.store_files);
         WriteJsonKey(writer, "session");
         writer.Bool(session_);
         writer.EndObject();
@@ -1082,46 +1128,112 @@ class WorkspaceCommand final : public Command {
   int Export(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
     if (!store) return open_exit_code_;
-    struct stat status;
-    if (::stat(directory_.c_str(), &status) != 0) {
-      if (errno != ENOENT) return Fail(ErrnoToStatus(errno, "Cannot export to " + Quote(directory_)));
-      if (::mkdir(directory_.c_str(), 0755) != 0) {
-        return Fail(ErrnoToStatus(errno, "Cannot create the directory " + Quote(directory_)));
+    Result<UniqueFd> target = OpenExportTarget();
+    if (!target.ok()) return Fail(target.status());
+    Result<StoreFiles> store_files = StoreFilesOfProject(common.project);
+    if (!store_files.ok()) return Fail(store_files.status());
+    if (std::optional<std::string> project_directory = ProjectDirectory(common.project)) {
+      // Into itself, or into one of its directories, a directory project
+      // would copy itself into itself (and once more on each --force).
+      struct stat root;
+      if (::stat(project_directory->c_str(), &root) != 0) {
+        return Fail(ErrnoToStatus(errno, "Cannot open the project " + Quote(*project_directory)));
       }
-    } else if (!S_ISDIR(status.st_mode)) {
-      return ReportError(what_, "Cannot export to " + Quote(directory_) + ": not a directory");
-    } else if (!force_) {
-      Result<bool> empty = IsEmptyDirectory(directory_);
-      if (!empty.ok()) return Fail(empty.status());
-      if (!*empty) {
-        return ReportError(what_, Quote(directory_) +
-                                      " is not empty; export writes into a new or empty directory (--force "
-                                      "overwrites files at the same paths and leaves the others)");
+      Result<bool> inside = IsAtOrBelow(target->get(), IdOf(root));
+      if (!inside.ok()) return Fail(inside.status());
+      if (*inside) {
+        return ReportError(what_, "Cannot export to " + Quote(directory_) + ": it is inside the project " +
+                                      Quote(*project_directory) +
+                                      ", which would be copied into itself; export to a directory outside it");
       }
     }
     Result<TransferReport> report = [&] {
       // Erased when the copy ends, before anything is printed.
       ProgressLine progress(ProgressLine::ForStderr(ProgressWanted(common)));
       TransferOptions options;
+      options.skip_tool_state = !include_tool_state_;
+      options.store_files = std::move(store_files).value();
+      options.max_file_bytes = kMaxFileBytes;
       options.progress = TransferProgress(progress, "exporting");
-      return CopyTreeInto(*store, directory_, options);
+      return CopyTreeInto(*store, target->get(), directory_, options);
     }();
     if (!report.ok()) return Fail(report.status());
+    NoteLeftOut(*report);
     if (!json_) return Print("Exported " + DescribeTransfer(*report, "to " + Quote(directory_)) + "\n");
     return Print(JsonOf([&](JsonWriter& writer) {
       writer.StartObject();
       WriteJsonKey(writer, "directory");
       writer.String(ToValidUtf8(directory_));
       WriteTransferFields(writer, *report);
+      WritePaths(writer, "tool_state", report->tool_state);
       writer.EndObject();
     }));
   }
 
-  static Result<bool> IsEmptyDirectory(const std::string& directory) {
-    std::error_code error;
-    std::filesystem::directory_iterator entries(directory, error);
-    if (error) return ErrnoToStatus(error.value(), "Cannot list " + Quote(directory));
-    return entries == std::filesystem::directory_iterator();
+  // The directory of export, created if missing and opened once: the copy
+  // goes from this descriptor, so a DIR replaced after the checks (by a
+  // symbolic link to somewhere else) is never written through. DIR itself
+  // must not be a symbolic link.
+  Result<UniqueFd> OpenExportTarget() const {
+    std::string path = directory_;
+    // "out/" would follow a symbolic link "out" whatever O_NOFOLLOW says.
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+      return ErrnoToStatus(errno, "Cannot create the directory " + Quote(directory_));
+    }
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd && (errno == ENOTDIR || errno == ELOOP)) {
+      // O_NOFOLLOW | O_DIRECTORY on a symbolic link says ENOTDIR.
+      struct stat status;
+      if (::lstat(path.c_str(), &status) == 0 && S_ISLNK(status.st_mode)) {
+        return InvalidArgumentError("Cannot export to " + Quote(directory_) +
+                                    ": it is a symbolic link, which export never follows; name the directory it "
+                                    "points to");
+      }
+      return NotDirectoryError("Cannot export to " + Quote(directory_) + ": not a directory");
+    }
+    if (!fd) return ErrnoToStatus(errno, "Cannot export to " + Quote(directory_));
+    if (force_) return fd;
+    TOOLVFS_ASSIGN_OR_RETURN(bool empty, IsEmptyDirectory(fd.get(), directory_));
+    if (empty) return fd;
+    return AlreadyExistsError(Quote(directory_) +
+                              " is not empty; export writes into a new or empty directory (--force "
+                              "replaces files at the same paths and leaves the others)");
+  }
+
+  static Result<bool> IsEmptyDirectory(int directory_fd, const std::string& shown) {
+    UniqueFd listed(::openat(directory_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!listed) return ErrnoToStatus(errno, "Cannot list " + Quote(shown));
+    struct CloseDirectory {
+      void operator()(DIR* stream) const { ::closedir(stream); }
+    };
+    std::unique_ptr<DIR, CloseDirectory> stream(::fdopendir(listed.get()));
+    if (!stream) return ErrnoToStatus(errno, "Cannot list " + Quote(shown));
+    static_cast<void>(listed.release());  // the stream closes it
+    errno = 0;
+    while (const dirent* entry = ::readdir(stream.get())) {
+      const std::string_view name = entry->d_name;
+      if (name != "." && name != "..") return false;
+    }
+    if (errno != 0) return ErrnoToStatus(errno, "Cannot list " + Quote(shown));
+    return true;
+  }
+
+  // Says on stderr what a copy left out that the user may have expected
+  // in it: the store's own files (an import of the store's directory), git's
+  // and toolvfs's state (an export).
+  void NoteLeftOut(const TransferReport& report) const {
+    if (!report.store_files.empty()) {
+      ReportNote(what_, "left out " + Plural(report.store_files.size(), "file", "files") +
+                            " of the store of --project (taking them would copy every workspace of the store): " +
+                            ListPaths(report.store_files));
+    }
+    if (!report.tool_state.empty()) {
+      ReportNote(what_, "left out " + Plural(report.tool_state.size(), "entry", "entries") +
+                            " of git's and toolvfs's own state, which git and toolvfs would act on in " +
+                            Quote(directory_) + " (--include-tool-state writes them): " +
+                            ListPaths(report.tool_state));
+    }
   }
 
   int Import(const CommonOptions& common) {
@@ -1137,11 +1249,13 @@ class WorkspaceCommand final : public Command {
     }
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
     if (!store) return open_exit_code_;
-    Result<TransferReport> report = [&] {
+    Result<TransferReport> report = [&]() -> Result<TransferReport> {
+      TOOLVFS_ASSIGN_OR_RETURN(StoreFiles store_files, StoreFilesOfProject(common.project));
       ProgressLine progress(ProgressLine::ForStderr(ProgressWanted(common)));
-      return ImportDirectory(*store, directory_, include_ignored_, progress);
+      return ImportDirectory(*store, directory_, include_ignored_, store_files, progress);
     }();
     if (!report.ok()) return Fail(report.status());
+    NoteLeftOut(*report);
     if (!json_) {
       return Print("Imported " + DescribeTransfer(*report, "from " + Quote(directory_) + " into " + store->DisplayRoot()) +
                    "\n");
@@ -1149,6 +1263,7 @@ class WorkspaceCommand final : public Command {
     return Print(JsonOf([&](JsonWriter& writer) {
       writer.StartObject();
       WriteTransferFields(writer, *report);
+      WritePaths(writer, "store_files", report->store_files);
       writer.EndObject();
     }));
   }
@@ -1339,6 +1454,7 @@ class WorkspaceCommand final : public Command {
   std::optional<std::string> second_id_;
   std::string directory_;
   bool force_ = false;
+  bool include_tool_state_ = false;
   bool include_ignored_ = false;
   // init --session and its mounts (MountsFromFlags)
   CLI::App* init_app_ = nullptr;

@@ -2,6 +2,7 @@
 // sqlite project (`--project sqlite:FILE#WORKSPACE`): the built binary runs
 // as a subprocess against store files in a temporary directory.
 #include <rapidjson/document.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <functional>
@@ -77,8 +78,10 @@ class WorkspaceTest : public ::testing::Test {
   }
 
   // The paths `ls -r --json` lists.
-  std::vector<std::string> ListedPaths() {
-    ProcessResult listed = Workspace({"ls", "-r", "--json"});
+  std::vector<std::string> ListedPaths() { return ListedPathsOf(project_); }
+
+  std::vector<std::string> ListedPathsOf(const std::string& project) {
+    ProcessResult listed = Workspace({"ls", "-r", "--json"}, project);
     EXPECT_EQ(listed.exit_code, 0) << listed;
     rapidjson::Document json = ParseJson(listed.out);
     std::vector<std::string> paths;
@@ -496,7 +499,7 @@ TEST_F(WorkspaceTest, ExportWritesTheTreeAndRefusesANonEmptyDirectoryWithoutForc
   ProcessResult forced = Workspace({"export", target, "--force", "--json"});
   ASSERT_EQ(forced.exit_code, 0) << forced;
   EXPECT_EQ(forced.out, R"({"directory":")" + target +
-                            R"(","files":3,"directories":4,"bytes":32,"ignored":0,"skipped":0})" "\n");
+                            R"(","files":3,"directories":4,"bytes":32,"ignored":0,"skipped":0,"tool_state":[]})" "\n");
   EXPECT_EQ(ReadRealFile(target + "/src/a.py"), "print('alpha')\n");
   EXPECT_EQ(ReadRealFile(target + "/mine.txt"), "keep me\n");
 }
@@ -514,6 +517,148 @@ TEST_F(WorkspaceTest, ExportWithAConflictWritesNothing) {
   EXPECT_FALSE(fs::exists(target + "/src"));
 }
 
+// The store file, its companions (by their place, whether they exist or
+// not) and a hard link to it elsewhere (by the file it is) are never
+// written: an agent's file named like the store would replace every
+// workspace in it, a planted -journal or -wal would be replayed into it.
+TEST_F(WorkspaceTest, ExportNeverWritesTheStoreFileItsCompanionsOrALinkToIt) {
+  Init();
+  const std::string link_directory = dir_.Join("linked");
+  MakeDirectory(link_directory);
+  fs::create_hard_link(store_, link_directory + "/copy.db");
+  struct stat before;
+  ASSERT_EQ(::stat(store_.c_str(), &before), 0);
+  int agent = 0;
+  for (const auto& [name, target] : {std::pair{std::string("store.db"), dir_.path()},
+                                     std::pair{std::string("store.db-journal"), dir_.path()},
+                                     std::pair{std::string("copy.db"), link_directory}}) {
+    SCOPED_TRACE(name);
+    const std::string crafted = dir_.Join("crafted-" + name);
+    WriteRealFile(crafted + "/" + name, "crafted by an agent\n");
+    const std::string project = "sqlite:" + store_ + "#agent" + std::to_string(++agent);
+    ASSERT_EQ(Workspace({"init", "--from", crafted}, project).exit_code, 0);
+    ProcessResult exported = Workspace({"export", target, "--force"}, project);
+    EXPECT_EQ(exported.exit_code, 2);
+    ExpectOneLineError(exported);
+    EXPECT_THAT(exported.err, AllOf(HasSubstr("'" + target + "/" + name + "'"), HasSubstr("the store '" + store_ + "'"),
+                                    HasSubstr("nothing was written")));
+  }
+  EXPECT_FALSE(fs::exists(dir_.Join("store.db-journal")));
+  struct stat after;
+  ASSERT_EQ(::stat(store_.c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino);                             // not replaced
+  EXPECT_EQ(Workspace({"cat", "src/a.py"}).out, "print('alpha')\n");  // nor written over
+}
+
+// init --from (and import) of the directory holding the store: its file,
+// -wal and -shm (every workspace's data) stay out of the new workspace.
+TEST_F(WorkspaceTest, ImportOfTheStoresDirectoryLeavesTheStoreFilesOut) {
+  const std::string project_directory = dir_.Join("proj");
+  const std::string store = project_directory + "/agents.db";
+  MakeDirectory(project_directory);
+  WriteRealFile(project_directory + "/notes.txt", "mine\n");
+  const std::string secret = dir_.Join("secret");
+  WriteRealFile(secret + "/alice-secret.txt", "alice's secret\n");
+  ASSERT_EQ(Workspace({"init", "--from", secret}, "sqlite:" + store + "#alice").exit_code, 0);
+
+  ProcessResult init = Workspace({"init", "--from", project_directory, "--json"}, "sqlite:" + store + "#bob");
+  ASSERT_EQ(init.exit_code, 0) << init;
+  rapidjson::Document json = ParseJson(init.out);
+  ASSERT_TRUE(json.HasMember("store_files") && json["store_files"].IsArray()) << init.out;
+  std::vector<std::string> left_out;
+  for (const auto& path : json["store_files"].GetArray()) left_out.emplace_back(path.GetString());
+  EXPECT_THAT(left_out, ::testing::Contains("agents.db"));
+  EXPECT_THAT(init.err, AllOf(StartsWith("toolvfs: workspace init: left out "), HasSubstr("'agents.db'")));
+  EXPECT_THAT(ListedPathsOf("sqlite:" + store + "#bob"), ElementsAre("notes.txt"));
+}
+
+// .git/, .toolvfs/ and toolvfs.toml, at any depth, are written only on
+// request: in the directory exported, git would run the hooks and
+// fsmonitor of whatever .git/config the workspace holds, and toolvfs would
+// take its toolvfs.toml as the policy.
+TEST_F(WorkspaceTest, ExportLeavesOutGitAndToolvfsStateUnlessAsked) {
+  WriteSource("toolvfs.toml", "[tools]\n");
+  WriteSource("src/.toolvfs/state", "x\n");
+  const std::string target = dir_.Join("exported");
+  ProcessResult exported = Workspace({"export", target, "--json"}, source_);
+  ASSERT_EQ(exported.exit_code, 0) << exported;
+  rapidjson::Document json = ParseJson(exported.out);
+  ASSERT_TRUE(json.HasMember("tool_state") && json["tool_state"].IsArray()) << exported.out;
+  std::vector<std::string> left_out;
+  for (const auto& path : json["tool_state"].GetArray()) left_out.emplace_back(path.GetString());
+  EXPECT_THAT(left_out, ElementsAre(".git", "src/.toolvfs", "toolvfs.toml"));
+  EXPECT_THAT(exported.err,
+              AllOf(StartsWith("toolvfs: workspace export: left out 3 entries of git's and toolvfs's"),
+                    HasSubstr("--include-tool-state"), HasSubstr("'.git', 'src/.toolvfs', 'toolvfs.toml'")));
+  EXPECT_FALSE(fs::exists(target + "/.git"));
+  EXPECT_FALSE(fs::exists(target + "/toolvfs.toml"));
+  EXPECT_FALSE(fs::exists(target + "/src/.toolvfs"));
+  EXPECT_EQ(ReadRealFile(target + "/src/a.py"), "print('alpha')\n");
+
+  const std::string everything = dir_.Join("everything");
+  ProcessResult included = Workspace({"export", everything, "--include-tool-state", "--json"}, source_);
+  ASSERT_EQ(included.exit_code, 0) << included;
+  EXPECT_EQ(included.err, "");
+  EXPECT_EQ(ReadRealFile(everything + "/.git/HEAD"), "ref: refs/heads/main\n");
+  EXPECT_EQ(ReadRealFile(everything + "/toolvfs.toml"), "[tools]\n");
+}
+
+// DIR is opened once, never through a symbolic link, and nothing below it
+// is reached through one: a link named as DIR, or standing where a
+// directory of the tree goes, leads nowhere.
+TEST_F(WorkspaceTest, ExportNeverWritesThroughASymbolicLink) {
+  Init();
+  const std::string outside = dir_.Join("outside");
+  MakeDirectory(outside);
+  fs::create_directory_symlink(outside, dir_.Join("link"));
+  ProcessResult exported = Workspace({"export", dir_.Join("link"), "--force"});
+  EXPECT_EQ(exported.exit_code, 2);
+  ExpectOneLineError(exported);
+  EXPECT_THAT(exported.err, HasSubstr("symbolic link"));
+
+  const std::string target = dir_.Join("target");
+  MakeDirectory(target);
+  fs::create_directory_symlink(outside, target + "/src");
+  ProcessResult through = Workspace({"export", target, "--force"});
+  EXPECT_EQ(through.exit_code, 2);
+  EXPECT_THAT(through.err, HasSubstr("symbolic link"));
+  EXPECT_TRUE(fs::is_empty(outside));
+}
+
+// --force replaces a file by a new one renamed over it: a hard link in DIR
+// to a file elsewhere leaves that file alone, and the permission bits of
+// the file replaced are kept.
+TEST_F(WorkspaceTest, ExportForceReplacesFilesInsteadOfWritingThroughHardLinks) {
+  Init();
+  const std::string target = dir_.Join("target");
+  WriteRealFile(dir_.Join("victim.txt"), "the victim's own content\n");
+  fs::permissions(dir_.Join("victim.txt"), fs::perms::owner_read | fs::perms::owner_write | fs::perms::owner_exec);
+  MakeDirectory(target + "/src");
+  fs::create_hard_link(dir_.Join("victim.txt"), target + "/src/a.py");
+  ProcessResult exported = Workspace({"export", target, "--force"});
+  ASSERT_EQ(exported.exit_code, 0) << exported;
+  EXPECT_EQ(ReadRealFile(target + "/src/a.py"), "print('alpha')\n");
+  EXPECT_EQ(ReadRealFile(dir_.Join("victim.txt")), "the victim's own content\n");
+  EXPECT_EQ(fs::status(target + "/src/a.py").permissions(),
+            fs::perms::owner_read | fs::perms::owner_write | fs::perms::owner_exec);
+  for (const auto& entry : fs::directory_iterator(target + "/src")) {
+    EXPECT_FALSE(entry.path().filename().string().starts_with(".toolvfs-tmp-")) << entry.path();
+  }
+}
+
+// A directory project exported into itself or one of its directories
+// would copy itself into itself, once more with each --force.
+TEST_F(WorkspaceTest, ExportOfADirectoryProjectIntoItselfIsRefused) {
+  for (const std::string& target : {source_ + "/out", source_}) {
+    SCOPED_TRACE(target);
+    ProcessResult exported = Workspace({"export", target, "--force"}, source_);
+    EXPECT_EQ(exported.exit_code, 2);
+    ExpectOneLineError(exported);
+    EXPECT_THAT(exported.err, HasSubstr("inside the project"));
+  }
+  EXPECT_FALSE(fs::exists(source_ + "/out/src"));
+}
+
 TEST_F(WorkspaceTest, ImportAddsAndOverwritesAndRefusesAConflictWholly) {
   Init();
   std::string more = dir_.Join("more");
@@ -522,7 +667,7 @@ TEST_F(WorkspaceTest, ImportAddsAndOverwritesAndRefusesAConflictWholly) {
   MakeDirectory(more + "/extra/empty");
   ProcessResult imported = Workspace({"import", more, "--json"});
   ASSERT_EQ(imported.exit_code, 0) << imported;
-  EXPECT_EQ(imported.out, R"({"files":2,"directories":4,"bytes":12,"ignored":0,"skipped":0})" "\n");
+  EXPECT_EQ(imported.out, R"({"files":2,"directories":4,"bytes":12,"ignored":0,"skipped":0,"store_files":[]})" "\n");
   EXPECT_EQ(Workspace({"cat", "src/sub/b.txt"}).out, "bee two\n");
   EXPECT_EQ(Workspace({"cat", "src/a.py"}).out, "print('alpha')\n");  // untouched
   EXPECT_THAT(ListedPaths(), ElementsAre(".gitignore", "docs", "docs/empty", "extra", "extra/c.txt", "extra/empty",
