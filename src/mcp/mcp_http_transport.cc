@@ -24,6 +24,10 @@ namespace {
 constexpr const char* kEndpoint = "/mcp";
 constexpr const char* kSessionHeader = "Mcp-Session-Id";
 constexpr const char* kVersionHeader = "MCP-Protocol-Version";
+// Requests of one session in progress at once (each holds a pool worker
+// until answered): room for a client's parallel calls (the conformance
+// suite runs three), not for one session to take the pool of all.
+constexpr size_t kMaxRequestsInProgressPerSession = 8;
 
 // The JSON-RPC error codes the transport answers itself (the server
 // answers everything it receives).
@@ -535,6 +539,15 @@ class McpHttpTransport::Impl {
       if (session->by_request_id.contains(message.id_json)) {
         Refuse(response, 400, kInvalidRequest,
                "Invalid Request: id " + message.id_json + " is already in use by a request in progress");
+        return;
+      }
+      // Each request in progress holds a worker of the pool, which is sized
+      // for a few per session: one session must not take them all.
+      if (session->by_request_id.size() >= kMaxRequestsInProgressPerSession) {
+        response.set_header("Retry-After", "1");
+        Refuse(response, 429, kInvalidRequest,
+               "Too Many Requests: this session has " + std::to_string(kMaxRequestsInProgressPerSession) +
+                   " requests in progress already; send more once one is answered");
         return;
       }
       session->by_request_id.emplace(message.id_json, outbox);

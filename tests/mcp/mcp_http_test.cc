@@ -358,6 +358,29 @@ TEST_F(McpHttpTest, ASlowCallBlocksNeitherItsSessionNorAnother) {
   EXPECT_NE(slow.Answer().find(R"("isError":false)"), std::string::npos) << slow;
 }
 
+// A review sent 25 slow calls at once in one session: each held a worker
+// and started a tool, and a second client could not even initialize.
+TEST_F(McpHttpTest, OneSessionsRequestsInProgressAreCappedAndOthersAreServed) {
+  Write(root_ / "proj" / "toolvfs.toml", std::string(kSlowToolConfig));
+  HttpServer server(root_, {"--max-sessions", "2"});
+  const std::string busy = server.Initialize();
+  std::vector<std::thread> callers;
+  std::vector<HttpResponse> slow(8);
+  for (int i = 0; i < 8; ++i) {
+    callers.emplace_back([&, i] { slow[i] = server.Post(busy, Call(i + 1, "slow", R"({"seconds":30})")); });
+  }
+  WaitForTools(server, "sleep 30", 8);
+  HttpResponse ninth = server.Post(busy, R"({"jsonrpc":"2.0","id":100,"method":"ping"})");
+  EXPECT_EQ(ninth.status, 429) << ninth;
+  EXPECT_EQ(ninth.Header("retry-after"), "1") << ninth;
+  EXPECT_NE(ninth.body.find("8 requests in progress"), std::string::npos) << ninth;
+  const std::string other = server.Initialize();
+  EXPECT_EQ(server.Post(other, R"({"jsonrpc":"2.0","id":1,"method":"ping"})").status, 200);
+  EXPECT_EQ(server.client().Send("DELETE", {"Mcp-Session-Id: " + busy}, "").status, 200);
+  for (std::thread& caller : callers) caller.join();
+  EXPECT_TRUE(server.Alive());
+}
+
 TEST_F(McpHttpTest, DeleteCancelsTheSessionsRunningCalls) {
   Write(root_ / "proj" / "toolvfs.toml", std::string(kSlowToolConfig));
   HttpServer server(root_, {});
