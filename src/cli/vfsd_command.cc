@@ -37,6 +37,10 @@ class VfsdCommand final : public Command {
         ->type_name("N");
     app.add_option("--max-handles", max_handles_, "Open handles at once; more get E_LIMIT (default: 1024)")
         ->type_name("N");
+    app.add_option("--max-staged-bytes", max_staged_bytes_,
+                   "Bytes the open write and temp handles may stage in all; a write past it gets E_LIMIT "
+                   "(default: 1 GiB)")
+        ->type_name("N");
     app.footer(
         "Frames: a 4-byte big-endian length, then that many bytes of UTF-8 JSON. Ops: ping, init, open_read, "
         "open_write, read, write, close, stat, list, make_pipe, temp, seek (docs/vfsd.md).\n"
@@ -62,6 +66,7 @@ class VfsdCommand final : public Command {
     options.read_only = read_only_;
     options.read_max = read_max_;
     options.max_handles = max_handles_;
+    options.max_staged_bytes = max_staged_bytes_;
     options.audit = audit->get();
     Result<std::unique_ptr<VfsdSession>> session = NewVfsdSession(**store, options);
     if (!session.ok()) return ReportError("vfsd", session.status().message());
@@ -91,6 +96,7 @@ class VfsdCommand final : public Command {
   std::optional<int> fd_;
   uint64_t max_frame_ = kDefaultMaxFrameBytes;
   size_t max_handles_ = 1024;
+  uint64_t max_staged_bytes_ = uint64_t{1} << 30;
 };
 
 }  // namespace

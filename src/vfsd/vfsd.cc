@@ -56,6 +56,7 @@ struct Handle {
   UniqueFd fd;
   uint64_t offset = 0;  // kRead through ranged reads: the next byte
   WriteMode mode = WriteMode::kOverwrite;  // kWrite
+  uint64_t staged_bytes = 0;  // kWrite, kTemp: the file's size, counted against max_staged_bytes
 };
 
 std::string_view HandleKindName(HandleKind kind) {
@@ -404,9 +405,23 @@ class Session final : public VfsdSession {
       }
       written = count > 0 ? static_cast<uint64_t>(count) : 0;
     } else {
+      // The file ends at the furthest byte written (a seek past the end
+      // makes a hole the size counts too): that is what the budget counts.
+      const off_t position = ::lseek(handle.fd.get(), 0, SEEK_CUR);
+      if (position < 0) return VfsdError::FromStatus(ErrnoToStatus(errno, HandleDescription(handle)));
+      const uint64_t end = std::max(handle.staged_bytes, static_cast<uint64_t>(position) + data->size());
+      const uint64_t growth = end - handle.staged_bytes;
+      if (staged_bytes_ + growth > options_.max_staged_bytes) {
+        return Error(VfsdErrorCode::kLimit,
+                     "Cannot write to handle " + HandleNumberText(params) + ": the staged files of the open "
+                     "handles would hold " + std::to_string(staged_bytes_ + growth) + " bytes, over the limit of " +
+                     std::to_string(options_.max_staged_bytes) + " (--max-staged-bytes); close some first");
+      }
       Status status = WriteFull(handle.fd.get(), *data, HandleDescription(handle));
       if (!status.ok()) return VfsdError::FromStatus(status);
       written = data->size();
+      staged_bytes_ += growth;
+      handle.staged_bytes = end;
     }
     audit.target += " (" + std::to_string(written) + " bytes)";
     return ResultObject([&](JsonWriter& writer) {
@@ -424,6 +439,7 @@ class Session final : public VfsdSession {
     auto entry = handles_.find(static_cast<uint32_t>(*params.Integer("h")));
     Handle handle = std::move(entry->second);
     handles_.erase(entry);
+    staged_bytes_ -= handle.staged_bytes;
     if (handle.kind == HandleKind::kWrite) {
       Status committed = Commit(handle, audit);
       if (!committed.ok()) return VfsdError::FromStatus(committed);
@@ -820,6 +836,7 @@ class Session final : public VfsdSession {
   VfsdOptions options_;
   std::shared_ptr<const Allowlist> allowlist_;
   std::map<uint32_t, Handle> handles_;
+  uint64_t staged_bytes_ = 0;  // the sum of the open handles' staged_bytes
   uint64_t next_handle_ = 1;  // handles are never reused within a session
   std::string read_buffer_;   // see Read
 };

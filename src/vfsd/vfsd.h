@@ -45,6 +45,9 @@ struct VfsdOptions {
   // `read` returns at most this many bytes, whatever `max` asks.
   uint64_t read_max = 4096;
   size_t max_handles = 1024;  // open handles at once (a pipe is two)
+  // The bytes the open write and temp handles may stage in temp_directory
+  // in all (a write past it is E_LIMIT): a client must not fill the disk.
+  uint64_t max_staged_bytes = uint64_t{1} << 30;
   // Where write handles stage and temp files live; empty: $TMPDIR or /tmp.
   std::string temp_directory;
   AuditSink* audit = nullptr;  // not owned; null: no audit log

@@ -17,7 +17,7 @@ enum class VfsdErrorCode {
   kIo,           // E_IO: the operating system or the store failed
   kClosed,       // E_CLOSED: a handle that is closed or was never opened
   kRange,        // E_RANGE: a frame or value beyond its bound
-  kLimit,        // E_LIMIT: too many open handles
+  kLimit,        // E_LIMIT: too many open handles, or too many bytes staged
 };
 
 // "E_ARG", "E_UNSUPPORTED", ...

@@ -488,6 +488,31 @@ TEST_P(VfsdSessionTest, TheHandleLimitIsELimit) {
   EXPECT_TRUE(harness.Call("temp").ok());
 }
 
+// A review staged 210 MB in one temp handle with no limit (and a client
+// has 1,024 handles): the open write and temp handles share a budget, a
+// hole made by seeking past the end counted too.
+TEST_P(VfsdSessionTest, TheStagedBytesOfTheOpenHandlesAreBounded) {
+  options_.max_staged_bytes = 1000;
+  Harness harness = Start();
+  uint64_t temp = harness.Open("temp");
+  uint64_t write = harness.Open("open_write", PathParams("logs/staged.txt"));
+  ASSERT_TRUE(harness.Write(temp, std::string(600, 't')).ok());
+  Answer over = harness.Write(write, std::string(401, 'w'));
+  EXPECT_EQ(over.code(), "E_LIMIT") << over;
+  EXPECT_NE(over.message().find("over the limit of 1000 (--max-staged-bytes)"), std::string::npos) << over;
+  ASSERT_TRUE(harness.Write(write, std::string(400, 'w')).ok());
+  // Rewriting bytes already staged costs nothing more; a hole does.
+  ASSERT_TRUE(harness.Call("seek", "{\"h\":" + std::to_string(temp) + ",\"offset\":0}").ok());
+  EXPECT_TRUE(harness.Write(temp, std::string(600, 'T')).ok());
+  ASSERT_TRUE(harness.Call("seek", "{\"h\":" + std::to_string(temp) + ",\"offset\":5000}").ok());
+  EXPECT_EQ(harness.Write(temp, "x").code(), "E_LIMIT");
+  // Closing a handle gives its bytes back; the write handle commits.
+  ASSERT_TRUE(harness.Close(write).ok());
+  EXPECT_EQ(*store_->Read("logs/staged.txt"), std::string(400, 'w'));
+  ASSERT_TRUE(harness.Call("seek", "{\"h\":" + std::to_string(temp) + ",\"offset\":600}").ok());
+  EXPECT_TRUE(harness.Write(temp, std::string(400, 'u')).ok());
+}
+
 TEST_P(VfsdSessionTest, VersionOneIsSpokenOthersAreUnsupported) {
   Harness harness = Start();
   Answer one = ParseAnswer(harness.session().Answer(R"({"id":"v","op":"ping","version":1})"));
