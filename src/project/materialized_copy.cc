@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/io.h"
+#include "core/open_without_symlinks.h"
 #include "core/text.h"
 #include "core/unique_fd.h"
 #include "project/path.h"
@@ -37,7 +38,32 @@ struct timespec ToTimespec(int64_t unix_ms) {
   return result;
 }
 
-Status ReadDirectory(int dir_fd, const std::string& dir, const std::string& real, CopiedTree& out) {
+// The size and the content address of the regular file open as `file`
+// (`real_path` names it), read one chunk at a time: the walk holds no
+// file's content.
+Result<CopiedEntry> AddressCopiedFile(int file, const std::string& real_path) {
+  ContentAddressBuilder address;
+  std::string chunk(kChunkBytes, '\0');
+  uint64_t size = 0;
+  while (true) {
+    ssize_t got = ::read(file, chunk.data(), chunk.size());
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoToStatus(errno, "Cannot sync back " + Quote(real_path));
+    }
+    if (got == 0) break;
+    size += static_cast<uint64_t>(got);
+    if (size > kMaxSyncedFileBytes) {  // it grew past the cap since it was stat'ed
+      return TooLargeError("Cannot sync back " + Quote(real_path) + ": larger than the read limit of " +
+                           FormatBytes(kMaxSyncedFileBytes));
+    }
+    address.Append(std::string_view(chunk.data(), static_cast<size_t>(got)));
+  }
+  return CopiedEntry{EntryKind::kFile, size, address.Finish()};
+}
+
+Status ReadDirectory(int dir_fd, const std::string& dir, const std::string& real, CopiedAddresses addresses,
+                     CopiedTree& out) {
   int listing_fd = ::dup(dir_fd);
   if (listing_fd < 0) return ErrnoToStatus(errno, "Cannot read directory " + Quote(real));
   DIR* listing = ::fdopendir(listing_fd);
@@ -71,8 +97,8 @@ Status ReadDirectory(int dir_fd, const std::string& dir, const std::string& real
     if (S_ISDIR(info.st_mode)) {
       UniqueFd child(::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (!child) return ErrnoToStatus(errno, "Cannot open directory " + Quote(real_path));
-      out.emplace(path, CopiedEntry{EntryKind::kDirectory, {}});
-      TOOLVFS_RETURN_IF_ERROR(ReadDirectory(child.get(), path, real_path, out));
+      out.emplace(path, CopiedEntry{EntryKind::kDirectory, 0, std::nullopt});
+      TOOLVFS_RETURN_IF_ERROR(ReadDirectory(child.get(), path, real_path, addresses, out));
     } else if (S_ISREG(info.st_mode)) {
       if (static_cast<uint64_t>(info.st_size) > kMaxSyncedFileBytes) {
         return TooLargeError("Cannot sync back " + Quote(real_path) + ": " +
@@ -81,10 +107,12 @@ Status ReadDirectory(int dir_fd, const std::string& dir, const std::string& real
       }
       UniqueFd file(::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
       if (!file) return ErrnoToStatus(errno, "Cannot open " + Quote(real_path));
-      TOOLVFS_ASSIGN_OR_RETURN(std::string content,
-                               ReadToEnd(file.get(), kMaxSyncedFileBytes, "Cannot sync back " + Quote(real_path),
-                                         static_cast<uint64_t>(info.st_size)));
-      out.emplace(path, CopiedEntry{EntryKind::kFile, std::move(content)});
+      if (addresses == CopiedAddresses::kSkip) {
+        out.emplace(path, CopiedEntry{EntryKind::kFile, static_cast<uint64_t>(info.st_size), std::nullopt});
+      } else {
+        TOOLVFS_ASSIGN_OR_RETURN(CopiedEntry entry, AddressCopiedFile(file.get(), real_path));
+        out.emplace(path, std::move(entry));
+      }
     }
     // Symlinks, FIFOs, sockets and devices are ignored, never followed.
   }
@@ -148,12 +176,53 @@ Status SetCopiedDirectoryTime(int root_fd, const std::string& root, const std::s
   return OkStatus();
 }
 
-Result<CopiedTree> ReadCopy(const std::string& root) {
+Result<CopiedTree> ReadCopy(const std::string& root, CopiedAddresses addresses) {
   UniqueFd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!root_fd) return ErrnoToStatus(errno, "Cannot open " + Quote(root));
   CopiedTree tree;
-  TOOLVFS_RETURN_IF_ERROR(ReadDirectory(root_fd.get(), "", root, tree));
+  TOOLVFS_RETURN_IF_ERROR(ReadDirectory(root_fd.get(), "", root, addresses, tree));
   return tree;
+}
+
+Result<std::string> ReadCopiedFile(const std::string& root, const std::string& path, const CopiedEntry& entry) {
+  const std::string real_path = root + "/" + path;
+  auto changed = [&](const std::string& how) {
+    return ChangedError("Cannot sync back " + Quote(real_path) + ": " + how +
+                        " since the copy was read (the copy changed while it was synced)");
+  };
+  UniqueFd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!root_fd) return ErrnoToStatus(errno, "Cannot open " + Quote(root));
+  // The tools are gone by now, but the tree is still theirs: no symlink
+  // on the way is followed, and nothing outside the copy is reached.
+  UniqueFd file = OpenWithoutSymlinks(root_fd.get(), path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
+                                      /*beneath=*/true);
+  if (!file) {
+    if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR || errno == EXDEV) {
+      return changed("it was removed or replaced by a symlink");
+    }
+    return ErrnoToStatus(errno, "Cannot open " + Quote(real_path));
+  }
+  struct stat info;
+  if (::fstat(file.get(), &info) != 0) return ErrnoToStatus(errno, "Cannot read " + Quote(real_path));
+  if (!S_ISREG(info.st_mode)) return changed("it is no longer a regular file");
+  if (static_cast<uint64_t>(info.st_size) != entry.size) {
+    return changed("its size went from " + std::to_string(entry.size) + " to " + std::to_string(info.st_size) +
+                   " bytes");
+  }
+  TOOLVFS_ASSIGN_OR_RETURN(std::string content, ReadToEnd(file.get(), kMaxSyncedFileBytes,
+                                                          "Cannot sync back " + Quote(real_path), entry.size));
+  if (content.size() != entry.size) {
+    return changed("its size went from " + std::to_string(entry.size) + " to " + std::to_string(content.size()) +
+                   " bytes");
+  }
+  if (entry.address && ContentAddress(content) != *entry.address) return changed("its content changed");
+  return content;
+}
+
+Status CheckSyncedTotal(uint64_t changed_bytes) {
+  if (changed_bytes <= kMaxSyncedTotalBytes) return OkStatus();
+  return TooLargeError("the files changed in it come to more than " + FormatBytes(kMaxSyncedTotalBytes) +
+                       ", the limit for one sync back into a store");
 }
 
 Status ReleaseMaterializedCopy(const std::string& dir, const std::function<Status()>& sync_back) {

@@ -8,18 +8,26 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "core/status.h"
 #include "project/project_files.h"
+#include "project/sql/content_hash.h"
 
 namespace toolvfs {
 
 // The largest file a materialized copy may hand back to its store: the
-// sync holds a file's content in memory, and a sparse file (truncate -s 2T)
-// must fail the sync with TooLarge, not exhaust the host's memory.
+// sync holds a file's content in memory while it applies it, and a sparse
+// file (truncate -s 2T) must fail the sync with TooLarge, not exhaust the
+// host's memory.
 inline constexpr uint64_t kMaxSyncedFileBytes = uint64_t{1} << 30;
+
+// The most bytes of changed files one sync may hand back: files are held
+// one at a time, but a SQL store writes them all in one transaction (the
+// SQLite WAL grows by as much), and the memory store keeps them all.
+inline constexpr uint64_t kMaxSyncedTotalBytes = uint64_t{8} << 30;
 
 // A fresh directory, mode 0700, in $TMPDIR (or /tmp), for a copy of the
 // store `display`; the error names both.
@@ -39,18 +47,38 @@ Status WriteCopiedFile(int root_fd, const std::string& root, const std::string& 
 // Sets a directory's modification time; call it after its children exist.
 Status SetCopiedDirectoryTime(int root_fd, const std::string& root, const std::string& path, int64_t modified_ms);
 
-// What a copy holds when it is read back.
+// What a copy holds when it is read back: no file's content, so that
+// reading back many large files holds none of them (ReadCopiedFile reads
+// one when it is applied).
 struct CopiedEntry {
-  EntryKind kind = EntryKind::kFile;  // kFile or kDirectory
-  std::string content;                // files
+  EntryKind kind = EntryKind::kFile;   // kFile or kDirectory
+  uint64_t size = 0;                   // files: their size when the walk saw them
+  std::optional<ContentHash> address;  // files, with CopiedAddresses::kCompute: the ContentAddress of their bytes
 };
 using CopiedTree = std::map<std::string, CopiedEntry, std::less<>>;
 
+// Whether ReadCopy reads every file to address its content: the SQL stores
+// compare addresses; the memory store has none (and does not load nettle)
+// and compares bytes, one file at a time, as it reads them.
+enum class CopiedAddresses { kSkip, kCompute };
+
 // Reads the copy at `root` back: every directory and regular file below
-// it by project path. Symlinks, special files and names that are not valid
-// project paths are skipped, never followed: the store cannot hold them.
-// TooLarge for a file over kMaxSyncedFileBytes.
-Result<CopiedTree> ReadCopy(const std::string& root);
+// it by project path, with its size and, if asked, its address, streamed
+// (one chunk in memory). Symlinks, special files and names that are not
+// valid project paths are skipped, never followed: the store cannot hold
+// them. TooLarge for a file over kMaxSyncedFileBytes.
+Result<CopiedTree> ReadCopy(const std::string& root, CopiedAddresses addresses);
+
+// The content of the file `path` of ReadCopy's tree of the copy at `root`,
+// read again to be applied: opened beneath `root` without following any
+// symlink, and checked against `entry`. Changed when it is no longer the
+// regular file of entry.size bytes (and entry.address) that the walk saw:
+// the copy changed while it was synced.
+Result<std::string> ReadCopiedFile(const std::string& root, const std::string& path, const CopiedEntry& entry);
+
+// OK while `changed_bytes`, the files one sync hands back to its store so
+// far, are within kMaxSyncedTotalBytes; TooLarge otherwise.
+Status CheckSyncedTotal(uint64_t changed_bytes);
 
 // The release of a copy at `dir`, the same for every store: `sync_back`
 // applies the copy's changes to the store (whole or not at all), then the

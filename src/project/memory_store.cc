@@ -334,22 +334,28 @@ Status WriteTree(int root_fd, const std::string& root, const Tree& tree) {
 
 // The copy at `root` read back as a tree. Content equal to what `written`
 // holds for the path shares its string. (Times do not matter: what changed
-// is applied with the time of the sync.)
+// is applied with the time of the sync.) Files are read one at a time and
+// an unchanged one's bytes are dropped once compared: the sync holds the
+// changed files, which the store keeps anyway, plus one file.
 Result<Tree> ScanTree(const std::string& root, const Tree& written) {
-  TOOLVFS_ASSIGN_OR_RETURN(CopiedTree copied, ReadCopy(root));
+  TOOLVFS_ASSIGN_OR_RETURN(CopiedTree copied, ReadCopy(root, CopiedAddresses::kSkip));
   Tree tree;
   tree.Emplace("", NewDirectory(0));
+  uint64_t changed_bytes = 0;
   for (auto& [path, entry] : copied) {
     if (entry.kind == EntryKind::kDirectory) {
       tree.Emplace(path, NewDirectory(0));
       continue;
     }
+    TOOLVFS_ASSIGN_OR_RETURN(std::string content, ReadCopiedFile(root, path, entry));
     const Node* before = written.Find(path);
     Content shared;
-    if (before != nullptr && !IsDir(*before) && *before->content == entry.content) {
+    if (before != nullptr && !IsDir(*before) && *before->content == content) {
       shared = before->content;
     } else {
-      shared = std::make_shared<const std::string>(std::move(entry.content));
+      changed_bytes += content.size();
+      TOOLVFS_RETURN_IF_ERROR(CheckSyncedTotal(changed_bytes));
+      shared = std::make_shared<const std::string>(std::move(content));
     }
     tree.Emplace(path, NewFile(std::move(shared), 0));
   }

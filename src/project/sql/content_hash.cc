@@ -7,6 +7,8 @@
 // "Libraries loaded on first use").
 #include <nettle/sha2.h>
 
+#include <algorithm>
+
 namespace toolvfs {
 namespace {
 
@@ -52,6 +54,32 @@ ContentHash ContentAddress(std::string_view bytes) {
     chunk_hashes.push_back(Sha256(bytes.substr(offset, kChunkBytes)));
   }
   return ChunkedContentHash(bytes.size(), chunk_hashes);
+}
+
+void ContentAddressBuilder::Append(std::string_view bytes) {
+  size_ += bytes.size();
+  while (!bytes.empty()) {
+    if (partial_chunk_.empty() && bytes.size() >= kChunkBytes) {  // a whole chunk: no copy
+      chunk_hashes_.push_back(Sha256(bytes.substr(0, kChunkBytes)));
+      bytes.remove_prefix(kChunkBytes);
+      continue;
+    }
+    const size_t taken = std::min<size_t>(bytes.size(), kChunkBytes - partial_chunk_.size());
+    partial_chunk_.append(bytes.substr(0, taken));
+    bytes.remove_prefix(taken);
+    if (partial_chunk_.size() == kChunkBytes) {
+      chunk_hashes_.push_back(Sha256(partial_chunk_));
+      partial_chunk_.clear();
+    }
+  }
+}
+
+ContentHash ContentAddressBuilder::Finish() {
+  // Up to one chunk is addressed by its bytes: that chunk's hash, or the
+  // hash of what is still partial (nothing, for empty content).
+  if (size_ <= kChunkBytes) return chunk_hashes_.empty() ? Sha256(partial_chunk_) : chunk_hashes_.front();
+  if (!partial_chunk_.empty()) chunk_hashes_.push_back(Sha256(partial_chunk_));
+  return ChunkedContentHash(size_, chunk_hashes_);
 }
 
 }  // namespace toolvfs

@@ -36,6 +36,21 @@ ContentHash ChunkedContentHash(uint64_t size, const std::vector<ContentHash>& ch
 // to kChunkBytes, ChunkedContentHash of its chunks for longer content.
 ContentHash ContentAddress(std::string_view bytes);
 
+// ContentAddress computed from pieces given in order, for content too large
+// to hold at once (a materialized copy's files, hashed as they are read):
+// holds at most one chunk's bytes and the hashes of the chunks before it.
+class ContentAddressBuilder {
+ public:
+  void Append(std::string_view bytes);
+  // The address of everything appended; call once.
+  ContentHash Finish();
+
+ private:
+  std::string partial_chunk_;  // the bytes of the chunk being filled, < kChunkBytes
+  std::vector<ContentHash> chunk_hashes_;
+  uint64_t size_ = 0;
+};
+
 inline std::string_view HashBytes(const ContentHash& hash) {
   return std::string_view(reinterpret_cast<const char*>(hash.data()), hash.size());
 }

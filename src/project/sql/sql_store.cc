@@ -685,7 +685,9 @@ using CopiedFromTree = std::map<std::string, CopiedFrom, std::less<>>;
 // Applies what changed in the copy (`now_in_copy` against `written`) to the
 // live state inside `change`, as the memory store does: a change made in
 // the store since the copy was written wins over a deletion in the copy.
-Status ApplyCopyChanges(const Change& change, const CopiedFromTree& written, const CopiedTree& now_in_copy) {
+// The files to write are read from the copy at `copy_root` one at a time.
+Status ApplyCopyChanges(const Change& change, const CopiedFromTree& written, const CopiedTree& now_in_copy,
+                        const std::string& copy_root) {
   // Deletions first, deepest first, so a directory is empty when reached
   // and a path can change kind (deleted, then added).
   for (auto it = written.rbegin(); it != written.rend(); ++it) {
@@ -713,8 +715,9 @@ Status ApplyCopyChanges(const Change& change, const CopiedFromTree& written, con
       if (!existed) TOOLVFS_RETURN_IF_ERROR(CreateDirectory(change, path));
       continue;
     }
-    if (existed && ContentAddress(entry.content) == before->second.hash) continue;  // unchanged
-    TOOLVFS_RETURN_IF_ERROR(WriteFile(change, path, entry.content, WriteMode::kOverwrite));
+    if (existed && *entry.address == before->second.hash) continue;  // unchanged
+    TOOLVFS_ASSIGN_OR_RETURN(std::string content, ReadCopiedFile(copy_root, path, entry));
+    TOOLVFS_RETURN_IF_ERROR(WriteFile(change, path, content, WriteMode::kOverwrite));
   }
   return OkStatus();
 }
@@ -725,9 +728,23 @@ bool CopyUnchanged(const CopiedFromTree& written, const CopiedTree& now_in_copy)
   for (const auto& [path, entry] : now_in_copy) {
     auto before = written.find(path);
     if (before == written.end() || before->second.kind != entry.kind) return false;
-    if (entry.kind == EntryKind::kFile && ContentAddress(entry.content) != before->second.hash) return false;
+    if (entry.kind == EntryKind::kFile && *entry.address != before->second.hash) return false;
   }
   return true;
+}
+
+// The bytes of the files the copy holds that it was not written with: what
+// a sync writes to the store.
+uint64_t ChangedBytes(const CopiedFromTree& written, const CopiedTree& now_in_copy) {
+  uint64_t changed = 0;
+  for (const auto& [path, entry] : now_in_copy) {
+    if (entry.kind != EntryKind::kFile) continue;
+    auto before = written.find(path);
+    if (before == written.end() || before->second.kind != entry.kind || before->second.hash != *entry.address) {
+      changed += entry.size;
+    }
+  }
+  return changed;
 }
 
 class SqlView final : public MaterializedView {
@@ -753,15 +770,16 @@ class SqlView final : public MaterializedView {
 
  private:
   Status Sync() {
-    TOOLVFS_ASSIGN_OR_RETURN(CopiedTree now_in_copy, ReadCopy(dir_));
+    TOOLVFS_ASSIGN_OR_RETURN(CopiedTree now_in_copy, ReadCopy(dir_, CopiedAddresses::kCompute));
     if (workspace_->read_only()) {
       if (CopyUnchanged(written_, now_in_copy)) return OkStatus();
       return PermissionDeniedError("the project " + Quote(workspace_->display) + " is snapshot " +
                                    Quote(workspace_->snapshot) + ", which is read-only");
     }
+    TOOLVFS_RETURN_IF_ERROR(CheckSyncedTotal(ChangedBytes(written_, now_in_copy)));
     // One transaction: the sync applies whole or not at all.
     return InWriteTransaction(*workspace_, WriteScope::kWorkspace, [&](const Change& change) {
-      return ApplyCopyChanges(change, written_, now_in_copy);
+      return ApplyCopyChanges(change, written_, now_in_copy, dir_);
     });
   }
 
