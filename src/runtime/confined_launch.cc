@@ -316,4 +316,24 @@ Result<ChildProcess> LaunchConfined(const LaunchSpec& spec, const ToolConfig& to
   return Launch(resolved);
 }
 
+void ToolWritePolicies::Add(const ToolConfig& tool, const std::optional<std::string>& config_project_path) {
+  FilePolicy policy = FilePolicy::ForTool(tool, config_project_path);
+  std::lock_guard lock(mutex_);
+  policies_.push_back(std::move(policy));
+}
+
+std::optional<std::string> ToolWritePolicies::Refusal(std::string_view path) const {
+  std::lock_guard lock(mutex_);
+  std::optional<std::string> refusal;
+  for (const FilePolicy& policy : policies_) {
+    PolicyDecision decision = policy.CheckEntry(FileAccess::kWrite, path);
+    if (decision.decision == Decision::kAllow) return std::nullopt;
+    if (refusal) continue;
+    refusal = decision.decision == Decision::kDeny ? "the tool's policy denies writing it: " + decision.rule
+                                                   : "no rule of the tool's policy lets it write there";
+  }
+  if (refusal) return refusal;
+  return "no tool's policy lets it write there";
+}
+
 }  // namespace toolvfs

@@ -626,7 +626,9 @@ using CopiedFromTree = std::map<std::string, CopiedFrom, std::less<>>;
 // Applies what changed in the copy (`now_in_copy` against `written`) to the
 // live state inside `change`, as the memory store does: a change made in
 // the store since the copy was written wins over a deletion in the copy.
-Status ApplyCopyChanges(const Change& change, const CopiedFromTree& written, const CopiedTree& now_in_copy) {
+// A change `filter` refuses is skipped and appended to `refused`.
+Status ApplyCopyChanges(const Change& change, const CopiedFromTree& written, const CopiedTree& now_in_copy,
+                        const CopyChangeFilter* filter, std::vector<RefusedChange>& refused) {
   // Deletions first, deepest first, so a directory is empty when reached
   // and a path can change kind (deleted, then added).
   for (auto it = written.rbegin(); it != written.rend(); ++it) {
@@ -644,6 +646,7 @@ Status ApplyCopyChanges(const Change& change, const CopiedFromTree& written, con
       TOOLVFS_ASSIGN_OR_RETURN(ContentHash address, StoredContentAddress(change.db, *live->content_id));
       if (address != node.hash) continue;  // changed in the store since the copy was made: keep that change
     }
+    if (!CopyChangeAllowed(filter, path, refused)) continue;
     TOOLVFS_RETURN_IF_ERROR(RetireEntry(change, path, *live));
   }
   // Additions and modifications, parents first.
@@ -651,10 +654,13 @@ Status ApplyCopyChanges(const Change& change, const CopiedFromTree& written, con
     auto before = written.find(path);
     const bool existed = before != written.end() && before->second.kind == entry.kind;
     if (entry.kind == EntryKind::kDirectory) {
-      if (!existed) TOOLVFS_RETURN_IF_ERROR(CreateDirectory(change, path));
+      if (!existed && CopyChangeAllowed(filter, path, refused)) {
+        TOOLVFS_RETURN_IF_ERROR(CreateDirectory(change, path));
+      }
       continue;
     }
     if (existed && ContentAddress(entry.content) == before->second.hash) continue;  // unchanged
+    if (!CopyChangeAllowed(filter, path, refused)) continue;
     TOOLVFS_RETURN_IF_ERROR(WriteFile(change, path, entry.content, WriteMode::kOverwrite));
   }
   return OkStatus();
@@ -692,6 +698,8 @@ class SqlView final : public MaterializedView {
     });
   }
 
+  void FilterChanges(std::shared_ptr<const CopyChangeFilter> filter) override { filter_ = std::move(filter); }
+
  private:
   Status Sync() {
     TOOLVFS_ASSIGN_OR_RETURN(CopiedTree now_in_copy, ReadCopy(dir_));
@@ -701,14 +709,19 @@ class SqlView final : public MaterializedView {
                                    Quote(workspace_->snapshot) + ", which is read-only");
     }
     // One transaction: the sync applies whole or not at all.
-    return InWriteTransaction(*workspace_, WriteScope::kWorkspace, [&](const Change& change) {
-      return ApplyCopyChanges(change, written_, now_in_copy);
+    std::vector<RefusedChange> refused;
+    Status applied = InWriteTransaction(*workspace_, WriteScope::kWorkspace, [&](const Change& change) {
+      refused.clear();  // of an attempt rolled back
+      return ApplyCopyChanges(change, written_, now_in_copy, filter_.get(), refused);
     });
+    ReportRefusedChanges(refused);
+    return applied;
   }
 
   std::shared_ptr<Workspace> workspace_;
   std::string dir_;
   CopiedFromTree written_;
+  std::shared_ptr<const CopyChangeFilter> filter_;
   bool released_ = false;
 };
 
