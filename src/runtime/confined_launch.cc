@@ -222,7 +222,8 @@ Result<std::vector<std::string>> DescribeDirectAccess(const ToolConfig& tool, To
                                   : " (granted whole; nothing to cover)"));
   } else {
     lines.push_back(grants + " (granted entry by entry around the policy's exceptions: this kernel cannot cover "
-                             "paths in a mount namespace; nothing can be created where an exception lies)");
+                             "paths in a mount namespace; nothing can be created where an exception lies" +
+                    (WritesTheRoot(direct.writable_prefixes) ? " nor at the root)" : ")"));
   }
   std::vector<std::string> hidden;
   std::vector<std::string> read_only;
