@@ -127,12 +127,17 @@ class Walker {
         whole = false;
       }
     }
-    if (whole) return true;
+    if (whole && !IsSplitDirectory(path)) return true;
     for (std::string& entry_path : whole_entries) granted_.push_back(std::move(entry_path));
     return false;
   }
 
  private:
+  bool IsSplitDirectory(const std::string& path) const {
+    const std::vector<std::string>& split = options_.split_directories;
+    return std::find(split.begin(), split.end(), path) != split.end();
+  }
+
   const std::function<bool(std::string_view, bool)>& allowed_;
   const AllowedSubtreesOptions& options_;
   std::vector<std::string>& granted_;

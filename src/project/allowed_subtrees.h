@@ -31,6 +31,11 @@ struct AllowedSubtreesOptions {
   // Stops the walk: a tree this large fails rather than delaying every
   // launch unboundedly.
   size_t max_entries = 1'000'000;
+  // Directories (project paths, "" = the root) never granted whole even
+  // when all they hold is allowed, but entry by entry: a grant of the
+  // directory itself would let a tool create any name in it, the names
+  // the policy refuses included (a writable root: `toolvfs.toml`, `.git`).
+  std::vector<std::string> split_directories;
 };
 
 // For each of `prefixes` (project paths, "" = the root) that exists under

@@ -238,6 +238,21 @@ Status ReleaseMaterializedCopy(const std::string& dir, const std::function<Statu
   return OkStatus();
 }
 
+bool CopyChangeAllowed(const CopyChangeFilter* filter, std::string_view path, std::vector<RefusedChange>& refused) {
+  if (filter == nullptr) return true;
+  std::optional<std::string> refusal = filter->Refusal(path);
+  if (!refusal) return true;
+  refused.push_back({std::string(path), std::move(*refusal)});
+  return false;
+}
+
+void ReportRefusedChanges(const std::vector<RefusedChange>& refused) {
+  for (const RefusedChange& change : refused) {
+    std::fprintf(stderr, "toolvfs: not synced back from the materialized copy: %s (%s)\n",
+                 Quote(change.path).c_str(), EscapeForDisplay(change.reason).c_str());
+  }
+}
+
 void ReportFailedRelease(const Status& release) {
   if (!release.ok()) std::fprintf(stderr, "toolvfs: %s\n", EscapeForDisplay(release.message()).c_str());
 }

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 #include "project/project_files.h"
@@ -85,6 +86,19 @@ Status CheckSyncedTotal(uint64_t changed_bytes);
 // directory is removed. When either step fails the copy is kept and the
 // message names it and says whether anything was synced.
 Status ReleaseMaterializedCopy(const std::string& dir, const std::function<Status()>& sync_back);
+
+// A change of a copy that its view's CopyChangeFilter refused.
+struct RefusedChange {
+  std::string path;
+  std::string reason;
+};
+
+// Whether the change at `path` may be synced back: always without a
+// filter; otherwise per `filter`, appending to `refused` when not.
+bool CopyChangeAllowed(const CopyChangeFilter* filter, std::string_view path, std::vector<RefusedChange>& refused);
+
+// Says on stderr, one line each, which changes were not synced back and why.
+void ReportRefusedChanges(const std::vector<RefusedChange>& refused);
 
 // For a view released by its destructor, which cannot return an error:
 // prints a failed release's message (naming the kept copy) on stderr.

@@ -363,9 +363,11 @@ Result<Tree> ScanTree(const std::string& root, const Tree& written) {
 }
 
 // Applies the changes from `written` (the tree the view was created from)
-// to `now_in_view` (what the view holds at release) onto `tree`. On error
-// `tree` is partly changed; the caller applies to a copy.
-Status ApplyViewChanges(Tree& tree, const Tree& written, const Tree& now_in_view, int64_t now) {
+// to `now_in_view` (what the view holds at release) onto `tree`; a change
+// `filter` refuses is skipped and appended to `refused`. On error `tree`
+// is partly changed; the caller applies to a copy.
+Status ApplyViewChanges(Tree& tree, const Tree& written, const Tree& now_in_view, int64_t now,
+                        const CopyChangeFilter* filter, std::vector<RefusedChange>& refused) {
   // Deletions first, deepest first, so a directory is empty when reached
   // and a path can change kind (deleted, then added).
   written.ForEachReverse([&](const std::string& path, const Node& node) {
@@ -380,6 +382,7 @@ Status ApplyViewChanges(Tree& tree, const Tree& written, const Tree& now_in_view
     } else if (in_store->content != node.content && *in_store->content != *node.content) {
       return;  // changed in the store since the view was made: keep that change
     }
+    if (!CopyChangeAllowed(filter, path, refused)) return;
     tree.Erase(path);
     Touch(tree, ParentPath(path), now);
   });
@@ -390,7 +393,7 @@ Status ApplyViewChanges(Tree& tree, const Tree& written, const Tree& now_in_view
     const Node* before = written.Find(path);
     bool existed = before != nullptr && before->kind == node.kind;
     if (IsDir(node)) {
-      if (existed) return;
+      if (existed || !CopyChangeAllowed(filter, path, refused)) return;
       if (auto ancestor = FileAncestor(tree, path)) {
         status = ParentIsFileError(CannotDo("create directory", path), *ancestor);
         return;
@@ -407,6 +410,7 @@ Status ApplyViewChanges(Tree& tree, const Tree& written, const Tree& now_in_view
       return;
     }
     if (existed && before->content == node.content) return;  // unchanged
+    if (!CopyChangeAllowed(filter, path, refused)) return;
     status = WriteLocked(tree, path, node.content, WriteMode::kOverwrite, now);
   });
   return status;
@@ -433,20 +437,26 @@ class MemoryView final : public MaterializedView {
     });
   }
 
+  void FilterChanges(std::shared_ptr<const CopyChangeFilter> filter) override { filter_ = std::move(filter); }
+
  private:
   Status Sync() {
     TOOLVFS_ASSIGN_OR_RETURN(Tree now_in_view, ScanTree(dir_, written_));
 
+    std::vector<RefusedChange> refused;
     std::unique_lock lock(state_->mutex);
     Tree next = state_->tree;  // O(1): applied to a copy, kept only if all of it applies
-    TOOLVFS_RETURN_IF_ERROR(ApplyViewChanges(next, written_, now_in_view, NowMs()));
-    state_->tree = std::move(next);
-    return OkStatus();
+    Status applied = ApplyViewChanges(next, written_, now_in_view, NowMs(), filter_.get(), refused);
+    if (applied.ok()) state_->tree = std::move(next);
+    lock.unlock();
+    ReportRefusedChanges(refused);
+    return applied;
   }
 
   std::shared_ptr<State> state_;
   std::string dir_;
   Tree written_;  // the tree written into the directory
+  std::shared_ptr<const CopyChangeFilter> filter_;
   bool released_ = false;
 };
 

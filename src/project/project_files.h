@@ -186,6 +186,17 @@ struct GrepResult {
   friend bool operator==(const GrepResult&, const GrepResult&) = default;
 };
 
+// Judges the changes a tool's process made in a materialized copy before
+// they reach the store: the runtime that materialized it knows the tool's
+// write policy, the store does not (project/ stays below policy/).
+class CopyChangeFilter {
+ public:
+  virtual ~CopyChangeFilter() = default;
+  // Why a change (creation, modification or deletion) of the entry at the
+  // project path `path` must not be synced back, or nullopt when it may.
+  virtual std::optional<std::string> Refusal(std::string_view path) const = 0;
+};
+
 // A real directory holding the project's content, for subprocess tools that
 // need a working directory. For the fs backend it is the root itself and
 // costs nothing. For other backends it is a private temporary copy:
@@ -206,6 +217,12 @@ class MaterializedView {
   // Syncs changes back and removes the copy. Call it to see the error; a
   // failed sync keeps the copy. Later calls return OK and do nothing.
   virtual Status Release() = 0;
+
+  // Has `filter` judge every change when the copy is synced back: a refused
+  // one is skipped (the store keeps what it had there) and reported on
+  // stderr, one line each. Call it before a tool writes the copy. Nothing
+  // for a view that is the project directory itself (fs): nothing is synced.
+  virtual void FilterChanges(std::shared_ptr<const CopyChangeFilter> filter) { (void)filter; }
 };
 
 class ProjectFiles {

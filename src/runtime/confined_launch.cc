@@ -41,19 +41,24 @@ std::vector<std::string> TrustedCommandWords(const LaunchSpec& spec, const ToolC
 // each is a mount in the tool's namespace, made at every start.
 constexpr size_t kMaximumMountMasks = 1024;
 
-// Entries whose absence at the root of a writable project must keep the
-// root split: a tool that could create them would write the next run's
-// policy (`toolvfs.toml`) or the audit log (`.toolvfs/`), and no mount can
-// cover a path that does not exist.
 // The name MasksFor asks the policy about to learn whether a pattern covers
 // everything in a directory.
 constexpr std::string_view kAnyEntryName = "toolvfs-any-entry";
 
-constexpr std::string_view kGuardedRootEntries[] = {kProjectConfigPath, ".toolvfs"};
+// Entries whose absence at the root of a writable project must keep the
+// root split: a tool that could create them would write the next run's
+// policy (`toolvfs.toml`), the audit log (`.toolvfs/`) or a repository
+// whose config git obeys at the user's next `git status` (`.git`:
+// core.fsmonitor runs a command), and no mount can cover a path that does
+// not exist. A materialized copy never holds `.toolvfs` nor `.git`.
+constexpr std::string_view kGuardedRootEntries[] = {kProjectConfigPath, ".toolvfs", ".git"};
 
 // Narrows the project prefixes of `access` to what `policy` allows entry
 // by entry: Landlock can only allow, so exceptions inside a prefix (deny
-// rules, sensitive paths) become a finer set of grants around them.
+// rules, sensitive paths) become a finer set of grants around them. For
+// writes the root is never granted whole, even when all it holds is
+// allowed: that grant would let the tool create kGuardedRootEntries,
+// which nothing could cover.
 Status SplitAroundExceptions(std::vector<std::string>& prefixes, const std::string& root,
                              const FilePolicy& policy, FileAccess file_access) {
   if (prefixes.empty()) return OkStatus();
@@ -68,7 +73,9 @@ Status SplitAroundExceptions(std::vector<std::string>& prefixes, const std::stri
   auto allowed_and_no_alias = [&](std::string_view path, bool is_directory) {
     return !excepted.contains(path) && allowed(path, is_directory);
   };
-  TOOLVFS_ASSIGN_OR_RETURN(prefixes, AllowedSubtrees(root, prefixes, allowed_and_no_alias));
+  AllowedSubtreesOptions options;
+  if (file_access == FileAccess::kWrite) options.split_directories = {""};
+  TOOLVFS_ASSIGN_OR_RETURN(prefixes, AllowedSubtrees(root, prefixes, allowed_and_no_alias, options));
   return OkStatus();
 }
 
@@ -210,12 +217,13 @@ Result<std::vector<std::string>> DescribeDirectAccess(const ToolConfig& tool, To
                     (request.mount_masks.size() == 1 ? " entry)" : " entries)"));
   } else if (MountMasksAvailable(request.hidden_for_testing)) {
     lines.push_back(grants + (WritesTheRoot(direct.writable_prefixes)
-                                  ? " (granted entry by entry: the root lacks toolvfs.toml or .toolvfs, which a "
-                                    "tool must not create; nothing can be created at the root)"
+                                  ? " (granted entry by entry: the root lacks toolvfs.toml, .toolvfs or .git, "
+                                    "which a tool must not create; nothing can be created at the root)"
                                   : " (granted whole; nothing to cover)"));
   } else {
     lines.push_back(grants + " (granted entry by entry around the policy's exceptions: this kernel cannot cover "
-                             "paths in a mount namespace; nothing can be created where an exception lies)");
+                             "paths in a mount namespace; nothing can be created where an exception lies" +
+                    (WritesTheRoot(direct.writable_prefixes) ? " nor at the root)" : ")"));
   }
   std::vector<std::string> hidden;
   std::vector<std::string> read_only;
@@ -314,6 +322,26 @@ Result<ChildProcess> LaunchConfined(const LaunchSpec& spec, const ToolConfig& to
   }
   resolved.sandbox = &profile;
   return Launch(resolved);
+}
+
+void ToolWritePolicies::Add(const ToolConfig& tool, const std::optional<std::string>& config_project_path) {
+  FilePolicy policy = FilePolicy::ForTool(tool, config_project_path);
+  std::lock_guard lock(mutex_);
+  policies_.push_back(std::move(policy));
+}
+
+std::optional<std::string> ToolWritePolicies::Refusal(std::string_view path) const {
+  std::lock_guard lock(mutex_);
+  std::optional<std::string> refusal;
+  for (const FilePolicy& policy : policies_) {
+    PolicyDecision decision = policy.CheckEntry(FileAccess::kWrite, path);
+    if (decision.decision == Decision::kAllow) return std::nullopt;
+    if (refusal) continue;
+    refusal = decision.decision == Decision::kDeny ? "the tool's policy denies writing it: " + decision.rule
+                                                   : "no rule of the tool's policy lets it write there";
+  }
+  if (refusal) return refusal;
+  return "no tool's policy lets it write there";
 }
 
 }  // namespace toolvfs

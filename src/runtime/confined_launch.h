@@ -5,12 +5,17 @@
 #pragma once
 
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config.h"
 #include "core/status.h"
+#include "policy/file_policy.h"
+#include "project/project_files.h"
 #include "sandbox/launcher.h"
 #include "sandbox/sandbox_profile.h"
 #include "sandbox/tool_access.h"
@@ -75,5 +80,27 @@ SandboxRequest ConfinementRequest(const LaunchSpec& spec, const ToolConfig& tool
 Result<ChildProcess> LaunchConfined(const LaunchSpec& spec, const ToolConfig& tool, ToolKind kind,
                                     const std::string& project_directory,
                                     const ConfinementOptions& confinement);
+
+// The sync-back filter of a materialized copy that tools' processes write
+// directly (MaterializedView::FilterChanges): a change is kept when the
+// write policy of a tool that ran in the copy allows the entry
+// (FilePolicy::CheckEntry), else refused with the first policy's reason.
+// The sandbox already keeps a tool from changing what its policy denies,
+// but not from creating a new `.env` or `sub/.git/config` in a directory
+// granted whole; this keeps such an entry out of the store. Several
+// policies for the MCP servers that share one copy.
+// Thread safety: Add and Refusal may be called from any thread.
+class ToolWritePolicies final : public CopyChangeFilter {
+ public:
+  // Adds the write policy of `tool`; `config_project_path` as in
+  // ConfinementOptions.
+  void Add(const ToolConfig& tool, const std::optional<std::string>& config_project_path);
+
+  std::optional<std::string> Refusal(std::string_view path) const override;
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<FilePolicy> policies_;
+};
 
 }  // namespace toolvfs

@@ -182,7 +182,10 @@ Result<McpClient*> McpRuntime::Server(const ToolConfig& entry, CancelToken& canc
   });
   if (!view_) {
     TOOLVFS_ASSIGN_OR_RETURN(view_, project_.Materialize());
+    view_->FilterChanges(write_policies_);
   }
+  // The servers share the copy: a change is kept when one of them may make it.
+  write_policies_->Add(entry, options_.confinement.config_project_path);
   McpClientOptions client_options;
   client_options.server = configured->second;
   client_options.server.name = configured->first;

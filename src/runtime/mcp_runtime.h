@@ -93,6 +93,8 @@ class McpRuntime : public ToolRuntime {
   McpRuntimeOptions options_;
   // The project's real directory, for as long as servers may run in it.
   std::unique_ptr<MaterializedView> view_;
+  // The policies of the servers started on view_, which judge its sync-back.
+  std::shared_ptr<ToolWritePolicies> write_policies_ = std::make_shared<ToolWritePolicies>();
   std::vector<Running> running_;
 };
 

@@ -201,6 +201,11 @@ Result<Outcome> StdioRuntime::Execute(const ToolCall& call, const ToolConfig& to
   TOOLVFS_ASSIGN_OR_RETURN(ConfigValue::Object answers, ParseCallAnswers(tool.name, call.answers_json));
 
   TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<MaterializedView> view, project_.Materialize());
+  // What the sandbox cannot refuse (a new `.env` in a directory granted
+  // whole) is refused when the copy is synced back.
+  auto write_policies = std::make_shared<ToolWritePolicies>();
+  write_policies->Add(tool, options_.confinement.config_project_path);
+  view->FilterChanges(std::move(write_policies));
   ConfigValue context = TemplateContext(TemplateInputs{.tool_name = tool.name,
                                                        .arguments = std::move(checked).value(),
                                                        .answers = ConfigValue(std::move(answers)),

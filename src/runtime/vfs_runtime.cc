@@ -187,7 +187,15 @@ Result<std::unique_ptr<VfsRuntime::PreparedRun>> VfsRuntime::Prepare(const ToolC
 
   PreparedRun* prepared = run.get();
   auto project_directory = [prepared, this]() -> Result<std::string> {
-    std::call_once(prepared->materialize_once, [&] { prepared->view = project_.Materialize(); });
+    std::call_once(prepared->materialize_once, [&] {
+      prepared->view = project_.Materialize();
+      if (!prepared->view.ok()) return;
+      // process.run children write the copy: what their sandbox cannot
+      // refuse is refused when it is synced back.
+      auto write_policies = std::make_shared<ToolWritePolicies>();
+      write_policies->Add(prepared->tool, options_.confinement.config_project_path);
+      prepared->view.value()->FilterChanges(std::move(write_policies));
+    });
     if (!prepared->view.ok()) return prepared->view.status();
     return prepared->view.value()->path();
   };

@@ -67,6 +67,16 @@ TEST_F(AllowedSubtreesTest, ADeniedPrefixGrantsNothingAndMissingOnesAreSkipped) 
   EXPECT_THAT(Run({"nope"}, {}), IsEmpty());
 }
 
+TEST_F(AllowedSubtreesTest, ASplitDirectoryIsGrantedEntryByEntryEvenWhenAllOfItIsAllowed) {
+  AllowedSubtreesOptions options;
+  options.split_directories = {"", "src/lib"};
+  Result<std::vector<std::string>> granted =
+      AllowedSubtrees(dir_.path(), {""}, [](std::string_view, bool) { return true; }, options);
+  ASSERT_TRUE(granted.ok()) << granted.status().message();
+  EXPECT_THAT(*granted, ElementsAre(".env", ".toolvfs", "README.md", "config", "docs", "src/a.c", "src/lib/.env",
+                                    "src/lib/b.c"));
+}
+
 TEST_F(AllowedSubtreesTest, NestedPrefixesAreMerged) {
   EXPECT_THAT(Run({"src", "src/lib", ""}, {}), ElementsAre(""));
 }

@@ -1068,6 +1068,47 @@ TEST_P(StoreConformance, MaterializeRoundTrip) {
   EXPECT_TRUE(IsOk((*view)->Release()));  // later calls do nothing
 }
 
+// Refuses every path whose last component starts with "refused".
+class RefusedPrefixFilter final : public CopyChangeFilter {
+ public:
+  std::optional<std::string> Refusal(std::string_view path) const override {
+    const size_t slash = path.rfind('/');
+    std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+    if (!name.starts_with("refused")) return std::nullopt;
+    return "refused by the test";
+  }
+};
+
+TEST_P(StoreConformance, MaterializeSkipsTheChangesItsFilterRefusesAndSaysSo) {
+  Populate({{"refused-kept.txt", "kept"}, {"refused-doomed.txt", "doomed"}, {"dir/a.txt", "a"}});
+  Result<std::unique_ptr<MaterializedView>> view = store_->Materialize();
+  ASSERT_TRUE(IsOk(view));
+  (*view)->FilterChanges(std::make_shared<RefusedPrefixFilter>());
+  const std::string root = (*view)->path();
+  WriteRealFile(root + "/refused-kept.txt", "changed");
+  ASSERT_EQ(::unlink((root + "/refused-doomed.txt").c_str()), 0);
+  WriteRealFile(root + "/dir/refused-new.txt", "new");
+  ASSERT_EQ(::mkdir((root + "/refused-dir").c_str(), 0755), 0);
+  WriteRealFile(root + "/dir/allowed.txt", "allowed");
+
+  ::testing::internal::CaptureStderr();
+  Status released = (*view)->Release();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(IsOk(released));
+  EXPECT_EQ(Content("dir/allowed.txt"), "allowed");
+  EXPECT_EQ(Content("dir/a.txt"), "a");
+  if (IsFs()) return;  // the tool wrote the project itself: nothing is synced
+  EXPECT_EQ(Content("refused-kept.txt"), "kept");
+  EXPECT_EQ(Content("refused-doomed.txt"), "doomed");
+  EXPECT_FALSE(Exists("dir/refused-new.txt"));
+  EXPECT_FALSE(Exists("refused-dir"));
+  for (const char* path : {"'refused-kept.txt'", "'refused-doomed.txt'", "'dir/refused-new.txt'", "'refused-dir'"}) {
+    const std::string line = std::string("not synced back from the materialized copy: ") + path +
+                             " (refused by the test)\n";
+    EXPECT_NE(err.find(line), std::string::npos) << err;
+  }
+}
+
 TEST_P(StoreConformance, DisplayRoot) {
   if (IsFs()) {
     EXPECT_EQ(store_->DisplayRoot(), dir_->path());

@@ -194,5 +194,109 @@ TEST_F(ProjectRootTest, TheOfficialFilesystemServerWritesInTheRoot) {
   EXPECT_THAT(secret.out + secret.err, Not(HasSubstr("SECRET-ENV")));
 }
 
+TEST_F(ProjectRootTest, AWritableRootWithoutGitStaysSplit) {
+  // git obeys a .git/config it finds (core.fsmonitor runs a command at the
+  // user's next `git status`): a tool must not create one at the root.
+  std::filesystem::remove_all(dir_.Join(".git"));
+  ProcessResult result = RunAttempts();
+  ASSERT_EQ(result.exit_code, 0) << result;
+  EXPECT_THAT(result.out, HasSubstr("denied create"));
+  ProcessResult git = Toolvfs({"exec", "--runtime", "stdio", "--no-audit", "--no-interaction", "--allow-write", ".",
+                               "--", "sh", "-c", "mkdir .git && echo x > .git/config"});
+  EXPECT_NE(git.exit_code, 0) << git;
+  EXPECT_FALSE(std::filesystem::exists(dir_.Join(".git")));
+}
+
+// What a tool tries to leave behind in its project, each attempt printing
+// "ok NAME" or "denied NAME": at the root the names the policy refuses
+// (the next run's policy, the audit log, a repository whose config git
+// obeys), below it a `.git` and a `.env` in a directory it may write, and
+// its legitimate writes.
+constexpr const char* kPlantings = R"SH(
+try() { name=$1; shift; if "$@" 2>/dev/null; then echo "ok $name"; else echo "denied $name"; fi; }
+try plant-config sh -c 'echo x > toolvfs.toml'
+try plant-toolvfs sh -c 'mkdir .toolvfs && echo x > .toolvfs/x'
+try plant-git sh -c 'mkdir .git && printf "[core]\n\tfsmonitor = touch PWNED\n" > .git/config'
+try plant-root-file sh -c 'echo x > new-at-root.txt'
+try plant-sub-git sh -c 'mkdir sub/.git && echo x > sub/.git/config'
+try plant-sub-env sh -c 'echo TOKEN=x > sub/.env'
+try write-sub sh -c 'echo made > sub/new.txt && mkdir sub/deeper && echo deep > sub/deeper/d.txt'
+try write-root-file sh -c 'echo changed > notes.txt'
+)SH";
+
+// A stdio tool on a materialized copy (a sqlite project), which never holds
+// toolvfs.toml, .toolvfs nor .git: nothing can be created at its root, and
+// what the tool's policy refuses below it is not synced back.
+class MaterializedRootTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(ToolvfsBinary().empty()) << "TOOLVFS_BINARY is not set";
+    WriteRealFile(dir_.Join("source/notes.txt"), "notes\n");
+    WriteRealFile(dir_.Join("source/sub/a.txt"), "a\n");
+    ASSERT_EQ(Toolvfs({"workspace", "init", "--from", dir_.Join("source"), "--project", project_}).exit_code, 0);
+  }
+
+  ProcessResult Toolvfs(std::vector<std::string> arguments) {
+    std::vector<std::string> argv = {ToolvfsBinary()};
+    argv.insert(argv.end(), arguments.begin(), arguments.end());
+    ProcessOptions options;
+    options.cwd = dir_.path();
+    return RunProcess(argv, options);
+  }
+
+  TempDir dir_;
+  const std::string project_ = "sqlite:" + dir_.Join("store.db") + "#agent";
+};
+
+TEST_F(MaterializedRootTest, NothingTheToolsPolicyRefusesReachesTheWorkspace) {
+  ProcessResult result = Toolvfs({"exec", "--project", project_, "--runtime", "stdio", "--no-audit",
+                                  "--no-interaction", "--allow-write", ".", "--", "sh", "-c", kPlantings});
+  ASSERT_EQ(result.exit_code, 0) << result;
+  for (const char* denied : {"denied plant-config", "denied plant-toolvfs", "denied plant-git",
+                             "denied plant-root-file"}) {
+    EXPECT_THAT(result.out, HasSubstr(denied)) << result;
+  }
+  EXPECT_THAT(result.out, HasSubstr("ok write-sub")) << result;
+  EXPECT_THAT(result.out, HasSubstr("ok write-root-file")) << result;
+  // Inside a directory granted whole the sandbox cannot refuse a new name;
+  // the sync-back does, and says so.
+  for (const char* path : {"'sub/.env'", "'sub/.git'", "'sub/.git/config'"}) {
+    EXPECT_THAT(result.err, HasSubstr(std::string("not synced back from the materialized copy: ") + path)) << result;
+  }
+  ProcessResult listed = Toolvfs({"workspace", "ls", "--recursive", "--project", project_});
+  ASSERT_EQ(listed.exit_code, 0) << listed;
+  for (const char* refused : {"toolvfs.toml", ".toolvfs", ".git", "new-at-root.txt", ".env"}) {
+    EXPECT_THAT(listed.out, Not(HasSubstr(refused))) << listed;
+  }
+  for (const char* kept : {"sub/new.txt", "sub/deeper/d.txt"}) EXPECT_THAT(listed.out, HasSubstr(kept)) << listed;
+  EXPECT_EQ(Toolvfs({"workspace", "cat", "notes.txt", "--project", project_}).out, "changed\n");
+}
+
+// An fs project whose audit log is elsewhere (--audit) lacks .toolvfs, and
+// one without config lacks toolvfs.toml: its root stays split too.
+TEST(FsProjectRootTest, WithTheAuditLogElsewhereTheToolCreatesNothingAtTheRoot) {
+  ASSERT_FALSE(ToolvfsBinary().empty()) << "TOOLVFS_BINARY is not set";
+  TempDir dir;
+  WriteRealFile(dir.Join("project/notes.txt"), "notes\n");
+  WriteRealFile(dir.Join("project/sub/a.txt"), "a\n");
+  ProcessOptions options;
+  options.cwd = dir.Join("project");
+  ProcessResult result =
+      RunProcess({ToolvfsBinary(), "exec", "--runtime", "stdio", "--audit", dir.Join("audit.jsonl"),
+                  "--no-interaction", "--allow-write", ".", "--", "sh", "-c", kPlantings},
+                 options);
+  ASSERT_EQ(result.exit_code, 0) << result;
+  for (const char* denied : {"denied plant-config", "denied plant-toolvfs", "denied plant-git",
+                             "denied plant-root-file"}) {
+    EXPECT_THAT(result.out, HasSubstr(denied)) << result;
+  }
+  EXPECT_THAT(result.out, HasSubstr("ok write-sub")) << result;
+  for (const char* refused : {"toolvfs.toml", ".toolvfs", ".git", "new-at-root.txt"}) {
+    EXPECT_FALSE(std::filesystem::exists(dir.Join("project/") + refused)) << refused;
+  }
+  EXPECT_EQ(ReadRealFile(dir.Join("project/sub/new.txt")), "made\n");
+  EXPECT_EQ(ReadRealFile(dir.Join("project/notes.txt")), "changed\n");
+}
+
 }  // namespace
 }  // namespace toolvfs

@@ -686,8 +686,10 @@ using CopiedFromTree = std::map<std::string, CopiedFrom, std::less<>>;
 // live state inside `change`, as the memory store does: a change made in
 // the store since the copy was written wins over a deletion in the copy.
 // The files to write are read from the copy at `copy_root` one at a time.
+// A change `filter` refuses is skipped and appended to `refused`.
 Status ApplyCopyChanges(const Change& change, const CopiedFromTree& written, const CopiedTree& now_in_copy,
-                        const std::string& copy_root) {
+                        const std::string& copy_root, const CopyChangeFilter* filter,
+                        std::vector<RefusedChange>& refused) {
   // Deletions first, deepest first, so a directory is empty when reached
   // and a path can change kind (deleted, then added).
   for (auto it = written.rbegin(); it != written.rend(); ++it) {
@@ -705,6 +707,7 @@ Status ApplyCopyChanges(const Change& change, const CopiedFromTree& written, con
       TOOLVFS_ASSIGN_OR_RETURN(ContentHash address, StoredContentAddress(change.db, *live->content_id));
       if (address != node.hash) continue;  // changed in the store since the copy was made: keep that change
     }
+    if (!CopyChangeAllowed(filter, path, refused)) continue;
     TOOLVFS_RETURN_IF_ERROR(RetireEntry(change, path, *live));
   }
   // Additions and modifications, parents first.
@@ -712,10 +715,13 @@ Status ApplyCopyChanges(const Change& change, const CopiedFromTree& written, con
     auto before = written.find(path);
     const bool existed = before != written.end() && before->second.kind == entry.kind;
     if (entry.kind == EntryKind::kDirectory) {
-      if (!existed) TOOLVFS_RETURN_IF_ERROR(CreateDirectory(change, path));
+      if (!existed && CopyChangeAllowed(filter, path, refused)) {
+        TOOLVFS_RETURN_IF_ERROR(CreateDirectory(change, path));
+      }
       continue;
     }
     if (existed && *entry.address == before->second.hash) continue;  // unchanged
+    if (!CopyChangeAllowed(filter, path, refused)) continue;
     TOOLVFS_ASSIGN_OR_RETURN(std::string content, ReadCopiedFile(copy_root, path, entry));
     TOOLVFS_RETURN_IF_ERROR(WriteFile(change, path, content, WriteMode::kOverwrite));
   }
@@ -768,6 +774,8 @@ class SqlView final : public MaterializedView {
     });
   }
 
+  void FilterChanges(std::shared_ptr<const CopyChangeFilter> filter) override { filter_ = std::move(filter); }
+
  private:
   Status Sync() {
     TOOLVFS_ASSIGN_OR_RETURN(CopiedTree now_in_copy, ReadCopy(dir_, CopiedAddresses::kCompute));
@@ -778,14 +786,19 @@ class SqlView final : public MaterializedView {
     }
     TOOLVFS_RETURN_IF_ERROR(CheckSyncedTotal(ChangedBytes(written_, now_in_copy)));
     // One transaction: the sync applies whole or not at all.
-    return InWriteTransaction(*workspace_, WriteScope::kWorkspace, [&](const Change& change) {
-      return ApplyCopyChanges(change, written_, now_in_copy, dir_);
+    std::vector<RefusedChange> refused;
+    Status applied = InWriteTransaction(*workspace_, WriteScope::kWorkspace, [&](const Change& change) {
+      refused.clear();  // of an attempt rolled back
+      return ApplyCopyChanges(change, written_, now_in_copy, dir_, filter_.get(), refused);
     });
+    ReportRefusedChanges(refused);
+    return applied;
   }
 
   std::shared_ptr<Workspace> workspace_;
   std::string dir_;
   CopiedFromTree written_;
+  std::shared_ptr<const CopyChangeFilter> filter_;
   bool released_ = false;
 };
 
