@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mcp_servers.h"
@@ -57,6 +58,15 @@ try chmod-config chmod 666 toolvfs.toml
 try read-openat python3 -c 'import os; d = os.open(".", os.O_RDONLY); print(os.read(os.open("toolvfs.toml", os.O_RDONLY, dir_fd=d), 100))'
 )SH";
 
+// The real binary with `arguments`, run in `directory`.
+ProcessResult RunToolvfsIn(const std::string& directory, std::vector<std::string> arguments) {
+  std::vector<std::string> argv = {ToolvfsBinary()};
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  ProcessOptions options;
+  options.cwd = directory;
+  return RunProcess(argv, options);
+}
+
 class ProjectRootTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -73,13 +83,7 @@ class ProjectRootTest : public ::testing::Test {
 
   void Write(const std::string& path, const std::string& content) { WriteRealFile(dir_.Join(path), content); }
 
-  ProcessResult Toolvfs(std::vector<std::string> arguments) {
-    std::vector<std::string> argv = {ToolvfsBinary()};
-    argv.insert(argv.end(), arguments.begin(), arguments.end());
-    ProcessOptions options;
-    options.cwd = dir_.path();
-    return RunProcess(argv, options);
-  }
+  ProcessResult Toolvfs(std::vector<std::string> arguments) { return RunToolvfsIn(dir_.path(), std::move(arguments)); }
 
   // The attempts as a stdio tool with the whole project readable and
   // writable (`--allow-write .`), under `hidden` sandbox mechanisms.
@@ -236,13 +240,7 @@ class MaterializedRootTest : public ::testing::Test {
     ASSERT_EQ(Toolvfs({"workspace", "init", "--from", dir_.Join("source"), "--project", project_}).exit_code, 0);
   }
 
-  ProcessResult Toolvfs(std::vector<std::string> arguments) {
-    std::vector<std::string> argv = {ToolvfsBinary()};
-    argv.insert(argv.end(), arguments.begin(), arguments.end());
-    ProcessOptions options;
-    options.cwd = dir_.path();
-    return RunProcess(argv, options);
-  }
+  ProcessResult Toolvfs(std::vector<std::string> arguments) { return RunToolvfsIn(dir_.path(), std::move(arguments)); }
 
   TempDir dir_;
   const std::string project_ = "sqlite:" + dir_.Join("store.db") + "#agent";
