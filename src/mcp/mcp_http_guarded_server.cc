@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -19,6 +20,10 @@ namespace toolvfs {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// How often a connection waiting for a request looks whether the server
+// stops, so that stopping does not wait for its timeouts.
+constexpr std::chrono::milliseconds kStopCheckInterval(50);
 
 std::chrono::milliseconds Milliseconds(time_t seconds, time_t microseconds) {
   return std::chrono::seconds(seconds) + std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -63,9 +68,10 @@ enum class HeaderRefusal { kNone, kTimeout, kTooLarge };
 // bytes). Borrows the descriptor.
 class GuardedSocketStream final : public httplib::Stream {
  public:
-  GuardedSocketStream(int fd, const HttpHeaderLimits& limits, std::chrono::milliseconds read_timeout,
-                      std::chrono::milliseconds write_timeout)
-      : fd_(fd), limits_(limits), read_timeout_(read_timeout), write_timeout_(write_timeout) {
+  // `listener` is the server's listening socket, invalid once it stops.
+  GuardedSocketStream(int fd, const HttpHeaderLimits& limits, const std::atomic<socket_t>& listener,
+                      std::chrono::milliseconds read_timeout, std::chrono::milliseconds write_timeout)
+      : fd_(fd), limits_(limits), listener_(listener), read_timeout_(read_timeout), write_timeout_(write_timeout) {
     NumericAddress(fd_, ::getpeername, peer_ip_, peer_port_);
     NumericAddress(fd_, ::getsockname, local_ip_, local_port_);
   }
@@ -155,16 +161,21 @@ class GuardedSocketStream final : public httplib::Stream {
   }
 
   // Waits for bytes to read; false on the read timeout (as the library's
-  // stream), an error, or the header deadline (then `refusal_` says so).
+  // stream), an error, the server stopping during the header phase, or
+  // the header deadline (then `refusal_` says so).
   bool WaitReadable() {
+    if (!header_phase_) return WaitFor(fd_, POLLIN, read_timeout_) > 0;
     // Past the deadline, even bytes already there are not waited for: a
     // client that keeps a byte in flight must not outlast it.
-    if (header_phase_ && Clock::now() >= header_deadline_) {
-      refusal_ = HeaderRefusal::kTimeout;
-      return false;
+    const Clock::time_point give_up = std::min(header_deadline_, Clock::now() + read_timeout_);
+    while (true) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(give_up - Clock::now());
+      if (left.count() <= 0) break;
+      const int ready = WaitFor(fd_, POLLIN, std::min(left, kStopCheckInterval));
+      if (ready != 0) return ready > 0;
+      if (listener_ == INVALID_SOCKET) return false;
     }
-    if (WaitFor(fd_, POLLIN, ReadWait()) > 0) return true;
-    if (header_phase_ && Clock::now() >= header_deadline_) refusal_ = HeaderRefusal::kTimeout;
+    if (Clock::now() >= header_deadline_) refusal_ = HeaderRefusal::kTimeout;
     return false;
   }
 
@@ -186,6 +197,7 @@ class GuardedSocketStream final : public httplib::Stream {
 
   const int fd_;
   const HttpHeaderLimits& limits_;
+  const std::atomic<socket_t>& listener_;
   const std::chrono::milliseconds read_timeout_;
   const std::chrono::milliseconds write_timeout_;
   std::string peer_ip_;
@@ -238,7 +250,7 @@ void SendHeaderRefusal(int fd, HeaderRefusal refusal, const HttpHeaderLimits& li
 bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
   const Clock::time_point started = Clock::now();
   UniqueFd connection(sock);
-  GuardedSocketStream stream(connection.get(), limits_, Milliseconds(read_timeout_sec_, read_timeout_usec_),
+  GuardedSocketStream stream(connection.get(), limits_, svr_sock_, Milliseconds(read_timeout_sec_, read_timeout_usec_),
                              Milliseconds(write_timeout_sec_, write_timeout_usec_));
   PeerWaitLimit::Slot waiting = waiting_.TryTake(stream.peer_ip());
   if (!waiting) {
@@ -258,7 +270,7 @@ bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
     while (svr_sock_ != INVALID_SOCKET) {
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(give_up - Clock::now());
       if (left.count() <= 0) return false;
-      const int ready = WaitFor(connection.get(), POLLIN, std::min(left, std::chrono::milliseconds(50)));
+      const int ready = WaitFor(connection.get(), POLLIN, std::min(left, kStopCheckInterval));
       if (ready != 0) return ready > 0;
     }
     return false;

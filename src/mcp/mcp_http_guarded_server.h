@@ -7,7 +7,8 @@
 // each connection's keep-alive loop itself (the library's loop, same
 // semantics: wait for the next request up to the keep-alive timeout, stop
 // when the server stops, at most the keep-alive count of requests) over
-// its own Stream, which
+// its own Stream (a connection waiting for a request or its headers also
+// notices within 50 ms that the server stops), which
 //   - ends the connection when a request's header block is not complete
 //     `header_timeout` after the request began (the connection's start
 //     for its first request, the first byte of each later one), with 408;
