@@ -159,6 +159,7 @@ int ServeMcpHttp(const McpHttpCommandOptions& options, const std::optional<Sessi
   http.max_sessions = options.max_sessions;
   http.session_idle_timeout = std::chrono::milliseconds(
       static_cast<int64_t>(options.session_idle_timeout_seconds * 1000.0));
+  http.header_timeout = std::chrono::milliseconds(static_cast<int64_t>(options.header_timeout_seconds * 1000.0));
 
   McpHttpSessionFactory factory = [&options, &session_config, make_tools](const std::string& id) {
     return WorkspaceSession::Open(options, session_config, make_tools, id);
