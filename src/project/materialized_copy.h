@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "core/status.h"
+#include "project/content/content_hash.h"
 #include "project/project_files.h"
-#include "project/sql/content_hash.h"
 
 namespace toolvfs {
 

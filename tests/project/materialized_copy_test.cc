@@ -20,9 +20,9 @@
 
 #include "core/status.h"
 #include "core/unique_fd.h"
+#include "project/content/content_hash.h"
 #include "project/memory_store.h"
 #include "project/project_files.h"
-#include "project/sql/content_hash.h"
 #include "project/status_assertions.h"
 #include "project/test_util.h"
 

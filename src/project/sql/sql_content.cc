@@ -4,7 +4,7 @@
 #include <optional>
 #include <vector>
 
-#include "project/sql/content_hash.h"
+#include "project/content/content_hash.h"
 
 namespace toolvfs {
 namespace {

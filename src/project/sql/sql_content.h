@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "core/status.h"
-#include "project/sql/content_hash.h"
+#include "project/content/content_hash.h"
 #include "project/sql/sql_connection.h"
 
 namespace toolvfs {

@@ -37,7 +37,7 @@
 #include "project/grep.h"
 #include "project/materialized_copy.h"
 #include "project/path.h"
-#include "project/sql/content_hash.h"
+#include "project/content/content_hash.h"
 #include "project/sql/sql_content.h"
 #include "project/sql/workspace_uri.h"
 #include "project/store_errors.h"

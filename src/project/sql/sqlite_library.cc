@@ -21,7 +21,7 @@
 #include <iterator>
 
 #include "core/lazy_library.h"
-#include "project/sql/nettle_library.h"
+#include "project/content/nettle_library.h"
 
 namespace toolvfs {
 namespace {

@@ -1,4 +1,4 @@
-#include "project/sql/content_hash.h"
+#include "project/content/content_hash.h"
 
 // Nettle rather than OpenSSL's libcrypto: the same speed here (SHA-NI in
 // both; nettle ahead on small contents, which skip EVP's method lookup), and

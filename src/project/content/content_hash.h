@@ -1,7 +1,9 @@
-// Content addresses of the SQL stores: SHA-256, so that a tool cannot craft
+// Content addresses of the SQL stores (and of a materialized copy's files,
+// which their sync-back compares): SHA-256, so that a tool cannot craft
 // two different contents with one address and so make one file's bytes
 // appear in another (content is stored once per address, across
-// workspaces and snapshots).
+// workspaces and snapshots). Below project/sql/ so that
+// materialized_copy.h uses it without reaching into the SQL stores' room.
 //
 // Content up to kChunkBytes is stored whole and addressed by the SHA-256 of
 // its bytes. Longer content is cut into kChunkBytes chunks from offset 0
