@@ -71,6 +71,7 @@ bench: bench-deps
 	$(BUILD_DIR)/bench/spawn_bench $(SPAWN_BENCH_FLAGS)
 	$(BUILD_DIR)/bench/policy_bench
 	$(BUILD_DIR)/bench/store_bench $(STORE_BENCH_FLAGS)
+	$(BUILD_DIR)/bench/sync_back_bench
 	$(BUILD_DIR)/bench/vfsd_bench --toolvfs $(BUILD_DIR)/toolvfs
 	@if [ -x $(BUILD_DIR)/bench/json_bench ]; then $(BUILD_DIR)/bench/json_bench; fi
 

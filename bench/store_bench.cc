@@ -87,8 +87,8 @@
 #include <vector>
 
 #include "bench_report.h"
+#include "project/content/content_hash.h"
 #include "project/project_files.h"
-#include "project/sql/content_hash.h"
 #include "project/sql/postgres_database.h"
 
 namespace toolvfs {

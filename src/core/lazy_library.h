@@ -10,7 +10,7 @@
 // them, about 5 MB resident. With a LazyLibrary the program is linked to
 // small forwarding functions of the same names instead
 // (src/host/curl_library.cc, src/project/sql/libpq_library.cc,
-// sqlite_library.cc, nettle_library.cc, src/core/idn2_library.cc), which
+// sqlite_library.cc, src/project/content/nettle_library.cc, src/core/idn2_library.cc), which
 // open the library when one of them is first called.
 //
 // Thread-safe: Load() and Address() may be called from any thread; the

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/io.h"
@@ -119,6 +120,44 @@ Status ReadDirectory(int dir_fd, const std::string& dir, const std::string& real
   return OkStatus();
 }
 
+// The copy's file at `real_path` is not what the walk saw: `how`.
+Status CopyChangedError(const std::string& real_path, const std::string& how) {
+  return ChangedError("Cannot sync back " + Quote(real_path) + ": " + how +
+                      " since the copy was read (the copy changed while it was synced)");
+}
+
+// ReadCopiedFile without the check of entry.address.
+Result<std::string> ReadCopiedBytes(const std::string& root, const std::string& path, const CopiedEntry& entry) {
+  const std::string real_path = root + "/" + path;
+  auto changed = [&](const std::string& how) { return CopyChangedError(real_path, how); };
+  UniqueFd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!root_fd) return ErrnoToStatus(errno, "Cannot open " + Quote(root));
+  // The tools are gone by now, but the tree is still theirs: no symlink
+  // on the way is followed, and nothing outside the copy is reached.
+  UniqueFd file = OpenWithoutSymlinks(root_fd.get(), path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
+                                      /*beneath=*/true);
+  if (!file) {
+    if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR || errno == EXDEV) {
+      return changed("it was removed or replaced by a symlink");
+    }
+    return ErrnoToStatus(errno, "Cannot open " + Quote(real_path));
+  }
+  struct stat info;
+  if (::fstat(file.get(), &info) != 0) return ErrnoToStatus(errno, "Cannot read " + Quote(real_path));
+  if (!S_ISREG(info.st_mode)) return changed("it is no longer a regular file");
+  if (static_cast<uint64_t>(info.st_size) != entry.size) {
+    return changed("its size went from " + std::to_string(entry.size) + " to " + std::to_string(info.st_size) +
+                   " bytes");
+  }
+  TOOLVFS_ASSIGN_OR_RETURN(std::string content, ReadToEnd(file.get(), kMaxSyncedFileBytes,
+                                                          "Cannot sync back " + Quote(real_path), entry.size));
+  if (content.size() != entry.size) {
+    return changed("its size went from " + std::to_string(entry.size) + " to " + std::to_string(content.size()) +
+                   " bytes");
+  }
+  return content;
+}
+
 }  // namespace
 
 Result<std::string> MakeMaterializedDirectory(std::string_view display) {
@@ -185,37 +224,21 @@ Result<CopiedTree> ReadCopy(const std::string& root, CopiedAddresses addresses) 
 }
 
 Result<std::string> ReadCopiedFile(const std::string& root, const std::string& path, const CopiedEntry& entry) {
-  const std::string real_path = root + "/" + path;
-  auto changed = [&](const std::string& how) {
-    return ChangedError("Cannot sync back " + Quote(real_path) + ": " + how +
-                        " since the copy was read (the copy changed while it was synced)");
-  };
-  UniqueFd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!root_fd) return ErrnoToStatus(errno, "Cannot open " + Quote(root));
-  // The tools are gone by now, but the tree is still theirs: no symlink
-  // on the way is followed, and nothing outside the copy is reached.
-  UniqueFd file = OpenWithoutSymlinks(root_fd.get(), path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
-                                      /*beneath=*/true);
-  if (!file) {
-    if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR || errno == EXDEV) {
-      return changed("it was removed or replaced by a symlink");
-    }
-    return ErrnoToStatus(errno, "Cannot open " + Quote(real_path));
+  TOOLVFS_ASSIGN_OR_RETURN(std::string content, ReadCopiedBytes(root, path, entry));
+  if (entry.address && ContentAddress(content) != *entry.address) {
+    return CopyChangedError(root + "/" + path, "its content changed");
   }
-  struct stat info;
-  if (::fstat(file.get(), &info) != 0) return ErrnoToStatus(errno, "Cannot read " + Quote(real_path));
-  if (!S_ISREG(info.st_mode)) return changed("it is no longer a regular file");
-  if (static_cast<uint64_t>(info.st_size) != entry.size) {
-    return changed("its size went from " + std::to_string(entry.size) + " to " + std::to_string(info.st_size) +
-                   " bytes");
+  return content;
+}
+
+Result<AddressedContent> ReadAddressedCopiedFile(const std::string& root, const std::string& path,
+                                                 const CopiedEntry& entry) {
+  if (!entry.address) {
+    return InternalError("The walk of the copy " + Quote(root) + " did not address " + Quote(path));
   }
-  TOOLVFS_ASSIGN_OR_RETURN(std::string content, ReadToEnd(file.get(), kMaxSyncedFileBytes,
-                                                          "Cannot sync back " + Quote(real_path), entry.size));
-  if (content.size() != entry.size) {
-    return changed("its size went from " + std::to_string(entry.size) + " to " + std::to_string(content.size()) +
-                   " bytes");
-  }
-  if (entry.address && ContentAddress(content) != *entry.address) return changed("its content changed");
+  TOOLVFS_ASSIGN_OR_RETURN(std::string bytes, ReadCopiedBytes(root, path, entry));
+  AddressedContent content(std::move(bytes));
+  if (content.address() != *entry.address) return CopyChangedError(root + "/" + path, "its content changed");
   return content;
 }
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "core/status.h"
+#include "project/content/content_hash.h"
 #include "project/project_files.h"
-#include "project/sql/content_hash.h"
 
 namespace toolvfs {
 
@@ -76,6 +76,12 @@ Result<CopiedTree> ReadCopy(const std::string& root, CopiedAddresses addresses);
 // regular file of entry.size bytes (and entry.address) that the walk saw:
 // the copy changed while it was synced.
 Result<std::string> ReadCopiedFile(const std::string& root, const std::string& path, const CopiedEntry& entry);
+
+// ReadCopiedFile of an entry with an address (CopiedAddresses::kCompute),
+// returned with the address it was checked against, computed from the
+// bytes returned: a store writes them without hashing them again.
+Result<AddressedContent> ReadAddressedCopiedFile(const std::string& root, const std::string& path,
+                                                 const CopiedEntry& entry);
 
 // OK while `changed_bytes`, the files one sync hands back to its store so
 // far, are within kMaxSyncedTotalBytes; TooLarge otherwise.

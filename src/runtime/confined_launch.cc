@@ -86,13 +86,22 @@ bool WritesTheRoot(const std::vector<std::string>& writable_prefixes) {
   });
 }
 
+// What NarrowToPolicy did that a description must tell (DescribeDirectAccess).
+struct Narrowing {
+  bool masked = false;  // mount masks cover the exceptions: the prefixes were granted whole
+  // The kGuardedRootEntries a writable root lacks, when mount masks cover
+  // the reads but the writes were split for want of them; else empty.
+  std::vector<std::string_view> root_lacks;
+};
+
 // The mount masks that let the prefixes of `access` be granted whole:
 // what the policy denies to read is hidden, what it denies to write (but
 // lets read) in a writable prefix is read-only. nullopt when there are
-// too many, or when the root is writable and lacks a guarded entry (then
-// the writable prefixes are split instead, in `access`).
+// too many. When the root is writable and lacks a guarded entry, the
+// masks cover the reads only and the writable prefixes are split instead,
+// in `access`; `narrowing` says which entries it lacks.
 Result<std::optional<std::vector<MountMask>>> MasksFor(ToolAccessRequest& access, const FilePolicy& policy,
-                                                       const std::string& root) {
+                                                       const std::string& root, Narrowing& narrowing) {
   // A directory is covered whole when the policy denies whatever it holds
   // (".toolvfs/**", "**/.git/hooks/**"), judged by an entry no pattern
   // names: covering only the files inside would let a tool add new ones.
@@ -119,14 +128,14 @@ Result<std::optional<std::vector<MountMask>>> MasksFor(ToolAccessRequest& access
                            PolicyExceptions(root, access.readable_prefixes, allowed_for(FileAccess::kRead)));
   for (const PolicyException& exception : unreadable) add(exception, MountMaskKind::kHidden);
 
-  bool guarded = true;
+  narrowing.root_lacks.clear();
   if (WritesTheRoot(access.writable_prefixes)) {
     for (std::string_view entry : kGuardedRootEntries) {
       TOOLVFS_ASSIGN_OR_RETURN(bool exists, ProjectEntryExists(root, entry));
-      guarded = guarded && exists;
+      if (!exists) narrowing.root_lacks.push_back(entry);
     }
   }
-  if (guarded) {
+  if (narrowing.root_lacks.empty()) {
     TOOLVFS_ASSIGN_OR_RETURN(std::vector<PolicyException> unwritable,
                              PolicyExceptions(root, access.writable_prefixes, allowed_for(FileAccess::kWrite)));
     for (const PolicyException& exception : unwritable) {
@@ -136,7 +145,10 @@ Result<std::optional<std::vector<MountMask>>> MasksFor(ToolAccessRequest& access
   } else {
     TOOLVFS_RETURN_IF_ERROR(SplitAroundExceptions(access.writable_prefixes, root, policy, FileAccess::kWrite));
   }
-  if (masks.size() > kMaximumMountMasks) return std::optional<std::vector<MountMask>>();
+  if (masks.size() > kMaximumMountMasks) {
+    narrowing.root_lacks.clear();  // every prefix is split: nothing particular to the root to tell
+    return std::optional<std::vector<MountMask>>();
+  }
   std::vector<MountMask> result;
   result.reserve(masks.size());
   for (auto& [path, mask] : masks) result.push_back(std::move(mask));
@@ -146,7 +158,7 @@ Result<std::optional<std::vector<MountMask>>> MasksFor(ToolAccessRequest& access
 // Turns the policy's exceptions inside the prefixes of `request` into
 // what the sandbox can enforce: mount masks where the kernel allows them
 // (the prefixes then stay whole), else finer grants around them.
-Status NarrowToPolicy(SandboxRequest& request, const FilePolicy& policy) {
+Status NarrowToPolicy(SandboxRequest& request, const FilePolicy& policy, Narrowing& narrowing) {
   ToolAccessRequest& access = request.access;
   if (access.project_root.empty()) return OkStatus();
   if (MountMasksAvailable(request.hidden_for_testing)) {
@@ -155,8 +167,10 @@ Status NarrowToPolicy(SandboxRequest& request, const FilePolicy& policy) {
     const std::string root = std::filesystem::canonical(access.project_root, error).string();
     if (error) return Status(StatusCode::kIo, "cannot resolve the project root " + Quote(access.project_root) + ": " + error.message());
     ToolAccessRequest narrowed = access;
-    TOOLVFS_ASSIGN_OR_RETURN(std::optional<std::vector<MountMask>> masks, MasksFor(narrowed, policy, root));
+    TOOLVFS_ASSIGN_OR_RETURN(std::optional<std::vector<MountMask>> masks,
+                             MasksFor(narrowed, policy, root, narrowing));
     if (masks) {
+      narrowing.masked = true;
       access = std::move(narrowed);
       request.mount_masks = std::move(*masks);
       return OkStatus();
@@ -206,23 +220,39 @@ Result<std::vector<std::string>> DescribeDirectAccess(const ToolConfig& tool, To
   request.access.project_root = project_directory;
   request.access.readable_prefixes = direct.readable_prefixes;
   request.access.writable_prefixes = direct.writable_prefixes;
-  TOOLVFS_RETURN_IF_ERROR(NarrowToPolicy(request, FilePolicy::ForTool(tool, confinement.config_project_path)));
+  Narrowing narrowing;
+  TOOLVFS_RETURN_IF_ERROR(
+      NarrowToPolicy(request, FilePolicy::ForTool(tool, confinement.config_project_path), narrowing));
   const ToolAccessRequest& access = request.access;
   std::vector<std::string> lines;
-  std::string grants = "process reads " + (access.readable_prefixes.empty() ? std::string("nothing") : JoinShown(access.readable_prefixes));
-  if (!access.writable_prefixes.empty()) grants += " and writes " + JoinShown(access.writable_prefixes);
-  if (!request.mount_masks.empty()) {
-    lines.push_back(grants + " (granted whole; its own mount namespace covers " +
-                    std::to_string(request.mount_masks.size()) +
-                    (request.mount_masks.size() == 1 ? " entry)" : " entries)"));
-  } else if (MountMasksAvailable(request.hidden_for_testing)) {
-    lines.push_back(grants + (WritesTheRoot(direct.writable_prefixes)
-                                  ? " (granted entry by entry: the root lacks toolvfs.toml, .toolvfs or .git, "
-                                    "which a tool must not create; nothing can be created at the root)"
-                                  : " (granted whole; nothing to cover)"));
+  const std::string reads = "process reads " + (access.readable_prefixes.empty() ? std::string("nothing")
+                                                                                : JoinShown(access.readable_prefixes));
+  const std::string writes = access.writable_prefixes.empty() ? "" : JoinShown(access.writable_prefixes);
+  const std::string covered =
+      request.mount_masks.empty()
+          ? " (granted whole; nothing to cover)"
+          : " (granted whole; its own mount namespace covers " + std::to_string(request.mount_masks.size()) +
+                (request.mount_masks.size() == 1 ? " entry)" : " entries)");
+  if (narrowing.masked && !narrowing.root_lacks.empty()) {
+    // The masks cover the reads; the writes are split, root and all, for
+    // want of entries no mount can cover: two grants, told apart.
+    std::string lacks;
+    for (std::string_view entry : narrowing.root_lacks) {
+      lacks += (lacks.empty() ? "" : " and ") + std::string(entry);
+    }
+    lines.push_back(reads + covered);
+    lines.push_back("process writes " + (writes.empty() ? std::string("nothing") : writes) +
+                    " (granted entry by entry: the root lacks " + lacks +
+                    ", which a tool must not create; nothing can be created at the root)");
+  } else if (narrowing.masked) {
+    lines.push_back(reads + (writes.empty() ? "" : " and writes " + writes) + covered);
   } else {
-    lines.push_back(grants + " (granted entry by entry around the policy's exceptions: this kernel cannot cover "
-                             "paths in a mount namespace; nothing can be created where an exception lies" +
+    const std::string why = MountMasksAvailable(request.hidden_for_testing)
+                                ? "more than " + std::to_string(kMaximumMountMasks) + " entries to cover"
+                                : std::string("this kernel cannot cover paths in a mount namespace");
+    lines.push_back(reads + (writes.empty() ? "" : " and writes " + writes) +
+                    " (granted entry by entry around the policy's exceptions: " + why +
+                    "; nothing can be created where an exception lies" +
                     (WritesTheRoot(direct.writable_prefixes) ? " nor at the root)" : ")"));
   }
   std::vector<std::string> hidden;
@@ -308,7 +338,8 @@ Result<ChildProcess> LaunchConfined(const LaunchSpec& spec, const ToolConfig& to
   request.access.program = resolved.program;
   request.hidden_for_testing = confinement.hidden_for_testing;
   if (kind != ToolKind::kVfs) {
-    Status narrowed = NarrowToPolicy(request, FilePolicy::ForTool(tool, confinement.config_project_path));
+    Narrowing narrowing;  // told by `toolvfs check` only
+    Status narrowed = NarrowToPolicy(request, FilePolicy::ForTool(tool, confinement.config_project_path), narrowing);
     if (!narrowed.ok()) {
       return Status(narrowed.code(), "Cannot sandbox tool " + Quote(tool.name) + ": " + narrowed.message());
     }

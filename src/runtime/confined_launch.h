@@ -54,9 +54,10 @@ DirectProjectAccess DirectAccessOf(const ToolConfig& tool, ToolKind kind);
 //   "process reads . and writes . (granted whole; its own mount namespace covers 5 entries)"
 //   "  hidden (mode 000, read-only): .env, .git/config, .toolvfs, alias.txt, toolvfs.toml"
 //   "  read-only: .git"
-// or, where the kernel cannot cover paths (or the root would lack
-// toolvfs.toml or .toolvfs), the entries granted one by one around the
-// exceptions. vfs tools: nothing of the project. Fails as the walk does.
+// or, where the kernel cannot cover paths, the entries granted one by one
+// around the exceptions; where a writable root lacks toolvfs.toml, .toolvfs
+// or .git, the reads granted whole and the writes, on a line of their own,
+// entry by entry. vfs tools: nothing of the project. Fails as the walk does.
 Result<std::vector<std::string>> DescribeDirectAccess(const ToolConfig& tool, ToolKind kind,
                                                       const std::string& project_directory,
                                                       const ConfinementOptions& confinement);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,9 +21,9 @@
 
 #include "core/status.h"
 #include "core/unique_fd.h"
+#include "project/content/content_hash.h"
 #include "project/memory_store.h"
 #include "project/project_files.h"
-#include "project/sql/content_hash.h"
 #include "project/status_assertions.h"
 #include "project/test_util.h"
 
@@ -41,6 +42,25 @@ TEST(ContentAddressBuilderTest, MatchesContentAddressWhateverThePieces) {
       ContentAddressBuilder builder;
       for (size_t offset = 0; offset < content.size(); offset += piece) builder.Append(content.substr(offset, piece));
       EXPECT_EQ(builder.Finish(), ContentAddress(content)) << size << " bytes in pieces of " << piece;
+    }
+  }
+}
+
+// An AddressedContent's address is always its bytes' ContentAddress, made
+// of the chunk hashes it hands a store: no one can pair bytes with
+// another content's address through it.
+TEST(AddressedContentTest, CarriesTheAddressAndChunkHashesOfItsOwnBytes) {
+  for (size_t size : {size_t{0}, size_t{5}, size_t{kChunkBytes}, size_t{kChunkBytes + 1}, size_t{3 * kChunkBytes}}) {
+    std::string bytes(size, '\0');
+    for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<char>((i * 7) % 253);
+    const AddressedContent content(bytes);
+    EXPECT_EQ(content.bytes(), bytes) << size;
+    EXPECT_EQ(content.address(), ContentAddress(bytes)) << size;
+    if (size <= kChunkBytes) {
+      EXPECT_TRUE(content.chunk_hashes().empty()) << size;
+    } else {
+      EXPECT_EQ(content.chunk_hashes(), Sha256OfChunks(bytes)) << size;
+      EXPECT_EQ(ChunkedContentHash(size, content.chunk_hashes()), content.address()) << size;
     }
   }
 }
@@ -88,6 +108,9 @@ TEST(ReadCopyTest, AFileThatChangedSinceTheWalkIsRefused) {
   ASSERT_EQ(::unlink(copy.Join("fifo").c_str()), 0);
   ASSERT_EQ(::mkfifo(copy.Join("fifo").c_str(), 0600), 0);
   for (const char* path : {"same_size.txt", "grown.txt", "dir/linked.txt", "fifo"}) {
+    Result<AddressedContent> addressed = ReadAddressedCopiedFile(copy.path(), path, tree->at(path));
+    ASSERT_FALSE(addressed.ok()) << path;
+    EXPECT_EQ(addressed.status().code(), StatusCode::kChanged) << addressed.status().ToString();
     Result<std::string> read = ReadCopiedFile(copy.path(), path, tree->at(path));
     ASSERT_FALSE(read.ok()) << path;
     EXPECT_EQ(read.status().code(), StatusCode::kChanged) << read.status().ToString();
@@ -103,6 +126,49 @@ TEST(ReadCopyTest, TheTotalOfOneSyncIsCapped) {
   EXPECT_EQ(over.code(), StatusCode::kTooLarge);
   EXPECT_EQ(over.message(),
             "the files changed in it come to more than 8 GiB, the limit for one sync back into a store");
+}
+
+// ----- Hash passes of a sync ---------------------------------------------------
+
+// The sync-back hashes a changed file twice: in the walk, which finds what
+// changed, and when it reads it again to apply it (the check that it is
+// still what the walk saw); the store's write takes that address along
+// instead of hashing the bytes a third time. An unchanged file is hashed
+// once, by the walk. Every write path of the store is taken: a new file, an
+// overwrite of a file a snapshot sees (whole and chunked) and one in place.
+TEST(SyncBackHashingTest, ASqliteSyncHashesAChangedFileTwiceAndAnUnchangedOneOnce) {
+  TempDir dir;
+  Result<std::unique_ptr<ProjectFiles>> store = OpenProject("sqlite:" + dir.Join("store.db") + "#w");
+  ASSERT_TRUE(IsOk(store));
+  ProjectFiles& files = **store;
+  const std::string unchanged(1000, 'u');
+  ASSERT_TRUE(IsOk(files.Write("unchanged.txt", unchanged)));
+  ASSERT_TRUE(IsOk(files.Write("seen.txt", "seen by the snapshot")));
+  ASSERT_TRUE(IsOk(files.Write("seen.bin", std::string(2 * kChunkBytes, 's'))));
+  ASSERT_TRUE(IsOk(files.Snapshot()));
+  ASSERT_TRUE(IsOk(files.Write("fresh.txt", "written after the snapshot")));
+  Result<std::unique_ptr<MaterializedView>> view = files.Materialize();
+  ASSERT_TRUE(IsOk(view));
+  const std::map<std::string, std::string> changed = {
+      {"seen.txt", "changed, whole"},
+      {"seen.bin", std::string(3 * kChunkBytes + 5, 'c')},
+      {"fresh.txt", "changed in place"},
+      {"new/large.bin", std::string(2 * kChunkBytes + 1, 'n')},
+  };
+  uint64_t changed_bytes = 0;
+  for (const auto& [path, content] : changed) {
+    WriteRealFile((*view)->path() + "/" + path, content);
+    changed_bytes += content.size();
+  }
+  const uint64_t before = Sha256BytesHashed();
+  ASSERT_TRUE(IsOk((*view)->Release()));
+  EXPECT_EQ(Sha256BytesHashed() - before, 2 * changed_bytes + unchanged.size());
+  for (const auto& [path, content] : changed) {
+    Result<std::string> read = files.Read(path);
+    ASSERT_TRUE(IsOk(read)) << path;
+    EXPECT_EQ(*read, content) << path;
+  }
+  EXPECT_EQ(*files.Read("unchanged.txt"), unchanged);
 }
 
 // ----- Peak memory of a sync ---------------------------------------------------

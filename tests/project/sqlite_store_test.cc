@@ -24,15 +24,15 @@
 
 #include "core/status.h"
 #include "core/text.h"
+#include "project/content/content_hash.h"
 #include "project/project_files.h"
-#include "project/sql/content_hash.h"
 #include "project/sql/sql_schema.h"
 #include "project/sql/sqlite_database.h"
 #include "project/sql/sqlite_store.h"
 #include "project/sql/workspace_uri.h"
 #include "project/sqlite_query.h"
-#include "project/test_util.h"
 #include "project/status_assertions.h"
+#include "project/test_util.h"
 
 namespace toolvfs {
 namespace {

@@ -68,6 +68,26 @@ class Connection {
     sqlite3_finalize(statement);
   }
 
+  // What SQLITE_FCNTL_VFSNAME reports for the main database file, or
+  // with `of_wal` for its WAL (through its file's own xFileControl, which
+  // sqlite3_file_control does not reach); "(none)" when it reports nothing.
+  std::string VfsNames(bool of_wal = false) {
+    char* names = nullptr;
+    int code = SQLITE_OK;
+    if (of_wal) {
+      sqlite3_file* wal = nullptr;
+      EXPECT_EQ(sqlite3_file_control(db_, "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal), SQLITE_OK);
+      if (wal == nullptr || wal->pMethods == nullptr) return "(no WAL open)";
+      code = wal->pMethods->xFileControl(wal, SQLITE_FCNTL_VFSNAME, &names);
+    } else {
+      code = sqlite3_file_control(db_, "main", SQLITE_FCNTL_VFSNAME, &names);
+    }
+    EXPECT_EQ(code, SQLITE_OK);
+    std::string result = names != nullptr ? names : "(none)";
+    sqlite3_free(names);  // the caller's to free, by the file control's contract
+    return result;
+  }
+
  private:
   sqlite3* db_ = nullptr;
 };
@@ -159,6 +179,20 @@ TEST(SqliteWalVfsTest, IsRegisteredBesideTheDefault) {
   ASSERT_NE(name, nullptr);
   EXPECT_NE(sqlite3_vfs_find(name), nullptr);
   EXPECT_NE(sqlite3_vfs_find(nullptr), sqlite3_vfs_find(name)) << "it must not become the default";
+}
+
+// SQLITE_FCNTL_VFSNAME names every VFS of the stack, shims first: this
+// one above the default it builds on, for the database file and its WAL.
+TEST(SqliteWalVfsTest, ReportsItsOwnNameAboveTheDefaultVfsName) {
+  TempDir dir;
+  const std::string base_name = sqlite3_vfs_find(nullptr)->zName;
+  Connection db(dir.path() + "/named.db", SqliteWalVfsName());
+  db.Run(kSpillingSetup);
+  db.Insert(1, "bytes");
+  EXPECT_EQ(db.VfsNames(), std::string(SqliteWalVfsName()) + "/" + base_name);
+  EXPECT_EQ(db.VfsNames(/*of_wal=*/true), std::string(SqliteWalVfsName()) + "/" + base_name);
+  Connection plain(dir.path() + "/plain.db", nullptr);
+  EXPECT_EQ(plain.VfsNames(), base_name) << "the default VFS's own files are not ours";
 }
 
 // What the VFS is for: a commit of several pages is one write call where

@@ -178,6 +178,22 @@ TEST_F(ProjectRootTest, CheckExplainsWhatTheProcessMayTouch) {
   EXPECT_THAT(result.out, HasSubstr("read-only: .git\n"));
 }
 
+TEST_F(ProjectRootTest, CheckSaysTheWritesAreSplitWhenTheRootLacksAGuardedEntry) {
+  // The masks still cover the reads, but no mount can cover a .git that
+  // does not exist: the writes are granted entry by entry, and check says
+  // so rather than "granted whole".
+  std::filesystem::remove_all(dir_.Join(".git"));
+  Write("toolvfs.toml",
+        "[tools.lister]\ncommand = \"ls -a\"\nruntime = \"stdio\"\n"
+        "[tools.lister.sandbox]\nfilesystem.allow = [\".\"]\nfilesystem.writable = true\n");
+  ProcessResult result = Toolvfs({"check"});
+  ASSERT_EQ(result.exit_code, 0) << result;
+  EXPECT_THAT(result.out, HasSubstr("process reads . (granted whole; its own mount namespace covers 4 entries)\n"));
+  EXPECT_THAT(result.out, HasSubstr("process writes src (granted entry by entry: the root lacks .git, which a tool "
+                                    "must not create; nothing can be created at the root)\n"));
+  EXPECT_THAT(result.out, Not(HasSubstr("writes . (granted whole")));
+}
+
 TEST_F(ProjectRootTest, TheOfficialFilesystemServerWritesInTheRoot) {
   const std::string script = McpServerScript("server-filesystem");
   ASSERT_TRUE(std::filesystem::exists(script))

@@ -3,7 +3,7 @@
 #include <libpq-fe.h>
 
 #include "core/lazy_library.h"
-#include "project/sql/nettle_library.h"
+#include "project/content/nettle_library.h"
 
 namespace toolvfs {
 namespace {

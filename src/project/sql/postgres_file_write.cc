@@ -50,8 +50,8 @@
 #include <string>
 #include <vector>
 
+#include "project/content/content_hash.h"
 #include "project/path.h"
-#include "project/sql/content_hash.h"
 
 namespace toolvfs {
 namespace {

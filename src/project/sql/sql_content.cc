@@ -2,9 +2,10 @@
 
 #include <cstring>
 #include <optional>
+#include <utility>
 #include <vector>
 
-#include "project/sql/content_hash.h"
+#include "project/content/content_hash.h"
 
 namespace toolvfs {
 namespace {
@@ -151,16 +152,22 @@ struct Chunk {
   uint64_t size = 0;
 };
 
+// Appends to `chunks` those of `tail` cut from its offset 0, with their
+// hashes `tail_hashes` (Sha256OfChunks(tail), or what an AddressedContent
+// computed of those bytes), not stored yet.
+void AppendTailChunks(std::vector<Chunk>& chunks, std::string_view tail, const std::vector<ContentHash>& tail_hashes) {
+  for (size_t index = 0; index < tail_hashes.size(); ++index) {
+    chunks.push_back(Chunk{0, tail_hashes[index], tail.substr(index * kChunkBytes, kChunkBytes).size()});
+  }
+}
+
 // Stores chunked content of `size` bytes from `chunks`, whose first
 // `stored` already exist (their ids are set; the new list takes one more
-// reference on each) and the rest are cut from `tail` in order. Returns the
-// content's id, with one reference added.
+// reference on each) and the rest, hashed already (AppendTailChunks), are
+// cut from `tail` in order. Returns the content's id, with one reference
+// added.
 Result<int64_t> PutChunkedContent(SqlConnection& db, std::vector<Chunk> chunks, size_t stored,
                                   std::string_view tail, uint64_t size) {
-  for (size_t offset = 0; offset < tail.size(); offset += kChunkBytes) {
-    std::string_view piece = tail.substr(offset, kChunkBytes);
-    chunks.push_back(Chunk{0, Sha256(piece), piece.size()});
-  }
   std::vector<ContentHash> hashes;
   hashes.reserve(chunks.size());
   for (const Chunk& chunk : chunks) hashes.push_back(chunk.hash);
@@ -264,10 +271,19 @@ Result<bool> RewriteSoleContent(SqlConnection& db, int64_t id, const ContentHash
 
 }  // namespace
 
-Result<int64_t> ExchangeContent(SqlConnection& db, int64_t old, std::string_view bytes) {
+ContentHash ContentToWrite::WholeHash() const {
+  return addressed_ != nullptr ? addressed_->address() : Sha256(bytes_);
+}
+
+std::vector<ContentHash> ContentToWrite::ChunkHashes() const {
+  return addressed_ != nullptr ? addressed_->chunk_hashes() : Sha256OfChunks(bytes_);
+}
+
+Result<int64_t> ExchangeContent(SqlConnection& db, int64_t old, const ContentToWrite& content) {
+  const std::string_view bytes = content.bytes();
   int64_t id = 0;
   if (bytes.size() <= kChunkBytes) {
-    const ContentHash hash = Sha256(bytes);
+    const ContentHash hash = content.WholeHash();
     TOOLVFS_ASSIGN_OR_RETURN(std::optional<int64_t> existing, ReferenceExisting(db, hash));
     if (!existing) {
       TOOLVFS_ASSIGN_OR_RETURN(bool rewritten, RewriteSoleContent(db, old, hash, bytes));
@@ -276,7 +292,7 @@ Result<int64_t> ExchangeContent(SqlConnection& db, int64_t old, std::string_view
     }
     id = *existing;
   } else {
-    TOOLVFS_ASSIGN_OR_RETURN(id, PutContent(db, bytes));
+    TOOLVFS_ASSIGN_OR_RETURN(id, PutContent(db, content));
   }
   TOOLVFS_RETURN_IF_ERROR(ReleaseContent(db, old));
   return id;
@@ -290,9 +306,12 @@ Result<ContentHash> StoredContentAddress(SqlConnection& db, int64_t content_id) 
   return AddressOf(select.Blob(0));
 }
 
-Result<int64_t> PutContent(SqlConnection& db, std::string_view bytes) {
-  if (bytes.size() <= kChunkBytes) return PutWholeContent(db, bytes, Sha256(bytes));
-  return PutChunkedContent(db, {}, 0, bytes, bytes.size());
+Result<int64_t> PutContent(SqlConnection& db, const ContentToWrite& content) {
+  const std::string_view bytes = content.bytes();
+  if (bytes.size() <= kChunkBytes) return PutWholeContent(db, bytes, content.WholeHash());
+  std::vector<Chunk> chunks;
+  AppendTailChunks(chunks, bytes, content.ChunkHashes());
+  return PutChunkedContent(db, std::move(chunks), 0, bytes, bytes.size());
 }
 
 Result<std::string> ReadContent(SqlConnection& db, int64_t content_id, uint64_t size, uint64_t offset,
@@ -346,6 +365,7 @@ Result<int64_t> AppendContent(SqlConnection& db, int64_t old, uint64_t old_size,
   }
   tail.append(extra);
   const size_t stored = chunks.size();
+  AppendTailChunks(chunks, tail, Sha256OfChunks(tail));
   return PutChunkedContent(db, std::move(chunks), stored, tail, old_size + extra.size());
 }
 

@@ -10,15 +10,43 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
-#include "project/sql/content_hash.h"
+#include "project/content/content_hash.h"
 #include "project/sql/sql_connection.h"
 
 namespace toolvfs {
 
-// Adds one reference to `bytes` as content, inserting it if new; its id.
-Result<int64_t> PutContent(SqlConnection& db, std::string_view bytes);
+// The bytes a write stores: a plain view, which the function storing it
+// hashes, or an AddressedContent, whose address and chunk hashes were
+// computed from those very bytes when it was made, so nothing hashes them
+// again (the sync-back of a materialized copy, which hashed them to check
+// them). Why no "trust me, the address is X" parameter: a caller who got it
+// wrong (or lied) would file bytes under another content's address, and
+// every file sharing that address would read them. An AddressedContent
+// cannot be made with an address other than its bytes' (content_hash.h),
+// so the stores need not verify it, and a plain view is always hashed.
+class ContentToWrite {
+ public:
+  // Implicit by design: a write takes either, and most pass plain bytes.
+  ContentToWrite(std::string_view bytes) : bytes_(bytes) {}                                         // NOLINT
+  ContentToWrite(const std::string& bytes) : bytes_(bytes) {}                                       // NOLINT
+  ContentToWrite(const AddressedContent& content) : bytes_(content.bytes()), addressed_(&content) {}  // NOLINT
+
+  std::string_view bytes() const { return bytes_; }
+  // The Sha256 of bytes(), which must be at most kChunkBytes (its address).
+  ContentHash WholeHash() const;
+  // The Sha256 of each kChunkBytes chunk of bytes(), in order.
+  std::vector<ContentHash> ChunkHashes() const;
+
+ private:
+  std::string_view bytes_;
+  const AddressedContent* addressed_ = nullptr;  // must outlive this; its bytes are bytes_
+};
+
+// Adds one reference to `content`, inserting it if new; its id.
+Result<int64_t> PutContent(SqlConnection& db, const ContentToWrite& content);
 
 // PutContent(bytes) and ReleaseContent(old) in one: the caller's one
 // reference to `old` becomes one to `bytes`; the id of `bytes`. When `old`
@@ -28,7 +56,7 @@ Result<int64_t> PutContent(SqlConnection& db, std::string_view bytes);
 // the old row's). So a content id stands for its bytes only while a
 // reference is held: the caller must hold the only row that uses `old`, and
 // one no snapshot sees (what a snapshot sees never changes).
-Result<int64_t> ExchangeContent(SqlConnection& db, int64_t old, std::string_view bytes);
+Result<int64_t> ExchangeContent(SqlConnection& db, int64_t old, const ContentToWrite& content);
 
 // The address of content `content_id`.
 Result<ContentHash> StoredContentAddress(SqlConnection& db, int64_t content_id);

@@ -37,7 +37,7 @@
 #include "project/grep.h"
 #include "project/materialized_copy.h"
 #include "project/path.h"
-#include "project/sql/content_hash.h"
+#include "project/content/content_hash.h"
 #include "project/sql/sql_content.h"
 #include "project/sql/workspace_uri.h"
 #include "project/store_errors.h"
@@ -604,14 +604,16 @@ Status ReplaceEntry(const Change& change, std::string_view path, const Entry& ol
 }
 
 // ProjectFiles::Write of normalized, non-root `path` inside `change`.
-Status WriteFile(const Change& change, const std::string& path, std::string_view content, WriteMode mode) {
+// `content` hashed already (an AddressedContent: a synced-back file) is not
+// hashed again.
+Status WriteFile(const Change& change, const std::string& path, const ContentToWrite& content, WriteMode mode) {
   TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> existing, LookUpLive(change, path));
   if (!existing) {
     TOOLVFS_RETURN_IF_ERROR(CreateParents(change, path, [&] { return CannotDo("write", path); }));
     Entry file;
     file.kind = EntryKind::kFile;
     TOOLVFS_ASSIGN_OR_RETURN(file.content_id, PutContent(change.db, content));
-    file.size = content.size();
+    file.size = content.bytes().size();
     file.version = 1;
     file.created_ms = file.modified_ms = change.now;
     return InsertEntry(change, path, file);
@@ -625,16 +627,16 @@ Status WriteFile(const Change& change, const std::string& path, std::string_view
     // No snapshot sees the row: it changes in place, and so may its
     // content, if nothing else uses it (ExchangeContent).
     TOOLVFS_ASSIGN_OR_RETURN(next.content_id, ExchangeContent(change.db, *existing->content_id, content));
-    next.size = content.size();
+    next.size = content.bytes().size();
     return UpdateEntryInPlace(change, path, next);
   }
   if (mode == WriteMode::kAppend) {
     TOOLVFS_ASSIGN_OR_RETURN(next.content_id,
-                             AppendContent(change.db, *existing->content_id, existing->size, content));
-    next.size = existing->size + content.size();
+                             AppendContent(change.db, *existing->content_id, existing->size, content.bytes()));
+    next.size = existing->size + content.bytes().size();
   } else {
     TOOLVFS_ASSIGN_OR_RETURN(next.content_id, PutContent(change.db, content));
-    next.size = content.size();
+    next.size = content.bytes().size();
   }
   return ReplaceEntry(change, path, *existing, next);
 }
@@ -722,7 +724,9 @@ Status ApplyCopyChanges(const Change& change, const CopiedFromTree& written, con
     }
     if (existed && *entry.address == before->second.hash) continue;  // unchanged
     if (!CopyChangeAllowed(filter, path, refused)) continue;
-    TOOLVFS_ASSIGN_OR_RETURN(std::string content, ReadCopiedFile(copy_root, path, entry));
+    // Read and hashed once more, to check it is what the walk addressed;
+    // the store's write takes that address along rather than hash a third time.
+    TOOLVFS_ASSIGN_OR_RETURN(AddressedContent content, ReadAddressedCopiedFile(copy_root, path, entry));
     TOOLVFS_RETURN_IF_ERROR(WriteFile(change, path, content, WriteMode::kOverwrite));
   }
   return OkStatus();

@@ -21,7 +21,7 @@
 #include <iterator>
 
 #include "core/lazy_library.h"
-#include "project/sql/nettle_library.h"
+#include "project/content/nettle_library.h"
 
 namespace toolvfs {
 namespace {
@@ -48,6 +48,7 @@ namespace {
   X(sqlite3_finalize)               \
   X(sqlite3_free)                   \
   X(sqlite3_get_autocommit)         \
+  X(sqlite3_malloc64)               \
   X(sqlite3_open_v2)                \
   X(sqlite3_prepare_v3)             \
   X(sqlite3_reset)                  \
@@ -229,6 +230,11 @@ int sqlite3_vfs_register(sqlite3_vfs* vfs, int make_default) {
 
 void sqlite3_free(void* memory) {
   if (auto function = TOOLVFS_SQLITE(sqlite3_free)) function(memory);
+}
+
+void* sqlite3_malloc64(sqlite3_uint64 size) {
+  auto function = TOOLVFS_SQLITE(sqlite3_malloc64);
+  return function != nullptr ? function(size) : nullptr;
 }
 
 int sqlite3_get_autocommit(sqlite3* database) {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/text.h"
-#include "project/sql/content_hash.h"
+#include "project/content/content_hash.h"
 #include "project/sql/sql_content.h"
 #include "project/sql/sql_schema.h"
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <string>
@@ -32,6 +33,9 @@ constexpr size_t kMostBytesHeld = size_t{256} << 10;
 // write's length to 17 bits (seekAndWriteFd in SQLite's os_unix.c, which
 // never writes 128 KiB at once itself). One frame of 64 KiB fits.
 constexpr size_t kMostBytesPerWrite = size_t{120} << 10;
+
+// The name the VFS is registered under, and reports (NamingFileControl).
+constexpr const char* kVfsName = "toolvfs-wal";
 
 uint32_t BigEndian32(const char* bytes) {
   const auto* b = reinterpret_cast<const unsigned char*>(bytes);
@@ -174,6 +178,26 @@ int ForwardCheckReservedLock(sqlite3_file* file, int* reserved) {
 int ForwardFileControl(sqlite3_file* file, int operation, void* argument) {
   return Real(file)->pMethods->xFileControl(Real(file), operation, argument);
 }
+
+// The file controls of a wrapped file: the default VFS's, except that
+// SQLITE_FCNTL_VFSNAME names this VFS too. Its contract (sqlite3.h): the
+// names of every VFS of the stack, shims first, "/" between them, in
+// memory from sqlite3_malloc that the caller frees; so "toolvfs-wal/unix",
+// as SQLite's own shims (vfstrace, multiplex) prefix theirs. Passed on
+// first so that the default VFS writes its name (and frees nothing).
+int NamingFileControl(sqlite3_file* file, int operation, void* argument) {
+  int code = ForwardFileControl(file, operation, argument);
+  if (operation != SQLITE_FCNTL_VFSNAME) return code;
+  char*& names = *static_cast<char**>(argument);
+  const std::string below = code == SQLITE_OK && names != nullptr ? names : "";
+  const std::string stack = below.empty() ? std::string(kVfsName) : std::string(kVfsName) + "/" + below;
+  auto* copy = static_cast<char*>(sqlite3_malloc64(stack.size() + 1));
+  if (copy == nullptr) return SQLITE_NOMEM;  // `names`, if any, is still the caller's to free
+  std::memcpy(copy, stack.c_str(), stack.size() + 1);
+  sqlite3_free(names);
+  names = copy;
+  return SQLITE_OK;
+}
 int ForwardSectorSize(sqlite3_file* file) { return Real(file)->pMethods->xSectorSize(Real(file)); }
 int ForwardDeviceCharacteristics(sqlite3_file* file) {
   return Real(file)->pMethods->xDeviceCharacteristics(Real(file));
@@ -243,7 +267,7 @@ constexpr sqlite3_io_methods kWalMethods = {
     .xLock = ForwardLock,
     .xUnlock = ForwardUnlock,
     .xCheckReservedLock = ForwardCheckReservedLock,
-    .xFileControl = AfterHeld<ForwardFileControl>::Call,
+    .xFileControl = AfterHeld<NamingFileControl>::Call,
     .xSectorSize = ForwardSectorSize,
     .xDeviceCharacteristics = ForwardDeviceCharacteristics,
     .xShmMap = nullptr,
@@ -312,7 +336,7 @@ constexpr sqlite3_io_methods kDatabaseMethods = {
     .xLock = ForwardLock,
     .xUnlock = ForwardUnlock,
     .xCheckReservedLock = ForwardCheckReservedLock,
-    .xFileControl = ForwardFileControl,
+    .xFileControl = NamingFileControl,
     .xSectorSize = ForwardSectorSize,
     .xDeviceCharacteristics = ForwardDeviceCharacteristics,
     .xShmMap = ForwardShmMap,
@@ -405,7 +429,7 @@ const char* SqliteWalVfsName() {
     vfs.iVersion = std::min(base->iVersion, 3);
     vfs.szOsFile = static_cast<int>(kRealFileOffset) + base->szOsFile;
     vfs.mxPathname = base->mxPathname;
-    vfs.zName = "toolvfs-wal";
+    vfs.zName = kVfsName;
     vfs.pAppData = base;
     vfs.xOpen = Open;
     vfs.xDelete = Delete;

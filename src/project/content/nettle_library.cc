@@ -1,4 +1,4 @@
-#include "project/sql/nettle_library.h"
+#include "project/content/nettle_library.h"
 
 #include <nettle/sha2.h>
 
