@@ -96,6 +96,7 @@ TEST_P(SessionQuotaTest, DeletesGiveTheirShareBack) {
   ASSERT_TRUE(Write("d/a", 50).ok());
   ASSERT_TRUE(Write("d/b", 30).ok());
   ASSERT_TRUE(Write("c", 20).ok());
+  EXPECT_FALSE(Write("f", 1).ok());  // full
   ASSERT_TRUE(session_->DeleteFile("d").ok());
   EXPECT_EQ(Usage(), (SessionUsage{.bytes = 20, .files = 1}));
   ASSERT_TRUE(session_->DeleteFile("c").ok());
