@@ -21,22 +21,13 @@ using ::testing::HasSubstr;
 constexpr uint64_t kQuotaBytes = 100;
 constexpr uint64_t kQuotaFiles = 3;
 
-class SessionQuotaTest : public ::testing::TestWithParam<Backend> {
+class SessionQuotaTest : public SessionOnEachStoreTest {
  protected:
   void SetUp() override {
-    store_ = OpenSessionTestStore(GetParam(), "quota-test", directory_);
-    ASSERT_NE(store_, nullptr);
     SessionSettings settings{.id = "agent-1"};
     settings.limits.max_total_bytes = kQuotaBytes;
     settings.limits.max_files = kQuotaFiles;
-    Result<std::unique_ptr<SessionWorkspace>> created = SessionWorkspace::Create(*store_, settings);
-    ASSERT_TRUE(created.ok()) << created.status().ToString();
-    session_ = std::move(created).value();
-  }
-  void TearDown() override {
-    session_.reset();
-    store_.reset();
-    if (!directory_.empty()) std::filesystem::remove_all(directory_);
+    CreateSession("quota-test", settings);
   }
 
   Result<SessionWriteResult> Write(std::string path, size_t bytes, SessionWriteMode mode = SessionWriteMode::kCreate) {
@@ -48,10 +39,6 @@ class SessionQuotaTest : public ::testing::TestWithParam<Backend> {
     EXPECT_TRUE(usage.ok()) << usage.status().ToString();
     return usage.ok() ? *usage : SessionUsage{};
   }
-
-  std::filesystem::path directory_;
-  std::unique_ptr<ProjectFiles> store_;
-  std::unique_ptr<SessionWorkspace> session_;
 };
 
 TEST_P(SessionQuotaTest, AWriteOverTheByteQuotaIsRefusedBeforeAnythingIsWritten) {

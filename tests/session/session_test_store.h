@@ -8,10 +8,12 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "project/memory_store.h"
 #include "project/project_files.h"
 #include "project/sql/sqlite_store.h"
+#include "session/session_workspace.h"
 
 namespace toolvfs {
 
@@ -42,5 +44,28 @@ inline std::unique_ptr<ProjectFiles> OpenSessionTestStore(Backend backend, const
 inline std::string BackendName(const ::testing::TestParamInfo<Backend>& info) {
   return info.param == Backend::kMemory ? "Memory" : "Sqlite";
 }
+
+// A parameterized test with a session of `settings` on a fresh store of
+// each backend (OpenSessionTestStore), removed after the test.
+class SessionOnEachStoreTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  void CreateSession(const std::string& prefix, const SessionSettings& settings, SessionClock clock = nullptr) {
+    store_ = OpenSessionTestStore(GetParam(), prefix, directory_);
+    ASSERT_NE(store_, nullptr);
+    Result<std::unique_ptr<SessionWorkspace>> created =
+        SessionWorkspace::Create(*store_, settings, nullptr, std::move(clock));
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    session_ = std::move(created).value();
+  }
+  void TearDown() override {
+    session_.reset();
+    store_.reset();
+    if (!directory_.empty()) std::filesystem::remove_all(directory_);
+  }
+
+  std::filesystem::path directory_;
+  std::unique_ptr<ProjectFiles> store_;
+  std::unique_ptr<SessionWorkspace> session_;
+};
 
 }  // namespace toolvfs

@@ -45,21 +45,9 @@ std::string DeepPath(size_t segments) {
   return path;
 }
 
-class SessionWorkspaceTest : public ::testing::TestWithParam<Backend> {
+class SessionWorkspaceTest : public SessionOnEachStoreTest {
  protected:
-  void SetUp() override {
-    store_ = OpenSessionTestStore(GetParam(), "session-test", directory_);
-    ASSERT_NE(store_, nullptr);
-    Result<std::unique_ptr<SessionWorkspace>> created =
-        SessionWorkspace::Create(*store_, {.id = "agent-1"}, nullptr, clock_.Clock());
-    ASSERT_TRUE(created.ok()) << created.status().ToString();
-    session_ = std::move(created).value();
-  }
-  void TearDown() override {
-    session_.reset();
-    store_.reset();
-    if (!directory_.empty()) std::filesystem::remove_all(directory_);
-  }
+  void SetUp() override { CreateSession("session-test", {.id = "agent-1"}, clock_.Clock()); }
 
   Result<SessionWriteResult> Write(std::string path, std::string content,
                                    SessionWriteMode mode = SessionWriteMode::kCreate,
@@ -71,9 +59,6 @@ class SessionWorkspaceTest : public ::testing::TestWithParam<Backend> {
   }
 
   ManualClock clock_;
-  std::filesystem::path directory_;
-  std::unique_ptr<ProjectFiles> store_;
-  std::unique_ptr<SessionWorkspace> session_;
 };
 
 TEST_P(SessionWorkspaceTest, PathRulesHaveTheirOwnMessages) {
