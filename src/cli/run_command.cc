@@ -14,7 +14,6 @@
 #include "project/project_files.h"
 #include "runtime/builtin_runtime.h"
 #include "runtime/mcp_runtime.h"
-#include "runtime/session_quota_runtime.h"
 #include "runtime/stdio_runtime.h"
 #include "runtime/vfs_runtime.h"
 #include "session/session_config.h"
@@ -163,16 +162,9 @@ class RunCommand final : public Command {
           SessionWorkspace::Create(**store, SessionSettingsFrom(config.session, *session_id_));
       if (!session.ok()) return ReportError("--session", session.status().message());
     }
-    Result<bool> is_session = SessionWorkspace::IsSession(**store);
-    if (!is_session.ok()) return ReportError("run", is_session.status().message());
     // On a session workspace, what a tool changes past the session layer
-    // is counted against its quota once the tool ran (session_quota_runtime.h).
-    const bool counted_after = *is_session && ChangesSessionPastItsLayer(*runtime == RuntimeKind::kBuiltin, tool.name);
-    const auto invoke = [&](ToolRuntime& chosen) {
-      if (!counted_after) return InvokeTool(chosen, call, tool, output);
-      SessionQuotaRuntime counted(chosen, **store);
-      return InvokeTool(counted, call, tool, output);
-    };
+    // is counted against its quota once the tool ran.
+    const auto invoke = [&](ToolRuntime& chosen) { return InvokeToolOnProject(chosen, **store, call, tool, output); };
     if (*runtime == RuntimeKind::kMcp) {
       if (!mcp) mcp = std::make_unique<McpRuntime>(**store, config.mcp_servers, McpOptions(*services));
       return invoke(*mcp);
@@ -181,6 +173,8 @@ class RunCommand final : public Command {
       BuiltinRuntimeOptions options;
       services->ConfigureRuntime(options);
       options.session_id = session_id_;
+      Result<bool> is_session = SessionWorkspace::IsSession(**store);
+      if (!is_session.ok()) return ReportError("run", is_session.status().message());
       options.session_workspace = *is_session;
       BuiltinRuntime builtin(**store, std::move(options));
       return invoke(builtin);

@@ -20,6 +20,11 @@ bool ChangesSessionPastItsLayer(bool builtin, std::string_view tool_name) {
          generic->method == "fs.rename";
 }
 
+Result<bool> CountsSessionQuotaAfter(ProjectFiles& project, bool builtin, std::string_view tool_name) {
+  if (!ChangesSessionPastItsLayer(builtin, tool_name)) return false;
+  return SessionWorkspace::IsSession(project);
+}
+
 Result<Outcome> CheckSessionQuotaAfter(ProjectFiles& session_files, Result<Outcome> outcome) {
   // Counted whatever the outcome: a tool that failed or was cancelled may
   // have had its copy synced back all the same.

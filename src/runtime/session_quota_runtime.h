@@ -44,6 +44,11 @@ class SessionQuotaRuntime final : public ToolRuntime {
 // only read.
 bool ChangesSessionPastItsLayer(bool builtin, std::string_view tool_name);
 
+// Whether calls of `tool_name` on `project` go through SessionQuotaRuntime:
+// the project is a session workspace and the tool may change it past the
+// session layer (ChangesSessionPastItsLayer).
+Result<bool> CountsSessionQuotaAfter(ProjectFiles& project, bool builtin, std::string_view tool_name);
+
 // `outcome` of a call that may have changed the session in `session_files`
 // past SessionWorkspace, made an error naming the limit when the session is
 // now over its quota (the decorator's check, for callers that hold the
