@@ -9,6 +9,8 @@
 #include <string>
 
 #include "config/config.h"
+#include "host/cancel_token.h"
+#include "runtime/session_quota_runtime.h"
 #include "session/session_config.h"
 #include "session/session_test_store.h"
 #include "session/session_workspace.h"
@@ -156,6 +158,50 @@ TEST_P(SessionQuotaTest, AMaterializedCopyIsCountedAfterItsSyncBack) {
   Status released = (*directory)->Release();
   EXPECT_EQ(released.code(), StatusCode::kTooLarge);
   EXPECT_THAT(released.message(), HasSubstr("210 bytes, over its limit max_total_bytes = 100"));
+  EXPECT_EQ(Usage(), (SessionUsage{.bytes = 210, .files = 2}));
+  EXPECT_FALSE(Write("b", 1).ok());
+}
+
+// A stdio tool in miniature: its run ends with its copy synced back into
+// the store, past the session layer.
+class SyncingBackRuntime final : public ToolRuntime {
+ public:
+  SyncingBackRuntime(ProjectFiles& store, size_t bytes) : store_(store), bytes_(bytes) {}
+  Result<Outcome> Execute(const ToolCall&, const ToolConfig&, CancelToken&) override {
+    TOOLVFS_RETURN_IF_ERROR(store_.Write("build/output.bin", std::string(bytes_, 'o')));
+    Outcome done;
+    done.content.push_back(ContentBlock::Text("built"));
+    return done;
+  }
+
+ private:
+  ProjectFiles& store_;
+  size_t bytes_;
+};
+
+TEST_P(SessionQuotaTest, AToolsSyncBackIsCountedAfterItAndItsOutcomeNamesTheLimit) {
+  ASSERT_TRUE(Write("a", 10).ok());
+  ToolConfig tool;
+  tool.name = "build";
+  CancelToken cancel;
+  EXPECT_TRUE(*CountsSessionQuotaAfter(*store_, /*builtin=*/false, tool.name));
+  EXPECT_FALSE(*CountsSessionQuotaAfter(*store_, /*builtin=*/true, "write_file"));  // the session suite
+
+  SyncingBackRuntime within_runtime(*store_, 90);
+  SessionQuotaRuntime within(within_runtime, *store_);
+  Result<Outcome> fits = within.Execute(ToolCall{}, tool, cancel);
+  ASSERT_TRUE(fits.ok()) << fits.status().ToString();
+  EXPECT_FALSE(fits->is_error);
+  EXPECT_EQ(Usage(), (SessionUsage{.bytes = 100, .files = 2}));
+
+  SyncingBackRuntime over_runtime(*store_, 200);
+  SessionQuotaRuntime over(over_runtime, *store_);
+  Result<Outcome> excess = over.Execute(ToolCall{}, tool, cancel);
+  ASSERT_TRUE(excess.ok()) << excess.status().ToString();
+  EXPECT_TRUE(excess->is_error);
+  ASSERT_TRUE(excess->error.has_value());
+  EXPECT_THAT(excess->error->message, HasSubstr("brought it to 210 bytes, over its limit max_total_bytes = 100"));
+  EXPECT_EQ(excess->content.front().text, "built");  // the tool's own answer stays
   EXPECT_EQ(Usage(), (SessionUsage{.bytes = 210, .files = 2}));
   EXPECT_FALSE(Write("b", 1).ok());
 }
