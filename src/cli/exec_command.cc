@@ -159,13 +159,13 @@ class ExecCommand final : public Command {
       StdioRuntimeOptions options;
       services->ConfigureRuntime(options);
       StdioRuntime runtime(**store, std::move(options));
-      return InvokeTool(runtime, call, tool, output);
+      return InvokeToolOnProject(runtime, **store, call, tool, output);
     }
     VfsRuntimeOptions options;
     options.working_directory = cwd.string();
     services->ConfigureRuntime(options);
     VfsRuntime vfs(**store, std::move(options));
-    return InvokeTool(vfs, call, tool, output);
+    return InvokeToolOnProject(vfs, **store, call, tool, output);
   }
 
  private:

@@ -35,6 +35,7 @@
 #include "project/project_files.h"
 #include "runtime/builtin_runtime.h"
 #include "runtime/mcp_runtime.h"
+#include "runtime/session_quota_runtime.h"
 #include "runtime/stdio_runtime.h"
 #include "runtime/tool_runtime.h"
 #include "runtime/tool_schema.h"
@@ -179,46 +180,54 @@ class ConfiguredToolHost final : public McpToolHost {
       audit = NewFanOutAuditSink(std::move(sinks));
       audit_sink = audit.get();
     }
-    switch (*runtime) {
-      case RuntimeKind::kMcp: {
-        // The MCP runtime runs one call at a time (mcp_runtime.h).
-        std::lock_guard lock(mcp_mutex_);
-        McpRuntime* mcp;
-        {
-          std::lock_guard guard(mutex_);
-          mcp = &Mcp();
+    // On a session workspace, what a tool changes past the session layer
+    // is counted against its quota once the tool ran (session_quota_runtime.h).
+    const bool counted_after =
+        session_workspace_ && ChangesSessionPastItsLayer(*runtime == RuntimeKind::kBuiltin, tool->name);
+    Result<Outcome> outcome = [&]() -> Result<Outcome> {
+      switch (*runtime) {
+        case RuntimeKind::kMcp: {
+          // The MCP runtime runs one call at a time (mcp_runtime.h).
+          std::lock_guard lock(mcp_mutex_);
+          McpRuntime* mcp;
+          {
+            std::lock_guard guard(mutex_);
+            mcp = &Mcp();
+          }
+          return mcp->Execute(tool_call, *tool, cancel);
         }
-        return mcp->Execute(tool_call, *tool, cancel);
+        case RuntimeKind::kBuiltin: {
+          BuiltinRuntimeOptions options;
+          services_->ConfigureRuntime(options);
+          options.inquirer = inquirer.get();
+          options.audit = audit_sink;
+          options.session_workspace = session_workspace_;
+          options.prebuilt_policy = {&found->policy, &found->tool};
+          BuiltinRuntime builtin(store_, std::move(options));
+          return builtin.Execute(tool_call, *tool, cancel);
+        }
+        case RuntimeKind::kStdio: {
+          StdioRuntimeOptions options;
+          services_->ConfigureRuntime(options);
+          StdioRuntime stdio(store_, std::move(options));
+          return stdio.Execute(tool_call, *tool, cancel);
+        }
+        default: {
+          VfsRuntimeOptions options;
+          options.working_directory = directory;
+          services_->ConfigureRuntime(options);
+          options.inquirer = inquirer.get();
+          options.audit = audit_sink;
+          McpCallReports reports(call);
+          options.reports = &reports;
+          options.prebuilt_policy = {&found->policy, &found->tool};
+          VfsRuntime vfs(store_, std::move(options));
+          return vfs.Execute(tool_call, *tool, cancel);
+        }
       }
-      case RuntimeKind::kBuiltin: {
-        BuiltinRuntimeOptions options;
-        services_->ConfigureRuntime(options);
-        options.inquirer = inquirer.get();
-        options.audit = audit_sink;
-        options.session_workspace = session_workspace_;
-        options.prebuilt_policy = {&found->policy, &found->tool};
-        BuiltinRuntime builtin(store_, std::move(options));
-        return builtin.Execute(tool_call, *tool, cancel);
-      }
-      case RuntimeKind::kStdio: {
-        StdioRuntimeOptions options;
-        services_->ConfigureRuntime(options);
-        StdioRuntime stdio(store_, std::move(options));
-        return stdio.Execute(tool_call, *tool, cancel);
-      }
-      default: {
-        VfsRuntimeOptions options;
-        options.working_directory = directory;
-        services_->ConfigureRuntime(options);
-        options.inquirer = inquirer.get();
-        options.audit = audit_sink;
-        McpCallReports reports(call);
-        options.reports = &reports;
-        options.prebuilt_policy = {&found->policy, &found->tool};
-        VfsRuntime vfs(store_, std::move(options));
-        return vfs.Execute(tool_call, *tool, cancel);
-      }
-    }
+    }();
+    if (!counted_after) return outcome;
+    return CheckSessionQuotaAfter(store_, std::move(outcome));
   }
 
   // The negotiated protocol version, for the approval form's shape.
@@ -423,10 +432,14 @@ class McpCommand final : public Command {
     // instructions (`toolvfs workspace prompt`).
     Result<bool> is_session = SessionWorkspace::IsSession(**store);
     if (!is_session.ok()) return ReportError("mcp", is_session.status().message());
+    // Held while the server runs: the session tools of every call share its
+    // state, so the quota's count is walked once, not at every call.
+    std::unique_ptr<SessionWorkspace> session;
     if (*is_session) {
-      Result<std::unique_ptr<SessionWorkspace>> session = SessionWorkspace::Open(**store);
-      if (!session.ok()) return ReportError("mcp", session.status().message());
-      Result<std::string> guidance = SessionGuidance(**session);
+      Result<std::unique_ptr<SessionWorkspace>> opened = SessionWorkspace::Open(**store);
+      if (!opened.ok()) return ReportError("mcp", opened.status().message());
+      session = std::move(opened).value();
+      Result<std::string> guidance = SessionGuidance(*session);
       if (!guidance.ok()) return ReportError("mcp", guidance.status().message());
       options.instructions = std::move(guidance).value();
     }

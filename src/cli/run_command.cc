@@ -156,37 +156,40 @@ class RunCommand final : public Command {
                                   .interactive = !common.no_interaction,
                                   .audit = services->audit.get(),
                                   .runtime = *runtime};
+    if (*runtime == RuntimeKind::kBuiltin && session_id_ && project.starts_with("memory:")) {
+      // A memory: project lives for this run only: a throw-away session.
+      Result<std::unique_ptr<SessionWorkspace>> session =
+          SessionWorkspace::Create(**store, SessionSettingsFrom(config.session, *session_id_));
+      if (!session.ok()) return ReportError("--session", session.status().message());
+    }
+    // On a session workspace, what a tool changes past the session layer
+    // is counted against its quota once the tool ran.
+    const auto invoke = [&](ToolRuntime& chosen) { return InvokeToolOnProject(chosen, **store, call, tool, output); };
     if (*runtime == RuntimeKind::kMcp) {
       if (!mcp) mcp = std::make_unique<McpRuntime>(**store, config.mcp_servers, McpOptions(*services));
-      return InvokeTool(*mcp, call, tool, output);
+      return invoke(*mcp);
     }
     if (*runtime == RuntimeKind::kBuiltin) {
       BuiltinRuntimeOptions options;
       services->ConfigureRuntime(options);
       options.session_id = session_id_;
-      if (session_id_ && project.starts_with("memory:")) {
-        // A memory: project lives for this run only: a throw-away session.
-        Result<std::unique_ptr<SessionWorkspace>> session = SessionWorkspace::Create(
-            **store, SessionSettingsFrom(config.session, *session_id_));
-        if (!session.ok()) return ReportError("--session", session.status().message());
-      }
       Result<bool> is_session = SessionWorkspace::IsSession(**store);
       if (!is_session.ok()) return ReportError("run", is_session.status().message());
       options.session_workspace = *is_session;
       BuiltinRuntime builtin(**store, std::move(options));
-      return InvokeTool(builtin, call, tool, output);
+      return invoke(builtin);
     }
     if (*runtime == RuntimeKind::kStdio) {
       StdioRuntimeOptions options;
       services->ConfigureRuntime(options);
       StdioRuntime stdio(**store, std::move(options));
-      return InvokeTool(stdio, call, tool, output);
+      return invoke(stdio);
     }
     VfsRuntimeOptions options;
     options.working_directory = loaded->directory;
     services->ConfigureRuntime(options);
     VfsRuntime vfs(**store, std::move(options));
-    return InvokeTool(vfs, call, tool, output);
+    return invoke(vfs);
   }
 
  private:

@@ -33,6 +33,7 @@ extern char** environ;
 #include "protocol/json_writer.h"
 #include "runtime/argument_validation.h"
 #include "runtime/outcome_json.h"
+#include "runtime/session_quota_runtime.h"
 #include "runtime/sdk_location.h"
 #include "runtime/stateful_tool.h"
 
@@ -1002,6 +1003,15 @@ int InvokeTool(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& too
     output.audit->Record(finished);
   }
   return exit_code;
+}
+
+int InvokeToolOnProject(ToolRuntime& runtime, ProjectFiles& project, const ToolCall& call, const ToolConfig& tool,
+                        const InvocationOutput& output) {
+  Result<bool> counted = CountsSessionQuotaAfter(project, output.runtime == RuntimeKind::kBuiltin, tool.name);
+  if (!counted.ok()) return ReportStatus(tool.name, counted.status());
+  if (!*counted) return InvokeTool(runtime, call, tool, output);
+  SessionQuotaRuntime quota(runtime, project);
+  return InvokeTool(quota, call, tool, output);
 }
 
 }  // namespace toolvfs

@@ -170,4 +170,11 @@ struct InvocationOutput {
 int InvokeTool(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& tool,
                const InvocationOutput& output);
 
+// InvokeTool with `runtime` working on `project`: on a session workspace, a
+// tool that may change it past the session layer runs through
+// SessionQuotaRuntime, so the session's quota is counted after the run
+// (docs/sessions.md, "Quota").
+int InvokeToolOnProject(ToolRuntime& runtime, ProjectFiles& project, const ToolCall& call, const ToolConfig& tool,
+                        const InvocationOutput& output);
+
 }  // namespace toolvfs

@@ -158,6 +158,8 @@ struct SessionConfig {
   std::optional<uint64_t> max_content_chars;
   std::optional<uint64_t> max_depth;
   std::optional<uint64_t> max_segment_chars;
+  std::optional<uint64_t> max_total_bytes;  // the session's quota
+  std::optional<uint64_t> max_files;
   std::vector<std::string> allowed_roots;
   std::vector<SessionMountConfig> mounts;
 };

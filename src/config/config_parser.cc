@@ -32,8 +32,9 @@ constexpr size_t kMaxNameLength = 64;
 using KeyList = std::span<const std::string_view>;
 
 constexpr std::string_view kTopLevelKeys[] = {"tools", "mcp_servers", "session"};
-constexpr std::string_view kSessionKeys[] = {"store",     "max_content_chars", "max_depth",
-                                             "max_segment_chars", "allowed_roots", "mounts"};
+constexpr std::string_view kSessionKeys[] = {"store",           "max_content_chars", "max_depth",
+                                             "max_segment_chars", "max_total_bytes",   "max_files",
+                                             "allowed_roots",     "mounts"};
 constexpr std::string_view kSessionMountKeys[] = {"host_path",    "mount_path", "include_glob",
                                                   "exclude_glob", "max_bytes",  "follow_symlinks"};
 constexpr std::string_view kToolKeys[] = {"source",      "command",    "runtime",
@@ -513,6 +514,10 @@ class ConfigParser {
       session.max_depth = ExpectPositive(*value, "session.max_depth");
     if (const toml::node* value = table->get("max_segment_chars"))
       session.max_segment_chars = ExpectPositive(*value, "session.max_segment_chars");
+    if (const toml::node* value = table->get("max_total_bytes"))
+      session.max_total_bytes = ExpectPositive(*value, "session.max_total_bytes");
+    if (const toml::node* value = table->get("max_files"))
+      session.max_files = ExpectPositive(*value, "session.max_files");
     if (const toml::node* roots = table->get("allowed_roots"))
       session.allowed_roots = ExpectArgumentList(*roots, "session.allowed_roots");
     if (const toml::node* mounts = table->get("mounts")) {

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/io.h"
 #include "policy/path_glob.h"
 #include "project/fs_store.h"
 
@@ -59,6 +60,12 @@ std::vector<PathGlob> NonBlankGlobs(const std::vector<std::string>& patterns) {
   return globs;
 }
 
+// The files the mounts before the one being read loaded.
+struct SessionUsageSoFar {
+  std::uint64_t bytes = 0;
+  std::uint64_t files = 0;
+};
+
 struct AllowedRoot {
   std::string display;                    // as configured, for messages
   std::vector<std::string> segments;      // normalized
@@ -69,12 +76,15 @@ struct AllowedRoot {
 // path, checked against the session path rules and the byte budget.
 class MountReader {
  public:
+  // `earlier` is what the mounts before this one loaded, for the quota.
   MountReader(const HostMount& mount, std::string mount_name, ProjectFiles& root_store,
-              const SessionPathLimits& limits)
+              const SessionPathLimits& limits, const HostMountQuota& quota, const SessionUsageSoFar& earlier)
       : mount_(mount),
         mount_name_(std::move(mount_name)),
         view_(mount.follow_symlinks ? root_store : root_store.WithoutSymlinks()),
         limits_(limits),
+        quota_(quota),
+        earlier_(earlier),
         include_(NonBlankGlobs(mount.include_glob)),
         exclude_(NonBlankGlobs(mount.exclude_glob)) {}
 
@@ -98,6 +108,7 @@ class MountReader {
   }
 
   std::map<std::string, std::string>& staged() { return staged_; }
+  std::uint64_t loaded_bytes() const { return loaded_bytes_; }
 
  private:
   // `relative` is the path below the mounted directory, what globs see.
@@ -140,6 +151,11 @@ class MountReader {
 
   Status ReadFile(const std::string& store_path, const std::string& target,
                   const FileMetadata& metadata) {
+    if (earlier_.files + staged_.size() + (staged_.contains(target) ? 0 : 1) > quota_.max_files) {
+      return TooLargeError(mount_name_ + ": more than the session's max_files = " +
+                           std::to_string(quota_.max_files) + " (reached at '" + store_path +
+                           "'); nothing of this mount was loaded");
+    }
     // Checked against the size first, so an over-budget file is never read.
     if (Status status = Charge(metadata.size, store_path); !status.ok()) return status;
     Result<std::string> content = view_.Read(store_path);
@@ -159,6 +175,12 @@ class MountReader {
     if (mount_.max_bytes && loaded_bytes_ > *mount_.max_bytes) {
       return TooLargeError(mount_name_ + ": more than max_bytes = " +
                            std::to_string(*mount_.max_bytes) + " bytes (reached at '" + store_path +
+                           "'); nothing of this mount was loaded");
+    }
+    if (earlier_.bytes + loaded_bytes_ > quota_.max_total_bytes) {
+      return TooLargeError(mount_name_ + ": more than the session's max_total_bytes = " +
+                           std::to_string(quota_.max_total_bytes) + " bytes (" + FormatBytes(quota_.max_total_bytes) +
+                           ") with the mounts before it (reached at '" + store_path +
                            "'); nothing of this mount was loaded");
     }
     return OkStatus();
@@ -196,6 +218,8 @@ class MountReader {
   std::string mount_name_;
   ProjectFiles& view_;
   SessionPathLimits limits_;
+  const HostMountQuota& quota_;
+  SessionUsageSoFar earlier_;
   std::vector<PathGlob> include_, exclude_;
   std::uint64_t loaded_bytes_ = 0;
   std::map<std::string, std::string> staged_;
@@ -205,7 +229,8 @@ class MountReader {
 
 Status LoadHostMounts(const std::vector<HostMount>& mounts,
                       const std::vector<std::string>& allowed_roots,
-                      const SessionPathLimits& limits, ProjectFiles& files) {
+                      const SessionPathLimits& limits, ProjectFiles& files,
+                      const HostMountQuota& quota) {
   if (mounts.empty()) return OkStatus();
   if (allowed_roots.empty()) {
     return InvalidArgumentError("Host mount '" + mounts.front().host_path +
@@ -224,6 +249,7 @@ Status LoadHostMounts(const std::vector<HostMount>& mounts,
     }
     roots.push_back({root, std::move(*segments), std::move(*store)});
   }
+  SessionUsageSoFar loaded;  // counted as if no mount overwrote another's file
   for (const HostMount& mount : mounts) {
     const std::string mount_name =
         "Host mount '" + mount.host_path + "' at '" + mount.mount_path + "'";
@@ -244,7 +270,7 @@ Status LoadHostMounts(const std::vector<HostMount>& mounts,
     if (containing == nullptr) {
       return InvalidArgumentError(mount_name + ": the host path lies outside every allowed root");
     }
-    MountReader reader(mount, mount_name, *containing->store, limits);
+    MountReader reader(mount, mount_name, *containing->store, limits, quota, loaded);
     if (Status status =
             reader.ReadMount(JoinSegments(*host, containing->segments.size()), *mount_path);
         !status.ok()) {
@@ -256,6 +282,8 @@ Status LoadHostMounts(const std::vector<HostMount>& mounts,
                                          "' into the workspace: " + status.message());
       }
     }
+    loaded.bytes += reader.loaded_bytes();
+    loaded.files += reader.staged().size();
   }
   return OkStatus();
 }

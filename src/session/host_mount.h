@@ -33,6 +33,15 @@ struct HostMount {
   bool follow_symlinks = false;
 };
 
+// The quota of the session the mounts load into (SessionLimits), for all
+// the mounts of one load together: a file that would take them over it
+// fails its mount before the file is read, so nothing of that mount is
+// written. The default is no quota.
+struct HostMountQuota {
+  std::uint64_t max_total_bytes = UINT64_MAX;
+  std::uint64_t max_files = UINT64_MAX;
+};
+
 // Loads every mount, in order, into `files` (the session's workspace);
 // all-or-nothing per mount.
 //
@@ -46,10 +55,12 @@ struct HostMount {
 //                     mount_path or host file name that breaks the session
 //                     path rules;
 //   NotFound          an allowed root or the host_path is missing;
-//   TooLarge          the mount's files exceed its max_bytes;
+//   TooLarge          the mount's files exceed its max_bytes, or the
+//                     mounts' files together the quota;
 //   else              what the stores say.
 Status LoadHostMounts(const std::vector<HostMount>& mounts,
                       const std::vector<std::string>& allowed_roots,
-                      const SessionPathLimits& limits, ProjectFiles& files);
+                      const SessionPathLimits& limits, ProjectFiles& files,
+                      const HostMountQuota& quota = {});
 
 }  // namespace toolvfs

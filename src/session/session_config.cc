@@ -20,6 +20,8 @@ SessionSettings SessionSettingsFrom(const std::optional<SessionConfig>& config, 
   if (config->max_content_chars) settings.limits.max_content_chars = *config->max_content_chars;
   if (config->max_depth) settings.limits.max_depth = Narrow(*config->max_depth);
   if (config->max_segment_chars) settings.limits.max_segment_chars = Narrow(*config->max_segment_chars);
+  if (config->max_total_bytes) settings.limits.max_total_bytes = *config->max_total_bytes;
+  if (config->max_files) settings.limits.max_files = *config->max_files;
   settings.allowed_roots = config->allowed_roots;
   for (const SessionMountConfig& mount : config->mounts) {
     settings.mounts.push_back(SessionMount{.host_path = mount.host_path,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/io.h"
 #include "core/text.h"
 #include "protocol/json_writer.h"
 #include "session/tool_support.h"
@@ -226,7 +227,8 @@ Result<std::string> SessionGuidance(SessionWorkspace& session) {
       "6. Delete files and directories you no longer need with delete_file when your work is done, so "
       "snapshots of the workspace stay small.\n"
       "7. Do not copy large repositories or binary assets into the workspace; the size limits apply to "
-      "everything.\n";
+      "everything: the whole workspace holds at most " +
+      FormatBytes(limits.max_total_bytes) + " in at most " + std::to_string(limits.max_files) + " files.\n";
   const std::vector<SessionMount>& mounts = session.settings().mounts;
   if (mounts.empty()) {
     text += "\nNo host folders are mounted.\n";

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/io.h"
 #include "core/text.h"
 #include "project/path.h"
 #include "protocol/base64.h"
@@ -37,23 +38,35 @@ std::string Join(std::string_view parent, std::string_view name) {
 
 std::string SidecarPath(std::string_view path) { return Join(kSidecarRoot, path); }
 
-// The mutex of the sessions on `files` in this process: one per store
-// object, alive while a SessionWorkspace holds it. Each call of the
-// builtin runtime opens its own SessionWorkspace, so a per-object mutex
-// would serialize nothing between two calls.
-std::shared_ptr<std::mutex> StoreMutex(const ProjectFiles& files) {
+}  // namespace
+
+// What the sessions on one store object in this process share, alive while
+// a SessionWorkspace holds it. Each call of the builtin runtime opens its
+// own SessionWorkspace, so a per-object mutex would serialize nothing
+// between two calls, and a per-object usage would let two calls each stay
+// under the quota while together they go over it.
+struct SessionWorkspace::SharedState {
+  std::mutex mutex;
+  // Unknown until an operation needs it (a walk then counts it), and again
+  // after a change this class did not make itself.
+  std::optional<SessionUsage> usage;
+};
+
+std::shared_ptr<SessionWorkspace::SharedState> SessionWorkspace::SharedStateOf(const ProjectFiles& files) {
   static std::mutex& registry_mutex = *new std::mutex;  // never destroyed: used until exit
-  static auto& registry = *new std::map<const ProjectFiles*, std::weak_ptr<std::mutex>>;
+  static auto& registry = *new std::map<const ProjectFiles*, std::weak_ptr<SharedState>>;
   std::lock_guard lock(registry_mutex);
   std::erase_if(registry, [](const auto& entry) { return entry.second.expired(); });
-  std::weak_ptr<std::mutex>& entry = registry[&files];
-  std::shared_ptr<std::mutex> mutex = entry.lock();
-  if (!mutex) {
-    mutex = std::make_shared<std::mutex>();
-    entry = mutex;
+  std::weak_ptr<SharedState>& entry = registry[&files];
+  std::shared_ptr<SharedState> state = entry.lock();
+  if (!state) {
+    state = std::make_shared<SharedState>();
+    entry = state;
   }
-  return mutex;
+  return state;
 }
+
+namespace {
 
 // Runs `act` on the sorted paths `list` gives once `check` has accepted
 // every one of them, without holding `mutex` while `check` runs (it may
@@ -173,6 +186,32 @@ bool DescribesContent(const Sidecar& sidecar, const FileMetadata& metadata) {
   return *sidecar.content_size == metadata.size && sidecar.content_version == metadata.version;
 }
 
+// What of `usage` is over `limits`' quota, as "N bytes, over its limit
+// max_total_bytes = M (1 GiB)", or nullopt within it; only what grew since
+// `before` counts, so a session already over its quota (a tool's copy
+// synced back, docs/sessions.md "Quota") may still shrink.
+std::optional<std::string> QuotaExcess(const SessionLimits& limits, const SessionUsage& usage,
+                                       const SessionUsage& before) {
+  if (usage.bytes > limits.max_total_bytes && usage.bytes > before.bytes) {
+    return std::to_string(usage.bytes) + " bytes, over its limit max_total_bytes = " +
+           std::to_string(limits.max_total_bytes) + " (" + FormatBytes(limits.max_total_bytes) + ")";
+  }
+  if (usage.files > limits.max_files && usage.files > before.files) {
+    return std::to_string(usage.files) + " files, over its limit max_files = " + std::to_string(limits.max_files);
+  }
+  return std::nullopt;
+}
+
+// For a usage not worked out (no count kept, or a step failed): the
+// operation leaves the count unknown, and a walk counts it when next needed.
+Status UsageUnknown() { return InternalError("the session's usage is not known"); }
+
+std::vector<std::string> Concatenated(const std::vector<std::string>& first, const std::vector<std::string>& second) {
+  std::vector<std::string> both = first;
+  both.insert(both.end(), second.begin(), second.end());
+  return both;
+}
+
 bool IsHidden(std::string_view path) {
   return path == kSessionHiddenRoot ||
          (path.starts_with(kSessionHiddenRoot) && path.size() > kSessionHiddenRoot.size() &&
@@ -193,6 +232,19 @@ void WriteStringArray(JsonWriter& writer, const std::vector<std::string>& values
 Status RecordError(std::string_view what) {
   return InvalidArgumentError("The session record " + std::string(kSessionRecordPath) + " is damaged: " +
                               std::string(what));
+}
+
+// A limit of the record that may be absent: records written before it
+// existed leave `limit` at its default (SessionLimits).
+Status OptionalLimit(simdjson::dom::element record, std::string_view key, uint64_t& limit) {
+  simdjson::simdjson_result<simdjson::dom::element> field = record[key];
+  if (field.error() == simdjson::NO_SUCH_FIELD) return OkStatus();
+  uint64_t number = 0;
+  if (field.get(number) != simdjson::SUCCESS || number == 0) {
+    return RecordError(std::string(key) + " is not a positive integer");
+  }
+  limit = number;
+  return OkStatus();
 }
 
 Result<std::vector<std::string>> StringArray(simdjson::dom::element element, std::string_view key) {
@@ -251,6 +303,10 @@ std::string SessionRecordJson(const SessionSettings& settings, bool mounts_appli
   writer.Uint(settings.limits.max_depth);
   WriteJsonKey(writer, "max_segment_chars");
   writer.Uint(settings.limits.max_segment_chars);
+  WriteJsonKey(writer, "max_total_bytes");
+  writer.Uint64(settings.limits.max_total_bytes);
+  WriteJsonKey(writer, "max_files");
+  writer.Uint64(settings.limits.max_files);
   WriteJsonKey(writer, "allowed_roots");
   WriteStringArray(writer, settings.allowed_roots);
   WriteJsonKey(writer, "mounts");
@@ -301,6 +357,10 @@ Result<SessionRecord> ParseSessionRecord(std::string_view json) {
   record.settings.limits.max_depth = static_cast<uint32_t>(number);
   if (root["max_segment_chars"].get(number) != simdjson::SUCCESS) return RecordError("no max_segment_chars");
   record.settings.limits.max_segment_chars = static_cast<uint32_t>(number);
+  // Absent from records written before the quota existed: those sessions
+  // get the defaults (SessionLimits).
+  TOOLVFS_RETURN_IF_ERROR(OptionalLimit(root, "max_total_bytes", record.settings.limits.max_total_bytes));
+  TOOLVFS_RETURN_IF_ERROR(OptionalLimit(root, "max_files", record.settings.limits.max_files));
   TOOLVFS_ASSIGN_OR_RETURN(record.settings.allowed_roots, StringArray(root, "allowed_roots"));
   simdjson::dom::array mounts;
   if (root["mounts"].get(mounts) != simdjson::SUCCESS) return RecordError("mounts is not an array");
@@ -342,7 +402,9 @@ Status LoadSessionHostMounts(const SessionSettings& settings, ProjectFiles& file
   }
   const SessionPathLimits limits{.max_segments = settings.limits.max_depth,
                                  .max_segment_chars = settings.limits.max_segment_chars};
-  return LoadHostMounts(mounts, settings.allowed_roots, limits, files);
+  const HostMountQuota quota{.max_total_bytes = settings.limits.max_total_bytes,
+                             .max_files = settings.limits.max_files};
+  return LoadHostMounts(mounts, settings.allowed_roots, limits, files, quota);
 }
 
 SessionWorkspace::SessionWorkspace(ProjectFiles& files, SessionSettings settings, MountLoader loader,
@@ -351,16 +413,20 @@ SessionWorkspace::SessionWorkspace(ProjectFiles& files, SessionSettings settings
       settings_(std::move(settings)),
       loader_(loader ? std::move(loader) : MountLoader(LoadSessionHostMounts)),
       clock_(clock ? std::move(clock) : SessionClock(SystemNowMs)),
-      mutex_(StoreMutex(files)) {}
+      shared_(SharedStateOf(files)),
+      mutex_(shared_->mutex) {}
 
 Result<bool> SessionWorkspace::IsSession(ProjectFiles& files) { return files.Exists(kSessionRecordPath); }
 
 Result<std::unique_ptr<SessionWorkspace>> SessionWorkspace::Create(ProjectFiles& files, SessionSettings settings,
                                                                    MountLoader loader, SessionClock clock) {
   if (settings.id.empty()) return InvalidArgumentError("A session needs an id; the id given is empty");
-  if (settings.limits.max_content_chars == 0 || settings.limits.max_depth == 0 ||
-      settings.limits.max_segment_chars == 0) {
-    return InvalidArgumentError("Session limits must be at least 1 (max_content_chars, max_depth, max_segment_chars)");
+  const SessionLimits& limits = settings.limits;
+  if (limits.max_content_chars == 0 || limits.max_depth == 0 || limits.max_segment_chars == 0 ||
+      limits.max_total_bytes == 0 || limits.max_files == 0) {
+    return InvalidArgumentError(
+        "Session limits must be at least 1 (max_content_chars, max_depth, max_segment_chars, max_total_bytes, "
+        "max_files)");
   }
   // Sessions live on snapshots: refuse a store without them up front.
   Result<std::vector<SnapshotInfo>> snapshots = files.ListSnapshots();
@@ -372,12 +438,23 @@ Result<std::unique_ptr<SessionWorkspace>> SessionWorkspace::Create(ProjectFiles&
   std::unique_ptr<SessionWorkspace> session(
       new SessionWorkspace(files, std::move(settings), std::move(loader), std::move(clock)));
   TOOLVFS_RETURN_IF_ERROR(session->WriteRecord(false, std::nullopt));
-  std::lock_guard lock(*session->mutex_);
+  std::lock_guard lock(session->mutex_);
   if (Status mounted = session->EnsureMounted(); !mounted.ok()) {
     // No half-made session: without its record the workspace is what it
     // was (each mount loads all or nothing).
     static_cast<void>(files.Delete(kSessionRecordPath));
     return mounted;
+  }
+  // What the workspace held before (`workspace init --from DIR --session`)
+  // counts too: a session over its quota from the start is not made.
+  Result<SessionUsage*> usage = session->UsageLocked();
+  std::optional<std::string> excess =
+      usage.ok() ? QuotaExcess(session->settings_.limits, **usage, SessionUsage{}) : std::nullopt;
+  if (!usage.ok() || excess) {
+    static_cast<void>(files.Delete(kSessionRecordPath));
+    if (!usage.ok()) return usage.status();
+    return TooLargeError("Workspace " + Quote(files.DisplayRoot()) + " holds " + *excess +
+                         ", so it cannot be made a session (raise the limit in the [session] table)");
   }
   return session;
 }
@@ -412,6 +489,9 @@ Status SessionWorkspace::EnsureMounted() {
   TOOLVFS_ASSIGN_OR_RETURN(std::string text, files_.Read(kSessionRecordPath));
   TOOLVFS_ASSIGN_OR_RETURN(SessionRecord record, ParseSessionRecord(text));
   if (record.mounts_applied) return OkStatus();
+  // The mounts' files count toward the quota: a walk counts them when next
+  // needed (the loader checks them against it before writing).
+  shared_->usage.reset();
   TOOLVFS_RETURN_IF_ERROR(loader_(settings_, files_));
   return WriteRecord(true, record.materialized_path);
 }
@@ -468,7 +548,7 @@ Result<SessionFileInfo> SessionWorkspace::InfoOf(const std::string& path, const 
 }
 
 Result<std::vector<SessionEntry>> SessionWorkspace::ListDirectory(std::string_view path) {
-  std::lock_guard lock(*mutex_);
+  std::lock_guard lock(mutex_);
   TOOLVFS_ASSIGN_OR_RETURN(std::string normalized, CheckPath(path, /*allow_root=*/true));
   TOOLVFS_RETURN_IF_ERROR(EnsureMounted());
   Result<std::vector<DirEntry>> entries = files_.ListDir(normalized);
@@ -492,7 +572,7 @@ Result<std::vector<SessionEntry>> SessionWorkspace::ListDirectory(std::string_vi
 
 Result<SessionRead> SessionWorkspace::ReadFile(std::string_view path, std::optional<uint64_t> offset,
                                                std::optional<uint64_t> limit) {
-  std::lock_guard lock(*mutex_);
+  std::lock_guard lock(mutex_);
   TOOLVFS_ASSIGN_OR_RETURN(std::string normalized, CheckPath(path, /*allow_root=*/false));
   if (offset && *offset == 0) return InvalidArgumentError("offset is 1-based; 0 is not a line number");
   if (limit && (*limit == 0 || *limit > kMaxReadLines)) {
@@ -577,7 +657,7 @@ Status SessionWorkspace::CheckContent(const SessionWrite& write, std::string& by
 }
 
 Result<SessionWriteResult> SessionWorkspace::WriteFile(const SessionWrite& write) {
-  std::lock_guard lock(*mutex_);
+  std::lock_guard lock(mutex_);
   TOOLVFS_ASSIGN_OR_RETURN(std::string normalized, CheckPath(write.path, /*allow_root=*/false));
   std::string bytes;
   TOOLVFS_RETURN_IF_ERROR(CheckContent(write, bytes));
@@ -607,6 +687,16 @@ Result<SessionWriteResult> SessionWorkspace::WriteFile(const SessionWrite& write
     return ChangedError("Version conflict on " + Quote(normalized) + ": expected version " +
                         std::to_string(*write.expected_version) + " but the file does not exist");
   }
+  // The quota, before anything is written: an overwrite frees what the file
+  // held, an append adds to it.
+  TOOLVFS_ASSIGN_OR_RETURN(SessionUsage * usage, UsageLocked());
+  const uint64_t replaced = exists && write.mode != SessionWriteMode::kAppend ? existing->size : 0;
+  const SessionUsage after{.bytes = usage->bytes - std::min(usage->bytes, replaced) + bytes.size(),
+                           .files = usage->files + (exists ? 0 : 1)};
+  if (std::optional<std::string> excess = QuotaExcess(settings_.limits, after, *usage)) {
+    return TooLargeError("Writing " + Quote(normalized) + " would bring the session to " + *excess +
+                         "; nothing was written (delete files the session no longer needs)");
+  }
   const int64_t now = clock_();
   Sidecar updated{sidecar ? sidecar->created_ms : now, now, write.encoding};
   if (write.mode == SessionWriteMode::kAppend && sidecar) {
@@ -618,6 +708,7 @@ Result<SessionWriteResult> SessionWorkspace::WriteFile(const SessionWrite& write
                          : write.mode == SessionWriteMode::kAppend ? WriteMode::kAppend
                                                                    : WriteMode::kOverwrite;
   TOOLVFS_RETURN_IF_ERROR(files_.Write(normalized, bytes, store_mode));
+  *usage = after;
   // From here on the write is done, and is answered as done whatever fails
   // below: an error would make a tool retry it, and a retried append
   // appends twice. A failure to record the sidecar leaves the sidecar of
@@ -674,9 +765,12 @@ Result<SessionDeleteResult> SessionWorkspace::DeleteFile(std::string_view path, 
   // The files checked are the files deleted (by this process; see the top
   // of session_workspace.h).
   return ActOnCheckedPaths<SessionDeleteResult>(
-      *mutex_, list, check, [&](const std::vector<std::string>& doomed) -> Result<SessionDeleteResult> {
+      mutex_, list, check, [&](const std::vector<std::string>& doomed) -> Result<SessionDeleteResult> {
         result.files_deleted = doomed.size();
-        TOOLVFS_RETURN_IF_ERROR(files_.Delete(result.path, /*recursive=*/true));
+        Result<SessionUsage> freed = shared_->usage ? UsageOfFiles(doomed) : UsageUnknown();
+        Status deleted = files_.Delete(result.path, /*recursive=*/true);
+        AdjustUsage(deleted.ok() ? freed : UsageUnknown(), SessionUsage{});
+        TOOLVFS_RETURN_IF_ERROR(deleted);
         Status sidecar = files_.Delete(SidecarPath(result.path), /*recursive=*/true);
         if (!sidecar.ok() && sidecar.code() != StatusCode::kNotFound) return sidecar;
         return result;
@@ -703,8 +797,70 @@ Result<std::vector<std::string>> SessionWorkspace::FilePaths(const std::string& 
   return paths;
 }
 
+Result<SessionUsage> SessionWorkspace::CountUsage() {
+  TOOLVFS_ASSIGN_OR_RETURN(std::vector<std::string> paths, FilePaths());
+  return UsageOfFiles(paths);
+}
+
+Result<SessionUsage> SessionWorkspace::UsageOfFiles(const std::vector<std::string>& paths) {
+  SessionUsage usage;
+  for (const std::string& path : paths) {
+    Result<FileMetadata> metadata = files_.Metadata(path);
+    if (!metadata.ok()) {
+      // Gone since it was listed (another process): nothing to count.
+      if (metadata.status().code() == StatusCode::kNotFound) continue;
+      return metadata.status();
+    }
+    if (metadata->kind == EntryKind::kDirectory) continue;
+    ++usage.files;
+    usage.bytes += metadata->size;
+  }
+  return usage;
+}
+
+void SessionWorkspace::AdjustUsage(const Result<SessionUsage>& gone, const Result<SessionUsage>& come) {
+  if (!shared_->usage) return;
+  if (!gone.ok() || !come.ok()) {
+    shared_->usage.reset();  // not known for sure: the next need counts again
+    return;
+  }
+  SessionUsage& usage = *shared_->usage;
+  usage.bytes = usage.bytes - std::min(usage.bytes, gone->bytes) + come->bytes;
+  usage.files = usage.files - std::min(usage.files, gone->files) + come->files;
+}
+
+Result<SessionUsage*> SessionWorkspace::UsageLocked() {
+  if (!shared_->usage) {
+    TOOLVFS_ASSIGN_OR_RETURN(SessionUsage counted, CountUsage());
+    shared_->usage = counted;
+  }
+  return &*shared_->usage;
+}
+
+Result<SessionUsage> SessionWorkspace::Usage() {
+  std::lock_guard lock(mutex_);
+  TOOLVFS_RETURN_IF_ERROR(EnsureMounted());
+  TOOLVFS_ASSIGN_OR_RETURN(SessionUsage * usage, UsageLocked());
+  return *usage;
+}
+
+Status SessionWorkspace::RecountAfterOutsideChange() {
+  std::lock_guard lock(mutex_);
+  shared_->usage.reset();
+  TOOLVFS_RETURN_IF_ERROR(EnsureMounted());
+  TOOLVFS_ASSIGN_OR_RETURN(SessionUsage * usage, UsageLocked());
+  return OverQuotaError(*usage);
+}
+
+Status SessionWorkspace::OverQuotaError(const SessionUsage& usage) const {
+  std::optional<std::string> excess = QuotaExcess(settings_.limits, usage, SessionUsage{});
+  if (!excess) return OkStatus();
+  return TooLargeError("The changes synced back from a tool's copy of the session brought it to " + *excess +
+                       "; they were kept, and writes that add to the session are refused until files are deleted");
+}
+
 Result<std::vector<SessionFileInfo>> SessionWorkspace::ListAllFiles() {
-  std::lock_guard lock(*mutex_);
+  std::lock_guard lock(mutex_);
   TOOLVFS_RETURN_IF_ERROR(EnsureMounted());
   std::vector<SessionFileInfo> infos;
   TOOLVFS_ASSIGN_OR_RETURN(std::vector<std::string> paths, FilePaths());
@@ -718,13 +874,13 @@ Result<std::vector<SessionFileInfo>> SessionWorkspace::ListAllFiles() {
 }
 
 Result<std::string> SessionWorkspace::Snapshot(std::optional<std::string_view> label) {
-  std::lock_guard lock(*mutex_);
+  std::lock_guard lock(mutex_);
   TOOLVFS_RETURN_IF_ERROR(EnsureMounted());
   return files_.Snapshot(label);
 }
 
 Status SessionWorkspace::Restore(std::string_view snapshot_id) {
-  std::lock_guard lock(*mutex_);
+  std::lock_guard lock(mutex_);
   return RestoreLocked(snapshot_id);
 }
 
@@ -742,7 +898,7 @@ Result<TreeDiff> SessionWorkspace::RestoreChecked(std::string_view snapshot_id, 
     TOOLVFS_ASSIGN_OR_RETURN(undone, VisibleDiff(snapshot_id, std::nullopt));
     return ChangedPaths(undone);
   };
-  return ActOnCheckedPaths<TreeDiff>(*mutex_, list, check, [&](const std::vector<std::string>&) -> Result<TreeDiff> {
+  return ActOnCheckedPaths<TreeDiff>(mutex_, list, check, [&](const std::vector<std::string>&) -> Result<TreeDiff> {
     TOOLVFS_RETURN_IF_ERROR(RestoreLocked(snapshot_id));
     return undone;
   });
@@ -753,7 +909,24 @@ Status SessionWorkspace::RestoreLocked(std::string_view snapshot_id) {
   // on disk now, not the state restored.
   TOOLVFS_ASSIGN_OR_RETURN(std::string text, files_.Read(kSessionRecordPath));
   TOOLVFS_ASSIGN_OR_RETURN(SessionRecord current, ParseSessionRecord(text));
-  TOOLVFS_RETURN_IF_ERROR(files_.Restore(snapshot_id));
+  // The quota's count follows what the restore undoes, at the cost of the
+  // change rather than a walk: the files it removes or replaces go, the
+  // files it brings back or puts in their place come.
+  std::optional<TreeDiff> undone;
+  if (shared_->usage) {
+    Result<TreeDiff> diff = VisibleDiff(snapshot_id, std::nullopt);
+    if (diff.ok()) undone = std::move(diff).value();
+  }
+  Result<SessionUsage> leaving = UsageUnknown();
+  if (undone) leaving = UsageOfFiles(Concatenated(undone->added, undone->modified));
+  Status restored_files = files_.Restore(snapshot_id);
+  if (!restored_files.ok()) {
+    shared_->usage.reset();
+    return restored_files;
+  }
+  Result<SessionUsage> coming = UsageUnknown();
+  if (undone) coming = UsageOfFiles(Concatenated(undone->modified, undone->deleted));
+  AdjustUsage(leaving, coming);
   Result<std::string> restored_text = files_.Read(kSessionRecordPath);
   bool applied = true;
   if (restored_text.ok()) {
@@ -764,12 +937,12 @@ Status SessionWorkspace::RestoreLocked(std::string_view snapshot_id) {
 }
 
 Result<std::vector<SnapshotInfo>> SessionWorkspace::Snapshots() {
-  std::lock_guard lock(*mutex_);
+  std::lock_guard lock(mutex_);
   return files_.ListSnapshots();
 }
 
 Result<TreeDiff> SessionWorkspace::Diff(std::string_view from, std::optional<std::string_view> to) {
-  std::lock_guard lock(*mutex_);
+  std::lock_guard lock(mutex_);
   return VisibleDiff(from, to);
 }
 
@@ -780,7 +953,7 @@ Result<TreeDiff> SessionWorkspace::VisibleDiff(std::string_view from, std::optio
 }
 
 Status SessionWorkspace::Reset() {
-  std::lock_guard lock(*mutex_);
+  std::lock_guard lock(mutex_);
   TOOLVFS_ASSIGN_OR_RETURN(std::string text, files_.Read(kSessionRecordPath));
   TOOLVFS_ASSIGN_OR_RETURN(SessionRecord record, ParseSessionRecord(text));
   TOOLVFS_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, files_.ListDir(""));
@@ -790,20 +963,21 @@ Status SessionWorkspace::Reset() {
   }
   Status sidecars = files_.Delete(".toolvfs/session", /*recursive=*/true);
   if (!sidecars.ok() && sidecars.code() != StatusCode::kNotFound) return sidecars;
+  shared_->usage = SessionUsage{};
   // The mounts come back on the next use (EnsureMounted), not now: a reset
   // must not fail because a host folder is away at this moment.
   return WriteRecord(settings_.mounts.empty(), record.materialized_path);
 }
 
 Status SessionWorkspace::SetMaterializedPath(std::optional<std::string> path) {
-  std::lock_guard lock(*mutex_);
+  std::lock_guard lock(mutex_);
   TOOLVFS_ASSIGN_OR_RETURN(std::string text, files_.Read(kSessionRecordPath));
   TOOLVFS_ASSIGN_OR_RETURN(SessionRecord record, ParseSessionRecord(text));
   return WriteRecord(record.mounts_applied, path);
 }
 
 Result<std::optional<std::string>> SessionWorkspace::MaterializedPath() {
-  std::lock_guard lock(*mutex_);
+  std::lock_guard lock(mutex_);
   TOOLVFS_ASSIGN_OR_RETURN(std::string text, files_.Read(kSessionRecordPath));
   TOOLVFS_ASSIGN_OR_RETURN(SessionRecord record, ParseSessionRecord(text));
   return record.materialized_path;
@@ -825,17 +999,20 @@ Result<std::unique_ptr<SessionDirectory>> SessionWorkspace::Materialize() {
 
 Status SessionWorkspace::FinishMaterialized(const std::vector<std::pair<std::string, uint64_t>>& versions_before) {
   {
-    std::lock_guard lock(*mutex_);
+    std::lock_guard lock(mutex_);
     // The command may have removed the hidden directory with everything
     // else: the session must survive it.
     TOOLVFS_ASSIGN_OR_RETURN(bool has_record, files_.Exists(kSessionRecordPath));
     if (!has_record) TOOLVFS_RETURN_IF_ERROR(WriteRecord(true, std::nullopt));
   }
   TOOLVFS_RETURN_IF_ERROR(SetMaterializedPath(std::nullopt));
-  std::lock_guard lock(*mutex_);
+  std::lock_guard lock(mutex_);
   TOOLVFS_ASSIGN_OR_RETURN(std::vector<std::string> paths, FilePaths());
+  SessionUsage usage;
   for (const std::string& path : paths) {
     TOOLVFS_ASSIGN_OR_RETURN(FileMetadata metadata, files_.Metadata(path));
+    ++usage.files;
+    usage.bytes += metadata.size;
     auto found = std::lower_bound(versions_before.begin(), versions_before.end(), path,
                                   [](const auto& known, const std::string& wanted) { return known.first < wanted; });
     bool unchanged = found != versions_before.end() && found->first == path && metadata.version == found->second;
@@ -843,7 +1020,10 @@ Status SessionWorkspace::FinishMaterialized(const std::vector<std::pair<std::str
     Status dropped = files_.Delete(SidecarPath(path));
     if (!dropped.ok() && dropped.code() != StatusCode::kNotFound) return dropped;
   }
-  return OkStatus();
+  // What the command wrote counts too, checked now that it is synced back
+  // (docs/sessions.md, "Quota"): the walk above counted every file.
+  shared_->usage = usage;
+  return OverQuotaError(usage);
 }
 
 SessionDirectory::~SessionDirectory() {

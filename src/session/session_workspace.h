@@ -46,6 +46,18 @@ struct SessionLimits {
   uint64_t max_content_chars = 48000;
   uint32_t max_depth = 16;          // path segments at most
   uint32_t max_segment_chars = 80;  // characters per segment at most
+  // The whole session: bytes of all its files and how many there are, the
+  // session's own records (.toolvfs/) not counted (docs/sessions.md,
+  // "Quota"). A record written before these existed gets the defaults.
+  uint64_t max_total_bytes = uint64_t{1} << 30;  // 1 GiB
+  uint64_t max_files = 100000;
+};
+
+// What a session's files take: the figures its quota is checked against.
+struct SessionUsage {
+  uint64_t bytes = 0;
+  uint64_t files = 0;
+  friend bool operator==(const SessionUsage&, const SessionUsage&) = default;
 };
 
 // One host folder loaded into the session when it is created and again
@@ -243,6 +255,16 @@ class SessionWorkspace {
   // Empties the session; the mounts are loaded again on the next use.
   Status Reset();
 
+  // The bytes and files of the session now (its records excluded): counted
+  // by a walk the first time a SessionWorkspace on this store object needs
+  // them in this process, then kept by every operation of this class.
+  Result<SessionUsage> Usage();
+  // Counts again by a walk, for changes made to the store past this class
+  // (a stdio or vfs tool's materialized copy synced back, a generic
+  // builtin), and answers TooLarge naming the limit when the session is now
+  // over its quota (docs/sessions.md, "Quota": checked after the sync-back).
+  Status RecountAfterOutsideChange();
+
   // Records (or with nullopt clears) the on-disk directory the session is
   // materialized in, in the session record.
   Status SetMaterializedPath(std::optional<std::string> path);
@@ -263,11 +285,26 @@ class SessionWorkspace {
   Status FinishMaterialized(const std::vector<std::pair<std::string, uint64_t>>& versions_before);
 
   SessionWorkspace(ProjectFiles& files, SessionSettings settings, MountLoader loader, SessionClock clock);
+  struct SharedState;
+  // The state of the sessions on `files` in this process.
+  static std::shared_ptr<SharedState> SharedStateOf(const ProjectFiles& files);
 
   // Loads the mounts if a reset (or creation) left them unapplied.
   Status EnsureMounted();
   Status WriteRecord(bool mounts_applied, const std::optional<std::string>& materialized_path);
   Result<SessionFileInfo> InfoOf(const std::string& path);
+  // The usage in the shared state, counted by a walk if unknown. Caller
+  // holds the mutex.
+  Result<SessionUsage*> UsageLocked();
+  // Walks the session's files and their sizes. Caller holds the mutex.
+  Result<SessionUsage> CountUsage();
+  // The files among `paths` (directories and missing paths not counted).
+  Result<SessionUsage> UsageOfFiles(const std::vector<std::string>& paths);
+  // The kept usage minus `gone` plus `come`; unknown again (counted by the
+  // next walk) if either is an error. Caller holds the mutex.
+  void AdjustUsage(const Result<SessionUsage>& gone, const Result<SessionUsage>& come);
+  // TooLarge naming the limit `usage` is over; OK within the quota.
+  Status OverQuotaError(const SessionUsage& usage) const;
   // The same from the file's `metadata` the caller has just read, and its
   // `content` when the caller has it too (a file without a sidecar then
   // needs no second read to tell its encoding).
@@ -287,8 +324,10 @@ class SessionWorkspace {
   SessionSettings settings_;
   MountLoader loader_;
   SessionClock clock_;
-  // Shared by every SessionWorkspace on files_ in this process.
-  std::shared_ptr<std::mutex> mutex_;
+  // Shared by every SessionWorkspace on files_ in this process: the mutex
+  // that serializes them and the usage they keep (session_workspace.cc).
+  std::shared_ptr<SharedState> shared_;
+  std::mutex& mutex_;
 };
 
 // The session record's JSON, and back (InvalidArgument naming the problem).

@@ -475,5 +475,35 @@ TEST_F(McpStdioTest, ASessionWorkspaceGetsTheSessionSuiteAndItsInstructions) {
             std::string::npos)
       << result;
 }
+
+// The session's quota through the real server: two writes that each fit but
+// together do not, sent at once (the server runs them concurrently, each
+// call on a SessionWorkspace of its own), get one refusal naming the limit.
+TEST_F(McpStdioTest, ASessionWorkspaceRefusesTheWriteThatWouldExceedItsQuota) {
+  const std::string store = "sqlite:" + (root_ / "sessions.db").string() + "#s1";
+  Write(project_ / "toolvfs.toml", "[session]\nmax_total_bytes = 1000\n");
+  ProcessResult init = RunProcess({ToolvfsBinary(), "workspace", "init", "--session", "--project", store,
+                                   "--config", (project_ / "toolvfs.toml").string()},
+                                  {.deadline = std::chrono::seconds(30)});
+  ASSERT_EQ(init.exit_code, 0) << init;
+  const std::string content = std::string(600, 'x');
+  Write(root_ / "input.jsonl",
+        std::string(kInitialize) + "\n" +
+            Call(1, "write_file", R"({"path":"a.txt","content":")" + content + R"("})") + "\n" +
+            Call(2, "write_file", R"({"path":"b.txt","content":")" + content + R"("})") + "\n");
+  ProcessResult result = RunProcess(
+      {"/bin/sh", "-c", "exec \"$0\" mcp --no-audit --config \"$1\" --project \"$2\" < \"$3\"", ToolvfsBinary(),
+       (project_ / "toolvfs.toml").string(), store, (root_ / "input.jsonl").string()},
+      {.cwd = project_.string(), .deadline = std::chrono::seconds(30)});
+  EXPECT_EQ(result.exit_code, 0) << result;
+  size_t created = 0;
+  size_t refused = 0;
+  for (size_t at = 0; (at = result.out.find(R"("action":"created")", at)) != std::string::npos; ++at) ++created;
+  const std::string refusal = "would bring the session to 1200 bytes, over its limit max_total_bytes = 1000";
+  for (size_t at = 0; (at = result.out.find(refusal, at)) != std::string::npos; ++at) ++refused;
+  EXPECT_EQ(created, 1u) << result;
+  EXPECT_GE(refused, 1u) << result;
+  EXPECT_NE(result.out.find(R"("isError":true)"), std::string::npos) << result;
+}
 }  // namespace
 }  // namespace toolvfs

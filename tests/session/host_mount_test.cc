@@ -127,6 +127,31 @@ TEST_F(HostMountTest, BudgetExceededLoadsNothingOfThatMount) {
   EXPECT_FALSE(Has("over"));
 }
 
+// The session's quota counts all the mounts of one load together: the
+// mount that would cross it fails before writing, the ones before stay.
+TEST_F(HostMountTest, TheSessionsQuotaCountsEveryMountOfTheLoad) {
+  WriteRealFile(root_ + "/first/kept.txt", "12345");
+  WriteRealFile(root_ + "/p/a.txt", "12345");
+  WriteRealFile(root_ + "/p/b.txt", "1");
+  Status bytes = LoadHostMounts({Mount("first"), Mount("p", "over")}, {root_}, SessionPathLimits{}, *workspace_,
+                                HostMountQuota{.max_total_bytes = 10});
+  ASSERT_FALSE(bytes.ok());
+  EXPECT_EQ(bytes.code(), StatusCode::kTooLarge);
+  EXPECT_NE(bytes.message().find("Host mount '" + root_ + "/p' at 'over': more than the session's "
+                                 "max_total_bytes = 10 bytes (10 bytes) with the mounts before it"),
+            std::string::npos)
+      << bytes.message();
+  EXPECT_EQ(ReadBack("kept.txt"), "12345");
+  EXPECT_FALSE(Has("over"));
+
+  Status files = LoadHostMounts({Mount("p", "files")}, {root_}, SessionPathLimits{}, *workspace_,
+                                HostMountQuota{.max_files = 1});
+  ASSERT_FALSE(files.ok());
+  EXPECT_NE(files.message().find("more than the session's max_files = 1 (reached at"), std::string::npos)
+      << files.message();
+  EXPECT_FALSE(Has("files"));
+}
+
 TEST_F(HostMountTest, LaterMountsOverwriteAndDirectoriesMerge) {
   WriteRealFile(root_ + "/one/shared.txt", "one");
   WriteRealFile(root_ + "/one/d/only_one.txt", "1");

@@ -17,6 +17,7 @@
 #include "protocol/base64.h"
 #include "session/session_tools.h"
 #include "session/snapshot_tools.h"
+#include "session/session_test_store.h"
 
 namespace toolvfs {
 namespace {
@@ -44,37 +45,9 @@ std::string DeepPath(size_t segments) {
   return path;
 }
 
-enum class Backend { kMemory, kSqlite };
-
-class SessionWorkspaceTest : public ::testing::TestWithParam<Backend> {
+class SessionWorkspaceTest : public SessionOnEachStoreTest {
  protected:
-  void SetUp() override {
-    if (GetParam() == Backend::kMemory) {
-      store_ = NewMemoryStore("session-test");
-    } else {
-      // A parameterized test's name is "Name/1": the slash would make the
-      // directory two levels deep and TearDown would leave the outer one.
-      std::string test_name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-      std::replace(test_name.begin(), test_name.end(), '/', '-');
-      directory_ = std::filesystem::temp_directory_path() /
-                   ("toolvfs-session-test-" + std::to_string(::getpid()) + "-" + test_name);
-      std::filesystem::remove_all(directory_);
-      std::filesystem::create_directories(directory_);
-      Result<std::unique_ptr<ProjectFiles>> opened =
-          OpenSqliteStore("sqlite:" + (directory_ / "store.db").string() + "#agent-1", {});
-      ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-      store_ = std::move(opened).value();
-    }
-    Result<std::unique_ptr<SessionWorkspace>> created =
-        SessionWorkspace::Create(*store_, {.id = "agent-1"}, nullptr, clock_.Clock());
-    ASSERT_TRUE(created.ok()) << created.status().ToString();
-    session_ = std::move(created).value();
-  }
-  void TearDown() override {
-    session_.reset();
-    store_.reset();
-    if (!directory_.empty()) std::filesystem::remove_all(directory_);
-  }
+  void SetUp() override { CreateSession("session-test", {.id = "agent-1"}, clock_.Clock()); }
 
   Result<SessionWriteResult> Write(std::string path, std::string content,
                                    SessionWriteMode mode = SessionWriteMode::kCreate,
@@ -86,9 +59,6 @@ class SessionWorkspaceTest : public ::testing::TestWithParam<Backend> {
   }
 
   ManualClock clock_;
-  std::filesystem::path directory_;
-  std::unique_ptr<ProjectFiles> store_;
-  std::unique_ptr<SessionWorkspace> session_;
 };
 
 TEST_P(SessionWorkspaceTest, PathRulesHaveTheirOwnMessages) {
@@ -434,6 +404,8 @@ TEST_P(SessionWorkspaceTest, AWriteWhoseLookupAfterwardsFailsIsStillAnsweredAsDo
   FaultInjectingProjectFiles faulty(*store_);
   Result<std::unique_ptr<SessionWorkspace>> opened = SessionWorkspace::Open(faulty, nullptr, clock_.Clock());
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  // The quota's count, walked once per opened session, is not what this is about.
+  ASSERT_TRUE((*opened)->Usage().ok());
   // The lookup before the write answers; the next three, all the write
   // makes after it, fail.
   const auto fail_lookups_after_the_write = [&faulty] {
@@ -478,6 +450,8 @@ TEST_P(SessionWorkspaceTest, AReadAndAnOverwriteAskTheStoreNothingTwice) {
   FaultInjectingProjectFiles counted(*store_);
   Result<std::unique_ptr<SessionWorkspace>> opened = SessionWorkspace::Open(counted, nullptr, clock_.Clock());
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  // The quota's count, walked once per opened session, is not what this is about.
+  ASSERT_TRUE((*opened)->Usage().ok());
   const uint64_t reads = counted.calls(StoreOperation::kRead);
   const uint64_t lookups = counted.calls(StoreOperation::kMetadata);
   Result<SessionRead> read = (*opened)->ReadFile("mounted.txt", std::nullopt, std::nullopt);
@@ -508,9 +482,7 @@ TEST_P(SessionWorkspaceTest, ToolErrorsChangeNothing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, SessionWorkspaceTest, ::testing::Values(Backend::kMemory, Backend::kSqlite),
-                         [](const ::testing::TestParamInfo<Backend>& param_info) {
-                           return param_info.param == Backend::kMemory ? "Memory" : "Sqlite";
-                         });
+                         BackendName);
 
 TEST(SessionWorkspaceStoreTest, StoresWithoutSnapshotsAreRefused) {
   auto directory = std::filesystem::temp_directory_path() / ("toolvfs-session-fs-" + std::to_string(::getpid()));
