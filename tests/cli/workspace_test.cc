@@ -41,6 +41,17 @@ rapidjson::Document ParseJson(const std::string& text) {
   return document;
 }
 
+// The strings of the array `key` of the object `json` (a failure, and
+// none, when it has no such array).
+std::vector<std::string> StringsOf(const rapidjson::Value& json, const char* key) {
+  std::vector<std::string> strings;
+  const bool present = json.IsObject() && json.HasMember(key) && json[key].IsArray();
+  EXPECT_TRUE(present) << "no array " << key;
+  if (!present) return strings;
+  for (const auto& value : json[key].GetArray()) strings.emplace_back(value.GetString());
+  return strings;
+}
+
 constexpr const char* kTimestampPattern = "20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-5][0-9]\\.[0-9][0-9][0-9]Z";
 
 // A source directory to import:
@@ -108,9 +119,7 @@ TEST_F(WorkspaceTest, InitFromImportsTheDirectoryLikeGrepWalksIt) {
   EXPECT_EQ(json["bytes"].GetUint64(), 15u + 4u + 13u);
   EXPECT_EQ(json["ignored"].GetUint64(), 2u);  // app.log, build/
   EXPECT_EQ(json["skipped"].GetUint64(), 1u);  // link.py
-  ASSERT_TRUE(json["tool_state"].IsArray());
-  ASSERT_EQ(json["tool_state"].Size(), 1u);
-  EXPECT_EQ(std::string(json["tool_state"][0].GetString()), ".git");
+  EXPECT_THAT(StringsOf(json, "tool_state"), ElementsAre(".git"));
 
   EXPECT_THAT(ListedPaths(),
               ElementsAre(".gitignore", "docs", "docs/empty", "src", "src/a.py", "src/sub", "src/sub/b.txt"));
@@ -120,7 +129,8 @@ TEST_F(WorkspaceTest, InitSaysWhatItImportedInText) {
   ProcessResult init = Workspace({"init", "--from", source_});
   ASSERT_EQ(init.exit_code, 0) << init;
   EXPECT_EQ(init.out, "Created workspace 'main' in '" + store_ + "'; imported 3 files (32 bytes) and 4 directories from '" +
-                          source_ + "'; left out: 2 ignored, 1 skipped (symbolic links or names a workspace cannot hold)\n");
+                          source_ +
+                          "'; left out: 2 ignored, 1 skipped (symbolic links or names a workspace cannot hold)\n");
 }
 
 TEST_F(WorkspaceTest, InitIncludeIgnoredTakesIgnoredFilesButNeverGitState) {
@@ -566,11 +576,7 @@ TEST_F(WorkspaceTest, ImportOfTheStoresDirectoryLeavesTheStoreFilesOut) {
 
   ProcessResult init = Workspace({"init", "--from", project_directory, "--json"}, "sqlite:" + store + "#bob");
   ASSERT_EQ(init.exit_code, 0) << init;
-  rapidjson::Document json = ParseJson(init.out);
-  ASSERT_TRUE(json.HasMember("store_files") && json["store_files"].IsArray()) << init.out;
-  std::vector<std::string> left_out;
-  for (const auto& path : json["store_files"].GetArray()) left_out.emplace_back(path.GetString());
-  EXPECT_THAT(left_out, ::testing::Contains("agents.db"));
+  EXPECT_THAT(StringsOf(ParseJson(init.out), "store_files"), ::testing::Contains("agents.db")) << init.out;
   EXPECT_THAT(init.err, AllOf(StartsWith("toolvfs: workspace init: left out "), HasSubstr("'agents.db'")));
   EXPECT_THAT(ListedPathsOf("sqlite:" + store + "#bob"), ElementsAre("notes.txt"));
 }
@@ -585,11 +591,7 @@ TEST_F(WorkspaceTest, ExportLeavesOutGitAndToolvfsStateUnlessAsked) {
   const std::string target = dir_.Join("exported");
   ProcessResult exported = Workspace({"export", target, "--json"}, source_);
   ASSERT_EQ(exported.exit_code, 0) << exported;
-  rapidjson::Document json = ParseJson(exported.out);
-  ASSERT_TRUE(json.HasMember("tool_state") && json["tool_state"].IsArray()) << exported.out;
-  std::vector<std::string> left_out;
-  for (const auto& path : json["tool_state"].GetArray()) left_out.emplace_back(path.GetString());
-  EXPECT_THAT(left_out, ElementsAre(".git", "src/.toolvfs", "toolvfs.toml"));
+  EXPECT_THAT(StringsOf(ParseJson(exported.out), "tool_state"), ElementsAre(".git", "src/.toolvfs", "toolvfs.toml"));
   EXPECT_THAT(exported.err,
               AllOf(StartsWith("toolvfs: workspace export: left out 3 entries of git's and toolvfs's"),
                     HasSubstr("--include-tool-state"), HasSubstr("'.git', 'src/.toolvfs', 'toolvfs.toml'")));
@@ -621,10 +623,7 @@ TEST_F(WorkspaceTest, ImportLeavesOutGitAndToolvfsStateAtAnyDepthUnlessAsked) {
   ProcessResult imported = Workspace({"import", agent, "--json"});
   ASSERT_EQ(imported.exit_code, 0) << imported;
   rapidjson::Document json = ParseJson(imported.out);
-  ASSERT_TRUE(json.HasMember("tool_state") && json["tool_state"].IsArray()) << imported.out;
-  std::vector<std::string> left_out;
-  for (const auto& path : json["tool_state"].GetArray()) left_out.emplace_back(path.GetString());
-  EXPECT_THAT(left_out, ElementsAre(".toolvfs", "lib/toolvfs.toml", "vendor/.GIT"));
+  EXPECT_THAT(StringsOf(json, "tool_state"), ElementsAre(".toolvfs", "lib/toolvfs.toml", "vendor/.GIT"));
   EXPECT_EQ(json["ignored"].GetUint64(), 0u);
   EXPECT_THAT(imported.err, AllOf(StartsWith("toolvfs: workspace import: left out 3 entries of git's and toolvfs's"),
                                   HasSubstr("--include-tool-state imports them"),

@@ -602,9 +602,9 @@ TEST(McpHttpSessionRefusalTest, AWorkspaceThatExistsAlreadyIsAConflictAndIsLogge
   ASSERT_TRUE(transport.ok()) << transport.status().ToString();
   ::testing::internal::CaptureStderr();
   std::thread serving([&] { static_cast<void>((*transport)->Serve()); });
-  HttpResponse refused = RawHttpClient((*transport)->port())
-                             .Send("POST", {"Content-Type: application/json", "Accept: application/json, text/event-stream"},
-                                   std::string(kInitialize));
+  const std::vector<std::string> headers = {"Content-Type: application/json",
+                                            "Accept: application/json, text/event-stream"};
+  HttpResponse refused = RawHttpClient((*transport)->port()).Send("POST", headers, std::string(kInitialize));
   (*transport)->Stop();
   serving.join();
   const std::string log = ::testing::internal::GetCapturedStderr();
