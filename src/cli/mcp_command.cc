@@ -21,9 +21,11 @@
 
 #include "cli/command.h"
 #include "cli/mcp_http_serve.h"
+#include "cli/stop_on_signals.h"
 #include "cli/terminal.h"
 #include "cli/tool_invocation.h"
 #include "core/text.h"
+#include "host/cancel_token.h"
 #include "mcp/mcp_approvals.h"
 #include "mcp/mcp_server.h"
 #include "mcp/mcp_stdio.h"
@@ -400,6 +402,13 @@ class McpCommand final : public Command {
     // too few for the shared lock to matter (bench/mcp_bench's reads/s).
     mallopt(M_ARENA_MAX, 1);
     if (http_options_.listen) return RunHttp(common);
+    // Before anything starts a thread (see StopOnSignals): SIGINT and
+    // SIGTERM end the session as the end of input does.
+    CancelToken stop_asked;
+    StopOnSignals stop_on_signals([&stop_asked] {
+      std::fputs("toolvfs mcp: stopping on a signal, as at the end of input\n", stderr);
+      stop_asked.Cancel();
+    });
     Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project);
     if (!store.ok()) return ReportStatus("--project", store.status());
     Result<Serving> serving = PrepareServing(common);
@@ -427,6 +436,7 @@ class McpCommand final : public Command {
 
     McpStdioOptions stdio;
     stdio.stall_timeout = std::chrono::seconds(stall_timeout_s_);
+    stdio.stop_fd = stop_asked.fd();
     // The server's log lines: stderr always, the client as well at or
     // above the level it set (logging/setLevel).
     McpServer* log_server = nullptr;

@@ -40,6 +40,11 @@ void AddMcpHttpOptions(CLI::App& app, McpHttpCommandOptions& options) {
                  "With --http: end a session unused for this many seconds (default 1800)")
       ->check(CLI::PositiveNumber)
       ->needs(http);
+  app.add_option("--header-timeout", options.header_timeout_seconds,
+                 "With --http: end a connection whose request line and headers have not all arrived this many "
+                 "seconds after the request began, with 408 (default 10)")
+      ->check(CLI::PositiveNumber)
+      ->needs(http);
   app.add_option("--max-sessions", options.max_sessions,
                  "With --http: sessions open at once; initialize beyond gets 503 (default 32)")
       ->check(CLI::PositiveNumber)

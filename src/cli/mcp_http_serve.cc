@@ -1,13 +1,10 @@
 #include "cli/mcp_http_serve.h"
 
-#include <signal.h>
-
-#include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <thread>
 #include <utility>
 
+#include "cli/stop_on_signals.h"
 #include "cli/terminal.h"
 #include "core/text.h"
 #include "mcp/mcp_http_security.h"
@@ -113,46 +110,6 @@ class WorkspaceSession final : public McpHttpSession {
   std::unique_ptr<McpToolHost> tools_;
 };
 
-// For its lifetime SIGINT and SIGTERM are taken by a thread that stops
-// `transport` (so the sessions end cleanly), and SIGPIPE is ignored (a
-// client that hangs up must be a failed write, not the end of the server).
-class StopOnSignals {
- public:
-  explicit StopOnSignals(McpHttpTransport& transport) {
-    sigemptyset(&signals_);
-    sigaddset(&signals_, SIGINT);
-    sigaddset(&signals_, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &signals_, &previous_mask_);
-    struct sigaction ignore {};
-    ignore.sa_handler = SIG_IGN;
-    sigaction(SIGPIPE, &ignore, &previous_pipe_);
-    waiter_ = std::thread([this, &transport] {
-      const timespec tick{0, 200'000'000};
-      while (!done_.load()) {
-        if (sigtimedwait(&signals_, nullptr, &tick) > 0) {
-          transport.Stop();
-          return;
-        }
-      }
-    });
-  }
-  StopOnSignals(const StopOnSignals&) = delete;
-  StopOnSignals& operator=(const StopOnSignals&) = delete;
-  ~StopOnSignals() {
-    done_.store(true);
-    waiter_.join();
-    sigaction(SIGPIPE, &previous_pipe_, nullptr);
-    pthread_sigmask(SIG_SETMASK, &previous_mask_, nullptr);
-  }
-
- private:
-  sigset_t signals_{};
-  sigset_t previous_mask_{};
-  struct sigaction previous_pipe_ {};
-  std::atomic<bool> done_{false};
-  std::thread waiter_;
-};
-
 }  // namespace
 
 const bool kMcpHttpServedInThisProgram = true;
@@ -202,6 +159,7 @@ int ServeMcpHttp(const McpHttpCommandOptions& options, const std::optional<Sessi
   http.max_sessions = options.max_sessions;
   http.session_idle_timeout = std::chrono::milliseconds(
       static_cast<int64_t>(options.session_idle_timeout_seconds * 1000.0));
+  http.header_timeout = std::chrono::milliseconds(static_cast<int64_t>(options.header_timeout_seconds * 1000.0));
 
   McpHttpSessionFactory factory = [&options, &session_config, make_tools](const std::string& id) {
     return WorkspaceSession::Open(options, session_config, make_tools, id);
@@ -209,7 +167,7 @@ int ServeMcpHttp(const McpHttpCommandOptions& options, const std::optional<Sessi
   Result<std::unique_ptr<McpHttpTransport>> transport =
       McpHttpTransport::Bind(std::move(http), std::move(server_options), std::move(factory));
   if (!transport.ok()) return ReportError("mcp", transport.status().message());
-  StopOnSignals stop_on_signals(**transport);
+  StopOnSignals stop_on_signals([&transport] { (*transport)->Stop(); });
   const bool bracket = address->host.find(':') != std::string::npos;
   std::fprintf(stderr, "toolvfs mcp: listening on http://%s%s%s:%u/mcp\n", bracket ? "[" : "",
                address->host.c_str(), bracket ? "]" : "", static_cast<unsigned>((*transport)->port()));

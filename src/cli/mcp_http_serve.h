@@ -28,6 +28,7 @@ struct McpHttpCommandOptions {
   bool keep_sessions = false;
   size_t max_body_bytes = size_t{4} << 20;
   double session_idle_timeout_seconds = 1800;
+  double header_timeout_seconds = 10;
   size_t max_sessions = 32;
 };
 

@@ -182,4 +182,49 @@ bool BearerTokenMatches(std::string_view authorization, std::string_view expecte
   return difference == 0;
 }
 
+size_t HttpHeaderBlockScanner::Feed(std::string_view bytes) {
+  size_t taken = 0;
+  while (taken < bytes.size() && !complete_) {
+    const char byte = bytes[taken++];
+    if (byte == '\n') {
+      if (request_line_read_ && line_length_ == 1 && line_starts_with_cr_) complete_ = true;
+      request_line_read_ = true;
+      line_length_ = 0;
+      continue;
+    }
+    if (line_length_ == 0) line_starts_with_cr_ = byte == '\r';
+    if (line_length_ < 2) ++line_length_;
+  }
+  header_bytes_ += taken;
+  return taken;
+}
+
+void PeerWaitLimit::Slot::Release() {
+  if (owner_ != nullptr) std::exchange(owner_, nullptr)->Give(peer_);
+}
+
+PeerWaitLimit::Slot PeerWaitLimit::TryTake(const std::string& peer) {
+  std::lock_guard lock(mutex_);
+  size_t& count = waiting_[peer];
+  if (count >= limit_per_peer_) {
+    if (count == 0) waiting_.erase(peer);  // a limit of 0 takes nobody
+    return Slot();
+  }
+  ++count;
+  return Slot(this, peer);
+}
+
+void PeerWaitLimit::Give(const std::string& peer) {
+  std::lock_guard lock(mutex_);
+  auto found = waiting_.find(peer);
+  if (found == waiting_.end()) return;
+  if (--found->second == 0) waiting_.erase(found);
+}
+
+size_t PeerWaitLimit::waiting(const std::string& peer) const {
+  std::lock_guard lock(mutex_);
+  auto found = waiting_.find(peer);
+  return found == waiting_.end() ? 0 : found->second;
+}
+
 }  // namespace toolvfs

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "core/text.h"
+#include "mcp/mcp_http_guarded_server.h"
 #include "protocol/json_writer.h"
 
 namespace toolvfs {
@@ -200,14 +201,21 @@ std::shared_ptr<void> UseSession(const std::shared_ptr<HttpSession>& session) {
 class McpHttpTransport::Impl {
  public:
   Impl(McpHttpOptions options, McpServerOptions server_options, McpHttpSessionFactory factory)
-      : options_(std::move(options)), server_options_(std::move(server_options)), factory_(std::move(factory)) {}
+      : options_(std::move(options)),
+        server_options_(std::move(server_options)),
+        factory_(std::move(factory)),
+        http_(HttpHeaderLimits{.header_timeout = options_.header_timeout,
+                               .max_header_bytes = options_.max_header_bytes,
+                               .max_waiting_per_peer = options_.max_waiting_connections_per_peer}) {}
 
   Status Bind() {
     // Every open stream holds a worker: one GET stream per session, the
     // POST streams of running calls, idle keep-alive connections. Twice
     // the sessions plus a margin keeps a slow tool or a stream of one
-    // session from starving the others (docs/mcp.md, "Library").
-    const size_t workers = options_.max_sessions * 2 + 16;
+    // session from starving the others (docs/mcp.md, "Library"); the
+    // connections one peer may keep waiting for a request come on top, so
+    // a client at that limit leaves the sessions their share.
+    const size_t workers = options_.max_sessions * 2 + 16 + options_.max_waiting_connections_per_peer;
     http_.new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
     http_.set_payload_max_length(options_.max_body_bytes);
     http_.set_keep_alive_timeout(2);
@@ -847,7 +855,7 @@ class McpHttpTransport::Impl {
   std::mutex parser_mutex_;  // parser_, shared by the HTTP worker threads
   MessageParser parser_;
   McpHttpSessionFactory factory_;
-  httplib::Server http_;
+  GuardedHttpServer http_;
   uint16_t port_ = 0;
   std::atomic<bool> stop_requested_{false};
   std::atomic<bool> serving_{false};  // Serve() has started and not yet left the listener

@@ -22,7 +22,10 @@
 //
 // Before any of that every request passes the checks of
 // mcp_http_security.h: bearer token (401), Origin and, on a loopback
-// listener, Host (403), body size (413).
+// listener, Host (403), body size (413). Before those, while its headers
+// are read, it is bounded in time and size (408, 431), and one peer
+// address may have only so many connections waiting for a request (503):
+// mcp_http_guarded_server.h.
 //
 // Thread safety: Serve() blocks the caller; Stop() may be called from any
 // thread, once Serve() runs or before.
@@ -78,6 +81,17 @@ struct McpHttpOptions {
   std::chrono::milliseconds heartbeat_interval = std::chrono::seconds(15);
   // Messages kept for a session's GET stream while none is open.
   size_t max_backlog_messages = 1000;
+  // A request's line and headers must have arrived this long after the
+  // request began (the connection reached a worker, for its first
+  // request; its first byte, for a later one), else 408 and the
+  // connection ends.
+  std::chrono::milliseconds header_timeout = std::chrono::seconds(10);
+  // A request line and headers beyond this many bytes: 431, and the
+  // connection ends.
+  size_t max_header_bytes = size_t{64} << 10;
+  // Connections of one peer address waiting for a request (not yet past
+  // their headers) at once; more are closed (503 for a new one).
+  size_t max_waiting_connections_per_peer = 32;
 };
 
 class McpHttpTransport {

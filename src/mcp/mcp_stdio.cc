@@ -145,9 +145,10 @@ class StdioReaders {
     if (!epoll_ || stop_.fd() < 0) return Status(StatusCode::kIo, std::string("toolvfs mcp: ") + strerror(errno));
     epoll_event stop{EPOLLIN, {.u32 = kStopEvent}};
     epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, stop_.fd(), &stop);
-    if (writer_.closed_fd() >= 0) {
-      epoll_event closed{EPOLLIN, {.u32 = kStopEvent}};
-      epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, writer_.closed_fd(), &closed);
+    for (const int end_fd : {writer_.closed_fd(), options_.stop_fd}) {
+      if (end_fd < 0) continue;
+      epoll_event end{EPOLLIN, {.u32 = kStopEvent}};
+      epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, end_fd, &end);
     }
     epoll_event input{EPOLLIN | EPOLLONESHOT, {.u32 = kInputEvent}};
     if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, options_.input_fd, &input) != 0) {
@@ -228,7 +229,7 @@ class StdioReaders {
 
   // True when there is input to read, false when the readers stop.
   bool WaitForInput() {
-    if (!input_pollable_) return !stop_.cancelled() && !writer_.closed();
+    if (!input_pollable_) return !stop_.cancelled() && !writer_.closed() && !StopAsked();
     for (;;) {
       epoll_event events[3];
       const int ready = epoll_wait(epoll_.get(), events, 3, -1);
@@ -292,6 +293,13 @@ class StdioReaders {
       Rearm();
     }
     return call;
+  }
+
+  // Whether options_.stop_fd is readable (for an input epoll cannot watch).
+  bool StopAsked() const {
+    if (options_.stop_fd < 0) return false;
+    pollfd stop{options_.stop_fd, POLLIN, 0};
+    return poll(&stop, 1, 0) == 1;
   }
 
   // With read_mutex_ held: the next arrival wakes one reader again.

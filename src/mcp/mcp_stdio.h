@@ -32,6 +32,9 @@ namespace toolvfs {
 struct McpStdioOptions {
   int input_fd = 0;
   int output_fd = 1;  // made non-blocking for the transport's life
+  // Readable once the server is to stop (SIGTERM to `toolvfs mcp`), or -1:
+  // taken as the end of input, so running calls get shutdown_grace too.
+  int stop_fd = -1;
   size_t max_line_bytes = kDefaultMaxLineBytes;
   // A message the client does not read within this time ends the session.
   std::chrono::milliseconds stall_timeout = std::chrono::seconds(30);
@@ -84,7 +87,7 @@ class McpStdioWriter {
   McpSend send_;
 };
 
-// Serves `server` until end of input or until the output is gone; then
+// Serves `server` until end of input, stop_fd or the output is gone; then
 // lets running calls end (shutdown_grace) and cancels the rest, waiting
 // for them. OK at a clean end of input; Io when the input failed.
 Status ServeMcpOverStdio(McpServer& server, McpStdioWriter& writer, const McpStdioOptions& options);

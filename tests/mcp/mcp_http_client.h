@@ -18,6 +18,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/unique_fd.h"
@@ -83,24 +84,41 @@ inline std::string Lower(std::string text) {
 // One request per connection (Connection: close), read to the end; with
 // `headers_only` the connection is left open after the headers and handed
 // back in `*open` (an SSE stream that does not end).
+// Connects to 127.0.0.1:`port` from `source_ip` (another loopback
+// address, to be another peer) or from wherever the kernel picks; an
+// invalid fd when that fails.
+inline UniqueFd ConnectToLoopback(uint16_t port, const std::string& source_ip = "") {
+  UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!source_ip.empty()) {
+    sockaddr_in source{};
+    source.sin_family = AF_INET;
+    if (inet_pton(AF_INET, source_ip.c_str(), &source.sin_addr) != 1 ||
+        bind(fd.get(), reinterpret_cast<sockaddr*>(&source), sizeof source) != 0) {
+      return UniqueFd();
+    }
+  }
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) return UniqueFd();
+  return fd;
+}
+
 class RawHttpClient {
  public:
-  explicit RawHttpClient(uint16_t port) : port_(port) {}
+  explicit RawHttpClient(uint16_t port, std::string source_ip = "") : port_(port), source_ip_(std::move(source_ip)) {}
 
   HttpResponse Send(const std::string& method, const std::vector<std::string>& headers, const std::string& body,
                     UniqueFd* open = nullptr) const {
     HttpResponse response;
-    UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    timeval timeout{30, 0};
-    setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(port_);
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-      ADD_FAILURE() << "cannot connect to port " << port_;
+    UniqueFd fd = ConnectToLoopback(port_, source_ip_);
+    if (!fd) {
+      ADD_FAILURE() << "cannot connect to port " << port_ << (source_ip_.empty() ? "" : " from " + source_ip_);
       return response;
     }
+    timeval timeout{30, 0};
+    setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
     std::string request = method + " /mcp HTTP/1.1\r\nConnection: close\r\n";
     bool has_length = false;
     bool has_host = false;
@@ -163,6 +181,7 @@ class RawHttpClient {
 
  private:
   uint16_t port_;
+  std::string source_ip_;
 };
 
 // A running `toolvfs mcp --http 127.0.0.1:0` and a client for it.
@@ -176,7 +195,9 @@ class HttpServer {
   int Stop() { return process_.Stop(); }
   pid_t pid() const { return process_.pid(); }
 
-  RawHttpClient client() const { return RawHttpClient(process_.port()); }
+  // A client; from `source_ip` (a loopback address) to be another peer.
+  RawHttpClient client(const std::string& source_ip = "") const { return RawHttpClient(process_.port(), source_ip); }
+  uint16_t port() const { return process_.port(); }
 
   static std::vector<std::string> JsonHeaders(const std::string& session = "") {
     std::vector<std::string> headers = {"Content-Type: application/json",
@@ -189,20 +210,20 @@ class HttpServer {
   }
 
   HttpResponse Post(const std::string& session, const std::string& body,
-                    std::vector<std::string> extra_headers = {}) const {
+                    std::vector<std::string> extra_headers = {}, const std::string& source_ip = "") const {
     std::vector<std::string> headers = JsonHeaders(session);
     headers.insert(headers.end(), extra_headers.begin(), extra_headers.end());
-    return client().Send("POST", headers, body);
+    return client(source_ip).Send("POST", headers, body);
   }
 
   // initialize + notifications/initialized; the session id.
-  std::string Initialize(std::vector<std::string> extra_headers = {}) const {
-    HttpResponse answer = Post("", std::string(kInitialize), extra_headers);
+  std::string Initialize(std::vector<std::string> extra_headers = {}, const std::string& source_ip = "") const {
+    HttpResponse answer = Post("", std::string(kInitialize), extra_headers, source_ip);
     EXPECT_EQ(answer.status, 200) << answer;
     const std::string session = answer.Header("mcp-session-id");
     EXPECT_EQ(session.size(), 32u) << answer;
     HttpResponse initialized =
-        Post(session, R"({"jsonrpc":"2.0","method":"notifications/initialized"})", extra_headers);
+        Post(session, R"({"jsonrpc":"2.0","method":"notifications/initialized"})", extra_headers, source_ip);
     EXPECT_EQ(initialized.status, 202) << initialized;
     return session;
   }

@@ -8,14 +8,17 @@
 // (mcp_http_security.h).
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -587,6 +590,152 @@ TEST_F(McpHttpTest, TooManySessionsGet503) {
   EXPECT_EQ(server.Post("", std::string(kInitialize)).status, 200);
 }
 
+// The peak resident memory of process `pid` (VmHWM), in KiB; 0 when it
+// cannot be read.
+size_t PeakResidentKib(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.starts_with("VmHWM:")) return std::strtoul(line.c_str() + 6, nullptr, 10);
+  }
+  return 0;
+}
+
+// Everything the server sends on `fd` until it closes it (a reset ends it
+// too); waits up to `limit` for the first of it. Whether it closed.
+bool ReadUntilClosed(int fd, std::chrono::milliseconds limit, std::string& received) {
+  pollfd entry{.fd = fd, .events = POLLIN, .revents = 0};
+  if (poll(&entry, 1, static_cast<int>(limit.count())) <= 0) return false;
+  timeval timeout{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  char buffer[4096];
+  ssize_t got;
+  while ((got = recv(fd, buffer, sizeof buffer, 0)) > 0) received.append(buffer, static_cast<size_t>(got));
+  return got == 0 || errno == ECONNRESET;
+}
+
+// A review's slow-loris: clients sending header bytes slowly held workers
+// for as long as they went on, before any token check.
+TEST_F(McpHttpTest, HeadersSentSlowlyAreCutAtTheDeadlineWhileAnotherClientIsServed) {
+  HttpServer server(root_, {"--header-timeout", "3"});
+  UniqueFd slow = ConnectToLoopback(server.port());
+  ASSERT_TRUE(slow);
+  const auto started = std::chrono::steady_clock::now();
+  bool cut = false;
+  std::string received;
+  std::chrono::steady_clock::duration cut_after{};
+  std::thread sender([&] {
+    const std::string request = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + std::string(64, 'a');
+    for (size_t i = 0; i < request.size() && std::chrono::steady_clock::now() - started < std::chrono::seconds(10);
+         ++i) {
+      // One byte a second, watching meanwhile for the server to end it.
+      if (send(slow.get(), &request[i], 1, MSG_NOSIGNAL) < 0 ||
+          ReadUntilClosed(slow.get(), std::chrono::seconds(1), received)) {
+        cut = true;
+        break;
+      }
+    }
+    cut_after = std::chrono::steady_clock::now() - started;
+  });
+  const std::string session = server.Initialize();
+  HttpResponse listed = server.Post(session, Call(1, "list_directory", R"({"path":""})"));
+  const auto served_after = std::chrono::steady_clock::now() - started;
+  sender.join();
+  EXPECT_EQ(listed.status, 200) << listed;
+  EXPECT_NE(listed.Answer().find(R"("isError":false)"), std::string::npos) << listed;
+  EXPECT_LT(served_after, std::chrono::seconds(3)) << "the other client waited for the slow one";
+  ASSERT_TRUE(cut) << "the slow client was still connected after 10 s";
+  EXPECT_GE(cut_after, std::chrono::milliseconds(2900));
+  EXPECT_LT(cut_after, std::chrono::seconds(6));
+  if (!received.empty()) {
+    EXPECT_TRUE(received.starts_with("HTTP/1.1 408 ")) << received;
+    EXPECT_NE(received.find("were not complete within 3000 ms"), std::string::npos) << received;
+  }
+  EXPECT_TRUE(server.Alive());
+}
+
+// A review's flood: 200 MB of header lines grew the server to 319 MB
+// resident, before any token check.
+TEST_F(McpHttpTest, AHeaderFloodIsCutAtTheCapAndTheServersMemoryStaysBounded) {
+  HttpServer server(root_, {});
+  ASSERT_TRUE(server.Alive());
+  const size_t peak_before = PeakResidentKib(server.pid());
+  ASSERT_GT(peak_before, 0u);
+  UniqueFd flood = ConnectToLoopback(server.port());
+  ASSERT_TRUE(flood);
+  timeval timeout{5, 0};
+  setsockopt(flood.get(), SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  std::string lines;
+  for (int i = 0; i < 1024; ++i) lines += "X-Flood-" + std::to_string(i) + ": " + std::string(40, 'f') + "\r\n";
+  constexpr size_t kFloodBytes = size_t{32} << 20;
+  size_t sent = 0;
+  const std::string_view start = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+  ASSERT_EQ(send(flood.get(), start.data(), start.size(), MSG_NOSIGNAL), static_cast<ssize_t>(start.size()));
+  while (sent < kFloodBytes) {
+    const ssize_t written = send(flood.get(), lines.data(), lines.size(), MSG_NOSIGNAL);
+    if (written <= 0) break;
+    sent += static_cast<size_t>(written);
+  }
+  // The server stops reading at 64 KiB; what the socket buffers took on
+  // the way is all that went.
+  EXPECT_LT(sent, kFloodBytes / 4) << "the server kept reading header lines";
+  std::string received;
+  if (ReadUntilClosed(flood.get(), std::chrono::seconds(1), received) && !received.empty()) {
+    EXPECT_TRUE(received.starts_with("HTTP/1.1 431 ")) << received;
+  }
+  const size_t peak_after = PeakResidentKib(server.pid());
+  EXPECT_LT(peak_after - peak_before, size_t{16} << 10)
+      << "peak resident memory went from " << peak_before << " KiB to " << peak_after << " KiB";
+  EXPECT_TRUE(server.Alive());
+}
+
+// One address may keep 32 connections waiting for a request; more are
+// refused at once while another address is served. With --max-sessions 2
+// the pool had 2 × 2 + 16 workers: 32 such connections filled it.
+TEST_F(McpHttpTest, APeerOverItsWaitingConnectionLimitIsRefusedWhileAnotherIsServed) {
+  HttpServer server(root_, {"--max-sessions", "2"});
+  const std::string_view start = "POST /mcp HTTP/1.1\r\n";
+  constexpr size_t kConnections = 40;
+  std::vector<UniqueFd> connections;
+  for (size_t i = 0; i < kConnections; ++i) {
+    connections.push_back(ConnectToLoopback(server.port()));
+    ASSERT_TRUE(connections.back());
+    ASSERT_EQ(send(connections.back().get(), start.data(), start.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(start.size()));
+  }
+  // Which ones the server takes first is its workers' race: count them.
+  size_t refused = 0;
+  std::string refusal;
+  std::vector<bool> closed(kConnections, false);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (refused < kConnections - 32 && std::chrono::steady_clock::now() < give_up) {
+    for (size_t i = 0; i < kConnections; ++i) {
+      std::string received;
+      if (closed[i] || !ReadUntilClosed(connections[i].get(), std::chrono::milliseconds(10), received)) continue;
+      closed[i] = true;
+      ++refused;
+      if (!received.empty()) refusal = received;
+    }
+  }
+  EXPECT_EQ(refused, kConnections - 32) << "connections beyond 32 waiting from one address were not refused";
+  if (!refusal.empty()) {
+    EXPECT_TRUE(refusal.starts_with("HTTP/1.1 503 ")) << refusal;
+    EXPECT_NE(refusal.find("32 connections from this address"), std::string::npos) << refusal;
+  }
+
+  const std::string session = server.Initialize({}, "127.0.0.2");
+  HttpResponse listed = server.Post(session, Call(1, "list_directory", R"({"path":""})"), {}, "127.0.0.2");
+  EXPECT_EQ(listed.status, 200) << listed;
+  EXPECT_NE(listed.Answer().find(R"("isError":false)"), std::string::npos) << listed;
+  for (size_t i = 0; i < kConnections; ++i) {
+    pollfd entry{.fd = connections[i].get(), .events = POLLIN, .revents = 0};
+    if (!closed[i]) {
+      EXPECT_EQ(poll(&entry, 1, 0), 0) << "connection " << i << ", within the limit, was closed";
+    }
+  }
+  connections.clear();
+  EXPECT_TRUE(server.Alive());
+}
+
 // The rules one by one.
 
 // A session whose workspace is in the store already (the store's
@@ -718,6 +867,64 @@ TEST(McpHttpSecurityTest, TokenFiles) {
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("missing"), std::string::npos);
   fs::remove_all(directory);
+}
+
+TEST(McpHttpSecurityTest, HeaderBlockEndsAtTheFirstCrlfLineAfterTheRequestLine) {
+  const std::string request = "GET /mcp HTTP/1.1\r\nHost: x\r\n\r\nBODY";
+  const size_t header_size = request.size() - 4;
+  HttpHeaderBlockScanner scanner;
+  EXPECT_EQ(scanner.Feed(request), header_size);
+  EXPECT_TRUE(scanner.complete());
+  EXPECT_EQ(scanner.header_bytes(), header_size);
+
+  // The same, a byte at a time (as cpp-httplib reads headers).
+  scanner.Reset();
+  size_t taken = 0;
+  for (char byte : request) {
+    if (scanner.complete()) break;
+    taken += scanner.Feed(std::string_view(&byte, 1));
+  }
+  EXPECT_EQ(taken, header_size);
+  EXPECT_TRUE(scanner.complete());
+
+  // A blank first line is the request line (one the library refuses), not
+  // an end; a bare "\n" line is skipped there, and "\r\r\n" is a header.
+  scanner.Reset();
+  const std::string_view not_ends = "\r\nX: y\n\n\r\r\nZ: w\r\n";
+  EXPECT_EQ(scanner.Feed(not_ends), not_ends.size());
+  EXPECT_FALSE(scanner.complete());
+  EXPECT_EQ(scanner.Feed("\r\nmore"), 2u);
+  EXPECT_TRUE(scanner.complete());
+  EXPECT_EQ(scanner.header_bytes(), not_ends.size() + 2);
+  // A header line split after its "\r" is not the end either.
+  scanner.Reset();
+  EXPECT_EQ(scanner.Feed("GET / HTTP/1.1\r\nA: b\r"), 21u);
+  EXPECT_FALSE(scanner.complete());
+  EXPECT_EQ(scanner.Feed("\n\r"), 2u);
+  EXPECT_FALSE(scanner.complete());
+  EXPECT_EQ(scanner.Feed("\n"), 1u);
+  EXPECT_TRUE(scanner.complete());
+}
+
+TEST(McpHttpSecurityTest, PeerWaitLimit) {
+  PeerWaitLimit limit(2);
+  PeerWaitLimit::Slot first = limit.TryTake("127.0.0.1");
+  PeerWaitLimit::Slot second = limit.TryTake("127.0.0.1");
+  EXPECT_TRUE(first);
+  EXPECT_TRUE(second);
+  EXPECT_FALSE(limit.TryTake("127.0.0.1"));
+  EXPECT_EQ(limit.waiting("127.0.0.1"), 2u);
+  EXPECT_TRUE(limit.TryTake("::1")) << "another address has its own places";
+  EXPECT_EQ(limit.waiting("::1"), 0u) << "a slot gives its place back when destroyed";
+  first.Release();
+  EXPECT_EQ(limit.waiting("127.0.0.1"), 1u);
+  PeerWaitLimit::Slot third = limit.TryTake("127.0.0.1");
+  ASSERT_TRUE(third);
+  PeerWaitLimit::Slot moved = std::move(third);
+  EXPECT_FALSE(third);
+  EXPECT_EQ(limit.waiting("127.0.0.1"), 2u);
+  moved = PeerWaitLimit::Slot();
+  EXPECT_EQ(limit.waiting("127.0.0.1"), 1u);
 }
 
 }  // namespace
