@@ -278,12 +278,14 @@ std::function<void(const TransferReport&, uint64_t)> TransferProgress(ProgressLi
 }
 
 // Copies the directory `directory` (its .gitignore'd files left out unless
-// `include_ignored`) into `store` through a materialized copy, so the
-// whole import reaches a sqlite workspace in one transaction, empty
-// directories included. The files of `store_files` (the store's own, when
-// `directory` holds them) are left out.
+// `include_ignored`, git's and toolvfs's own state unless
+// `include_tool_state`, as export does) into `store` through a materialized
+// copy, so the whole import reaches a sqlite workspace in one transaction,
+// empty directories included. The files of `store_files` (the store's own,
+// when `directory` holds them) are left out.
 Result<TransferReport> ImportDirectory(ProjectFiles& store, const std::string& directory, bool include_ignored,
-                                       const StoreFiles& store_files, ProgressLine& progress) {
+                                       bool include_tool_state, const StoreFiles& store_files,
+                                       ProgressLine& progress) {
   StoreOptions source_options;
   source_options.max_read_bytes = kMaxFileBytes;
   TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<ProjectFiles> source, OpenProject("fs:" + directory, source_options));
@@ -297,6 +299,7 @@ Result<TransferReport> ImportDirectory(ProjectFiles& store, const std::string& d
   TransferOptions options;
   options.skip_ignored = true;
   options.include_ignored = include_ignored;
+  options.skip_tool_state = !include_tool_state;
   options.store_files = store_files;
   options.max_file_bytes = kMaxFileBytes;
   options.progress = TransferProgress(progress, "importing");
@@ -334,6 +337,8 @@ class WorkspaceCommand final : public Command {
     init->add_option("--from", directory_, "Import this directory (honouring its .gitignore/.ignore)")
         ->type_name("DIR");
     init->add_flag("--include-ignored", include_ignored_, "With --from: also import ignored files");
+    init->add_flag("--include-tool-state", include_tool_state_,
+                   "With --from: also import .git, .toolvfs and toolvfs.toml (left out by default, as export does)");
     init->add_flag("--session", session_,
                                    "Make it a session workspace (docs/sessions.md): the session tools, limits "
                                    "and mounts of the [session] table apply; its id is the workspace name");
@@ -396,6 +401,8 @@ class WorkspaceCommand final : public Command {
                              &WorkspaceCommand::Import);
     imported->add_option("DIR", directory_, "The directory to import")->required();
     imported->add_flag("--include-ignored", include_ignored_, "Also import ignored files");
+    imported->add_flag("--include-tool-state", include_tool_state_,
+                       "Also import .git, .toolvfs and toolvfs.toml (left out by default, as export does)");
 
     CLI::App* copy = Add(app, "copy",
                          "Copy workspace FROM_URI with its snapshots into a new workspace TO_URI of any store "
@@ -652,7 +659,7 @@ class WorkspaceCommand final : public Command {
         // Now that the store file exists: --from may be its directory.
         TOOLVFS_ASSIGN_OR_RETURN(StoreFiles store_files, StoreFilesOfProject(common.project));
         ProgressLine progress(ProgressLine::ForStderr(ProgressWanted(common)));
-        return ImportDirectory(**store, directory_, include_ignored_, store_files, progress);
+        return ImportDirectory(**store, directory_, include_ignored_, include_tool_state_, store_files, progress);
       }();
       if (!imported.ok()) {
         // A failed init leaves no half-filled workspace behind.
@@ -660,7 +667,7 @@ class WorkspaceCommand final : public Command {
                                       RemoveCreatedWorkspace(std::move(*store), imported.status().message())));
       }
       report = *imported;
-      NoteLeftOut(report);
+      NoteLeftOut(report, Direction::kImport, directory_);
     }
     if (session_settings) {
       Result<std::unique_ptr<SessionWorkspace>> session = SessionWorkspace::Create(**store, std::move(*session_settings));
@@ -678,6 +685,7 @@ class WorkspaceCommand final : public Command {
         writer.String(ToValidUtf8(Shown(*address)));
         WriteTransferFields(writer, report);
         WritePaths(writer, "store_files", report.store_files);
+        WritePaths(writer, "tool_state", report.tool_state);
         WriteJsonKey(writer, "session");
         writer.Bool(session_);
         writer.EndObject();
@@ -1128,37 +1136,10 @@ class WorkspaceCommand final : public Command {
   int Export(const CommonOptions& common) {
     std::unique_ptr<ProjectFiles> store = OpenExisting(common);
     if (!store) return open_exit_code_;
-    Result<UniqueFd> target = OpenExportTarget();
-    if (!target.ok()) return Fail(target.status());
-    Result<StoreFiles> store_files = StoreFilesOfProject(common.project);
-    if (!store_files.ok()) return Fail(store_files.status());
-    if (std::optional<std::string> project_directory = ProjectDirectory(common.project)) {
-      // Into itself, or into one of its directories, a directory project
-      // would copy itself into itself (and once more on each --force).
-      struct stat root;
-      if (::stat(project_directory->c_str(), &root) != 0) {
-        return Fail(ErrnoToStatus(errno, "Cannot open the project " + Quote(*project_directory)));
-      }
-      Result<bool> inside = IsAtOrBelow(target->get(), IdOf(root));
-      if (!inside.ok()) return Fail(inside.status());
-      if (*inside) {
-        return ReportError(what_, "Cannot export to " + Quote(directory_) + ": it is inside the project " +
-                                      Quote(*project_directory) +
-                                      ", which would be copied into itself; export to a directory outside it");
-      }
-    }
-    Result<TransferReport> report = [&] {
-      // Erased when the copy ends, before anything is printed.
-      ProgressLine progress(ProgressLine::ForStderr(ProgressWanted(common)));
-      TransferOptions options;
-      options.skip_tool_state = !include_tool_state_;
-      options.store_files = std::move(store_files).value();
-      options.max_file_bytes = kMaxFileBytes;
-      options.progress = TransferProgress(progress, "exporting");
-      return CopyTreeInto(*store, target->get(), directory_, options);
-    }();
+    ExportRequest request{common.project, directory_, "export", force_, include_tool_state_};
+    Result<TransferReport> report = ExportTree(*store, request, common);
     if (!report.ok()) return Fail(report.status());
-    NoteLeftOut(*report);
+    NoteLeftOut(*report, Direction::kExport, directory_);
     if (!json_) return Print("Exported " + DescribeTransfer(*report, "to " + Quote(directory_)) + "\n");
     return Print(JsonOf([&](JsonWriter& writer) {
       writer.StartObject();
@@ -1170,33 +1151,109 @@ class WorkspaceCommand final : public Command {
     }));
   }
 
+  // What ExportTree writes where: export's arguments, or copy's into a directory.
+  struct ExportRequest {
+    std::string project;    // the URI `store` was opened from
+    std::string directory;  // DIR
+    std::string_view verb;  // "export", "copy": for messages
+    bool force = false;
+    bool include_tool_state = false;
+  };
+
+  // Writes the tree of `store` into `request.directory` the way export does
+  // (created if missing, opened once, nothing followed through a symbolic
+  // link, git's and toolvfs's own state left out unless asked, the store's
+  // files never written); `workspace copy` into a directory goes this way
+  // too. A DIR this call created is removed again if the export fails
+  // before writing into it, so a refused export leaves nothing behind.
+  Result<TransferReport> ExportTree(ProjectFiles& store, const ExportRequest& request, const CommonOptions& common) {
+    TOOLVFS_ASSIGN_OR_RETURN(ExportTarget target, OpenExportTarget(request));
+    Result<TransferReport> report = ExportInto(store, request, target.fd.get(), common);
+    if (!report.ok() && target.created) target.RemoveIfEmpty();
+    return report;
+  }
+
+  Result<TransferReport> ExportInto(ProjectFiles& store, const ExportRequest& request, int target_fd,
+                                    const CommonOptions& common) {
+    TOOLVFS_ASSIGN_OR_RETURN(StoreFiles store_files, StoreFilesOfProject(request.project));
+    if (std::optional<std::string> project_directory = ProjectDirectory(request.project)) {
+      // Into itself, or into one of its directories, a directory project
+      // would copy itself into itself (and once more on each --force).
+      struct stat root;
+      if (::stat(project_directory->c_str(), &root) != 0) {
+        return ErrnoToStatus(errno, "Cannot open the project " + Quote(*project_directory));
+      }
+      TOOLVFS_ASSIGN_OR_RETURN(bool inside, IsAtOrBelow(target_fd, IdOf(root)));
+      if (inside) {
+        return InvalidArgumentError("Cannot " + std::string(request.verb) + " to " + Quote(request.directory) +
+                                    ": it is inside the project " + Quote(*project_directory) +
+                                    ", which would be copied into itself; " + std::string(request.verb) +
+                                    " to a directory outside it");
+      }
+    }
+    // Erased when the copy ends, before anything is printed.
+    ProgressLine progress(ProgressLine::ForStderr(ProgressWanted(common)));
+    TransferOptions options;
+    options.skip_tool_state = !request.include_tool_state;
+    options.store_files = std::move(store_files);
+    options.max_file_bytes = kMaxFileBytes;
+    options.progress = TransferProgress(progress, request.verb == "export" ? "exporting" : "copying");
+    return CopyTreeInto(store, target_fd, request.directory, options);
+  }
+
+  // The directory an export writes into, and whether the export created it.
+  struct ExportTarget {
+    UniqueFd fd;
+    std::string path;  // as created (no trailing slash)
+    bool created = false;
+
+    // Removes the directory this export created, if it is still the one
+    // `fd` holds and nothing was written into it.
+    void RemoveIfEmpty() const {
+      struct stat held;
+      struct stat there;
+      if (::fstat(fd.get(), &held) != 0 || ::lstat(path.c_str(), &there) != 0) return;
+      if (IdOf(held) != IdOf(there)) return;
+      static_cast<void>(::rmdir(path.c_str()));  // ENOTEMPTY: what was written stays
+    }
+  };
+
   // The directory of export, created if missing and opened once: the copy
   // goes from this descriptor, so a DIR replaced after the checks (by a
   // symbolic link to somewhere else) is never written through. DIR itself
   // must not be a symbolic link.
-  Result<UniqueFd> OpenExportTarget() const {
-    std::string path = directory_;
+  static Result<ExportTarget> OpenExportTarget(const ExportRequest& request) {
+    const std::string& shown = request.directory;
+    ExportTarget target;
+    target.path = shown;
     // "out/" would follow a symbolic link "out" whatever O_NOFOLLOW says.
-    while (path.size() > 1 && path.back() == '/') path.pop_back();
-    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
-      return ErrnoToStatus(errno, "Cannot create the directory " + Quote(directory_));
+    while (target.path.size() > 1 && target.path.back() == '/') target.path.pop_back();
+    const std::string& path = target.path;
+    if (::mkdir(path.c_str(), 0755) == 0) {
+      target.created = true;
+    } else if (errno != EEXIST) {
+      return ErrnoToStatus(errno, "Cannot create the directory " + Quote(shown));
     }
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd && (errno == ENOTDIR || errno == ELOOP)) {
+    target.fd = UniqueFd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!target.fd && (errno == ENOTDIR || errno == ELOOP)) {
       // O_NOFOLLOW | O_DIRECTORY on a symbolic link says ENOTDIR.
       struct stat status;
       if (::lstat(path.c_str(), &status) == 0 && S_ISLNK(status.st_mode)) {
-        return InvalidArgumentError("Cannot export to " + Quote(directory_) +
-                                    ": it is a symbolic link, which export never follows; name the directory it "
-                                    "points to");
+        return InvalidArgumentError("Cannot " + std::string(request.verb) + " to " + Quote(shown) + ": it is a " +
+                                    "symbolic link, which " + std::string(request.verb) +
+                                    " never follows; name the directory it points to");
       }
-      return NotDirectoryError("Cannot export to " + Quote(directory_) + ": not a directory");
+      return NotDirectoryError("Cannot " + std::string(request.verb) + " to " + Quote(shown) + ": not a directory");
     }
-    if (!fd) return ErrnoToStatus(errno, "Cannot export to " + Quote(directory_));
-    if (force_) return fd;
-    TOOLVFS_ASSIGN_OR_RETURN(bool empty, IsEmptyDirectory(fd.get(), directory_));
-    if (empty) return fd;
-    return AlreadyExistsError(Quote(directory_) +
+    if (!target.fd) return ErrnoToStatus(errno, "Cannot " + std::string(request.verb) + " to " + Quote(shown));
+    if (request.force) return target;
+    TOOLVFS_ASSIGN_OR_RETURN(bool empty, IsEmptyDirectory(target.fd.get(), shown));
+    if (empty) return target;
+    if (request.verb != "export") {
+      return AlreadyExistsError(Quote(shown) + " is not empty; " + std::string(request.verb) +
+                                " writes into a new or empty directory");
+    }
+    return AlreadyExistsError(Quote(shown) +
                               " is not empty; export writes into a new or empty directory (--force "
                               "replaces files at the same paths and leaves the others)");
   }
@@ -1219,20 +1276,26 @@ class WorkspaceCommand final : public Command {
     return true;
   }
 
+  enum class Direction { kImport, kExport };
+
   // Says on stderr what a copy left out that the user may have expected
   // in it: the store's own files (an import of the store's directory), git's
-  // and toolvfs's state (an export).
-  void NoteLeftOut(const TransferReport& report) const {
+  // and toolvfs's state.
+  void NoteLeftOut(const TransferReport& report, Direction direction, const std::string& directory) const {
     if (!report.store_files.empty()) {
       ReportNote(what_, "left out " + Plural(report.store_files.size(), "file", "files") +
                             " of the store of --project (taking them would copy every workspace of the store): " +
                             ListPaths(report.store_files));
     }
-    if (!report.tool_state.empty()) {
-      ReportNote(what_, "left out " + Plural(report.tool_state.size(), "entry", "entries") +
-                            " of git's and toolvfs's own state, which git and toolvfs would act on in " +
-                            Quote(directory_) + " (--include-tool-state writes them): " +
-                            ListPaths(report.tool_state));
+    if (report.tool_state.empty()) return;
+    const std::string left_out = "left out " + Plural(report.tool_state.size(), "entry", "entries") +
+                                 " of git's and toolvfs's own state";
+    if (direction == Direction::kExport) {
+      ReportNote(what_, left_out + ", which git and toolvfs would act on in " + Quote(directory) +
+                            " (--include-tool-state writes them): " + ListPaths(report.tool_state));
+    } else {
+      ReportNote(what_, left_out + " found in " + Quote(directory) +
+                            " (--include-tool-state imports them): " + ListPaths(report.tool_state));
     }
   }
 
@@ -1252,10 +1315,10 @@ class WorkspaceCommand final : public Command {
     Result<TransferReport> report = [&]() -> Result<TransferReport> {
       TOOLVFS_ASSIGN_OR_RETURN(StoreFiles store_files, StoreFilesOfProject(common.project));
       ProgressLine progress(ProgressLine::ForStderr(ProgressWanted(common)));
-      return ImportDirectory(*store, directory_, include_ignored_, store_files, progress);
+      return ImportDirectory(*store, directory_, include_ignored_, include_tool_state_, store_files, progress);
     }();
     if (!report.ok()) return Fail(report.status());
-    NoteLeftOut(*report);
+    NoteLeftOut(*report, Direction::kImport, directory_);
     if (!json_) {
       return Print("Imported " + DescribeTransfer(*report, "from " + Quote(directory_) + " into " + store->DisplayRoot()) +
                    "\n");
@@ -1264,6 +1327,7 @@ class WorkspaceCommand final : public Command {
       writer.StartObject();
       WriteTransferFields(writer, *report);
       WritePaths(writer, "store_files", report->store_files);
+      WritePaths(writer, "tool_state", report->tool_state);
       writer.EndObject();
     }));
   }
@@ -1285,6 +1349,9 @@ class WorkspaceCommand final : public Command {
       // A snapshot project is one state: copied as the live state alone.
       options.snapshots = !address->snapshot.has_value();
       options.open_snapshot = SnapshotOpenerForUri(from_uri_, store_options);
+    }
+    if (std::optional<std::string> directory = ProjectDirectory(to_uri_)) {
+      return CopyIntoDirectory(*source, *directory, options.snapshots, common);
     }
 
     // A sqlite or postgres target is a new workspace, created by the open,
@@ -1339,6 +1406,42 @@ class WorkspaceCommand final : public Command {
       why = target_file.RemoveIfCreated(std::move(why));
       return ReportStatus(what_, Status(report.status().code(), why));
     }
+    return PrintCopied(*report);
+  }
+
+  // `workspace copy` into a directory (TO_URI a path or fs:DIR). A
+  // directory keeps no snapshots, versions or times, so what it gets is
+  // the live tree, which export writes: it goes export's one way into a
+  // host directory (opened once, no symbolic link followed, each file a
+  // temporary file renamed over its place, git's and toolvfs's own state
+  // and the store's files left out), never through the fs store's writes.
+  int CopyIntoDirectory(ProjectFiles& source, const std::string& directory, bool with_snapshots,
+                        const CommonOptions& common) {
+    if (with_snapshots) {
+      Result<std::vector<SnapshotInfo>> history = source.ListSnapshots();
+      if (!history.ok() && history.status().code() != StatusCode::kUnsupported) return Fail(history.status());
+      if (history.ok() && !history->empty()) {
+        return ReportError(what_, "Cannot copy the " + Plural(history->size(), "snapshot", "snapshots") + " of " +
+                                      Quote(ShownProject(from_uri_)) + " into the directory " + Quote(directory) +
+                                      ": a directory keeps no snapshots; copy into a sqlite: or postgres:// "
+                                      "workspace, or copy one state (FROM_URI@SNAPSHOT), or export the live tree "
+                                      "with toolvfs workspace export");
+      }
+    }
+    const ExportRequest request{from_uri_, directory, "copy", /*force=*/false, /*include_tool_state=*/false};
+    Result<TransferReport> written = ExportTree(source, request, common);
+    if (!written.ok()) return Fail(written.status());
+    NoteLeftOut(*written, Direction::kExport, directory);
+    WorkspaceCopyReport report;
+    report.files_written = written->files;
+    report.bytes_written = written->bytes;
+    report.directories_created = written->directories;
+    report.symlinks_skipped = written->skipped;
+    return PrintCopied(report);
+  }
+
+  // Prints what a copy did: the text, or the --json object.
+  int PrintCopied(const WorkspaceCopyReport& copied) const {
     if (json_) {
       return Print(JsonOf([&](JsonWriter& writer) {
         writer.StartObject();
@@ -1348,7 +1451,7 @@ class WorkspaceCommand final : public Command {
         writer.String(ToValidUtf8(ShownProject(to_uri_)));
         WriteJsonKey(writer, "snapshots");
         writer.StartArray();
-        for (const CopiedSnapshot& snapshot : report->snapshots) {
+        for (const CopiedSnapshot& snapshot : copied.snapshots) {
           writer.StartObject();
           WriteJsonKey(writer, "from");
           writer.String(snapshot.source_id);
@@ -1359,23 +1462,23 @@ class WorkspaceCommand final : public Command {
           writer.EndObject();
         }
         writer.EndArray();
-        WriteCounts(writer, {{"files_written", report->files_written},
-                             {"bytes_written", report->bytes_written},
-                             {"directories_created", report->directories_created},
-                             {"paths_deleted", report->paths_deleted},
-                             {"symlinks_skipped", report->symlinks_skipped}});
+        WriteCounts(writer, {{"files_written", copied.files_written},
+                             {"bytes_written", copied.bytes_written},
+                             {"directories_created", copied.directories_created},
+                             {"paths_deleted", copied.paths_deleted},
+                             {"symlinks_skipped", copied.symlinks_skipped}});
         writer.EndObject();
       }));
     }
     std::string text = "Copied " + Quote(ShownProject(from_uri_)) + " to " + Quote(ShownProject(to_uri_)) + ": " +
-                       Plural(report->snapshots.size(), "snapshot", "snapshots") + ", " +
-                       Plural(report->files_written, "file write", "file writes") + " (" +
-                       FormatBytes(report->bytes_written) + ")";
-    if (report->symlinks_skipped > 0) {
-      text += "; left out: " + Plural(report->symlinks_skipped, "symbolic link", "symbolic links");
+                       Plural(copied.snapshots.size(), "snapshot", "snapshots") + ", " +
+                       Plural(copied.files_written, "file write", "file writes") + " (" +
+                       FormatBytes(copied.bytes_written) + ")";
+    if (copied.symlinks_skipped > 0) {
+      text += "; left out: " + Plural(copied.symlinks_skipped, "symbolic link", "symbolic links");
     }
     text += "\n";
-    for (const CopiedSnapshot& snapshot : report->snapshots) {
+    for (const CopiedSnapshot& snapshot : copied.snapshots) {
       text += "  snapshot " + snapshot.source_id + " -> " + snapshot.target_id;
       if (snapshot.label) text += "  " + *snapshot.label;
       text += "\n";

@@ -32,12 +32,9 @@ constexpr std::string_view kTempPrefix = ".toolvfs-tmp-";
 // rename and stat entries in it, without the right to list it.
 constexpr int kTargetDirectoryFlags = O_PATH | O_DIRECTORY | O_NOFOLLOW;
 
-// git's and toolvfs's own state: never project content, never imported.
-bool IsToolState(std::string_view name) { return name == ".git" || name == ".toolvfs"; }
-
 // What skip_tool_state leaves out, in any case: a case-insensitive file
 // system finds `.GIT` when git looks for `.git`.
-bool IsToolStateOfExport(std::string_view name) {
+bool IsToolState(std::string_view name) {
   const std::string lower = AsciiLowercase(name);
   return lower == ".git" || lower == ".toolvfs" || lower == "toolvfs.toml";
 }
@@ -79,12 +76,12 @@ class Planner {
         ++report_.skipped;
         continue;
       }
-      if (options_.skip_tool_state && IsToolStateOfExport(entry.name)) {
+      if (options_.skip_tool_state && IsToolState(entry.name)) {
         report_.tool_state.push_back(child);
         continue;
       }
       const bool is_directory = entry.kind == EntryKind::kDirectory;
-      if (options_.skip_ignored && (IsToolState(entry.name) || rules.IsIgnored(child, is_directory))) {
+      if (options_.skip_ignored && rules.IsIgnored(child, is_directory)) {
         ++report_.ignored;
         continue;
       }

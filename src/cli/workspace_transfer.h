@@ -66,17 +66,20 @@ struct StoreFiles {
 Result<StoreFiles> SqliteStoreFiles(const std::string& path);
 
 struct TransferOptions {
-  // Skip what the source's .gitignore and .ignore files ignore, and .git/
-  // and .toolvfs/ (git's and toolvfs's own state, never project content):
-  // an import takes a directory the way grep searches it.
+  // Skip what the source's .gitignore and .ignore files ignore: an import
+  // takes a directory the way grep searches it.
   bool skip_ignored = false;
-  // With skip_ignored: still skip .git/ and .toolvfs/, but take ignored files.
+  // With skip_ignored: take ignored files after all.
   bool include_ignored = false;
   // Skip, at any depth and in any case, `.git`, `.toolvfs` and
-  // `toolvfs.toml`, listing each in TransferReport::tool_state: in a
-  // directory the user then works in, git would run the hooks and
-  // fsmonitor of a .git/config and toolvfs would take a toolvfs.toml as
-  // its policy, both written by whoever wrote the workspace.
+  // `toolvfs.toml`, listing each in TransferReport::tool_state: git's and
+  // toolvfs's own state, not project content. Exported, git would run the
+  // hooks and fsmonitor of a .git/config and toolvfs would take a
+  // toolvfs.toml as its policy in a directory the user then works in, both
+  // written by whoever wrote the workspace; imported, the workspace would
+  // get the host's git state (remotes, credentials in .git/config) and a
+  // toolvfs.toml that an export --include-tool-state or a materialized copy
+  // hands back to git and toolvfs. The same rule both ways.
   bool skip_tool_state = false;
   // Never read from the source (left out, listed in
   // TransferReport::store_files) nor written in the target (refused).
@@ -92,7 +95,7 @@ struct TransferReport {
   uint64_t files = 0;        // files written
   uint64_t directories = 0;  // directories created or already there
   uint64_t bytes = 0;        // bytes of the files written
-  uint64_t ignored = 0;      // entries skipped as ignored (.gitignore, .ignore, .git/, .toolvfs/)
+  uint64_t ignored = 0;      // entries skipped as ignored (.gitignore, .ignore)
   // Entries a workspace cannot hold, skipped: symbolic links (the sqlite
   // store has none, and following one could leave the source directory),
   // including an entry replaced by one while the copy ran, and names that

@@ -495,7 +495,17 @@ class McpHttpTransport::Impl {
     }
     Result<std::unique_ptr<McpHttpSession>> backend = factory_(*id);
     if (!backend.ok()) {
-      Refuse(response, 500, kInternalError, "Internal error: cannot make the session: " + backend.status().message());
+      // A session workspace of that name already in the store (kept by
+      // --keep-sessions, or someone else's) is a conflict with what the
+      // store holds, not a fault of the server; either way the operator
+      // learns of it here, since the client alone sees the answer.
+      const Status& why = backend.status();
+      std::fprintf(stderr, "toolvfs mcp: session %s refused: %s\n", id->c_str(), why.message().c_str());
+      if (why.code() == StatusCode::kAlreadyExists) {
+        Refuse(response, 409, kInternalError, "Conflict: cannot make the session: " + why.message());
+      } else {
+        Refuse(response, 500, kInternalError, "Internal error: cannot make the session: " + why.message());
+      }
       return nullptr;
     }
     auto session = std::make_shared<HttpSession>();

@@ -57,8 +57,10 @@ class McpHttpSession {
 };
 
 // Makes the session `session_id` at its initialize; an error is answered
-// to the client as a JSON-RPC error (-32603) naming it, and no session is
-// kept. Called on the request's thread, possibly several at once.
+// to the client as a JSON-RPC error (-32603) naming it, with HTTP 409 for
+// AlreadyExists (the session's workspace is there already) and 500 for the
+// rest, logged on stderr, and no session is kept. Called on the request's
+// thread, possibly several at once.
 using McpHttpSessionFactory =
     std::function<Result<std::unique_ptr<McpHttpSession>>(const std::string& session_id)>;
 

@@ -75,8 +75,8 @@ class ForwardingProjectFiles : public ProjectFiles {
     return target_.Diff(from, to);
   }
   Status DeleteSnapshot(std::string_view id) override { return target_.DeleteSnapshot(id); }
-  Result<std::vector<std::string>> Rewritten(std::string_view from, std::optional<std::string_view> to) override {
-    return target_.Rewritten(from, to);
+  Result<TreeChanges> DiffWithRewrites(std::string_view from, std::optional<std::string_view> to) override {
+    return target_.DiffWithRewrites(from, to);
   }
   Result<UniqueFd> OpenForStreaming(std::string_view path) override { return target_.OpenForStreaming(path); }
   Status WriteWithMetadata(std::string_view path, std::string_view content, const FileMetadata& metadata) override {

@@ -263,9 +263,12 @@ bool SameEntry(const Node& a, const Node& b) {
 
 // The paths that differ from `from` to `to`, each list in the maps' order
 // (bytewise); the root is never listed. Shared subtrees are skipped, so
-// this costs what changed (PersistentMap::ForEachDifference).
-TreeDiff DiffTrees(const Tree& from, const Tree& to) {
-  TreeDiff diff;
+// this costs what changed (PersistentMap::ForEachDifference). Also the
+// files SameEntry calls unchanged that were written in between (a write of
+// the same bytes gives the node another version and time).
+TreeChanges DiffTrees(const Tree& from, const Tree& to) {
+  TreeChanges changes;
+  TreeDiff& diff = changes.diff;
   Tree::ForEachDifference(from, to, [&](const std::string& path, const Node* before, const Node* after) {
     if (path.empty()) return;
     if (before == nullptr) {
@@ -274,9 +277,12 @@ TreeDiff DiffTrees(const Tree& from, const Tree& to) {
       diff.deleted.push_back(path);
     } else if (!SameEntry(*before, *after)) {
       diff.modified.push_back(path);
+    } else if (!IsDir(*after) && (before->version != after->version || before->modified_ms != after->modified_ms ||
+                                  before->created_ms != after->created_ms)) {
+      changes.rewritten.push_back(path);
     }
   });
-  return diff;
+  return changes;
 }
 
 // ----- Grep ---------------------------------------------------------------
@@ -681,6 +687,11 @@ class MemoryStore final : public ProjectFiles {
   }
 
   Result<TreeDiff> Diff(std::string_view from, std::optional<std::string_view> to) override {
+    TOOLVFS_ASSIGN_OR_RETURN(TreeChanges changes, DiffWithRewrites(from, to));
+    return std::move(changes.diff);
+  }
+
+  Result<TreeChanges> DiffWithRewrites(std::string_view from, std::optional<std::string_view> to) override {
     Tree old_tree;
     Tree new_tree;
     {

@@ -68,7 +68,7 @@ Result<TreeDiff> ProjectFiles::Diff(std::string_view, std::optional<std::string_
   return SnapshotsUnsupported(*this);
 }
 Status ProjectFiles::DeleteSnapshot(std::string_view) { return SnapshotsUnsupported(*this); }
-Result<std::vector<std::string>> ProjectFiles::Rewritten(std::string_view, std::optional<std::string_view>) {
+Result<TreeChanges> ProjectFiles::DiffWithRewrites(std::string_view, std::optional<std::string_view>) {
   return UnsupportedError("The store " + Quote(DisplayRoot()) + " does not tell rewrites with the same content");
 }
 Result<UniqueFd> ProjectFiles::OpenForStreaming(std::string_view path) {

@@ -91,6 +91,15 @@ struct TreeDiff {
   friend bool operator==(const TreeDiff&, const TreeDiff&) = default;
 };
 
+// A Diff with what it leaves out (ProjectFiles::DiffWithRewrites).
+struct TreeChanges {
+  TreeDiff diff;
+  // The files in both states with the same content but written in between
+  // (so with another version or times), sorted bytewise.
+  std::vector<std::string> rewritten;
+  friend bool operator==(const TreeChanges&, const TreeChanges&) = default;
+};
+
 // Part of a file, as ReadRange returns it.
 struct FileRange {
   std::string content;     // the bytes read; empty for a range at or past the end
@@ -403,12 +412,12 @@ class ProjectFiles {
   // caller falls back to Write.
   virtual Status WriteWithMetadata(std::string_view path, std::string_view content, const FileMetadata& metadata);
 
-  // What Diff leaves out (optional; `toolvfs workspace copy`): the files
-  // in both states, from snapshot `from` to snapshot `to` (or the live
-  // state), with the same content but written in between, so with another
-  // version or times. Sorted bytewise; costs what Diff costs. The SQL
-  // stores implement it; the default returns Unsupported.
-  virtual Result<std::vector<std::string>> Rewritten(std::string_view from, std::optional<std::string_view> to);
+  // Diff(from, to), and in the same comparison what Diff leaves out
+  // (optional; `toolvfs workspace copy`): the files in both states with the
+  // same content but written in between (TreeChanges::rewritten). Costs
+  // what Diff costs; errors as Diff. The stores that keep versions (memory,
+  // sqlite, postgres) implement it; the default returns Unsupported.
+  virtual Result<TreeChanges> DiffWithRewrites(std::string_view from, std::optional<std::string_view> to);
 };
 
 // How many times an operation judged by a policy is tried when the tree

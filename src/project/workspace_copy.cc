@@ -146,6 +146,23 @@ Result<bool> CheckTargetIsEmpty(ProjectFiles& target) {
   return true;
 }
 
+// What changed in `source` from snapshot `from` to snapshot `to` (or the
+// live state), in one comparison. Diff compares content only: a file
+// written again with the same bytes has another version and times, which
+// the target must get too, so the rewritten files come with it. A source
+// that cannot tell them gives its Diff alone.
+Result<TreeChanges> ChangesBetween(ProjectFiles& source, const std::string& from,
+                                   const std::optional<std::string>& to) {
+  std::optional<std::string_view> until;
+  if (to) until = *to;
+  Result<TreeChanges> changes = source.DiffWithRewrites(from, until);
+  if (!changes.ok() && IsUnsupported(changes.status())) {
+    TOOLVFS_ASSIGN_OR_RETURN(TreeDiff diff, source.Diff(from, until));
+    return TreeChanges{std::move(diff), {}};
+  }
+  return changes;
+}
+
 // The states to copy, oldest first: each snapshot, then the live state
 // (`live_id`: its frozen snapshot, or nullopt to read it directly).
 Status CopyStates(ProjectFiles& source, ProjectFiles& target, const std::vector<SnapshotInfo>& history,
@@ -171,14 +188,8 @@ Status CopyStates(ProjectFiles& source, ProjectFiles& target, const std::vector<
     if (index == 0) {
       TOOLVFS_RETURN_IF_ERROR(writer.CopyWhole(*state));
     } else {
-      TOOLVFS_ASSIGN_OR_RETURN(TreeDiff diff, id ? source.Diff(*previous, *id) : source.Diff(*previous));
-      // Diff compares content only: a file written again with the same
-      // bytes has another version and times, which the target must get too.
-      // A source that cannot tell (memory) leaves them out.
-      Result<std::vector<std::string>> rewritten = source.Rewritten(*previous, id);
-      if (!rewritten.ok() && !IsUnsupported(rewritten.status())) return rewritten.status();
-      TOOLVFS_RETURN_IF_ERROR(
-          writer.Apply(*state, diff, rewritten.ok() ? *rewritten : std::vector<std::string>()));
+      TOOLVFS_ASSIGN_OR_RETURN(TreeChanges changes, ChangesBetween(source, *previous, id));
+      TOOLVFS_RETURN_IF_ERROR(writer.Apply(*state, changes.diff, changes.rewritten));
     }
     if (!live) {
       const SnapshotInfo& snapshot = history[index];

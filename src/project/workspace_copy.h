@@ -7,10 +7,10 @@
 // it makes the target equal to that snapshot's state and takes a snapshot
 // of the target with the same label; then it makes the target equal to the
 // live state. The first state is copied whole; each later one only where
-// the source's Diff says it differs from the state before (and, where the
-// source has Rewritten, where a file was written again with the same
-// bytes), so the cost follows the history's changes, not (snapshots ×
-// workspace size).
+// the source's DiffWithRewrites says it differs from the state before
+// (there also where a file was written again with the same bytes, for its
+// version and times), one comparison per state, so the cost follows the
+// history's changes, not (snapshots × workspace size).
 //
 // What is kept: the tree (files, their bytes, directories, empty ones
 // included), the snapshots' order and labels, and each file's version and

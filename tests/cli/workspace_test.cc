@@ -41,12 +41,23 @@ rapidjson::Document ParseJson(const std::string& text) {
   return document;
 }
 
+// The strings of the array `key` of the object `json` (a failure, and
+// none, when it has no such array).
+std::vector<std::string> StringsOf(const rapidjson::Value& json, const char* key) {
+  std::vector<std::string> strings;
+  const bool present = json.IsObject() && json.HasMember(key) && json[key].IsArray();
+  EXPECT_TRUE(present) << "no array " << key;
+  if (!present) return strings;
+  for (const auto& value : json[key].GetArray()) strings.emplace_back(value.GetString());
+  return strings;
+}
+
 constexpr const char* kTimestampPattern = "20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-5][0-9]\\.[0-9][0-9][0-9]Z";
 
 // A source directory to import:
 //   src/a.py, src/sub/b.txt, docs/empty/ (an empty directory), .gitignore
 //   app.log and build/out.o: ignored by .gitignore
-//   .git/HEAD: git's state, never imported
+//   .git/HEAD: git's state, left out unless --include-tool-state
 //   link.py: a symbolic link, which a workspace cannot hold
 class WorkspaceTest : public ::testing::Test {
  protected:
@@ -99,15 +110,16 @@ class WorkspaceTest : public ::testing::Test {
 TEST_F(WorkspaceTest, InitFromImportsTheDirectoryLikeGrepWalksIt) {
   ProcessResult init = Workspace({"init", "--from", source_, "--json"});
   ASSERT_EQ(init.exit_code, 0) << init;
-  EXPECT_EQ(init.err, "");
+  EXPECT_THAT(init.err, StartsWith("toolvfs: workspace init: left out 1 entry of git's and toolvfs's own state"));
   rapidjson::Document json = ParseJson(init.out);
   EXPECT_EQ(std::string(json["workspace"].GetString()), "main");
   EXPECT_EQ(std::string(json["file"].GetString()), store_);
   EXPECT_EQ(json["files"].GetUint64(), 3u);        // .gitignore, src/a.py, src/sub/b.txt
   EXPECT_EQ(json["directories"].GetUint64(), 4u);  // docs, docs/empty, src, src/sub
   EXPECT_EQ(json["bytes"].GetUint64(), 15u + 4u + 13u);
-  EXPECT_EQ(json["ignored"].GetUint64(), 3u);  // app.log, build/, .git/
+  EXPECT_EQ(json["ignored"].GetUint64(), 2u);  // app.log, build/
   EXPECT_EQ(json["skipped"].GetUint64(), 1u);  // link.py
+  EXPECT_THAT(StringsOf(json, "tool_state"), ElementsAre(".git"));
 
   EXPECT_THAT(ListedPaths(),
               ElementsAre(".gitignore", "docs", "docs/empty", "src", "src/a.py", "src/sub", "src/sub/b.txt"));
@@ -117,7 +129,8 @@ TEST_F(WorkspaceTest, InitSaysWhatItImportedInText) {
   ProcessResult init = Workspace({"init", "--from", source_});
   ASSERT_EQ(init.exit_code, 0) << init;
   EXPECT_EQ(init.out, "Created workspace 'main' in '" + store_ + "'; imported 3 files (32 bytes) and 4 directories from '" +
-                          source_ + "'; left out: 3 ignored, 1 skipped (symbolic links or names a workspace cannot hold)\n");
+                          source_ +
+                          "'; left out: 2 ignored, 1 skipped (symbolic links or names a workspace cannot hold)\n");
 }
 
 TEST_F(WorkspaceTest, InitIncludeIgnoredTakesIgnoredFilesButNeverGitState) {
@@ -563,11 +576,7 @@ TEST_F(WorkspaceTest, ImportOfTheStoresDirectoryLeavesTheStoreFilesOut) {
 
   ProcessResult init = Workspace({"init", "--from", project_directory, "--json"}, "sqlite:" + store + "#bob");
   ASSERT_EQ(init.exit_code, 0) << init;
-  rapidjson::Document json = ParseJson(init.out);
-  ASSERT_TRUE(json.HasMember("store_files") && json["store_files"].IsArray()) << init.out;
-  std::vector<std::string> left_out;
-  for (const auto& path : json["store_files"].GetArray()) left_out.emplace_back(path.GetString());
-  EXPECT_THAT(left_out, ::testing::Contains("agents.db"));
+  EXPECT_THAT(StringsOf(ParseJson(init.out), "store_files"), ::testing::Contains("agents.db")) << init.out;
   EXPECT_THAT(init.err, AllOf(StartsWith("toolvfs: workspace init: left out "), HasSubstr("'agents.db'")));
   EXPECT_THAT(ListedPathsOf("sqlite:" + store + "#bob"), ElementsAre("notes.txt"));
 }
@@ -582,11 +591,7 @@ TEST_F(WorkspaceTest, ExportLeavesOutGitAndToolvfsStateUnlessAsked) {
   const std::string target = dir_.Join("exported");
   ProcessResult exported = Workspace({"export", target, "--json"}, source_);
   ASSERT_EQ(exported.exit_code, 0) << exported;
-  rapidjson::Document json = ParseJson(exported.out);
-  ASSERT_TRUE(json.HasMember("tool_state") && json["tool_state"].IsArray()) << exported.out;
-  std::vector<std::string> left_out;
-  for (const auto& path : json["tool_state"].GetArray()) left_out.emplace_back(path.GetString());
-  EXPECT_THAT(left_out, ElementsAre(".git", "src/.toolvfs", "toolvfs.toml"));
+  EXPECT_THAT(StringsOf(ParseJson(exported.out), "tool_state"), ElementsAre(".git", "src/.toolvfs", "toolvfs.toml"));
   EXPECT_THAT(exported.err,
               AllOf(StartsWith("toolvfs: workspace export: left out 3 entries of git's and toolvfs's"),
                     HasSubstr("--include-tool-state"), HasSubstr("'.git', 'src/.toolvfs', 'toolvfs.toml'")));
@@ -601,6 +606,86 @@ TEST_F(WorkspaceTest, ExportLeavesOutGitAndToolvfsStateUnlessAsked) {
   EXPECT_EQ(included.err, "");
   EXPECT_EQ(ReadRealFile(everything + "/.git/HEAD"), "ref: refs/heads/main\n");
   EXPECT_EQ(ReadRealFile(everything + "/toolvfs.toml"), "[tools]\n");
+}
+
+// Import takes the rule of export, both ways: .git, .toolvfs and
+// toolvfs.toml, at any depth and in any case, only with
+// --include-tool-state. Before, a nested toolvfs.toml (and a .GIT) went
+// into the workspace, where an export --include-tool-state or a
+// materialized copy would hand it back to toolvfs as policy.
+TEST_F(WorkspaceTest, ImportLeavesOutGitAndToolvfsStateAtAnyDepthUnlessAsked) {
+  Init();
+  const std::string agent = dir_.Join("agent");
+  WriteRealFile(agent + "/lib/toolvfs.toml", "[tools]\n");
+  WriteRealFile(agent + "/lib/code.py", "pass\n");
+  WriteRealFile(agent + "/vendor/.GIT/config", "[core]\n");
+  WriteRealFile(agent + "/.toolvfs/state", "x\n");
+  ProcessResult imported = Workspace({"import", agent, "--json"});
+  ASSERT_EQ(imported.exit_code, 0) << imported;
+  rapidjson::Document json = ParseJson(imported.out);
+  EXPECT_THAT(StringsOf(json, "tool_state"), ElementsAre(".toolvfs", "lib/toolvfs.toml", "vendor/.GIT"));
+  EXPECT_EQ(json["ignored"].GetUint64(), 0u);
+  EXPECT_THAT(imported.err, AllOf(StartsWith("toolvfs: workspace import: left out 3 entries of git's and toolvfs's"),
+                                  HasSubstr("--include-tool-state imports them"),
+                                  HasSubstr("'.toolvfs', 'lib/toolvfs.toml', 'vendor/.GIT'")));
+  EXPECT_NE(Workspace({"cat", "lib/toolvfs.toml"}).exit_code, 0);
+  EXPECT_NE(Workspace({"cat", "vendor/.GIT/config"}).exit_code, 0);
+  EXPECT_EQ(Workspace({"cat", "lib/code.py"}).out, "pass\n");
+
+  ProcessResult included = Workspace({"import", agent, "--include-tool-state", "--json"});
+  ASSERT_EQ(included.exit_code, 0) << included;
+  EXPECT_EQ(included.err, "");
+  EXPECT_EQ(Workspace({"cat", "lib/toolvfs.toml"}).out, "[tools]\n");
+  EXPECT_EQ(Workspace({"cat", "vendor/.GIT/config"}).out, "[core]\n");
+  EXPECT_EQ(Workspace({"cat", ".toolvfs/state"}).out, "x\n");
+}
+
+// An export refused after it created its missing DIR (here: the project
+// is a directory and DIR lies inside it; or a conflict) removes that DIR
+// again, so a refused export leaves nothing behind. A DIR that was there
+// stays.
+TEST_F(WorkspaceTest, ARefusedExportRemovesTheDirectoryItCreated) {
+  const std::string inside = source_ + "/out";
+  ProcessResult refused = Workspace({"export", inside}, source_);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.err, HasSubstr("inside the project"));
+  EXPECT_FALSE(fs::exists(inside));
+
+  const std::string existing = source_ + "/docs/empty";
+  ProcessResult kept = Workspace({"export", existing}, source_);
+  EXPECT_EQ(kept.exit_code, 2);
+  EXPECT_TRUE(fs::is_directory(existing)) << "a DIR that was there stays";
+}
+
+// `workspace copy` into a directory goes export's way (before, it wrote
+// through the fs store): git's and toolvfs's own state is left out and
+// named, a missing DIR is created, a directory project is never copied
+// into itself, and a refused copy removes the DIR it created.
+TEST_F(WorkspaceTest, CopyIntoADirectoryWritesAsExportDoes) {
+  WriteSource("toolvfs.toml", "[tools]\n");
+  const std::string into_itself = source_ + "/copy";
+  ProcessResult refused = Toolvfs({"workspace", "copy", source_, into_itself});
+  EXPECT_EQ(refused.exit_code, 2) << refused;
+  EXPECT_THAT(refused.err, HasSubstr("inside the project"));
+  EXPECT_FALSE(fs::exists(into_itself)) << "the refused copy removes the directory it created";
+
+  const std::string target = dir_.Join("copied");
+  ProcessResult copied = Toolvfs({"workspace", "copy", source_, target, "--json"});
+  ASSERT_EQ(copied.exit_code, 0) << copied;
+  EXPECT_THAT(copied.err, AllOf(StartsWith("toolvfs: workspace copy: left out 2 entries of git's and toolvfs's"),
+                                HasSubstr("'.git', 'toolvfs.toml'")));
+  EXPECT_FALSE(fs::exists(target + "/toolvfs.toml"));
+  EXPECT_FALSE(fs::exists(target + "/.git"));
+  EXPECT_EQ(ReadRealFile(target + "/src/a.py"), "print('alpha')\n");
+  EXPECT_TRUE(fs::is_directory(target + "/docs/empty"));
+  rapidjson::Document json = ParseJson(copied.out);
+  EXPECT_EQ(json["files_written"].GetUint64(), 5u);  // .gitignore, app.log, build/out.o, src/a.py, src/sub/b.txt
+  EXPECT_EQ(json["symlinks_skipped"].GetUint64(), 1u);  // link.py
+
+  // A target that is not empty is refused, and left as it was.
+  ProcessResult again = Toolvfs({"workspace", "copy", source_, target});
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_THAT(again.err, HasSubstr("is not empty; copy writes into a new or empty directory"));
 }
 
 // DIR is opened once, never through a symbolic link, and nothing below it
@@ -667,7 +752,8 @@ TEST_F(WorkspaceTest, ImportAddsAndOverwritesAndRefusesAConflictWholly) {
   MakeDirectory(more + "/extra/empty");
   ProcessResult imported = Workspace({"import", more, "--json"});
   ASSERT_EQ(imported.exit_code, 0) << imported;
-  EXPECT_EQ(imported.out, R"({"files":2,"directories":4,"bytes":12,"ignored":0,"skipped":0,"store_files":[]})" "\n");
+  EXPECT_EQ(imported.out,
+            R"({"files":2,"directories":4,"bytes":12,"ignored":0,"skipped":0,"store_files":[],"tool_state":[]})" "\n");
   EXPECT_EQ(Workspace({"cat", "src/sub/b.txt"}).out, "bee two\n");
   EXPECT_EQ(Workspace({"cat", "src/a.py"}).out, "print('alpha')\n");  // untouched
   EXPECT_THAT(ListedPaths(), ElementsAre(".gitignore", "docs", "docs/empty", "extra", "extra/c.txt", "extra/empty",

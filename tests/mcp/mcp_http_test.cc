@@ -31,6 +31,7 @@
 #include "../cli/subprocess.h"
 #include "core/unique_fd.h"
 #include "mcp/mcp_http_security.h"
+#include "mcp/mcp_http_transport.h"
 #include "mcp_http_client.h"
 #include "mcp_http_server_process.h"
 
@@ -736,6 +737,32 @@ TEST_F(McpHttpTest, APeerOverItsWaitingConnectionLimitIsRefusedWhileAnotherIsSer
 }
 
 // The rules one by one.
+
+// A session whose workspace is in the store already (the store's
+// namesake) is refused with 409 naming it, not the generic 500, and the
+// operator's log says so: the transport in this process, with a factory
+// that answers as the session store does.
+TEST(McpHttpSessionRefusalTest, AWorkspaceThatExistsAlreadyIsAConflictAndIsLogged) {
+  const std::string why = "Workspace 'abc' already exists in the store 'sessions.db'";
+  McpHttpSessionFactory factory = [&](const std::string&) -> Result<std::unique_ptr<McpHttpSession>> {
+    return AlreadyExistsError(why);
+  };
+  Result<std::unique_ptr<McpHttpTransport>> transport = McpHttpTransport::Bind({}, {}, factory);
+  ASSERT_TRUE(transport.ok()) << transport.status().ToString();
+  ::testing::internal::CaptureStderr();
+  std::thread serving([&] { static_cast<void>((*transport)->Serve()); });
+  const std::vector<std::string> headers = {"Content-Type: application/json",
+                                            "Accept: application/json, text/event-stream"};
+  HttpResponse refused = RawHttpClient((*transport)->port()).Send("POST", headers, std::string(kInitialize));
+  (*transport)->Stop();
+  serving.join();
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(refused.status, 409) << refused;
+  EXPECT_NE(refused.body.find("Conflict: cannot make the session: " + why), std::string::npos) << refused;
+  EXPECT_EQ(refused.Header("mcp-session-id"), "") << "no session is kept";
+  EXPECT_NE(log.find("refused: " + why), std::string::npos) << log;
+  EXPECT_EQ((*transport)->session_count(), 0u);
+}
 
 TEST(McpHttpSecurityTest, ListenAddresses) {
   Result<HttpListenAddress> v4 = ParseHttpListenAddress("127.0.0.1:8080");

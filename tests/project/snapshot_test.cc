@@ -653,15 +653,32 @@ TEST_P(StoreFileSnapshotTest, EveryReadOfADeletedWorkspaceOrOfItsSnapshotSaysItW
   ASSERT_TRUE(IsOk((*file)->DeleteWorkspace(WorkspaceName())));
 
   const std::string deleted = "' was deleted while it was open";
-  for (std::string_view path : {"a", "dir/b", "missing"}) {
-    const std::string message = "The workspace '" + uri + deleted;
-    EXPECT_TRUE(IsError(store_->Exists(path), StatusCode::kNotFound, message)) << path;
-    EXPECT_TRUE(IsError(store_->Metadata(path), StatusCode::kNotFound, message)) << path;
-    EXPECT_TRUE(IsError(store_->ListDir(path), StatusCode::kNotFound, message)) << path;
-    EXPECT_TRUE(IsError(store_->Read(path), StatusCode::kNotFound, message)) << path;
-  }
+  // Grep, Diff and Materialize of the live state too: a walk that skips
+  // what it cannot list, an id looked up among snapshots that went, and a
+  // copy of no rows used to answer as if the workspace were empty.
+  const std::string message = "The workspace '" + uri + deleted;
+  ExpectEveryReadSays(*store_, message, older);
+  // The snapshots went with the workspace: it says so, not "none" or "no such id".
+  EXPECT_TRUE(IsError(store_->ListSnapshots(), StatusCode::kNotFound, message));
+  EXPECT_TRUE(IsError(store_->DiffWithRewrites(older, std::nullopt), StatusCode::kNotFound, message));
+  EXPECT_TRUE(IsError(store_->Restore(older), StatusCode::kNotFound, message));
+  EXPECT_TRUE(IsError(store_->DeleteSnapshot(older), StatusCode::kNotFound, message));
+  EXPECT_TRUE(IsError(store_->Snapshot(), StatusCode::kNotFound, message));
+  // Writes, which never recreate it.
+  EXPECT_TRUE(IsError(store_->Write("a", "again"), StatusCode::kNotFound, message));
+  EXPECT_TRUE(IsError(store_->Write("new", "new"), StatusCode::kNotFound, message));
+  EXPECT_TRUE(IsError(store_->Delete("dir", /*recursive=*/true), StatusCode::kNotFound, message));
+  EXPECT_TRUE(IsError(store_->Rename("a", "b"), StatusCode::kNotFound, message));
+  FileMetadata metadata{EntryKind::kFile, 0, 1};
+  metadata.version = 7;
+  EXPECT_TRUE(IsError(store_->WriteWithMetadata("a", "kept", metadata), StatusCode::kNotFound, message));
+  EXPECT_TRUE(IsError(store_->ReadAuthorized("a", std::nullopt, [](std::string_view) { return OkStatus(); }),
+                      StatusCode::kNotFound, message));
+  // (ResolvePath only normalizes, with no look at the store; the act that follows it says so.)
   // The snapshot went with the workspace, which the message names.
-  ExpectEveryReadSays(**frozen, "The workspace '" + uri + "@" + older + deleted, older);
+  const std::string frozen_message = "The workspace '" + uri + "@" + older + deleted;
+  ExpectEveryReadSays(**frozen, frozen_message, older);
+  EXPECT_TRUE(IsError((*frozen)->ListSnapshots(), StatusCode::kNotFound, frozen_message));
 }
 
 // ----- what deleting a snapshot frees, without gc ------------------------------------------

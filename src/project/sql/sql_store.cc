@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -732,29 +733,25 @@ Status ApplyCopyChanges(const Change& change, const CopiedFromTree& written, con
   return OkStatus();
 }
 
-// Whether the copy holds exactly what it was written with.
-bool CopyUnchanged(const CopiedFromTree& written, const CopiedTree& now_in_copy) {
-  if (written.size() != now_in_copy.size()) return false;
-  for (const auto& [path, entry] : now_in_copy) {
-    auto before = written.find(path);
-    if (before == written.end() || before->second.kind != entry.kind) return false;
-    if (entry.kind == EntryKind::kFile && *entry.address != before->second.hash) return false;
-  }
-  return true;
-}
+// How a materialized copy differs from what it was written with.
+struct CopyChanges {
+  bool any = false;    // it holds anything else (an entry added, changed or deleted)
+  uint64_t bytes = 0;  // the bytes of the files it was not written with: what a sync writes to the store
+};
 
-// The bytes of the files the copy holds that it was not written with: what
-// a sync writes to the store.
-uint64_t ChangedBytes(const CopiedFromTree& written, const CopiedTree& now_in_copy) {
-  uint64_t changed = 0;
+CopyChanges CompareCopy(const CopiedFromTree& written, const CopiedTree& now_in_copy) {
+  CopyChanges changes;
+  // Every entry of the copy was written, so another count means a deletion.
+  changes.any = written.size() != now_in_copy.size();
   for (const auto& [path, entry] : now_in_copy) {
-    if (entry.kind != EntryKind::kFile) continue;
     auto before = written.find(path);
-    if (before == written.end() || before->second.kind != entry.kind || before->second.hash != *entry.address) {
-      changed += entry.size;
-    }
+    const bool kept = before != written.end() && before->second.kind == entry.kind &&
+                      (entry.kind != EntryKind::kFile || *entry.address == before->second.hash);
+    if (kept) continue;
+    changes.any = true;
+    if (entry.kind == EntryKind::kFile) changes.bytes += entry.size;
   }
-  return changed;
+  return changes;
 }
 
 class SqlView final : public MaterializedView {
@@ -783,12 +780,13 @@ class SqlView final : public MaterializedView {
  private:
   Status Sync() {
     TOOLVFS_ASSIGN_OR_RETURN(CopiedTree now_in_copy, ReadCopy(dir_, CopiedAddresses::kCompute));
+    const CopyChanges changes = CompareCopy(written_, now_in_copy);
     if (workspace_->read_only()) {
-      if (CopyUnchanged(written_, now_in_copy)) return OkStatus();
+      if (!changes.any) return OkStatus();
       return PermissionDeniedError("the project " + Quote(workspace_->display) + " is snapshot " +
                                    Quote(workspace_->snapshot) + ", which is read-only");
     }
-    TOOLVFS_RETURN_IF_ERROR(CheckSyncedTotal(ChangedBytes(written_, now_in_copy)));
+    TOOLVFS_RETURN_IF_ERROR(CheckSyncedTotal(changes.bytes));
     // One transaction: the sync applies whole or not at all.
     std::vector<RefusedChange> refused;
     Status applied = InWriteTransaction(*workspace_, WriteScope::kWorkspace, [&](const Change& change) {
@@ -838,6 +836,9 @@ Result<CopiedFromTree> WriteCopy(const Workspace& workspace, const std::string& 
       rows.push_back(std::move(row));
     }
   }
+  // No row at all may be a deleted workspace's (whose every row went):
+  // looked at only then, so a copy of a workspace with files costs nothing more.
+  if (rows.empty() && !workspace.read_only()) TOOLVFS_RETURN_IF_ERROR(WorkspaceStillThere(*db, workspace));
   CopiedFromTree written;
   for (const Row& row : rows) {
     if (row.from.kind == EntryKind::kDirectory) {
@@ -1109,13 +1110,23 @@ class SqlStore final : public ProjectFiles {
   Result<GrepResult> Grep(std::string_view pattern, const GrepOptions& options) override {
     StoreGrepTree tree(workspace_);
     Result<GrepResult> result = RunGrep(tree, pattern, options);
-    if (!result.ok() || !workspace_->read_only()) return result;
+    if (!result.ok()) return result;
     // The walk skips a directory or file it cannot list or read (gone since
     // it was seen), so a snapshot deleted meanwhile would give a partial
     // result. A snapshot still there now was there for every read before
     // (its id is never given again): then the result is whole.
+    if (workspace_->read_only()) {
+      TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
+      TOOLVFS_RETURN_IF_ERROR(SnapshotStillThere(*db, *workspace_));
+      return result;
+    }
+    // The same for the live state: a deleted workspace's root cannot be
+    // listed, which the walk skips as well, leaving an empty result. Looked
+    // at only when the walk skipped something, so a search that found every
+    // entry it listed costs nothing more.
+    if (!tree.skipped_an_entry()) return result;
     TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
-    TOOLVFS_RETURN_IF_ERROR(SnapshotStillThere(*db, *workspace_));
+    TOOLVFS_RETURN_IF_ERROR(WorkspaceStillThere(*db, *workspace_));
     return result;
   }
 
@@ -1194,17 +1205,19 @@ class SqlStore final : public ProjectFiles {
       info.created_ms = select.Int(2);
       snapshots.push_back(std::move(info));
     }
+    // None may be a deleted workspace's (its snapshots went with it): it
+    // says so, as every read does. Looked at only then.
+    if (snapshots.empty()) TOOLVFS_RETURN_IF_ERROR(WorkspaceStillThere(*db, *workspace_));
     return snapshots;
   }
 
   Result<TreeDiff> Diff(std::string_view from, std::optional<std::string_view> to) override {
-    TOOLVFS_ASSIGN_OR_RETURN(Comparison comparison, Compare(from, to));
-    return std::move(comparison.diff);
+    TOOLVFS_ASSIGN_OR_RETURN(TreeChanges changes, Compare(from, to));
+    return std::move(changes.diff);
   }
 
-  Result<std::vector<std::string>> Rewritten(std::string_view from, std::optional<std::string_view> to) override {
-    TOOLVFS_ASSIGN_OR_RETURN(Comparison comparison, Compare(from, to));
-    return std::move(comparison.rewritten);
+  Result<TreeChanges> DiffWithRewrites(std::string_view from, std::optional<std::string_view> to) override {
+    return Compare(from, to);
   }
 
   Status DeleteSnapshot(std::string_view id) override {
@@ -1302,7 +1315,7 @@ class SqlStore final : public ProjectFiles {
 
     Result<std::vector<Entry>> List(std::string_view path) override {
       TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
-      return ListChildrenOf(*db, *workspace_, path, "search");
+      return Noted(ListChildrenOf(*db, *workspace_, path, "search"));
     }
 
     Result<EntryKind> Resolve(std::string_view path) override {
@@ -1316,13 +1329,25 @@ class SqlStore final : public ProjectFiles {
     }
 
     Result<File> OpenFile(std::string_view path, bool /*follow_symlinks*/) override {
-      TOOLVFS_ASSIGN_OR_RETURN(FileRange range, ReadFileOf(*workspace_, path, 0, std::nullopt,
-                                                           /*whole=*/false, /*limit=*/false));
+      TOOLVFS_ASSIGN_OR_RETURN(FileRange range, Noted(ReadFileOf(*workspace_, path, 0, std::nullopt,
+                                                                 /*whole=*/false, /*limit=*/false)));
       return File{std::make_unique<OwnedContentReader>(std::move(range.content)), {}};
     }
 
+    // Whether a List or OpenFile failed, which the walk skips (an entry
+    // gone since it was seen, or the whole workspace).
+    bool skipped_an_entry() const { return failed_.load(std::memory_order_relaxed); }
+
    private:
+    // `result`, remembering a failure (called from the search's threads).
+    template <typename T>
+    Result<T> Noted(Result<T> result) {
+      if (!result.ok()) failed_.store(true, std::memory_order_relaxed);
+      return result;
+    }
+
     std::shared_ptr<Workspace> workspace_;
+    std::atomic<bool> failed_ = false;
   };
 
   static Result<std::optional<toolvfs::Entry>> LookUpIn(SqlConnection& db, const Workspace& workspace,
@@ -1483,18 +1508,17 @@ class SqlStore final : public ProjectFiles {
     return LookUpInSnapshot(db, *workspace_, path, snapshot_read);
   }
 
+  // A snapshot of this workspace; when there is none such, NotFound naming
+  // the workspace if it was deleted (its snapshots went with it), else the id.
   Result<SnapshotRef> Find(SqlConnection& db, std::string_view reference) {
-    return FindSnapshot(db, workspace_->id, reference,
-                        /*labels=*/false);
+    Result<SnapshotRef> found = FindSnapshot(db, workspace_->id, reference, /*labels=*/false);
+    if (found.status().code() == StatusCode::kNotFound) TOOLVFS_RETURN_IF_ERROR(WorkspaceStillThere(db, *workspace_));
+    return found;
   }
 
-  // Diff, and the files Rewritten names: those whose row differs with the
-  // same content (a write of the same bytes makes a new row).
-  struct Comparison {
-    TreeDiff diff;
-    std::vector<std::string> rewritten;
-  };
-  Result<Comparison> Compare(std::string_view from, std::optional<std::string_view> to) {
+  // Diff, and the rewritten files: those whose row differs with the same
+  // content (a write of the same bytes makes a new row).
+  Result<TreeChanges> Compare(std::string_view from, std::optional<std::string_view> to) {
     TOOLVFS_ASSIGN_OR_RETURN(SqlLease db, workspace_->database->Connect());
     TOOLVFS_ASSIGN_OR_RETURN(SqlTransaction transaction,
                              SqlTransaction::Begin(*db, SqlTransactionKind::kRead));
@@ -1511,7 +1535,7 @@ class SqlStore final : public ProjectFiles {
     const int64_t low = reversed ? second : first.generation;
     const int64_t high = reversed ? first.generation : second;
     TOOLVFS_ASSIGN_OR_RETURN(std::vector<std::string> paths, ChangedPaths(*db, workspace_->id, low, high));
-    Comparison comparison;
+    TreeChanges comparison;
     TreeDiff& diff = comparison.diff;
     for (const std::string& path : paths) {
       TOOLVFS_ASSIGN_OR_RETURN(std::optional<Entry> before,
