@@ -91,7 +91,8 @@ TEST_F(PostgresCliTest, OnlyAWritingCommandCreatesAMissingWorkspaceAndSaysSo) {
   EXPECT_NE(grep.err.find("; create it with toolvfs workspace init --project "), std::string::npos) << grep.err;
   EXPECT_EQ(OnProject({"workspace", "ls"}, project_).exit_code, 2) << "grep created nothing";
 
-  ProcessResult exec = OnProject({"exec", "--no-audit", "--runtime", "stdio", "--", "/bin/true"}, project_);
+  // --project before PROGRAM: after it, it would be the program's.
+  ProcessResult exec = Toolvfs({"exec", "--project", project_, "--no-audit", "--runtime", "stdio", "--", "/bin/true"});
   EXPECT_EQ(exec.exit_code, 0) << exec;
   EXPECT_EQ(exec.err.rfind("toolvfs: --project: created workspace '", 0), 0u) << exec.err;
   EXPECT_EQ(OnProject({"workspace", "ls"}, project_).exit_code, 0);
