@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "cli/project_opening.h"
 #include "cli/terminal.h"
 #include "cli/tool_invocation.h"
 #include "core/io.h"
@@ -92,7 +93,8 @@ class AuditCommand final : public Command {
   // directory has).
   static Result<std::string> LogPath(const CommonOptions& common) {
     if (!common.audit_path.empty()) return common.audit_path;
-    TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<ProjectFiles> store, OpenProject(common.project));
+    TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<ProjectFiles> store,
+                             OpenCommandProject(common.project, ProjectUse::kRead));
     std::optional<std::string> directory = ProjectDirectory(common.project);
     if (!directory) {
       return InvalidArgumentError("The project " + Quote(common.project) +

@@ -40,7 +40,7 @@ class CheckCommand final : public Command {
   int Run(const CommonOptions& common) override {
     std::string path = ConfigPath(common);
     Result<ConfigCheck> checked = CheckConfigFile(path, InstallationVariables());
-    if (!checked.ok()) return ReportError("check", checked.status().message());
+    if (!checked.ok()) return ReportError("check", WithMissingConfigHint(common, checked.status()).message());
     if (json_) return PrintJson(common, path, *checked);
     if (!checked->errors.empty()) {
       for (const std::string& error : checked->errors) ReportError("check", error);

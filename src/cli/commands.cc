@@ -14,7 +14,9 @@ std::span<const CommandInfo> Commands() {
       {"check", "Validate toolvfs.toml and print each tool's effective policy", NewCheckCommand},
       {"grep", "Search file contents with a regular expression (RE2 syntax)", NewGrepCommand},
       {"doctor", "Show which sandbox features this machine's kernel provides", NewDoctorCommand},
-      {"workspace", "Durable workspaces: create, list, read, snapshot, restore, diff, export, import, delete, gc",
+      {"workspace",
+       "Durable workspaces: init, ls, cat, snapshot, snapshots, restore, snapshot-rm, diff, export, import, "
+       "copy, rm, gc, reset, prompt, materialize",
        NewWorkspaceCommand},
       {"audit", "Print the audit log as a timeline, optionally only a tool's or the denied requests", NewAuditCommand},
       {"vfsd", "Serve one client files, pipes and temp files by handle over length-prefixed JSON frames", NewVfsdCommand},

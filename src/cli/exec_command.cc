@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/project_opening.h"
 #include "cli/terminal.h"
 #include "cli/tool_invocation.h"
 #include "config/config.h"
@@ -62,6 +63,7 @@ std::string AdHocToolName(const std::vector<std::string>& command) {
 class ExecCommand final : public Command {
  public:
   void AddOptions(CLI::App& app) override {
+    app_ = &app;
     app.add_option("PROGRAM", command_, "The program, then its arguments (all of them its own)")
         ->required()
         ->type_name("");
@@ -101,8 +103,8 @@ class ExecCommand final : public Command {
         "x.py) or else PROGRAM's file name, with the default limits.\n"
         "Example: toolvfs exec --allow-write todo.txt -- python3 tools/todo.py\n"
         "Exit codes: 0 completed, 1 the tool reported an error or failed, 2 usage error or the "
-        "program could not start, 3 needs input, 4 the OS sandbox cannot be enforced, 124 timeout, "
-        "130 cancelled.");
+        "program could not start, 3 needs input, 4 the OS sandbox cannot be enforced, 69 the store's "
+        "server is unavailable (try again), 124 timeout, 130 cancelled.");
   }
 
   unsigned UsedCommonOptions() const override { return kOptionProject | kOptionInteraction | kOptionSandbox | kOptionAudit | kOptionLogLevel; }
@@ -112,8 +114,9 @@ class ExecCommand final : public Command {
       return ReportError("exec", "PROGRAM is empty (see toolvfs exec --help)");
     }
     if (int code = CheckAllowOptions(); code != kExitOk) return code;
+    if (common.log_level != "error") WarnOfOwnOptionsAfterProgram();
 
-    Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project);
+    Result<std::unique_ptr<ProjectFiles>> store = OpenCommandProject(common.project, ProjectUse::kWrite);
     if (!store.ok()) return ReportStatus("--project", store.status());
 
     ToolCall call;
@@ -169,6 +172,26 @@ class ExecCommand final : public Command {
   }
 
  private:
+  // Words after PROGRAM are the program's, options included (like env and
+  // timeout); one that is also an option of exec (`... count.py --args
+  // '{...}'`) was most likely meant for exec, which then silently ran
+  // without it. Said on stderr; what runs does not change.
+  void WarnOfOwnOptionsAfterProgram() const {
+    std::string misplaced;
+    for (size_t index = 1; index < command_.size(); ++index) {
+      const std::string& word = command_[index];
+      if (!word.starts_with("--") || word == "--" || word == "--help") continue;
+      const std::string name = word.substr(0, word.find('='));
+      if (app_ == nullptr || app_->get_option_no_throw(name) == nullptr) continue;
+      if (!misplaced.empty()) misplaced += ", ";
+      misplaced += Quote(name);
+    }
+    if (misplaced.empty()) return;
+    ReportNote("warning", misplaced + " after PROGRAM " + Quote(command_.front()) +
+                              " went to the program, not to exec; exec's own options go before PROGRAM "
+                              "(toolvfs exec [OPTIONS] [--] PROGRAM [ARGS...])");
+  }
+
   bool HasAllowOptions() const {
     return !allow_read_.empty() || !allow_write_.empty() || !allow_net_.empty() || !allow_cmd_.empty();
   }
@@ -219,6 +242,7 @@ class ExecCommand final : public Command {
     return kExitOk;
   }
 
+  const CLI::App* app_ = nullptr;  // the parser of AddOptions, which outlives Run
   std::vector<std::string> command_;
   std::string runtime_ = "vfs";
   std::optional<std::string> arguments_;

@@ -19,6 +19,7 @@
 
 #include "cli/command.h"
 #include "cli/progress_line.h"
+#include "cli/project_opening.h"
 #include "cli/terminal.h"
 #include "core/io.h"
 #include "core/text.h"
@@ -192,7 +193,7 @@ class GrepCommand final : public Command {
         "Skips .git/, .toolvfs/, hidden files (unless --hidden), binary files and ignored files "
         "(unless --include-ignored).\n"
         "Example: toolvfs grep -w -t py 'def \\w+' src\n"
-        "Exit codes: 0 matches found, 1 no match, 2 error.");
+        "Exit codes: 0 matches found, 1 no match, 2 error, 69 the store's server is unavailable (try again).");
   }
 
   unsigned UsedCommonOptions() const override { return kOptionProject; }
@@ -216,7 +217,7 @@ class GrepCommand final : public Command {
       }
       types.push_back(found);
     }
-    Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project);
+    Result<std::unique_ptr<ProjectFiles>> store = OpenCommandProject(common.project, ProjectUse::kRead);
     if (!store.ok()) return ReportStatus("--project", store.status());
 
     std::vector<std::string> named;

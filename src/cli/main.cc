@@ -15,6 +15,7 @@
 #include "cli/cli_reference.h"
 #include "cli/command.h"
 #include "cli/terminal.h"
+#include "cli/tool_invocation.h"
 
 namespace toolvfs {
 namespace {
@@ -70,12 +71,51 @@ std::vector<const CLI::App*> AllSubcommands(const CLI::App& app) {
   return app.get_subcommands(std::function<bool(const CLI::App*)>([](const CLI::App*) { return true; }));
 }
 
+// "; did you mean --project?" when `option` is a near miss of a long
+// option of `app` (CLI11 2.1 suggests nothing), else "".
+std::string DidYouMean(const CLI::App& app, std::string_view option) {
+  std::vector<std::string> names;
+  for (const CLI::Option* known : app.get_options()) {
+    for (const std::string& name : known->get_lnames()) names.push_back("--" + name);
+  }
+  std::vector<std::string> close = ClosestNames(option, names);
+  return close.empty() ? std::string() : "; did you mean " + close.front() + "?";
+}
+
+// The first option before argv[end] (from argv[1]) that the root does not
+// know, as typed ("--projcet"), or "". Values of known options are skipped.
+std::string UnknownRootOption(const CLI::App& root, int end, char** argv) {
+  for (int index = 1; index < end; ++index) {
+    std::string_view argument = argv[index];
+    if (argument == "--") break;
+    if (!argument.starts_with("-")) continue;
+    std::string name(argument.substr(0, argument.find('=')));
+    const CLI::Option* option = root.get_option_no_throw(name);
+    if (option == nullptr) return name;
+    if (argument.find('=') == std::string_view::npos && option->get_expected_max() != 0) ++index;
+  }
+  return {};
+}
+
+// The index of `command`'s name in argv: where CLI11 found it.
+int CommandIndex(const CLI::App& command, int argc, char** argv) {
+  for (int index = 1; index < argc; ++index) {
+    if (argv[index] == command.get_name()) return index;
+  }
+  return argc;
+}
+
 // A CLI11 parse error as our one-line form, with a pointer to the help of
 // the command that was being parsed.
 int ReportParseError(const CLI::App& root, const CLI::ParseError& error, int argc, char** argv) {
   std::vector<CLI::App*> selected = root.get_subcommands();
   if (selected.empty()) {
     ScannedArguments arguments = ScanArguments(root, 1, argc, argv);
+    // A near miss of an option comes first: the word after it, taken for
+    // a command, is more likely its value.
+    if (std::string suggestion = DidYouMean(root, arguments.unknown_option); !suggestion.empty()) {
+      return ReportError(arguments.unknown_option, "unknown option" + suggestion + " (see toolvfs --help)");
+    }
     if (!arguments.command.empty()) {
       return ReportError(arguments.command, "unknown command; expected one of: " + CommandNames() +
                                                 " (see toolvfs --help)");
@@ -91,6 +131,11 @@ int ReportParseError(const CLI::App& root, const CLI::ParseError& error, int arg
   }
   // "workspace ls" when the error is in a subcommand of a command.
   const CLI::App* command = selected.front();
+  // An unknown option before the command's name is the root's to report,
+  // not the command's (CLI11 hands it to the command as an extra).
+  if (std::string unknown = UnknownRootOption(root, CommandIndex(*command, argc, argv), argv); !unknown.empty()) {
+    return ReportError(unknown, "unknown option" + DidYouMean(root, unknown) + " (see toolvfs --help)");
+  }
   std::string name = command->get_name();
   std::vector<CLI::App*> nested = command->get_subcommands();
   if (!nested.empty()) {
@@ -109,7 +154,16 @@ int ReportParseError(const CLI::App& root, const CLI::ParseError& error, int arg
     }
     return ReportError(name, "no subcommand given; " + expected);
   }
-  return ReportError(name, std::string(error.what()) + " (see toolvfs " + name + " --help)");
+  std::string suggestion;
+  if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
+    const CLI::App& parsed = nested.empty() ? *command : *nested.front();
+    for (const std::string& extra : parsed.remaining()) {
+      if (!extra.starts_with("--")) continue;
+      suggestion = DidYouMean(parsed, extra.substr(0, extra.find('=')));
+      if (!suggestion.empty()) break;
+    }
+  }
+  return ReportError(name, std::string(error.what()) + suggestion + " (see toolvfs " + name + " --help)");
 }
 
 int RunMain(int argc, char** argv) {
@@ -145,7 +199,8 @@ int RunMain(int argc, char** argv) {
       "Example: toolvfs run todo_report --project examples/project\n"
       "Exit codes: 0 success (grep: matches found), 1 no result or the tool reported an "
       "error (grep: no match), 2 usage, config or other error, 3 the tool needs input, "
-      "4 the OS sandbox cannot be enforced, 124 timeout, 130 cancelled.");
+      "4 the OS sandbox cannot be enforced, 69 the store's server is unavailable (try again), "
+      "124 timeout, 130 cancelled.");
 
   // Hidden (no group): the build runs it to make the man page and the
   // completions from this very tree (cli_reference.h).

@@ -21,6 +21,7 @@
 
 #include "cli/command.h"
 #include "cli/mcp_http_serve.h"
+#include "cli/project_opening.h"
 #include "cli/stop_on_signals.h"
 #include "cli/terminal.h"
 #include "cli/tool_invocation.h"
@@ -401,7 +402,10 @@ class McpCommand final : public Command {
     app.footer(
         "Speaks MCP (2025-11-25, 2025-06-18, 2025-03-26) on stdin/stdout, one JSON-RPC message "
         "per line; logs go to stderr. Serves the tools of toolvfs.toml and the builtin tools. "
-        "With --http: Streamable HTTP at http://ADDR:PORT/mcp, one session workspace per MCP session.");
+        "With --http: Streamable HTTP at http://ADDR:PORT/mcp, one session workspace per MCP session.\n"
+        "Example: toolvfs mcp --project /path/to/project (as the command of an MCP client's server entry)\n"
+        "Exit codes: 0 at the end of input (stdio) or on SIGINT/SIGTERM (--http), 1 the stdio channel failed, "
+        "2 usage or config error, 69 the store's server is unavailable (try again).");
   }
 
   int Run(const CommonOptions& common) override {
@@ -418,7 +422,7 @@ class McpCommand final : public Command {
       std::fputs("toolvfs mcp: stopping on a signal, as at the end of input\n", stderr);
       stop_asked.Cancel();
     });
-    Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project);
+    Result<std::unique_ptr<ProjectFiles>> store = OpenCommandProject(common.project, ProjectUse::kWrite);
     if (!store.ok()) return ReportStatus("--project", store.status());
     Result<Serving> serving = PrepareServing(common);
     if (!serving.ok()) return ReportError("mcp", serving.status().message());

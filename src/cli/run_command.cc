@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/project_opening.h"
 #include "cli/terminal.h"
 #include "cli/tool_invocation.h"
 #include "config/config.h"
@@ -80,12 +81,13 @@ class RunCommand final : public Command {
         "content goes to stdout and errors to stderr.\n"
         "Example: toolvfs run rename_symbol --args '{\"from\": \"a\", \"to\": \"b\"}' --json\n"
         "Exit codes: 0 completed, 1 the tool reported an error or failed, 2 usage or config "
-        "error, 3 needs input, 4 the OS sandbox cannot be enforced, 124 timeout, 130 cancelled "
+        "error, 3 needs input, 4 the OS sandbox cannot be enforced, 69 the store's server is unavailable "
+        "(try again), 124 timeout, 130 cancelled "
         "(Ctrl+C sends the tool `cancel`).");
   }
 
   int Run(const CommonOptions& common) override {
-    Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project);
+    Result<std::unique_ptr<ProjectFiles>> store = OpenCommandProject(common.project, ProjectUse::kWrite);
     if (!store.ok()) return ReportStatus("--project", store.status());
 
     Result<LoadedConfig> loaded = LoadToolConfig(common);

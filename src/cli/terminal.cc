@@ -53,11 +53,17 @@ void ReportNote(std::string_view what, std::string_view why) { PrintLine(what, w
 
 namespace {
 std::atomic<bool> debug_logging{false};
+std::atomic<bool> warnings_wanted{true};
 }  // namespace
 
-void SetLogLevel(std::string_view level) { debug_logging.store(level == "debug"); }
+void SetLogLevel(std::string_view level) {
+  debug_logging.store(level == "debug");
+  warnings_wanted.store(level != "error");
+}
 
 bool DebugLogging() { return debug_logging.load(); }
+
+bool WarningsWanted() { return warnings_wanted.load(); }
 
 void LogDebug(std::string_view message) {
   if (!DebugLogging()) return;

@@ -25,6 +25,8 @@ void ReportNote(std::string_view what, std::string_view why);
 // or "debug".
 void SetLogLevel(std::string_view level);
 bool DebugLogging();
+// False with --log-level error: warnings and hints are then not printed.
+bool WarningsWanted();
 
 // With --log-level debug, prints "toolvfs: debug: <message>" on stderr
 // (control characters escaped, one line); nothing otherwise. For what a

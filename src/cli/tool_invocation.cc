@@ -448,8 +448,13 @@ std::string ConfigPath(const CommonOptions& common) {
   return (fs::path(directory) / "toolvfs.toml").lexically_normal().string();
 }
 
+Status WithMissingConfigHint(const CommonOptions& common, const Status& status) {
+  if (status.code() != StatusCode::kNotFound || !common.config.empty()) return status;
+  return Status(StatusCode::kNotFound,
+                status.message() + " (create it, or name a config file with --config FILE; see docs/config.md)");
+}
+
 Result<LoadedConfig> LoadToolConfig(const CommonOptions& common) {
-  bool named = !common.config.empty();
   std::string path = ConfigPath(common);
   Result<Config> config = LoadConfig(path, InstallationVariables());
   if (!config.ok()) {
@@ -460,10 +465,7 @@ Result<LoadedConfig> LoadToolConfig(const CommonOptions& common) {
                     config.status().message() + " (toolvfs check --config " + ShellQuoted(path) +
                         " lists every error)");
     }
-    if (named) return config.status();
-    return Status(StatusCode::kNotFound,
-                  config.status().message() +
-                      " (create it, or name a config file with --config FILE; see docs/config.md)");
+    return WithMissingConfigHint(common, config.status());
   }
   std::error_code error;
   fs::path absolute = fs::absolute(path, error);
@@ -890,6 +892,35 @@ struct RunEnd {
   std::string kind;
 };
 
+// Whether the tool's last words say it could not load a toolvfs SDK: the
+// interpreter's (or compiler's) own message, which names no fix.
+bool FailedToLoadSdk(const Outcome& outcome) {
+  constexpr std::string_view kSigns[] = {"No module named 'toolvfs_tool'", "No module named 'toolvfs_vfsd'",
+                                         "Cannot find module 'toolvfs_tool'", "toolvfs/tool.h: No such file"};
+  const std::string_view message = outcome.error ? std::string_view(outcome.error->message) : std::string_view();
+  return std::any_of(std::begin(kSigns), std::end(kSigns), [&](std::string_view sign) {
+    return outcome.stderr_tail.find(sign) != std::string::npos || message.find(sign) != std::string_view::npos;
+  });
+}
+
+// The SDKs are on the path of vfs tools only (PYTHONPATH, the sandbox's
+// grant), so a tool written for them but configured without `runtime =
+// "vfs"` (inferred as stdio) fails to import one with the interpreter's
+// bare message; this names the fix.
+void HintAtSdkOfStdioTool(const Outcome& outcome, const ToolConfig& tool, RuntimeKind runtime) {
+  if (runtime != RuntimeKind::kStdio || !WarningsWanted() || !FailedToLoadSdk(outcome)) return;
+  ReportNote("hint", "tool " + Quote(tool.name) +
+                         " could not load the toolvfs SDK, which only vfs tools get: set runtime = \"vfs\" in "
+                         "its [tools." + tool.name + "] table (toolvfs exec: --runtime vfs)");
+}
+
+// Where this binary is, for a message about what is missing beside it.
+std::string ThisProgram() {
+  std::error_code error;
+  std::string path = fs::read_symlink("/proc/self/exe", error).string();
+  return error ? std::string("toolvfs") : path;
+}
+
 int RunAndReport(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& tool,
                  const InvocationOutput& output, RunEnd& end) {
   // The runtimes check the arguments too; checking here first tells the
@@ -947,6 +978,7 @@ int RunAndReport(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& t
   } else {
     PrintOutcomeText(outcome, verdict, tool, interrupt_signal);
   }
+  if (verdict == Verdict::kError) HintAtSdkOfStdioTool(outcome, tool, output.runtime);
   return ExitCodeOf(verdict);
 }
 
@@ -984,6 +1016,14 @@ int InvokeTool(ToolRuntime& runtime, const ToolCall& call, const ToolConfig& too
     AuditRecord start = RunRecord(kRunStartMethod, tool, identified.id);
     start.target = std::string(RuntimeKindName(output.runtime));
     output.audit->Record(start);
+  }
+  // A relocated binary (`cp build/toolvfs /tmp/x`) finds no SDK beside it:
+  // said before the tool fails to import it, naming the way out.
+  if (output.runtime == RuntimeKind::kVfs && SdkDirectory().empty() && WarningsWanted()) {
+    ReportNote("warning", "no tool SDK (share/toolvfs/sdk) was found near " + Quote(ThisProgram()) +
+                              ", so tool " + Quote(tool.name) +
+                              " cannot import toolvfs_tool; set TOOLVFS_SDK_DIR to the absolute path of the "
+                              "directory that holds toolvfs_tool.py");
   }
   RunEnd end;
   const int exit_code = RunAndReport(runtime, identified, tool, output, end);

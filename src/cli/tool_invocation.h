@@ -47,6 +47,10 @@ struct LoadedConfig {
 // current directory for stores without one).
 std::string ConfigPath(const CommonOptions& common);
 
+// `status`, the failure to read the config file, with a hint when the
+// file is the default one and missing: how to create or name one.
+Status WithMissingConfigHint(const CommonOptions& common, const Status& status);
+
 // Loads `--config FILE` if given, else toolvfs.toml in the project directory
 // (the current directory for stores without one). Every error is one line
 // that names the file; a missing default file also says how to provide one.

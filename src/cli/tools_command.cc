@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/project_opening.h"
 #include "cli/terminal.h"
 #include "cli/tool_invocation.h"
 #include "config/config.h"
@@ -165,13 +166,14 @@ class ToolsCommand final : public Command {
     app.footer(
         "Lists the tools of --config FILE, else of toolvfs.toml in the project directory.\n"
         "Example: toolvfs tools --json --project examples/project\n"
-        "Exit codes: 0 listed (also when there are none), 2 the config is missing or invalid.");
+        "Exit codes: 0 listed (also when there are none), 2 the config is missing or invalid, 69 the "
+        "store's server is unavailable (try again).");
   }
 
   unsigned UsedCommonOptions() const override { return kOptionProject | kOptionConfig | kOptionLogLevel; }
 
   int Run(const CommonOptions& common) override {
-    Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project);
+    Result<std::unique_ptr<ProjectFiles>> store = OpenCommandProject(common.project, ProjectUse::kRead);
     if (!store.ok()) return ReportStatus("--project", store.status());
     Result<LoadedConfig> loaded = LoadToolConfig(common);
     if (!loaded.ok()) return ReportError("tools", loaded.status().message());

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/project_opening.h"
 #include "cli/terminal.h"
 #include "cli/tool_invocation.h"
 #include "policy/audit.h"
@@ -45,7 +46,8 @@ class VfsdCommand final : public Command {
         "Frames: a 4-byte big-endian length, then that many bytes of UTF-8 JSON. Ops: ping, init, open_read, "
         "open_write, read, write, close, stat, list, make_pipe, temp, seek (docs/vfsd.md).\n"
         "Example: toolvfs vfsd --project . --allow src (a client on stdin/stdout)\n"
-        "Exit codes: 0 when the client closes the channel, 1 when the channel fails, 2 usage or setup error.");
+        "Exit codes: 0 when the client closes the channel, 1 when the channel fails, 2 usage or setup error, "
+        "69 the store's server is unavailable (try again).");
   }
 
   unsigned UsedCommonOptions() const override { return kOptionProject | kOptionAudit; }
@@ -55,7 +57,7 @@ class VfsdCommand final : public Command {
     if (fd_ && ::fcntl(*fd_, F_GETFD) < 0) {
       return ReportError("--fd", "descriptor " + std::to_string(*fd_) + " is not open in this process");
     }
-    Result<std::unique_ptr<ProjectFiles>> store = OpenProject(common.project);
+    Result<std::unique_ptr<ProjectFiles>> store = OpenCommandProject(common.project, ProjectUse::kWrite);
     if (!store.ok()) return ReportStatus("--project", store.status());
 
     Result<std::unique_ptr<AuditSink>> audit = OpenAuditSink(common);

@@ -326,7 +326,7 @@ class WorkspaceCommand final : public Command {
         "--project names the workspace: sqlite:FILE#WORKSPACE (a snapshot read-only as "
         "sqlite:FILE#WORKSPACE@SNAPSHOT). Every subcommand but init needs an existing workspace.\n"
         "Example: toolvfs workspace init --from . --project sqlite:agents.db#demo\n"
-        "Exit codes: 0 done, 2 usage or any other error.");
+        "Exit codes: 0 done, 2 usage or any other error, 69 the store's server is unavailable (try again).");
 
     CLI::App* init = Add(app, "init", "Create a workspace, optionally importing a directory", &WorkspaceCommand::Init);
     init_app_ = init;

@@ -712,7 +712,7 @@ class MemoryStore final : public ProjectFiles {
     Tree released;  // declared first, so freed after the lock is released
     std::unique_lock lock(state_->mutex);
     auto it = number ? state_->snapshots.find(*number) : state_->snapshots.end();
-    if (it == state_->snapshots.end()) return SnapshotNotFoundError(id);
+    if (it == state_->snapshots.end()) return SnapshotNotFoundError(id, display_root_);
     released = std::move(it->second.tree);
     state_->snapshots.erase(it);
     return OkStatus();
@@ -722,9 +722,9 @@ class MemoryStore final : public ProjectFiles {
   // The map of snapshot `id`; NotFound naming it. Call with the mutex held.
   Result<Tree> FindSnapshot(std::string_view id) const {
     std::optional<uint64_t> number = ParseSnapshotId(id);
-    if (!number) return SnapshotNotFoundError(id);
+    if (!number) return SnapshotNotFoundError(id, display_root_);
     auto it = state_->snapshots.find(*number);
-    if (it == state_->snapshots.end()) return SnapshotNotFoundError(id);
+    if (it == state_->snapshots.end()) return SnapshotNotFoundError(id, display_root_);
     return it->second.tree;
   }
 

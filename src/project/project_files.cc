@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <ctime>
+#include <optional>
+#include <string>
 
 #include "core/text.h"
 #include "project/fs_store.h"
@@ -98,6 +100,22 @@ Result<WriteMode> ParseWriteMode(std::string_view name) {
                               ": expected 'overwrite', 'create' or 'append'");
 }
 
+namespace {
+
+// The store URI a directory that does not exist was probably meant to be:
+// a scheme without its colon ("memory", "null"), or a workspace address
+// without "sqlite:" ("work.db#main"). nullopt when it looks like none.
+std::optional<std::string> StoreUriLookAlike(std::string_view uri) {
+  if (uri == "memory" || uri == "null") return std::string(uri) + ":";
+  if (uri == "sqlite") return "sqlite:FILE#WORKSPACE";
+  if (uri == "postgres" || uri == "postgresql") return "postgres://...#WORKSPACE";
+  // A directory named with '#' is rare; a sqlite address without its scheme is a common slip.
+  if (uri.find('#') != std::string_view::npos) return "sqlite:" + std::string(uri);
+  return std::nullopt;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<ProjectFiles>> OpenProject(std::string_view uri,
                                                   const StoreOptions& options) {
   if (uri.starts_with("fs:")) return OpenFsStore(uri.substr(3), options);
@@ -122,7 +140,11 @@ Result<std::unique_ptr<ProjectFiles>> OpenProject(std::string_view uri,
                                 std::string(scheme) +
                                 ":'; expected fs:DIR, a directory, memory:, sqlite:FILE#WORKSPACE, postgres://...#WORKSPACE or null:");
   }
-  return OpenFsStore(uri, options);
+  Result<std::unique_ptr<ProjectFiles>> directory = OpenFsStore(uri, options);
+  if (directory.ok() || directory.status().code() != StatusCode::kNotFound) return directory;
+  std::optional<std::string> meant = StoreUriLookAlike(uri);
+  if (!meant) return directory;
+  return NotFoundError(directory.status().message() + "; did you mean " + Quote(*meant) + "?");
 }
 
 }  // namespace toolvfs

@@ -440,6 +440,13 @@ auto RetryWhileChanged(Attempt&& attempt) -> decltype(attempt()) {
   }
 }
 
+// What an open created (StoreOptions::on_create).
+struct StoreCreation {
+  std::string workspace;    // the workspace's name
+  std::string store;        // the file or server that holds it, as messages name it (no password)
+  bool new_store = false;   // the store file itself was created too (sqlite)
+};
+
 struct StoreOptions {
   uint64_t max_read_bytes = 10 * 1024 * 1024;  // Read() and ReadRange() fail past this
   // Flush file data to disk before a write's rename, so the old-or-new
@@ -450,6 +457,17 @@ struct StoreOptions {
   // two commands creating the same workspace at once exactly one gets it.
   // Other stores ignore it.
   bool create_new_workspace = false;
+  // Stores with named workspaces (sqlite, postgres): whether the open
+  // creates a store file (sqlite) or workspace that does not exist yet. A
+  // caller that only reads sets it false: a typo then fails with NotFound
+  // naming the missing file or workspace, instead of leaving an empty one
+  // behind. create_new_workspace creates whatever this says. Other stores
+  // ignore it.
+  bool create_if_missing = true;
+  // Called once by an open that created something (see StoreCreation), so
+  // that a front end can say so: a name mistyped by a writing command is
+  // then seen at once. May be empty; called on the opening thread.
+  std::function<void(const StoreCreation&)> on_create;
 };
 
 // Opens the store named by `uri`: "fs:DIR" or a bare directory path,

@@ -112,8 +112,8 @@ std::optional<uint64_t> ParseSnapshotId(std::string_view id) {
   return number;
 }
 
-Status SnapshotNotFoundError(std::string_view id) {
-  return NotFoundError("Snapshot " + Quote(id) + " does not exist");
+Status SnapshotNotFoundError(std::string_view id, std::string_view project) {
+  return NotFoundError("Snapshot " + Quote(id) + " does not exist in " + Quote(project));
 }
 
 }  // namespace toolvfs

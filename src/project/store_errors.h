@@ -82,7 +82,9 @@ Status CheckSnapshotLabel(std::string_view label);
 // reused, so anything else names no snapshot.
 std::optional<uint64_t> ParseSnapshotId(std::string_view id);
 
-// NotFound "Snapshot '<id>' does not exist", the id quoted and escaped.
-Status SnapshotNotFoundError(std::string_view id);
+// NotFound "Snapshot '<id>' does not exist in '<project>'", both quoted and
+// escaped; `project` is the workspace's URI (DisplayRoot() of its live
+// state), so that the user sees which workspace was looked in.
+Status SnapshotNotFoundError(std::string_view id, std::string_view project);
 
 }  // namespace toolvfs

@@ -494,6 +494,44 @@ TEST(CliUsageTest, UnknownOptionIsOneLineErrorWithHint) {
   EXPECT_THAT(root.err, AllOf(HasSubstr("--bogus"), HasSubstr("(see toolvfs --help)")));
 }
 
+TEST(CliUsageTest, AMistypedOptionGetsTheOptionItWasMeantToBe) {
+  // Before the command it is the root's option: grep is not blamed.
+  ProcessResult root = Toolvfs({"--projcet", "x", "grep", "y"});
+  EXPECT_EQ(root.exit_code, 2);
+  EXPECT_EQ(root.err, "toolvfs: --projcet: unknown option; did you mean --project? (see toolvfs --help)\n");
+  ProcessResult alone = Toolvfs({"--projcet", "x"});
+  EXPECT_EQ(alone.err, "toolvfs: --projcet: unknown option; did you mean --project? (see toolvfs --help)\n");
+
+  ProcessResult after = Toolvfs({"grep", "y", "--ignore-cas"});
+  EXPECT_EQ(after.exit_code, 2);
+  ExpectOneLineError(after);
+  EXPECT_THAT(after.err, AllOf(StartsWith("toolvfs: grep: "), HasSubstr("--ignore-cas"),
+                               HasSubstr("; did you mean --ignore-case? (see toolvfs grep --help)")));
+}
+
+TEST(CliUsageTest, AProjectThatLooksLikeAStoreUriSuggestsIt) {
+  TempDir dir;
+  for (const auto& [project, meant] : std::vector<std::pair<std::string, std::string>>{
+           {"memory", "memory:"}, {"null", "null:"}, {"work.db#main", "sqlite:work.db#main"}}) {
+    ProcessResult result = Toolvfs({"grep", "x", "--project", project}, ProcessOptions{.cwd = dir.path()});
+    EXPECT_EQ(result.exit_code, 2) << project;
+    EXPECT_EQ(result.err, "toolvfs: --project: Project directory '" + project + "' does not exist; did you mean '" +
+                              meant + "'?\n");
+  }
+  ProcessResult plain = Toolvfs({"grep", "x", "--project", "absent"}, ProcessOptions{.cwd = dir.path()});
+  EXPECT_EQ(plain.err, "toolvfs: --project: Project directory 'absent' does not exist\n");
+}
+
+// libpq's message for a refused connection spans lines, the second
+// indented by a tab; the error stays one line of printable text.
+TEST(CliUsageTest, AnUnreachablePostgresServerIsOneLineWithoutTabs) {
+  ProcessResult result = Toolvfs({"grep", "x", "--project", "postgres://nobody:secret@127.0.0.1:1/db#w"});
+  EXPECT_EQ(result.exit_code, 69) << result;
+  ExpectOneLineError(result);
+  EXPECT_EQ(result.err.find('\t'), std::string::npos) << result.err;
+  EXPECT_THAT(result.err, AllOf(StartsWith("toolvfs: --project: Cannot connect to "), Not(HasSubstr("secret"))));
+}
+
 TEST(CliUsageTest, BadOptionValuesAreUsageErrors) {
   for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
            {"grep", "x", "-C", "many"},
@@ -558,8 +596,45 @@ TEST(CliUsageTest, HelpWorksForTheRootAndEveryCommand) {
       if (command != "doctor") {
         EXPECT_THAT(help.out, HasSubstr("--project")) << command << " lacks the common options";
       }
+      // docs/cli.md: every --help has an example and its exit codes.
+      EXPECT_THAT(help.out, AllOf(HasSubstr("\nExample: toolvfs " + command), HasSubstr("\nExit codes: 0 ")))
+          << command;
     }
   }
+  // A store's server may be down for every command that opens a store.
+  for (std::string command : {"", "run", "exec", "grep", "tools", "workspace", "mcp", "vfsd"}) {
+    ProcessResult help = command.empty() ? root : Toolvfs({command, "--help"});
+    EXPECT_THAT(help.out, HasSubstr(", 69 the store's server is unavailable (try again)")) << command;
+  }
+}
+
+TEST(CliUsageTest, TheRootHelpNamesEveryWorkspaceSubcommand) {
+  ProcessResult root = Toolvfs({"--help"});
+  std::string summary;
+  for (const std::string& line : Lines(root.out)) {
+    if (line.starts_with("  workspace ")) summary = line;
+  }
+  ASSERT_FALSE(summary.empty()) << root.out;
+  ProcessResult workspace = Toolvfs({"workspace", "--help"});
+  std::vector<std::string> subcommands = ListedCommands(workspace.out);
+  EXPECT_THAT(subcommands, ::testing::IsSupersetOf({"init", "copy", "reset", "prompt", "materialize"}));
+  for (const std::string& subcommand : subcommands) {
+    EXPECT_THAT(summary, MatchesRegex(".*[ ,:]" + subcommand + "(,.*|$)")) << subcommand;
+  }
+}
+
+TEST(CliUsageTest, CheckWithoutAConfigSaysHowToGetOne) {
+  TempDir dir;
+  ProcessResult check = Toolvfs({"check"}, ProcessOptions{.cwd = dir.path()});
+  EXPECT_EQ(check.exit_code, 2);
+  ExpectOneLineError(check);
+  EXPECT_THAT(check.err,
+              AllOf(StartsWith("toolvfs: check: Cannot read config file "),
+                    EndsWith(" (create it, or name a config file with --config FILE; see docs/config.md)\n")));
+  // A file named with --config is the user's own: its absence needs no hint.
+  ProcessResult named = Toolvfs({"check", "--config", "absent.toml"}, ProcessOptions{.cwd = dir.path()});
+  EXPECT_EQ(named.exit_code, 2);
+  EXPECT_THAT(named.err, Not(HasSubstr("create it")));
 }
 
 TEST(CliUsageTest, VersionPrintsTheVersion) {

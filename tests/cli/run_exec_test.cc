@@ -871,6 +871,65 @@ TEST_F(RunExecTest, ExecArgumentsAfterProgramBelongToIt) {
   EXPECT_STREQ(report["argv"][0].GetString(), "--json");
   EXPECT_STREQ(report["argv"][1].GetString(), "-x");
   EXPECT_EQ(report["arguments"]["k"].GetInt(), 1);
+  // --json is exec's own option too, so the user is told where it went.
+  EXPECT_EQ(result.err, "toolvfs: warning: '--json' after PROGRAM 'python3' went to the program, not to exec; "
+                        "exec's own options go before PROGRAM (toolvfs exec [OPTIONS] [--] PROGRAM [ARGS...])\n");
+}
+
+TEST_F(RunExecTest, ExecWarnsOfItsOwnOptionsAfterProgramWithoutChangingWhatRuns) {
+  // The slip of README's first example: --args after the script.
+  ProcessResult result =
+      Toolvfs({"exec", "--", "python3", "echo.py", "--args", R"({"path":"notes.txt"})", "--allow-write=x", "-v"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.err, AllOf(StartsWith("toolvfs: warning: '--args', '--allow-write' after PROGRAM 'python3' "
+                                           "went to the program, not to exec; "),
+                                Not(HasSubstr("'-v'"))));
+  EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1);
+  rapidjson::Document report = ParseJson(result.out);
+  ASSERT_TRUE(report.IsObject());
+  EXPECT_EQ(report["argv"].Size(), 4u);  // all of them still the program's
+  EXPECT_TRUE(report["arguments"].ObjectEmpty());
+
+  ProcessResult quiet = Toolvfs({"exec", "--log-level", "error", "--", "python3", "echo.py", "--args", "{}"});
+  EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+}
+
+// A python tool written for the SDK but configured without runtime = "vfs"
+// is inferred as stdio, where the SDK is not on its path.
+TEST_F(RunExecTest, AStdioToolThatCannotImportTheSdkGetsAHintToMakeItAVfsTool) {
+  Write("sdk_tool.py", "import toolvfs_tool\n");
+  Write("toolvfs.toml", std::string(kConfig) + "\n[tools.sdk_tool]\ncommand = \"python3 sdk_tool.py\"\n");
+  ProcessResult run = Toolvfs({"run", "sdk_tool"});
+  EXPECT_EQ(run.exit_code, 1) << run;
+  EXPECT_THAT(run.err, HasSubstr("No module named 'toolvfs_tool'"));
+  EXPECT_THAT(run.err, EndsWith("\ntoolvfs: hint: tool 'sdk_tool' could not load the toolvfs SDK, which only vfs "
+                                "tools get: set runtime = \"vfs\" in its [tools.sdk_tool] table (toolvfs exec: "
+                                "--runtime vfs)\n"));
+  // As a vfs tool it imports the SDK: the hint was right.
+  ProcessResult vfs = Toolvfs({"exec", "--", "python3", "sdk_tool.py"});
+  EXPECT_THAT(vfs.err, Not(HasSubstr("No module named")));
+  EXPECT_THAT(vfs.err, Not(HasSubstr("hint:")));
+}
+
+// A binary copied away from its build or install finds no SDK beside it.
+TEST_F(RunExecTest, AVfsToolRunByABinaryWithoutAnSdkNearbySaysHowToNameOne) {
+  TempDir elsewhere;
+  const std::string copy = elsewhere.Join("toolvfs");
+  fs::copy_file(ToolvfsBinary(), copy);
+  fs::permissions(copy, fs::perms::owner_all);
+  ProcessOptions options;
+  options.cwd = root_;
+  options.unset_env = {"TOOLVFS_SDK_DIR"};
+  ProcessResult result = RunProcess({copy, "exec", "--", "python3", "hello.py"}, options);
+  EXPECT_THAT(result.err, StartsWith("toolvfs: warning: no tool SDK (share/toolvfs/sdk) was found near '" + copy +
+                                     "', so tool 'hello.py' cannot import toolvfs_tool; set TOOLVFS_SDK_DIR to the "
+                                     "absolute path of the directory that holds toolvfs_tool.py\n"))
+      << result;
+  // The built binary has one: no warning.
+  ProcessResult built = Toolvfs({"exec", "--", "python3", "hello.py"});
+  EXPECT_EQ(built.exit_code, 0) << built;
+  EXPECT_EQ(built.err, "");
 }
 
 TEST_F(RunExecTest, ExecJsonAndExitCodes) {

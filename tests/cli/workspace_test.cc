@@ -486,6 +486,9 @@ TEST_F(WorkspaceTest, SnapshotsListAndSnapshotRmDeletes) {
   EXPECT_EQ(unknown.exit_code, 2);
   ExpectOneLineError(unknown);
   EXPECT_THAT(unknown.err, AllOf(StartsWith("toolvfs: workspace restore: "), HasSubstr("'" + first_id + "'")));
+  // The message names the workspace it looked in.
+  EXPECT_EQ(unknown.err, "toolvfs: workspace restore: Snapshot '" + first_id + "' does not exist in '" + project_ +
+                             "'\n");
 }
 
 TEST_F(WorkspaceTest, ExportWritesTheTreeAndRefusesANonEmptyDirectoryWithoutForce) {
@@ -1014,6 +1017,58 @@ TEST_F(WorkspaceToolsTest, ExecToolsAndCheckTakeASqliteProject) {
   ProcessResult no_config = Toolvfs({"tools", "--project", project_}, ProcessOptions{.cwd = dir_.path()});
   EXPECT_EQ(no_config.exit_code, 2);
   EXPECT_THAT(no_config.err, HasSubstr("'toolvfs.toml'"));  // looked up in the current directory
+}
+
+// A mistyped store file or workspace (docs/stores.md, "URIs"): a command
+// that only reads refuses it and creates nothing.
+TEST_F(WorkspaceToolsTest, ReadingCommandsNeverCreateAStoreFileOrAWorkspace) {
+  const std::string typo_file = dir_.Join("wrok.db");
+  for (std::vector<std::string> command : std::vector<std::vector<std::string>>{
+           {"grep", "TODO"}, {"tools", "--config", config_}}) {
+    command.insert(command.end(), {"--project", "sqlite:" + typo_file + "#agnet-7"});
+    ProcessResult result = Toolvfs(command);
+    EXPECT_EQ(result.exit_code, 2) << command[0];
+    EXPECT_EQ(result.err, "toolvfs: --project: The store file '" + typo_file +
+                              "' does not exist; create it with toolvfs workspace init --project sqlite:" + typo_file +
+                              "#agnet-7\n");
+    EXPECT_FALSE(fs::exists(typo_file)) << command[0];
+
+    command.back() = "sqlite:" + store_ + "#agnet-7";
+    result = Toolvfs(command);
+    EXPECT_EQ(result.exit_code, 2) << command[0];
+    EXPECT_EQ(result.err, "toolvfs: --project: Workspace 'agnet-7' does not exist in the store '" + store_ +
+                              "'; create it with toolvfs workspace init --project sqlite:" + store_ + "#agnet-7\n");
+  }
+  ProcessResult typo_workspace = Workspace({"ls"}, "sqlite:" + store_ + "#agnet-7");
+  EXPECT_THAT(typo_workspace.err, HasSubstr("workspace 'agnet-7' does not exist"));  // still not there
+}
+
+// A command that may write creates what is missing, and says so once.
+TEST_F(WorkspaceToolsTest, WritingCommandsCreateOnFirstUseAndSaySo) {
+  const std::string new_file = dir_.Join("work.db");
+  auto exec = [&](const std::string& project) {
+    return Toolvfs({"exec", "--project", project, "--no-interaction", "--runtime", "stdio", "--", "sh", "-c",
+                    "echo done"},
+                   ProcessOptions{.cwd = dir_.path()});
+  };
+  ProcessResult first = exec("sqlite:" + new_file + "#agent-7");
+  EXPECT_EQ(first.exit_code, 0) << first;
+  EXPECT_EQ(first.out, "done\n");
+  EXPECT_EQ(first.err, "toolvfs: --project: created workspace 'agent-7' in the new store file '" + new_file + "'\n");
+
+  ProcessResult second = exec("sqlite:" + new_file + "#agent-8");
+  EXPECT_EQ(second.exit_code, 0) << second;
+  EXPECT_EQ(second.err, "toolvfs: --project: created workspace 'agent-8' in '" + new_file + "'\n");
+
+  ProcessResult again = exec("sqlite:" + new_file + "#agent-7");
+  EXPECT_EQ(again.exit_code, 0) << again;
+  EXPECT_EQ(again.err, "");
+
+  // run too: the vfs tool then finds no input.txt, but the note came first.
+  ProcessResult run = Toolvfs({"run", "upper", "--project", "sqlite:" + new_file + "#agent-9", "--config", config_,
+                               "--no-interaction"},
+                              ProcessOptions{.cwd = dir_.path()});
+  EXPECT_THAT(run.err, StartsWith("toolvfs: --project: created workspace 'agent-9' in '" + new_file + "'\n"));
 }
 
 TEST_F(WorkspaceToolsTest, GrepSearchesASqliteProject) {

@@ -81,6 +81,23 @@ TEST_F(PostgresCliTest, WorkspaceCommandsWorkOnAPostgresProject) {
   EXPECT_NE(gone.err.find("does not exist"), std::string::npos) << gone;
 }
 
+// docs/stores.md, "URIs": a reading command never creates a workspace; a
+// writing one does, and says so.
+TEST_F(PostgresCliTest, OnlyAWritingCommandCreatesAMissingWorkspaceAndSaysSo) {
+  ProcessResult grep = OnProject({"grep", "x"}, project_);
+  EXPECT_EQ(grep.exit_code, 2) << grep;
+  ExpectOneLineError(grep);
+  EXPECT_NE(grep.err.find("does not exist in the store"), std::string::npos) << grep.err;
+  EXPECT_NE(grep.err.find("; create it with toolvfs workspace init --project "), std::string::npos) << grep.err;
+  EXPECT_EQ(OnProject({"workspace", "ls"}, project_).exit_code, 2) << "grep created nothing";
+
+  // --project before PROGRAM: after it, it would be the program's.
+  ProcessResult exec = Toolvfs({"exec", "--project", project_, "--no-audit", "--runtime", "stdio", "--", "/bin/true"});
+  EXPECT_EQ(exec.exit_code, 0) << exec;
+  EXPECT_EQ(exec.err.rfind("toolvfs: --project: created workspace '", 0), 0u) << exec.err;
+  EXPECT_EQ(OnProject({"workspace", "ls"}, project_).exit_code, 0);
+}
+
 TEST_F(PostgresCliTest, AnUnreachableServerExitsWith69AndOneLine) {
   PrivatePostgresServer server;
   ASSERT_TRUE(server.started());

@@ -117,7 +117,32 @@ void ExpectOneClearLine(const Status& status, StatusCode code, const std::string
   EXPECT_EQ(status.code(), code) << status.ToString();
   EXPECT_NE(status.message().find(says), std::string::npos) << status.message();
   EXPECT_EQ(status.message().find('\n'), std::string::npos) << status.message();
+  // libpq indents its message's second line with a tab ("...refused\n\tIs the server running...").
+  EXPECT_EQ(status.message().find('\t'), std::string::npos) << status.message();
   EXPECT_EQ(status.message().find("wrong-secret"), std::string::npos) << status.message();
+}
+
+TEST(PostgresStoreTest, WithoutCreateIfMissingAMissingWorkspaceIsNotCreated) {
+  const std::string workspace = NewTestPostgresWorkspace();
+  const std::string uri = TestPostgresUri() + "#" + workspace;
+  StoreOptions existing_only;
+  existing_only.create_if_missing = false;
+  Result<std::unique_ptr<ProjectFiles>> missing = OpenProject(uri, existing_only);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("Workspace '" + workspace + "' does not exist in the store"),
+            std::string::npos)
+      << missing.status().message();
+
+  std::vector<StoreCreation> told;
+  StoreOptions options;
+  options.on_create = [&](const StoreCreation& created) { told.push_back(created); };
+  ASSERT_TRUE(OpenProject(uri, options).ok()) << "a writer creates it";
+  ASSERT_TRUE(OpenProject(uri, options).ok());
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_EQ(told[0].workspace, workspace);
+  EXPECT_FALSE(told[0].new_store) << "a database is never created";
+  EXPECT_TRUE(OpenProject(uri, existing_only).ok());
 }
 
 TEST(PostgresStoreTest, FaultsAreOneClearLineEach) {

@@ -453,8 +453,9 @@ TEST_P(SnapshotTest, UnknownIdsAreNotFoundNamingTheId) {
   const std::string known = Take();
   for (std::string_view unknown : {"999", "0", "01", "abc", "", "1 ", "-1", "a\nb"}) {
     if (unknown == known) continue;
-    const std::string message =
-        unknown == "a\nb" ? "Snapshot 'a\\nb' does not exist" : "Snapshot '" + std::string(unknown) + "' does not exist";
+    // Named with the workspace it was looked for in.
+    const std::string message = (unknown == "a\nb" ? "Snapshot 'a\\nb'" : "Snapshot '" + std::string(unknown) + "'") +
+                                " does not exist in '" + store_->DisplayRoot() + "'";
     EXPECT_TRUE(IsError(store_->Restore(unknown), StatusCode::kNotFound, message)) << unknown;
     EXPECT_TRUE(IsError(store_->Diff(unknown), StatusCode::kNotFound, message)) << unknown;
     EXPECT_TRUE(IsError(store_->Diff(known, unknown), StatusCode::kNotFound, message)) << unknown;
@@ -473,7 +474,7 @@ TEST_P(SnapshotTest, ADeletedSnapshotIsUnknownAndTheOthersStillWork) {
   const std::string third = Take("third");
 
   ASSERT_TRUE(store_->DeleteSnapshot(second).ok());
-  const std::string gone = "Snapshot '" + second + "' does not exist";
+  const std::string gone = "Snapshot '" + second + "' does not exist in '" + store_->DisplayRoot() + "'";
   EXPECT_TRUE(IsError(store_->Restore(second), StatusCode::kNotFound, gone));
   EXPECT_TRUE(IsError(store_->Diff(second), StatusCode::kNotFound, gone));
   EXPECT_TRUE(IsError(store_->DeleteSnapshot(second), StatusCode::kNotFound, gone));

@@ -97,6 +97,39 @@ class SqliteStoreTest : public ::testing::Test {
   TempDir dir_;
 };
 
+// ----- What an open creates ---------------------------------------------------------
+
+TEST_F(SqliteStoreTest, WithoutCreateIfMissingNothingIsCreatedAndTheMissingPartIsNamed) {
+  StoreOptions existing_only;
+  existing_only.create_if_missing = false;
+  EXPECT_TRUE(FailsWith(OpenProject(Uri("w"), existing_only), StatusCode::kNotFound,
+                        "The store file '" + File() + "' does not exist"));
+  EXPECT_FALSE(std::filesystem::exists(File()));
+
+  ASSERT_TRUE(Open("w"));
+  EXPECT_TRUE(FailsWith(OpenProject(Uri("typo"), existing_only), StatusCode::kNotFound,
+                        "Workspace 'typo' does not exist in the store '" + File() + "'"));
+  EXPECT_TRUE(IsOk(OpenProject(Uri("w"), existing_only)));
+  Result<std::unique_ptr<SqliteStoreFile>> file = SqliteStoreFile::Open(File());
+  ASSERT_TRUE(IsOk(file));
+  EXPECT_EQ((*file)->ListWorkspaces()->size(), 1u) << "'typo' was not created";
+}
+
+TEST_F(SqliteStoreTest, OnCreateIsToldOfANewFileAndANewWorkspaceOnly) {
+  std::vector<StoreCreation> told;
+  StoreOptions options;
+  options.on_create = [&](const StoreCreation& created) { told.push_back(created); };
+  ASSERT_TRUE(Open("a", options));
+  ASSERT_TRUE(Open("b", options));
+  ASSERT_TRUE(Open("a", options));
+  ASSERT_EQ(told.size(), 2u);
+  EXPECT_EQ(told[0].workspace, "a");
+  EXPECT_EQ(told[0].store, File());
+  EXPECT_TRUE(told[0].new_store);
+  EXPECT_EQ(told[1].workspace, "b");
+  EXPECT_FALSE(told[1].new_store);
+}
+
 // ----- One file, many workspaces ----------------------------------------------
 
 TEST_F(SqliteStoreTest, ContentSurvivesReopeningAndWorkspacesAreSeparate) {

@@ -18,11 +18,14 @@
 namespace toolvfs {
 namespace {
 
-// libpq's messages end with a newline and may span lines; ours are one line.
+// libpq's messages end with a newline and may span lines, the next
+// indented by a tab ("...failed: Connection refused\n\tIs the server
+// running..."); ours are one line: each run of line breaks and tabs
+// becomes one space.
 std::string OneLine(std::string_view message) {
   std::string line;
   for (char c : message) {
-    if (c == '\n' || c == '\r') {
+    if (c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f') {
       if (!line.empty() && line.back() != ' ') line += ' ';
     } else {
       line += c;

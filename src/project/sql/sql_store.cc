@@ -328,6 +328,15 @@ struct Workspace {
         database(std::move(sql_database)) {}
 
   bool read_only() const { return at != kLive; }
+
+  // `display` without "@SNAPSHOT": the workspace, as a message that is not
+  // about one of its snapshots names it. A location may hold '@'
+  // (postgres://user@host), a workspace name never does.
+  std::string live_display() const {
+    const size_t hash = display.rfind('#');
+    if (hash == std::string::npos) return display;
+    return display.substr(0, display.find('@', hash));
+  }
 };
 
 // What a write transaction may change, so what it locks on engines with
@@ -868,19 +877,20 @@ struct SnapshotRef {
 // Finds a snapshot by its id (the canonical decimal form, ParseSnapshotId)
 // or, when `labels` (a URI's @SNAPSHOT), by a label no other snapshot has.
 // NotFound worded as every store words it (SnapshotNotFoundError).
-Result<SnapshotRef> FindSnapshot(SqlConnection& db, int64_t workspace_id, std::string_view reference,
+Result<SnapshotRef> FindSnapshot(SqlConnection& db, const Workspace& workspace, std::string_view reference,
                                  bool labels) {
+  const int64_t workspace_id = workspace.id;
   if (std::optional<uint64_t> id = ParseSnapshotId(reference)) {
     TOOLVFS_ASSIGN_OR_RETURN(SqlStatement by_id, db.Prepare(kSnapshotById));
     by_id.Bind(1, workspace_id).Bind(2, static_cast<int64_t>(*id));
     TOOLVFS_ASSIGN_OR_RETURN(bool found, by_id.Step());
     if (found) return SnapshotRef{by_id.Int(0), by_id.Int(1)};
   }
-  if (!labels) return SnapshotNotFoundError(reference);
+  if (!labels) return SnapshotNotFoundError(reference, workspace.live_display());
   TOOLVFS_ASSIGN_OR_RETURN(SqlStatement by_label, db.Prepare(kSnapshotsByLabel));
   by_label.Bind(1, workspace_id).Bind(2, reference);
   TOOLVFS_ASSIGN_OR_RETURN(bool found, by_label.Step());
-  if (!found) return SnapshotNotFoundError(reference);
+  if (!found) return SnapshotNotFoundError(reference, workspace.live_display());
   SnapshotRef ref{by_label.Int(0), by_label.Int(1)};
   TOOLVFS_ASSIGN_OR_RETURN(bool another, by_label.Step());
   if (another) {
@@ -1511,7 +1521,7 @@ class SqlStore final : public ProjectFiles {
   // A snapshot of this workspace; when there is none such, NotFound naming
   // the workspace if it was deleted (its snapshots went with it), else the id.
   Result<SnapshotRef> Find(SqlConnection& db, std::string_view reference) {
-    Result<SnapshotRef> found = FindSnapshot(db, workspace_->id, reference, /*labels=*/false);
+    Result<SnapshotRef> found = FindSnapshot(db, *workspace_, reference, /*labels=*/false);
     if (found.status().code() == StatusCode::kNotFound) TOOLVFS_RETURN_IF_ERROR(WorkspaceStillThere(db, *workspace_));
     return found;
   }
@@ -1604,6 +1614,9 @@ Status FindOrCreateWorkspace(SqlConnection& db, Workspace& workspace, bool creat
       if (exclusive && !inserted) {
         return AlreadyExistsError("Workspace " + Quote(workspace.name) + " already exists in the store " +
                                   Quote(workspace.location));
+      }
+      if (inserted && workspace.options.on_create) {
+        workspace.options.on_create(StoreCreation{.workspace = workspace.name, .store = workspace.location});
       }
     }
   }
@@ -1811,14 +1824,14 @@ Result<std::unique_ptr<ProjectFiles>> OpenSqlStore(std::shared_ptr<SqlDatabase> 
                                                   const StoreOptions& options) {
   auto workspace = std::make_shared<Workspace>(std::move(database), std::move(location), std::move(display), options);
   workspace->name = address.workspace;
-  const bool create = !address.snapshot;
+  const bool create = !address.snapshot && (options.create_if_missing || options.create_new_workspace);
   TOOLVFS_ASSIGN_OR_RETURN(SqlLease connection, workspace->database->Connect());
   workspace->row_locks = connection->dialect().row_locks;
   TOOLVFS_RETURN_IF_ERROR(FindOrCreateWorkspace(*connection, *workspace, create));
   if (address.snapshot) {
     const std::string reference = *address.snapshot;
     TOOLVFS_ASSIGN_OR_RETURN(SnapshotRef snapshot,
-                             FindSnapshot(*connection, workspace->id, reference, /*labels=*/true));
+                             FindSnapshot(*connection, *workspace, reference, /*labels=*/true));
     workspace->at = snapshot.generation;
     workspace->snapshot = std::to_string(snapshot.id);
     workspace->snapshot_id = snapshot.id;

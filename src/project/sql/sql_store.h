@@ -26,7 +26,8 @@ namespace toolvfs {
 
 // Opens workspace `address.workspace` of `database`, whose schema is
 // prepared (PrepareSqlSchema), creating it unless `address.snapshot` is
-// set; with a snapshot (an id, or a label no other snapshot has) the
+// set or `options` says not to (create_if_missing; on_create is told when
+// it is created); with a snapshot (an id, or a label no other snapshot has) the
 // snapshot, read-only: every write fails with PermissionDenied naming it,
 // and every read once another handle deleted the snapshot (or the
 // workspace) with NotFound saying so, never with rows of another state.

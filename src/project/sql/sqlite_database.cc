@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <chrono>
 #include <iterator>
@@ -300,7 +301,10 @@ Result<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::string& 
                                                              bool sync_writes, std::string display) {
   if (!create) {
     struct stat info;
-    if (::stat(file.c_str(), &info) != 0) return ErrnoToStatus(errno, "Cannot open the store " + Quote(file));
+    if (::stat(file.c_str(), &info) != 0) {
+      if (errno == ENOENT) return NotFoundError("The store file " + Quote(file) + " does not exist");
+      return ErrnoToStatus(errno, "Cannot open the store " + Quote(file));
+    }
   }
   TOOLVFS_ASSIGN_OR_RETURN(std::unique_ptr<SqliteConnection> connection,
                            SqliteConnection::Open(file, create, /*read_only=*/false, sync_writes, display));

@@ -112,11 +112,21 @@ Result<std::unique_ptr<ProjectFiles>> OpenSqliteStore(std::string_view uri, cons
   }
   std::string display = "sqlite:" + address.location + "#" + address.workspace;
   if (address.snapshot) display += "@" + *address.snapshot;
-  TOOLVFS_ASSIGN_OR_RETURN(
-      std::shared_ptr<SqliteDatabase> database,
-      OpenStoreFile(address.location, /*create=*/!address.snapshot, options.sync_writes, display));
+  const bool create = !address.snapshot && (options.create_if_missing || options.create_new_workspace);
+  // Whether this open makes the file, for on_create (another process may
+  // make it at the same moment; then both say so, which only informs).
+  const bool new_file = create && options.on_create && !FileIdentity(address.location);
+  TOOLVFS_ASSIGN_OR_RETURN(std::shared_ptr<SqliteDatabase> database,
+                           OpenStoreFile(address.location, create, options.sync_writes, display));
   std::string location = address.location;
-  return OpenSqlStore(std::move(database), std::move(location), address, std::move(display), options);
+  if (!new_file) return OpenSqlStore(std::move(database), std::move(location), address, std::move(display), options);
+  StoreOptions told_of_new_file = options;
+  told_of_new_file.on_create = [report = options.on_create](const StoreCreation& created) {
+    StoreCreation with_file = created;
+    with_file.new_store = true;
+    report(with_file);
+  };
+  return OpenSqlStore(std::move(database), std::move(location), address, std::move(display), told_of_new_file);
 }
 
 }  // namespace toolvfs
