@@ -152,7 +152,7 @@ struct SessionMountConfig {
 };
 
 // The `[session]` table (docs/sessions.md): where sessions live and the
-// tool layer's limits. Absent keys keep the defaults of SessionLimits.
+// tool layer's limits. Absent keys keep the defaults of SessionWorkspaceLimits.
 struct SessionConfig {
   std::optional<std::string> store;  // a store URI, e.g. "sqlite:sessions.db#NAME"
   std::optional<uint64_t> max_content_chars;

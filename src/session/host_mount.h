@@ -33,7 +33,7 @@ struct HostMount {
   bool follow_symlinks = false;
 };
 
-// The quota of the session the mounts load into (SessionLimits), for all
+// The quota of the session the mounts load into (SessionWorkspaceLimits), for all
 // the mounts of one load together: a file that would take them over it
 // fails its mount before the file is read, so nothing of that mount is
 // written. The default is no quota.

@@ -204,7 +204,7 @@ Result<std::string> RunSessionTool(SessionWorkspace& session, std::string_view t
 }
 
 Result<std::string> SessionGuidance(SessionWorkspace& session) {
-  const SessionLimits& limits = session.settings().limits;
+  const SessionWorkspaceLimits& limits = session.settings().limits;
   std::string text =
       "## Session workspace\n\n"
       "You have a private workspace of files for this session, reached only through the tools "

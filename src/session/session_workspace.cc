@@ -190,7 +190,7 @@ bool DescribesContent(const Sidecar& sidecar, const FileMetadata& metadata) {
 // max_total_bytes = M (1 GiB)", or nullopt within it; only what grew since
 // `before` counts, so a session already over its quota (a tool's copy
 // synced back, docs/sessions.md "Quota") may still shrink.
-std::optional<std::string> QuotaExcess(const SessionLimits& limits, const SessionUsage& usage,
+std::optional<std::string> QuotaExcess(const SessionWorkspaceLimits& limits, const SessionUsage& usage,
                                        const SessionUsage& before) {
   if (usage.bytes > limits.max_total_bytes && usage.bytes > before.bytes) {
     return std::to_string(usage.bytes) + " bytes, over its limit max_total_bytes = " +
@@ -235,7 +235,7 @@ Status RecordError(std::string_view what) {
 }
 
 // A limit of the record that may be absent: records written before it
-// existed leave `limit` at its default (SessionLimits).
+// existed leave `limit` at its default (SessionWorkspaceLimits).
 Status OptionalLimit(simdjson::dom::element record, std::string_view key, uint64_t& limit) {
   simdjson::simdjson_result<simdjson::dom::element> field = record[key];
   if (field.error() == simdjson::NO_SUCH_FIELD) return OkStatus();
@@ -358,7 +358,7 @@ Result<SessionRecord> ParseSessionRecord(std::string_view json) {
   if (root["max_segment_chars"].get(number) != simdjson::SUCCESS) return RecordError("no max_segment_chars");
   record.settings.limits.max_segment_chars = static_cast<uint32_t>(number);
   // Absent from records written before the quota existed: those sessions
-  // get the defaults (SessionLimits).
+  // get the defaults (SessionWorkspaceLimits).
   TOOLVFS_RETURN_IF_ERROR(OptionalLimit(root, "max_total_bytes", record.settings.limits.max_total_bytes));
   TOOLVFS_RETURN_IF_ERROR(OptionalLimit(root, "max_files", record.settings.limits.max_files));
   TOOLVFS_ASSIGN_OR_RETURN(record.settings.allowed_roots, StringArray(root, "allowed_roots"));
@@ -421,7 +421,7 @@ Result<bool> SessionWorkspace::IsSession(ProjectFiles& files) { return files.Exi
 Result<std::unique_ptr<SessionWorkspace>> SessionWorkspace::Create(ProjectFiles& files, SessionSettings settings,
                                                                    MountLoader loader, SessionClock clock) {
   if (settings.id.empty()) return InvalidArgumentError("A session needs an id; the id given is empty");
-  const SessionLimits& limits = settings.limits;
+  const SessionWorkspaceLimits& limits = settings.limits;
   if (limits.max_content_chars == 0 || limits.max_depth == 0 || limits.max_segment_chars == 0 ||
       limits.max_total_bytes == 0 || limits.max_files == 0) {
     return InvalidArgumentError(

@@ -40,7 +40,7 @@
 namespace toolvfs {
 
 // The configurable limits of a session (the `[session]` table).
-struct SessionLimits {
+struct SessionWorkspaceLimits {
   // Per write: Unicode code points for utf-8 content, decoded bytes for
   // binary content.
   uint64_t max_content_chars = 48000;
@@ -74,7 +74,7 @@ struct SessionMount {
 // What a session is made of; persisted as the session record.
 struct SessionSettings {
   std::string id;  // the workspace name unless given
-  SessionLimits limits;
+  SessionWorkspaceLimits limits;
   std::vector<std::string> allowed_roots;
   std::vector<SessionMount> mounts;
 };
