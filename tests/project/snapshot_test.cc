@@ -181,6 +181,10 @@ class SnapshotTest : public ::testing::TestWithParam<std::string> {
   // The workspace's name and URI in the stores that open a snapshot as a
   // project of its own (URI@SNAPSHOT: sqlite, postgres); empty for memory.
   std::string WorkspaceName() const { return !sqlite_file_.empty() ? "snapshots" : postgres_workspace_; }
+  // What every read of a snapshot project says once snapshot `id` went.
+  std::string SnapshotDeletedMessage(const std::string& id) const {
+    return "The snapshot '" + id + "' of workspace '" + WorkspaceName() + "' was deleted while it was open";
+  }
   std::string WorkspaceUri() const {
     if (!sqlite_file_.empty()) return "sqlite:" + sqlite_file_ + "#snapshots";
     if (!postgres_workspace_.empty()) return TestPostgresUri() + "#" + postgres_workspace_;
@@ -548,10 +552,7 @@ TEST_P(StoreFileSnapshotTest, ASnapshotProjectWhoseNewestSnapshotIsDeletedSaysSo
   ASSERT_TRUE(store_->Delete("dir/b").ok());
 
   ASSERT_TRUE(IsOk(store_->DeleteSnapshot(newest)));
-  ExpectEveryReadSays(**frozen,
-                      "The snapshot '" + newest + "' of workspace '" + WorkspaceName() +
-                          "' was deleted while it was open",
-                      older);
+  ExpectEveryReadSays(**frozen, SnapshotDeletedMessage(newest), older);
   // The older snapshot and the live state read as before.
   Result<std::unique_ptr<ProjectFiles>> kept = OpenProject(uri + "@" + older);
   ASSERT_TRUE(IsOk(kept));
@@ -576,10 +577,7 @@ TEST_P(StoreFileSnapshotTest, ASnapshotProjectWhoseOlderSnapshotIsDeletedSaysSoO
   ASSERT_EQ(*(*frozen)->Read("a"), "a0");
 
   ASSERT_TRUE(IsOk(store_->DeleteSnapshot(older)));
-  ExpectEveryReadSays(**frozen,
-                      "The snapshot '" + older + "' of workspace '" + WorkspaceName() +
-                          "' was deleted while it was open",
-                      newer);
+  ExpectEveryReadSays(**frozen, SnapshotDeletedMessage(older), newer);
   Result<std::unique_ptr<ProjectFiles>> kept = OpenProject(uri + "@" + newer);
   ASSERT_TRUE(IsOk(kept));
   EXPECT_EQ(*(*kept)->Read("a"), "a1");
@@ -609,8 +607,7 @@ TEST_P(StoreFileSnapshotTest, ReadsRacingTheDeletionOfTheirSnapshotSeeItOrAreTol
       EXPECT_TRUE(IsOk(store_->DeleteSnapshot(id)));
       deleted = true;
     });
-    const std::string gone = "The snapshot '" + id + "' of workspace '" + WorkspaceName() +
-                             "' was deleted while it was open";
+    const std::string gone = SnapshotDeletedMessage(id);
     int reads_after = 0;
     while (reads_after < 3) {
       const bool after = deleted.load();
